@@ -1,0 +1,240 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+)
+
+// DefaultPath is the file Load reads when no path is given and it exists.
+const DefaultPath = "backupweb.ini"
+
+// Config is the typed configuration of the program, built once by Load.
+// Paths are used as written: a relative path is relative to the working
+// directory of the program, as it was for the Flask-era service.
+type Config struct {
+	// Source is the path of the file read, "" for the built-in defaults.
+	Source string
+	// Server holds the [server] section.
+	Server Server
+	// Backups holds the [backups] section.
+	Backups Backups
+	// Auth is the [authentication] section, with ${NAME} already expanded.
+	// It is empty (never nil) when the file has none, which means type none.
+	// Load does not interpret it: the authentication factory does.
+	Auth *Section
+	// File is the whole parsed file (empty for the built-in defaults).
+	File *File
+	// Report holds every problem found so far; later stages (the
+	// authentication factory) add theirs to it. Never nil.
+	Report *Report
+}
+
+// Server is the [server] section.
+type Server struct {
+	// Listen is the TCP address to listen on, [server] listen, default
+	// "127.0.0.1:8080". Port 0 picks a free port.
+	Listen string
+	// TrustedProxies are the reverse proxies whose forwarding headers are
+	// believed, [server] trusted_proxies: comma-separated IP addresses or
+	// CIDR prefixes, default none. A bare address becomes a /32 or /128
+	// prefix, IPv4-mapped IPv6 forms become IPv4, and host bits are cleared.
+	TrustedProxies []netip.Prefix
+	// StateDir is where server-side sessions are kept, [server] state_dir,
+	// default "./state".
+	StateDir string
+}
+
+// Backups is the [backups] section.
+type Backups struct {
+	// Dir is the folder whose regular files are listed and served,
+	// [backups] dir, default "./backups".
+	Dir string
+}
+
+// Built-in defaults, used for keys (or the whole file) that are absent.
+const (
+	DefaultListen   = "127.0.0.1:8080"
+	DefaultStateDir = "./state"
+	DefaultBackups  = "./backups"
+)
+
+// knownSections are the sections this program reads.
+var knownSections = []string{"server", "backups", "authentication"}
+
+// Load reads the configuration. With path == "" it reads ./backupweb.ini
+// when that file exists and otherwise uses the built-in defaults; a path that
+// is given must exist. It then expands ${NAME} in every value with lookup
+// (nil means os.LookupEnv), fills Server and Backups, and returns the Config
+// with its Report. It never returns nil and never stops early: check
+// Config.Report.HasErrors or Config.Report.Err.
+//
+// Unknown keys in [server] and [backups], and unknown sections, are warnings
+// naming them. [authentication] is only expanded, not interpreted; but when
+// its password or client_secret is written in the file rather than taken
+// from a ${NAME} reference, the file's permissions are checked with
+// CheckPrivate.
+func Load(path string, lookup func(string) (string, bool)) *Config {
+	rep := &Report{}
+	cfg := &Config{Report: rep}
+	file := path
+	if file == "" {
+		if _, err := os.Stat(DefaultPath); !errors.Is(err, fs.ErrNotExist) {
+			file = DefaultPath // present, or present but unreadable: readFile says why
+		}
+	}
+	if file == "" {
+		cfg.File = Parse("", strings.NewReader(""), rep)
+	} else {
+		cfg.Source = file
+		cfg.File = readFile(file, rep)
+	}
+	f := cfg.File
+	for _, name := range f.Sections() {
+		if slices.Contains(knownSections, name) {
+			continue
+		}
+		hint := ""
+		if slices.Contains(knownSections, strings.ToLower(strings.TrimFunc(name, isSpace))) {
+			hint = "section names are case-sensitive and kept with their spaces; "
+		}
+		rep.Warnf(f.Name, f.Section(name).line, name, "", "unknown section, ignored; %sknown sections are [%s]", hint, strings.Join(knownSections, "], ["))
+	}
+	cfg.Auth = f.Section("authentication")
+	if cfg.Source != "" {
+		checkSecretsPrivate(cfg.Auth, cfg.Source)
+	}
+	f.Expand(lookup)
+	cfg.Server = loadServer(f.Section("server"))
+	cfg.Backups = loadBackups(f.Section("backups"))
+	return cfg
+}
+
+// readFile parses the file at path, recording why it cannot be read.
+func readFile(path string, rep *Report) *File {
+	fh, err := os.Open(path)
+	if err == nil {
+		defer fh.Close()
+		var info fs.FileInfo
+		if info, err = fh.Stat(); err == nil && info.IsDir() {
+			err = errors.New("it is a directory")
+		}
+	}
+	if err != nil {
+		rep.Errorf(path, 0, "", "", "cannot read the configuration file: %v", unwrapPath(err))
+		return Parse(path, strings.NewReader(""), rep)
+	}
+	return Parse(path, fh, rep)
+}
+
+// checkSecretsPrivate warns when auth holds a secret written in the file
+// itself and the file is not private to its owner. It peeks at the raw
+// values without marking keys used.
+func checkSecretsPrivate(auth *Section, path string) {
+	what := ""
+	if e := auth.find("client_secret"); e != nil && hasLiteralText(e.value) {
+		what = "an OAuth client secret"
+	}
+	if e := auth.find("password"); e != nil && hasLiteralText(e.value) {
+		what = "a password"
+		if b := auth.find("use_bcrypt"); b != nil && boolWords[strings.ToLower(b.value)] {
+			what = "a password hash"
+		}
+	}
+	if what != "" {
+		CheckPrivate(auth.Report(), path, what)
+	}
+}
+
+// serverKeys and backupsKeys are the keys Load understands.
+var (
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir"}
+	backupsKeys = []string{"dir"}
+)
+
+// loadServer reads [server].
+func loadServer(s *Section) Server {
+	warnUnknown(s, serverKeys)
+	srv := Server{
+		Listen:   s.String("listen", DefaultListen),
+		StateDir: s.String("state_dir", DefaultStateDir),
+	}
+	if srv.Listen == "" {
+		s.Errorf("listen", "must not be empty; the default is %s", DefaultListen)
+	} else if _, port, err := net.SplitHostPort(srv.Listen); err != nil || port == "" {
+		s.Errorf("listen", "must be HOST:PORT, for example 127.0.0.1:8080 or [::1]:8080 (use port 0 for any free port)")
+	}
+	if srv.StateDir == "" {
+		s.Errorf("state_dir", "must not be empty; the default is %s", DefaultStateDir)
+	}
+	srv.TrustedProxies = parseProxies(s)
+	return srv
+}
+
+// parseProxies reads [server] trusted_proxies. Proxy addresses are not
+// secrets, so problems quote the offending item.
+func parseProxies(s *Section) []netip.Prefix {
+	var out []netip.Prefix
+	for _, item := range s.List("trusted_proxies") {
+		p, err := parseProxy(item)
+		if err != nil {
+			s.Errorf("trusted_proxies", "%q is not an IP address or CIDR prefix (%v)", item, err)
+			continue
+		}
+		if p != p.Masked() {
+			s.Warnf("trusted_proxies", "%q has bits set after the prefix length; it is read as %s", item, p.Masked())
+		}
+		out = append(out, p.Masked())
+	}
+	return out
+}
+
+// parseProxy reads one IP address (a host prefix) or CIDR prefix, turning
+// IPv4-mapped IPv6 forms into IPv4.
+func parseProxy(item string) (netip.Prefix, error) {
+	if strings.Contains(item, "/") {
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			return netip.Prefix{}, errors.New("want ADDRESS/BITS, such as 10.0.0.0/8 or fd00::/8")
+		}
+		if a := p.Addr(); a.Is4In6() {
+			if p.Bits() < 96 {
+				return netip.Prefix{}, errors.New("an IPv4-mapped prefix must be at least /96")
+			}
+			return netip.PrefixFrom(a.Unmap(), p.Bits()-96), nil
+		}
+		return p, nil
+	}
+	a, err := netip.ParseAddr(item)
+	if err != nil {
+		return netip.Prefix{}, errors.New("want an address such as 10.0.0.1 or ::1, or a prefix such as 10.0.0.0/8")
+	}
+	if a.Zone() != "" {
+		return netip.Prefix{}, errors.New("an address with a zone cannot be matched")
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// loadBackups reads [backups].
+func loadBackups(s *Section) Backups {
+	warnUnknown(s, backupsKeys)
+	b := Backups{Dir: s.String("dir", DefaultBackups)}
+	if b.Dir == "" {
+		s.Errorf("dir", "must not be empty; the default is %s", DefaultBackups)
+	}
+	return b
+}
+
+// warnUnknown records a warning for each key of s that is not in known.
+func warnUnknown(s *Section, known []string) {
+	for _, k := range s.Keys() {
+		if !slices.Contains(known, k) {
+			s.Warnf(k, "unknown key, ignored; known keys are %s", strings.Join(known, ", "))
+		}
+	}
+}

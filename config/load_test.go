@@ -1,0 +1,186 @@
+package config
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// writeConfig writes content to a 0600 file in a fresh directory.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "backupweb.ini")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadDefaultsWithoutFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	cfg := Load("", lookupEnv)
+	if cfg.Source != "" || cfg.Report == nil || len(cfg.Report.Problems()) != 0 {
+		t.Fatalf("Source %q, problems %v", cfg.Source, cfg.Report.Problems())
+	}
+	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state"}
+	if !reflect.DeepEqual(cfg.Server, want) || cfg.Backups.Dir != "./backups" {
+		t.Errorf("Server %+v, Backups %+v", cfg.Server, cfg.Backups)
+	}
+	if cfg.Auth == nil || cfg.File == nil || cfg.File.Has("authentication") || len(cfg.Auth.Keys()) != 0 {
+		t.Error("without a file, [authentication] must be an empty section")
+	}
+}
+
+func TestLoadReadsDefaultPath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile(DefaultPath, []byte("[server]\nlisten = 127.0.0.1:0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Load("", lookupEnv)
+	if cfg.Source != DefaultPath || cfg.Server.Listen != "127.0.0.1:0" || cfg.Report.HasErrors() {
+		t.Errorf("Source %q, Listen %q, problems %v", cfg.Source, cfg.Server.Listen, cfg.Report.Problems())
+	}
+}
+
+func TestLoadMissingExplicitPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.ini")
+	cfg := Load(path, lookupEnv)
+	if !cfg.Report.HasErrors() || cfg.Source != path || cfg.File == nil || cfg.Auth == nil {
+		t.Fatalf("want an error for a missing file, got %v", cfg.Report.Problems())
+	}
+	p := cfg.Report.Problems()[0]
+	if p.File != path || !strings.Contains(p.Msg, "cannot read") || !strings.Contains(p.Msg, "no such file") {
+		t.Errorf("problem %q", p)
+	}
+	if cfg.Server.Listen != DefaultListen {
+		t.Error("defaults must still be filled")
+	}
+	if cfg = Load(t.TempDir(), lookupEnv); !cfg.Report.HasErrors() {
+		t.Error("a directory must be refused")
+	}
+}
+
+func TestLoadFull(t *testing.T) {
+	path := writeConfig(t, `; backupweb
+[server]
+Listen = 0.0.0.0:9000
+trusted_proxies = 10.0.0.1, 192.168.0.0/16,
+  ::1, fd00::/8, ::ffff:172.16.0.1
+state_dir = /var/lib/backupweb
+[backups]
+dir = ${BACKUP_DIR}
+[authentication]
+type = oauth
+client_secret = ${SECRET}
+`)
+	cfg := Load(path, func(n string) (string, bool) {
+		if n == "BACKUP_DIR" {
+			return "/srv/backups", true
+		}
+		return lookupEnv(n)
+	})
+	if problems := cfg.Report.Problems(); len(problems) != 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	want := Server{
+		Listen:   "0.0.0.0:9000",
+		StateDir: "/var/lib/backupweb",
+		TrustedProxies: []netip.Prefix{
+			netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16"),
+			netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fd00::/8"),
+			netip.MustParsePrefix("172.16.0.1/32"),
+		},
+	}
+	if !reflect.DeepEqual(cfg.Server, want) {
+		t.Errorf("Server = %+v\nwant     %+v", cfg.Server, want)
+	}
+	if cfg.Backups.Dir != "/srv/backups" {
+		t.Errorf("Backups.Dir = %q", cfg.Backups.Dir)
+	}
+	if v, _ := cfg.Auth.Lookup("client_secret"); v != env["SECRET"] || cfg.Auth.Name() != "authentication" {
+		t.Errorf("[authentication] not expanded: %q", v)
+	}
+	if got := cfg.Auth.Unused(); !reflect.DeepEqual(got, []string{"type"}) {
+		t.Errorf("Load must leave [authentication] keys for the factory, Unused() = %q", got)
+	}
+}
+
+func TestLoadProblems(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          []string // Problem.String suffixes after "FILE:", in order
+	}{
+		{"unknown key and section", "[server]\nlisten = 127.0.0.1:1\nport = 1\n[backups]\nfolder = x\n[extra]\n",
+			[]string{"warning: :6: [extra] unknown section, ignored; known sections are [server], [backups], [authentication]",
+				"warning: :3: [server] port: unknown key, ignored; known keys are listen, trusted_proxies, state_dir",
+				"warning: :5: [backups] folder: unknown key, ignored; known keys are dir"}},
+		{"case of section names", "[Server]\n", []string{"warning: :1: [Server] unknown section, ignored; section names are case-sensitive"}},
+		{"bad proxies", "[server]\ntrusted_proxies = 10.0.0.1, nope, 10.0.0.0/33, fe80::1%eth0, ::ffff:0.0.0.0/64\n",
+			[]string{`error: :2: [server] trusted_proxies: "nope" is not an IP address or CIDR prefix`,
+				`error: :2: [server] trusted_proxies: "10.0.0.0/33" is not`,
+				`error: :2: [server] trusted_proxies: "fe80::1%eth0" is not`,
+				`error: :2: [server] trusted_proxies: "::ffff:0.0.0.0/64" is not`}},
+		{"host bits", "[server]\ntrusted_proxies = 10.1.2.3/8\n", []string{`warning: :2: [server] trusted_proxies: "10.1.2.3/8" has bits set after the prefix length; it is read as 10.0.0.0/8`}},
+		{"bad listen", "[server]\nlisten = 8080\n", []string{"error: :2: [server] listen: must be HOST:PORT"}},
+		{"empty values", "[server]\nlisten =\nstate_dir =\n[backups]\ndir =\n",
+			[]string{"error: :2: [server] listen: must not be empty", "error: :3: [server] state_dir: must not be empty", "error: :5: [backups] dir: must not be empty"}},
+		{"unset variable", "[backups]\ndir = ${NOPE}\n", []string{"error: :2: [backups] dir: environment variable NOPE is not set"}},
+		{"syntax", "listen = x\n[server]\n", []string{"error: :1: missing section header"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, tt.content)
+			problems := Load(path, lookupEnv).Report.Problems()
+			if len(problems) != len(tt.want) {
+				t.Fatalf("problems %v, want %d", problems, len(tt.want))
+			}
+			for i, p := range problems {
+				got := strings.Replace(p.String(), path, "", 1)
+				if !strings.HasPrefix(got, tt.want[i]) {
+					t.Errorf("problem %d:\n got %q\nwant %q...", i, got, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestLoadChecksSecretsInFile(t *testing.T) {
+	tests := []struct {
+		name, auth string
+		warn       string // "" when no permission warning is expected
+	}{
+		{"literal password", "type = basic\npassword = plain-pass\n", "holds a password but its mode 0644"},
+		{"literal hash", "type = basic\nuse_bcrypt = True\npassword = $2b$12$abc\n", "holds a password hash but"},
+		{"literal client secret", "type = oauth\nclient_secret = cs-123\n", "holds an OAuth client secret but"},
+		{"secrets from environment", "type = oauth\nclient_secret = ${SECRET}\npassword = ${SECRET}\n", ""},
+		{"no secrets", "type = none\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, "[authentication]\n"+tt.auth)
+			if err := os.Chmod(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := Load(path, lookupEnv)
+			var warnings []string
+			for _, p := range cfg.Report.Problems() {
+				if strings.Contains(p.String(), "plain-pass") || strings.Contains(p.String(), "cs-123") || strings.Contains(p.String(), "$2b$") {
+					t.Errorf("problem shows a secret: %s", p)
+				}
+				warnings = append(warnings, p.String())
+			}
+			switch {
+			case tt.warn == "" && len(warnings) != 0:
+				t.Errorf("unexpected problems %q", warnings)
+			case tt.warn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tt.warn) || !strings.Contains(warnings[0], "chmod 600 "+path)):
+				t.Errorf("problems %q, want one containing %q", warnings, tt.warn)
+			}
+			if cfg.Auth.Unused() == nil {
+				t.Error("the permission check must not mark [authentication] keys as used")
+			}
+		})
+	}
+}

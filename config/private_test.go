@@ -1,0 +1,61 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestCheckPrivate(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("permission bits do not describe access on Windows")
+	}
+	tests := []struct {
+		mode os.FileMode
+		warn bool
+	}{
+		{0o600, false}, {0o400, false}, {0o700, false},
+		{0o644, true}, {0o640, true}, {0o604, true}, {0o620, true}, {0o602, true}, {0o666, true},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "users")
+		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, tt.mode); err != nil {
+			t.Fatal(err)
+		}
+		rep := &Report{}
+		CheckPrivate(rep, path, "password hashes")
+		ps := rep.Problems()
+		if !tt.warn {
+			if len(ps) != 0 {
+				t.Errorf("mode %04o: unexpected %v", tt.mode, ps)
+			}
+			continue
+		}
+		if len(ps) != 1 {
+			t.Fatalf("mode %04o: got %v, want one warning", tt.mode, ps)
+		}
+		p := ps[0]
+		want := []string{"password hashes", "chmod 600 " + path, "group or others"}
+		for _, w := range want {
+			if !strings.Contains(p.Msg, w) {
+				t.Errorf("mode %04o: %q lacks %q", tt.mode, p.Msg, w)
+			}
+		}
+		if p.Severity != Warning || p.File != path {
+			t.Errorf("mode %04o: %#v", tt.mode, p)
+		}
+	}
+}
+
+func TestCheckPrivateMissingFile(t *testing.T) {
+	rep := &Report{}
+	CheckPrivate(rep, filepath.Join(t.TempDir(), "absent"), "x")
+	if len(rep.Problems()) != 0 {
+		t.Errorf("a missing file is reported by whoever reads it, got %v", rep.Problems())
+	}
+}
