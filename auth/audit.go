@@ -1,0 +1,36 @@
+package auth
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/backupweb/backupweb/peer"
+)
+
+// Reasons for refused attempts, as they appear in logs.
+const (
+	ReasonBadCredentials = "bad credentials"
+	ReasonMalformed      = "malformed credentials"
+	ReasonThrottled      = "too many failures"
+	ReasonBadCSRF        = "missing or wrong csrf token"
+	ReasonTooLong        = "password longer than 72 bytes"
+	ReasonExpired        = "session expired"
+)
+
+// LogRefused writes the contract's line for a refused authentication
+// attempt: warning level, the word "auth", the type, the reason, the client
+// address (forwarded only from trusted proxies, see package peer) and the
+// user name when one was given. Values go through slog's handlers, which
+// quote and escape them, so a user name holding a newline cannot forge a
+// line. Callers must never pass a password, hash, token or key.
+func LogRefused(log *slog.Logger, r *http.Request, authType, reason, username string) {
+	attrs := []slog.Attr{
+		slog.String("auth_type", authType),
+		slog.String("reason", reason),
+		slog.String("client", peer.Of(r).String()),
+	}
+	if username != "" {
+		attrs = append(attrs, slog.String("user", username))
+	}
+	log.LogAttrs(r.Context(), slog.LevelWarn, "auth refused", attrs...)
+}

@@ -1,0 +1,150 @@
+// Package auth is the core of backupweb's pluggable authentication: the
+// current-user record, the Provider interface every authentication type
+// implements, the context that carries the user to handlers, and the
+// RequireAuth middleware that protects routes.
+//
+// The specification's programmatic interface maps onto Go like this:
+//
+//	get_auth_provider(type, config)  factory.New (package auth/factory)
+//	provider.init_app(app)           Mounter.Mount, for providers with routes
+//	@provider.require_auth           RequireAuth(provider) middleware
+//	provider.get_current_user()      FromContext(r.Context())
+//
+// Authentication is split in two steps, as in most well-kept Go servers:
+// Identify is a pure function of the request that says who made it and never
+// writes a response; Challenge answers the requests Identify did not admit
+// (a 401 with WWW-Authenticate, or a redirect to a login page). RequireAuth
+// joins the two.
+package auth
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Anonymous is the user name of requests admitted by type none.
+const Anonymous = "anonymous"
+
+// User is the current-user record: who made the request and how they were
+// admitted. It is a value; handlers may copy it freely.
+type User struct {
+	// Name is the user name: the configured one for basic, the user file's
+	// for flask-login, the e-mail address for oauth, Anonymous for none.
+	Name string
+	// Type is the authentication type that admitted the user.
+	Type string
+	// Attrs holds facts some types know (for oauth: "email", "name",
+	// "provider"). Nil for types that know nothing more.
+	Attrs map[string]string
+	// CSRFToken is the token state-changing requests of this user's
+	// session must carry (logout). Empty for types without sessions; never
+	// part of Record.
+	CSRFToken string
+}
+
+// Record returns the user as the specification's current-user mapping: at
+// least "username" and "auth_type", then the attributes.
+func (u User) Record() map[string]string {
+	m := make(map[string]string, len(u.Attrs)+2)
+	for k, v := range u.Attrs {
+		m[k] = v
+	}
+	m["username"] = u.Name
+	m["auth_type"] = u.Type
+	return m
+}
+
+// HasSession reports whether the user holds a session that can be ended
+// with a logout.
+func (u User) HasSession() bool { return u.CSRFToken != "" }
+
+// Provider is one authentication type. Implementations are safe for
+// concurrent use.
+type Provider interface {
+	// Type returns the type's name as the configuration spells it
+	// ("none", "basic", "flask-login", "oauth").
+	Type() string
+
+	// Identify reports who made r. It never writes a response.
+	//
+	// ok is false when r carries no credentials or wrong ones: that is an
+	// answer ("no"), not an error. A provider logs refused attempts itself
+	// with LogRefused, since only it knows the reason.
+	//
+	// err is non-nil only when the provider could not decide: the client is
+	// throttled (*RetryError), bcrypt work is saturated, a session store
+	// failed. RequireAuth maps it to a status with StatusOf.
+	Identify(r *http.Request) (u User, ok bool, err error)
+
+	// Challenge answers a request that Identify did not admit: 401 with
+	// WWW-Authenticate for basic; for session types, a redirect to the login
+	// page for browsers and 401 for everything else.
+	Challenge(w http.ResponseWriter, r *http.Request)
+}
+
+// Mounter is implemented by providers that serve routes of their own: the
+// login page, logout, the OAuth login and callback. The specification's
+// init_app(app).
+type Mounter interface {
+	Mount(mux *http.ServeMux)
+}
+
+// Reloader is implemented by providers whose data can be re-read without a
+// restart (the flask-login user file). The program calls Reload on SIGHUP.
+type Reloader interface {
+	Reload() error
+}
+
+// Env is what the program hands every provider besides its configuration
+// section: shared services and the outside world, injectable for tests.
+type Env struct {
+	// Logger receives refused attempts and operational messages.
+	// Default: slog.Default().
+	Logger *slog.Logger
+	// SecretKey is BACKUP_SECRET_KEY. The factory checks it (set, at least
+	// 32 characters) for the types that need it before calling them.
+	SecretKey []byte
+	// StateDir is where session state is kept ([server] state_dir).
+	StateDir string
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+	// HTTPClient is used for calls to identity providers. Default: a
+	// client with timeouts, chosen by the provider.
+	HTTPClient *http.Client
+	// CheckOnly asks the provider to validate its configuration without
+	// acquiring anything: no state files opened or created, no network
+	// calls. check-config sets it; the provider it returns is not served.
+	CheckOnly bool
+}
+
+// Log returns the logger, defaulting to slog.Default().
+func (e Env) Log() *slog.Logger {
+	if e.Logger == nil {
+		return slog.Default()
+	}
+	return e.Logger
+}
+
+// Clock returns the clock, defaulting to time.Now.
+func (e Env) Clock() func() time.Time {
+	if e.Now == nil {
+		return time.Now
+	}
+	return e.Now
+}
+
+type userKey struct{}
+
+// NewContext returns a copy of ctx that carries u.
+func NewContext(ctx context.Context, u User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// FromContext returns the user RequireAuth admitted: the specification's
+// get_current_user(). ok is false outside a protected route.
+func FromContext(ctx context.Context) (User, bool) {
+	u, ok := ctx.Value(userKey{}).(User)
+	return u, ok
+}

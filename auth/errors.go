@@ -1,0 +1,99 @@
+package auth
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrBusy means the server is too busy verifying passwords to take one more
+// now; the client should retry shortly. Answered with 503.
+var ErrBusy = errors.New("auth: too many password checks in progress")
+
+// RetryError means the client must wait before trying again: too many
+// failed attempts from its address or for its user name. Answered with 429
+// and a Retry-After header.
+type RetryError struct {
+	After time.Duration
+}
+
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("auth: too many failed attempts; retry in %s", e.After.Round(time.Second))
+}
+
+// RetryAfterSeconds is the Retry-After value: whole seconds, rounded up,
+// at least 1.
+func (e *RetryError) RetryAfterSeconds() int {
+	s := int(math.Ceil(e.After.Seconds()))
+	if s < 1 {
+		s = 1
+	}
+	return s
+}
+
+// StatusOf maps an error from Identify (or any authentication step) to an
+// HTTP status and the sentence a person is shown. It is the one table from
+// error kinds to statuses; the detail stays in the logs.
+func StatusOf(err error) (status int, message string) {
+	var retry *RetryError
+	switch {
+	case errors.As(err, &retry):
+		return http.StatusTooManyRequests, "Too many failed attempts. Try again later."
+	case errors.Is(err, ErrBusy):
+		return http.StatusServiceUnavailable, "The server is busy. Try again in a moment."
+	default:
+		return http.StatusInternalServerError, "Authentication failed because of a server error."
+	}
+}
+
+// WriteError answers r with the status StatusOf gives for err, sets
+// Retry-After where it applies, and logs unexpected errors.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := StatusOf(err)
+	var retry *RetryError
+	switch {
+	case errors.As(err, &retry):
+		w.Header().Set("Retry-After", strconv.Itoa(retry.RetryAfterSeconds()))
+	case status == http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "1")
+	default:
+		slog.ErrorContext(r.Context(), "auth error", "path", r.URL.Path, "err", err)
+	}
+	Refuse(w, r, status, msg)
+}
+
+// Refuse writes an error response: under /api/ (or for a client that asks
+// for JSON) the contract's JSON body {"error": message}; otherwise a small
+// plain page. Pages of their own (login, OAuth errors) are rendered by the
+// providers instead.
+func Refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if strings.HasPrefix(r.URL.Path, "/api/") || wantsJSON(r) {
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(map[string]string{"error": message})
+		return
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>%d %s</title><p>%s</p>\n",
+		status, http.StatusText(status), template.HTMLEscapeString(message))
+}
+
+func wantsJSON(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if containsMediaType(v, "application/json") {
+			return true
+		}
+	}
+	return false
+}

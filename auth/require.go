@@ -1,0 +1,57 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+)
+
+// RequireAuth returns middleware that lets a request through only when p
+// identifies its user, with the user in the request's context. Requests p
+// does not admit get p's Challenge; requests p cannot decide on get the
+// status StatusOf gives.
+//
+// Every response of a protected route carries Cache-Control: no-store, so
+// neither browsers nor shared caches keep what only an authenticated user
+// may see.
+func RequireAuth(p Provider) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "no-store")
+			u, ok, err := p.Identify(r)
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			if !ok {
+				p.Challenge(w, r)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), u)))
+		})
+	}
+}
+
+// WantsHTML reports whether r is a browser navigation: a GET whose Accept
+// header names text/html. Session types redirect those to their login page
+// and answer everything else with 401.
+func WantsHTML(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	for _, v := range r.Header.Values("Accept") {
+		if containsMediaType(v, "text/html") {
+			return true
+		}
+	}
+	return false
+}
+
+func containsMediaType(header, want string) bool {
+	for item := range strings.SplitSeq(header, ",") {
+		mt, _, _ := strings.Cut(item, ";")
+		if strings.EqualFold(strings.TrimSpace(mt), want) {
+			return true
+		}
+	}
+	return false
+}
