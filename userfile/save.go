@@ -1,0 +1,111 @@
+package userfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// newFileMode is the mode of a user file Save creates: readable and
+// writable by its owner only, as the specification recommends.
+const newFileMode fs.FileMode = 0o600
+
+// renameFile is os.Rename; tests replace it to exercise a failed save.
+var renameFile = os.Rename
+
+// Save writes the Doc to path atomically: the text goes to a temporary file
+// in the same directory (created with mode 0600), which is flushed to disk,
+// given the old file's mode and owner, renamed over path, and the directory
+// is flushed so the rename survives a crash. Readers see the old file or the
+// new one, never a mix; on failure the old file is untouched and the
+// temporary file removed.
+//
+// A new file gets mode 0600. An existing file keeps its permission bits,
+// which Save neither widens nor narrows (an operator may have granted the
+// server's group read access), and its owner and group, so that an
+// administrator editing a service account's file as root does not lock the
+// service out; if the owner cannot be kept, Save fails rather than change
+// it. When path is a symbolic link, the file it points to is replaced and
+// the link kept.
+func (d *Doc) Save(path string) error {
+	target, err := resolveLink(path)
+	if err != nil {
+		return err
+	}
+	mode := newFileMode
+	old, err := os.Stat(target)
+	switch {
+	case err == nil && !old.Mode().IsRegular():
+		return fmt.Errorf("userfile: %s is not a regular file", target)
+	case err == nil:
+		mode = old.Mode().Perm()
+	case errors.Is(err, fs.ErrNotExist):
+		old = nil
+	default:
+		return fmt.Errorf("userfile: %w", err)
+	}
+
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("userfile: creating a temporary file beside %s: %w", target, err)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := d.WriteTo(tmp); err != nil {
+		return fmt.Errorf("userfile: writing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("userfile: setting the mode of %s: %w", tmp.Name(), err)
+	}
+	if old != nil {
+		if err := keepOwner(tmp, old); err != nil {
+			return fmt.Errorf("userfile: cannot keep the owner of %s, file left unchanged: %w", target, err)
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("userfile: flushing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("userfile: closing %s: %w", tmp.Name(), err)
+	}
+	if err := renameFile(tmp.Name(), target); err != nil {
+		return fmt.Errorf("userfile: replacing %s: %w", target, err)
+	}
+	renamed = true
+	return syncDir(dir)
+}
+
+// resolveLink returns the file path refers to: path itself unless it is a
+// symbolic link, which must then lead to something.
+func resolveLink(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return path, nil // a missing file is created; other errors surface later
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("userfile: following the link %s: %w", path, err)
+	}
+	return target, nil
+}
+
+// syncDir flushes a directory, making a rename inside it durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("userfile: opening directory %s to flush it: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("userfile: flushing directory %s: %w", dir, err)
+	}
+	return nil
+}
