@@ -1,0 +1,91 @@
+package session
+
+import (
+	"encoding/base64"
+	"net/http"
+	"time"
+)
+
+// b64 encodes every value this package puts in a cookie or token:
+// unpadded base64url, which needs no quoting in a Cookie header. Strict
+// decoding refuses non-canonical spellings, so one value has one encoding.
+var b64 = base64.RawURLEncoding.Strict()
+
+// encodedIDLen is the length of an encoded session id.
+var encodedIDLen = b64.EncodedLen(idLen)
+
+// encodeID returns the cookie value for a session id: base64url of its 32
+// random bytes. There is no MAC beside it: a forged id costs one HMAC and a
+// store miss, the same as a random guess, and 256 bits are not guessable.
+func encodeID(id []byte) string {
+	return b64.EncodeToString(id)
+}
+
+// decodeID parses a cookie value into a session id into dst.
+func decodeID(dst *[idLen]byte, v string) bool {
+	if len(v) != encodedIDLen {
+		return false
+	}
+	n, err := b64.Decode(dst[:], []byte(v))
+	return err == nil && n == idLen
+}
+
+// storeKey is the key under which the session with this id is stored:
+// base64url(HMAC-SHA256(store key, id)). The store never sees the id.
+func (m *Manager) storeKey(id []byte) string {
+	var buf [32]byte
+	return b64.EncodeToString(m.storeMAC.sum(buf[:0], "", id))
+}
+
+// keyFromRequest returns the store key named by r's session cookie.
+func (m *Manager) keyFromRequest(r *http.Request) (string, bool) {
+	c, err := r.Cookie(m.cookie)
+	if err != nil {
+		return "", false
+	}
+	var id [idLen]byte
+	if !decodeID(&id, c.Value) {
+		return "", false
+	}
+	return m.storeKey(id[:]), true
+}
+
+// SetCookie sets a cookie with the flags every cookie of this service
+// carries: HttpOnly, SameSite=Lax, Path=/, and Secure when the request came
+// over https. maxAge > 0 makes it expire after that long (rounded down to
+// seconds, at least one); 0 makes it last until the browser closes. It is
+// meant for short-lived state such as an OAuth flow's sealed state cookie.
+// value must be cookie-safe (Seal's output is).
+func (m *Manager) SetCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge time.Duration) {
+	c := m.baseCookie(r, name)
+	c.Value = value
+	if maxAge > 0 {
+		c.MaxAge = max(1, int(maxAge/time.Second))
+	}
+	http.SetCookie(w, c)
+}
+
+// ClearCookie tells the browser to drop the cookie name (Max-Age=0 and an
+// Expires in 1970 for old clients), with the same flags SetCookie uses so
+// that the browser matches it.
+func (m *Manager) ClearCookie(w http.ResponseWriter, r *http.Request, name string) {
+	c := m.baseCookie(r, name)
+	c.MaxAge = -1
+	c.Expires = time.Unix(1, 0).UTC()
+	http.SetCookie(w, c)
+}
+
+func (m *Manager) baseCookie(r *http.Request, name string) *http.Cookie {
+	return &http.Cookie{
+		Name:     name,
+		Path:     "/",
+		HttpOnly: true,
+		SameSite: http.SameSiteLaxMode,
+		Secure:   m.secure(r),
+	}
+}
+
+// validCookieName reports whether name can be a cookie name.
+func validCookieName(name string) bool {
+	return (&http.Cookie{Name: name, Value: "x"}).Valid() == nil
+}

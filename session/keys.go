@@ -1,0 +1,85 @@
+package session
+
+import (
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"sync"
+)
+
+// MinKeyLen is the shortest secret key NewManager accepts, in bytes. It
+// matches the contract's rule for BACKUP_SECRET_KEY (32 characters); the
+// recommended key is 64 hexadecimal characters from `backupweb gen-secret`.
+const MinKeyLen = 32
+
+// derivedKeyLen is the size of every derived key: 32 bytes, enough for
+// HMAC-SHA256 and AES-256.
+const derivedKeyLen = 32
+
+// HKDF info labels, one per purpose. The secret key itself is never used
+// directly: each purpose gets its own key, so a weakness in one use (say, a
+// token format) cannot be turned against another. The "v1" lets a future
+// scheme derive fresh keys without clashing with these.
+const (
+	labelStoreKey   = "backupweb/session/v1 store-key"
+	labelCSRF       = "backupweb/session/v1 csrf"
+	labelFormCookie = "backupweb/session/v1 form-cookie"
+	labelSealPrefix = "backupweb/session/v1 seal "
+)
+
+// keyring derives purpose keys from the secret key with HKDF-SHA256. It keeps
+// only the HKDF pseudorandom key (the extract step's output), not the secret
+// itself.
+type keyring struct {
+	prk []byte
+}
+
+// newKeyring runs the HKDF extract step over secret. No salt is used: the
+// secret is already high-entropy, and a fixed salt would add nothing.
+func newKeyring(secret []byte) (*keyring, error) {
+	prk, err := hkdf.Extract(sha256.New, secret, nil)
+	if err != nil {
+		return nil, fmt.Errorf("session: derive keys: %w", err)
+	}
+	return &keyring{prk: prk}, nil
+}
+
+// derive returns the 32-byte key for label (HKDF expand step). Distinct labels
+// give independent keys.
+func (k *keyring) derive(label string) ([]byte, error) {
+	key, err := hkdf.Expand(sha256.New, k.prk, label, derivedKeyLen)
+	if err != nil {
+		return nil, fmt.Errorf("session: derive keys: %w", err)
+	}
+	return key, nil
+}
+
+// macPool computes HMAC-SHA256 under one key. Building an HMAC state costs
+// two block compressions and an allocation, so the states are pooled: the
+// per-request path (hashing the session id) then costs one Reset and one
+// short message.
+type macPool struct {
+	pool sync.Pool
+}
+
+func newMACPool(key []byte) *macPool {
+	mp := &macPool{}
+	mp.pool.New = func() any { return hmac.New(sha256.New, key) }
+	return mp
+}
+
+// sum appends HMAC(key, prefix || msg) to dst and returns the result. The
+// prefix separates the kinds of message that share one key.
+func (mp *macPool) sum(dst []byte, prefix string, msg []byte) []byte {
+	h := mp.pool.Get().(hash.Hash)
+	h.Reset()
+	if prefix != "" {
+		h.Write([]byte(prefix))
+	}
+	h.Write(msg)
+	dst = h.Sum(dst)
+	mp.pool.Put(h)
+	return dst
+}

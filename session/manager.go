@@ -1,0 +1,302 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultCookieName     = "backupweb_session"
+	DefaultFormCookieName = "backupweb_csrf"
+	DefaultIdleTimeout    = 30 * time.Minute
+	DefaultLifetime       = 12 * time.Hour
+)
+
+// maxTouchInterval bounds how often Load writes activity to the store: at
+// most once per minute per session (less for idle timeouts under four
+// minutes, see touchInterval).
+const maxTouchInterval = time.Minute
+
+// Sizes of the random values, in bytes.
+const (
+	idLen         = 32 // session id: 256 bits from crypto/rand
+	csrfSecretLen = 32 // per-session CSRF secret
+)
+
+// Options configure a Manager. Zero fields take the documented defaults;
+// Store and Key are required.
+type Options struct {
+	// Store keeps the session records. Required.
+	Store Store
+	// Key is the secret key (BACKUP_SECRET_KEY), at least MinKeyLen bytes.
+	// It is used as is (hexadecimal text is not decoded) and only as HKDF
+	// input: every use gets its own derived key. Changing it ends every
+	// session and invalidates every token and sealed value.
+	Key []byte
+	// CookieName names the session cookie. Default "backupweb_session".
+	CookieName string
+	// FormCookieName names the pre-session CSRF cookie of the login form.
+	// Default "backupweb_csrf".
+	FormCookieName string
+	// IdleTimeout ends a session unused for that long. Default 30 minutes.
+	// Precision: activity is recorded at most once per minute, so a session
+	// may end up to one minute before IdleTimeout has passed since its last
+	// request (never after).
+	IdleTimeout time.Duration
+	// Lifetime ends a session that long after it began, whatever its
+	// activity. Default 12 hours.
+	Lifetime time.Duration
+	// Secure reports whether r came over https (directly or as told by a
+	// trusted proxy); cookies then carry the Secure flag. Default: r.TLS != nil.
+	Secure func(r *http.Request) bool
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger receives store failures that do not fail the request (a missed
+	// activity refresh, a failed removal of an expired session). Default:
+	// discard. Nothing logged ever holds a session id, token or key.
+	Logger *slog.Logger
+}
+
+// Manager creates, loads and revokes sessions, and issues the CSRF tokens and
+// sealed values that go with them. It is safe for concurrent use.
+//
+// It identifies and never refuses: Load reports whether a valid session came
+// with the request, and what to do without one (redirect, 401) is the
+// caller's decision.
+type Manager struct {
+	store      Store
+	toucher    Toucher // store as Toucher, nil when it lacks the ability
+	cookie     string
+	formCookie string
+	idle       time.Duration
+	lifetime   time.Duration
+	touch      time.Duration
+	secure     func(*http.Request) bool
+	now        func() time.Time
+	log        *slog.Logger
+
+	keys     *keyring
+	storeMAC *macPool // session id -> store key
+	csrfMAC  *macPool // CSRF secrets and form nonces -> tokens
+	formMAC  *macPool // signs the form cookie
+	aeads    sync.Map // purpose -> cipher.AEAD, see Seal
+}
+
+// Session is a live session as Load or Start return it. Its fields are the
+// caller's copy: changing them changes nothing stored. The session id is
+// deliberately absent: it only ever travels in the cookie.
+type Session struct {
+	Data
+	Created, LastSeen time.Time
+
+	expires time.Time
+	csrf    []byte
+	key     string
+}
+
+// Expires returns when the session ends if no further request comes: the
+// earlier of the idle and the absolute deadline.
+func (s *Session) Expires() time.Time { return s.expires }
+
+// NewManager checks o and returns a manager. It refuses a missing store, a
+// key shorter than MinKeyLen, negative durations and an invalid cookie name.
+func NewManager(o Options) (*Manager, error) {
+	if o.Store == nil {
+		return nil, errors.New("session: no store given")
+	}
+	if len(o.Key) < MinKeyLen {
+		return nil, fmt.Errorf("session: secret key must be at least %d bytes (make one with `backupweb gen-secret`)", MinKeyLen)
+	}
+	if o.IdleTimeout < 0 || o.Lifetime < 0 {
+		return nil, errors.New("session: idle timeout and lifetime must not be negative")
+	}
+	m := &Manager{
+		store:      o.Store,
+		cookie:     cmp.Or(o.CookieName, DefaultCookieName),
+		formCookie: cmp.Or(o.FormCookieName, DefaultFormCookieName),
+		idle:       o.IdleTimeout,
+		lifetime:   o.Lifetime,
+		secure:     o.Secure,
+		now:        o.Now,
+		log:        o.Logger,
+	}
+	m.toucher, _ = o.Store.(Toucher)
+	for _, name := range []string{m.cookie, m.formCookie} {
+		if !validCookieName(name) {
+			return nil, fmt.Errorf("session: invalid cookie name %q", name)
+		}
+	}
+	if m.cookie == m.formCookie {
+		return nil, errors.New("session: the session and form cookies need different names")
+	}
+	if m.idle == 0 {
+		m.idle = DefaultIdleTimeout
+	}
+	if m.lifetime == 0 {
+		m.lifetime = DefaultLifetime
+	}
+	m.touch = min(maxTouchInterval, m.idle/4)
+	if m.secure == nil {
+		m.secure = func(r *http.Request) bool { return r.TLS != nil }
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	keys, err := newKeyring(o.Key)
+	if err != nil {
+		return nil, err
+	}
+	m.keys = keys
+	for _, p := range []struct {
+		label string
+		dst   **macPool
+	}{{labelStoreKey, &m.storeMAC}, {labelCSRF, &m.csrfMAC}, {labelFormCookie, &m.formMAC}} {
+		k, err := keys.derive(p.label)
+		if err != nil {
+			return nil, err
+		}
+		*p.dst = newMACPool(k)
+	}
+	return m, nil
+}
+
+// CookieName returns the session cookie's name.
+func (m *Manager) CookieName() string { return m.cookie }
+
+// FormCookieName returns the name of the login form's CSRF cookie, which a
+// login handler may clear once the session has started.
+func (m *Manager) FormCookieName() string { return m.formCookie }
+
+// Load returns the session named by r's cookie. ok=false, with no error,
+// when there is no cookie, the cookie is malformed or unknown, or the session
+// has expired (idle or absolute); an expired session is also deleted from the
+// store. err reports a store failure. Load never writes a response.
+//
+// Activity is recorded when the stored LastSeen is at least one touch
+// interval old (one minute, or a quarter of IdleTimeout if that is shorter),
+// so most requests cost one HMAC and one store lookup and write nothing. A
+// failed refresh is logged and does not fail the request.
+func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
+	key, ok := m.keyFromRequest(r)
+	if !ok {
+		return nil, false, nil
+	}
+	ctx := r.Context()
+	rec, found, err := m.store.Find(ctx, key)
+	if err != nil {
+		return nil, false, fmt.Errorf("session: load: %w", err)
+	}
+	if !found {
+		return nil, false, nil
+	}
+	now := m.now()
+	if m.expired(rec, now) {
+		if err := m.store.Delete(ctx, key); err != nil {
+			m.log.Warn("session: removing an expired session failed", "err", err)
+		}
+		return nil, false, nil
+	}
+	if now.Sub(rec.LastSeen) >= m.touch {
+		rec.LastSeen = now
+		rec.Expires = m.deadline(rec.Created, now)
+		if m.toucher != nil {
+			err = m.toucher.Touch(ctx, key, rec.LastSeen, rec.Expires)
+		} else {
+			err = m.store.Commit(ctx, key, rec)
+		}
+		if err != nil {
+			m.log.Warn("session: recording activity failed", "err", err)
+		}
+	}
+	return newSession(key, rec), true, nil
+}
+
+// Start begins a session for d with a brand-new id, sets the session cookie
+// on w and returns the session. Any session named by r's cookie is deleted
+// first, so the id always changes at login (no session fixation). d is
+// copied. The cookie has no Max-Age: it lasts until the browser closes, and
+// the server ends the session earlier when it idles or reaches Lifetime.
+func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Session, error) {
+	if d.Username == "" {
+		return nil, errors.New("session: start: empty user name")
+	}
+	ctx := r.Context()
+	if key, ok := m.keyFromRequest(r); ok {
+		if err := m.store.Delete(ctx, key); err != nil {
+			return nil, fmt.Errorf("session: start: revoke previous session: %w", err)
+		}
+	}
+	id := make([]byte, idLen)
+	rand.Read(id)
+	csrf := make([]byte, csrfSecretLen)
+	rand.Read(csrf)
+	now := m.now()
+	rec := Record{Data: d.clone(), Created: now, LastSeen: now, CSRF: csrf, Expires: m.deadline(now, now)}
+	key := m.storeKey(id)
+	if err := m.store.Commit(ctx, key, rec); err != nil {
+		return nil, fmt.Errorf("session: start: %w", err)
+	}
+	m.SetCookie(w, r, m.cookie, encodeID(id), 0)
+	return newSession(key, rec), nil
+}
+
+// Destroy revokes the session named by r's cookie, if any, and clears the
+// cookie. After it returns without error, replaying the old cookie loads
+// nothing. The cookie is cleared even when the store fails.
+func (m *Manager) Destroy(w http.ResponseWriter, r *http.Request) error {
+	m.ClearCookie(w, r, m.cookie)
+	key, ok := m.keyFromRequest(r)
+	if !ok {
+		return nil
+	}
+	if err := m.store.Delete(r.Context(), key); err != nil {
+		return fmt.Errorf("session: destroy: %w", err)
+	}
+	return nil
+}
+
+// DeleteUser ends every session of username, for stores that implement
+// UserDeleter; with others it returns an error wrapping errors.ErrUnsupported.
+func (m *Manager) DeleteUser(ctx context.Context, username string) error {
+	ud, ok := m.store.(UserDeleter)
+	if !ok {
+		return fmt.Errorf("session: delete user: the store cannot find sessions by user: %w", errors.ErrUnsupported)
+	}
+	if _, err := ud.DeleteUser(ctx, username); err != nil {
+		return fmt.Errorf("session: delete user: %w", err)
+	}
+	return nil
+}
+
+// expired reports whether rec has ended at now under the manager's current
+// settings or under the Expires it was stored with, whichever is earlier.
+func (m *Manager) expired(rec Record, now time.Time) bool {
+	return rec.expiredAt(now) || !now.Before(m.deadline(rec.Created, rec.LastSeen))
+}
+
+// deadline is when a session created at created and last seen at lastSeen
+// ends: the earlier of the idle and the absolute deadline.
+func (m *Manager) deadline(created, lastSeen time.Time) time.Time {
+	idle := lastSeen.Add(m.idle)
+	abs := created.Add(m.lifetime)
+	if idle.Before(abs) {
+		return idle
+	}
+	return abs
+}
+
+// newSession builds the caller's view of rec, which the caller owns.
+func newSession(key string, rec Record) *Session {
+	return &Session{Data: rec.Data, Created: rec.Created, LastSeen: rec.LastSeen, expires: rec.Expires, csrf: rec.CSRF, key: key}
+}

@@ -1,0 +1,90 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// MemoryStore keeps sessions in a map inside the process. Everything is lost
+// on restart, and several instances cannot share it: it is meant for tests
+// and for a single instance that accepts signing everyone out on restart.
+// Expired records are invisible to Find at once and are dropped by a sweep
+// that runs during commits at most once a minute.
+//
+// It ignores contexts: every operation completes immediately.
+type MemoryStore struct {
+	now func() time.Time
+
+	mu sync.RWMutex
+	t  table
+}
+
+var (
+	_ Store       = (*MemoryStore)(nil)
+	_ Toucher     = (*MemoryStore)(nil)
+	_ UserDeleter = (*MemoryStore)(nil)
+)
+
+// NewMemoryStore returns an empty store that reads the time from now
+// (time.Now when nil) to decide expiry.
+func NewMemoryStore(now func() time.Time) *MemoryStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemoryStore{now: now, t: newTable()}
+}
+
+// Find returns a copy of the live record under key.
+func (s *MemoryStore) Find(_ context.Context, key string) (Record, bool, error) {
+	now := s.now()
+	s.mu.RLock()
+	rec, ok := s.t.find(key, now)
+	s.mu.RUnlock()
+	return rec, ok, nil
+}
+
+// Commit stores a copy of rec under key. A record without Expires is refused.
+func (s *MemoryStore) Commit(_ context.Context, key string, rec Record) error {
+	if rec.Expires.IsZero() {
+		return errNoExpiry
+	}
+	now := s.now()
+	s.mu.Lock()
+	s.t.sweepIfDue(now)
+	s.t.put(key, rec)
+	s.mu.Unlock()
+	return nil
+}
+
+// Touch refreshes LastSeen and Expires of an existing record.
+func (s *MemoryStore) Touch(_ context.Context, key string, lastSeen, expires time.Time) error {
+	s.mu.Lock()
+	s.t.touch(key, lastSeen, expires)
+	s.mu.Unlock()
+	return nil
+}
+
+// Delete removes key; deleting an unknown key is not an error.
+func (s *MemoryStore) Delete(_ context.Context, key string) error {
+	s.mu.Lock()
+	s.t.remove(key)
+	s.mu.Unlock()
+	return nil
+}
+
+// DeleteUser removes every session of username and returns how many.
+func (s *MemoryStore) DeleteUser(_ context.Context, username string) (int, error) {
+	s.mu.Lock()
+	n := s.t.removeUser(username)
+	s.mu.Unlock()
+	return n, nil
+}
+
+// Len returns how many records the store holds, expired ones not yet swept
+// included. It is meant for tests and metrics.
+func (s *MemoryStore) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.t.recs)
+}

@@ -1,0 +1,201 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"time"
+)
+
+// Data is what a session holds about its user.
+type Data struct {
+	// Username names the signed-in user. Never empty in a live session.
+	Username string `json:"username"`
+	// Attrs holds provider-specific facts such as "email", "name" or
+	// "provider". The manager and the stores copy it at every boundary, so a
+	// caller's map is never shared with a stored session.
+	Attrs map[string]string `json:"attrs,omitempty"`
+}
+
+func (d Data) clone() Data {
+	d.Attrs = maps.Clone(d.Attrs)
+	return d
+}
+
+// Record is what a Store keeps for one session. It is JSON-serialisable so a
+// store may write it anywhere; it holds no session id (the store's key is a
+// keyed hash of the id) and nothing a browser could present as a cookie.
+type Record struct {
+	Data
+	// Created is when the session began; the absolute lifetime counts from it.
+	Created time.Time `json:"created"`
+	// LastSeen is the last recorded activity, refreshed by the manager at
+	// most once per touch interval (see Manager.Load).
+	LastSeen time.Time `json:"last_seen"`
+	// CSRF is the per-session secret from which CSRF tokens are computed. It
+	// is useless without the server's derived CSRF key.
+	CSRF []byte `json:"csrf"`
+	// Expires is when the record may be dropped: the earlier of the idle
+	// deadline and the absolute deadline, as computed at the last commit.
+	Expires time.Time `json:"expires"`
+}
+
+// clone returns a copy of r that shares no map or slice with it.
+func (r Record) clone() Record {
+	r.Data = r.Data.clone()
+	r.CSRF = bytes.Clone(r.CSRF)
+	return r
+}
+
+// expiredAt reports whether the record's Expires has passed at now.
+func (r Record) expiredAt(now time.Time) bool {
+	return !now.Before(r.Expires)
+}
+
+// Store keeps session records under a key. The key is a keyed hash of the
+// session id (HMAC-SHA256 under a key derived from the secret key, base64url
+// encoded), so a leaked store does not yield usable cookies, and changing the
+// secret key orphans every stored session.
+//
+// Contract for implementations:
+//   - Find returns ok=false and no error for an unknown key, and may do the
+//     same for a record whose Expires has passed. An error means the store
+//     could not answer (network, disk); the manager then reports the error
+//     rather than treating the user as signed out.
+//   - Commit inserts or replaces; rec.Expires tells when the record may be
+//     dropped. Commit and Delete are durable before they return, as far as
+//     the store is durable at all: a revoked session must stay revoked after
+//     a crash.
+//   - Records given to Commit and returned by Find share no maps or slices
+//     with what the store keeps: callers may modify what they receive.
+//   - All methods are safe for concurrent use.
+//
+// Optional abilities are separate interfaces found by type assertion:
+// Toucher (cheap activity refresh that cannot resurrect a deleted session),
+// UserDeleter, and io.Closer for stores that hold resources or buffered
+// writes (the program closes the store on shutdown).
+type Store interface {
+	Find(ctx context.Context, key string) (Record, bool, error)
+	Commit(ctx context.Context, key string, rec Record) error
+	Delete(ctx context.Context, key string) error
+}
+
+// Toucher is implemented by stores that can record activity on an existing
+// session without rewriting it: Touch sets LastSeen and Expires of the record
+// under key if, and only if, it still exists. Unlike Commit it never creates
+// a record, so a request that loaded a session just before a logout cannot
+// bring the session back. Touch may be written behind (not yet durable when
+// it returns): losing a few activity refreshes in a crash only makes idle
+// expiry a little earlier.
+//
+// Without Toucher the manager refreshes activity with Commit, which leaves
+// that narrow window open; shared stores should implement it (for Redis,
+// SET with the XX option).
+type Toucher interface {
+	Touch(ctx context.Context, key string, lastSeen, expires time.Time) error
+}
+
+// UserDeleter is implemented by stores that can end every session of one
+// user, for example when an account is removed from the user file. It
+// returns how many sessions ended. Like Delete, it is durable on return.
+type UserDeleter interface {
+	DeleteUser(ctx context.Context, username string) (int, error)
+}
+
+// ErrClosed is returned by a store used after Close.
+var ErrClosed = errors.New("session: store is closed")
+
+// errNoExpiry refuses a record that would never expire: the zero value must
+// not mean "forever".
+var errNoExpiry = errors.New("session: record has no expiry time")
+
+// sweepInterval is how often a store walks all records to drop expired ones.
+// Sweeps piggyback on commits, so an idle store does no work.
+const sweepInterval = time.Minute
+
+// table is the in-memory map shared by MemoryStore and FileStore. It is not
+// safe for concurrent use: the owning store locks around it. Records are
+// stored as private copies and never modified in place, so a shallow copy of
+// the map is a consistent snapshot.
+type table struct {
+	recs      map[string]Record
+	lastSweep time.Time
+}
+
+func newTable() table {
+	return table{recs: make(map[string]Record)}
+}
+
+// find returns a copy of the live record under key.
+func (t *table) find(key string, now time.Time) (Record, bool) {
+	rec, ok := t.recs[key]
+	if !ok || rec.expiredAt(now) {
+		return Record{}, false
+	}
+	return rec.clone(), true
+}
+
+// put stores a private copy of rec under key and returns the record it
+// replaced, if any.
+func (t *table) put(key string, rec Record) (old Record, existed bool) {
+	old, existed = t.recs[key]
+	t.recs[key] = rec.clone()
+	return old, existed
+}
+
+// touch updates LastSeen and Expires of the record under key, if present.
+func (t *table) touch(key string, lastSeen, expires time.Time) bool {
+	rec, ok := t.recs[key]
+	if !ok {
+		return false
+	}
+	rec.LastSeen, rec.Expires = lastSeen, expires
+	t.recs[key] = rec
+	return true
+}
+
+// remove deletes key and reports whether it was present.
+func (t *table) remove(key string) bool {
+	_, ok := t.recs[key]
+	delete(t.recs, key)
+	return ok
+}
+
+// removeUser deletes every record of username and returns how many.
+func (t *table) removeUser(username string) int {
+	n := 0
+	for k, rec := range t.recs {
+		if rec.Username == username {
+			delete(t.recs, k)
+			n++
+		}
+	}
+	return n
+}
+
+// sweep drops expired records and returns how many.
+func (t *table) sweep(now time.Time) int {
+	t.lastSweep = now
+	n := 0
+	for k, rec := range t.recs {
+		if rec.expiredAt(now) {
+			delete(t.recs, k)
+			n++
+		}
+	}
+	return n
+}
+
+// sweepIfDue sweeps when sweepInterval has passed since the last sweep.
+func (t *table) sweepIfDue(now time.Time) int {
+	if now.Sub(t.lastSweep) < sweepInterval {
+		return 0
+	}
+	return t.sweep(now)
+}
+
+// snapshot returns a shallow copy of the records (safe: see table).
+func (t *table) snapshot() map[string]Record {
+	return maps.Clone(t.recs)
+}
