@@ -1,0 +1,163 @@
+// Package sessionauth is what the session-based authentication types
+// (flask-login and oauth) share: identifying a request by its session
+// cookie, challenging with a redirect to the login page, starting a session
+// after a successful login, and logout.
+//
+// The types differ only in how a user proves who they are (a password
+// form, an identity provider); once they have, the session is the same.
+package sessionauth
+
+import (
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/session"
+)
+
+// LogoutPath is where a session is ended, with POST and the CSRF token.
+const LogoutPath = "/logout"
+
+// CSRFHeader is the header API clients may use instead of the csrf_token
+// form field.
+const CSRFHeader = "X-CSRF-Token"
+
+// Options configure a Guard.
+type Options struct {
+	// Type is the authentication type's name, for user records and logs.
+	Type string
+	// Manager keeps the sessions. Required.
+	Manager *session.Manager
+	// LoginPath is where Challenge sends browsers, with ?next=. Required.
+	LoginPath string
+	// Logger receives refused attempts. Default slog.Default().
+	Logger *slog.Logger
+	// Admit, when set, is asked on every request whether the session's
+	// user is still admitted (for example, still listed in the user file).
+	// A session whose user is no longer admitted is ended.
+	Admit func(d session.Data) bool
+}
+
+// Guard identifies requests by session and serves logout.
+type Guard struct {
+	o Options
+}
+
+// New returns a Guard for o.
+func New(o Options) *Guard {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Guard{o: o}
+}
+
+// Manager returns the session manager.
+func (g *Guard) Manager() *session.Manager { return g.o.Manager }
+
+// Identify admits r when it carries the cookie of a live session whose user
+// is still admitted. The user record holds the session's user name and
+// attributes, and the CSRF token its forms must carry.
+func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
+	s, ok, err := g.o.Manager.Load(r)
+	if err != nil || !ok {
+		return auth.User{}, false, err
+	}
+	if g.o.Admit != nil && !g.o.Admit(s.Data) {
+		auth.LogRefused(g.o.Logger, r, g.o.Type, "user no longer admitted", s.Username)
+		if err := g.o.Manager.DeleteUser(r.Context(), s.Username); err != nil {
+			g.o.Logger.Error("auth: ending the sessions of a removed user", "user", s.Username, "err", err)
+		}
+		return auth.User{}, false, nil
+	}
+	return auth.User{
+		Name:      s.Username,
+		Type:      g.o.Type,
+		Attrs:     s.Attrs,
+		CSRFToken: g.o.Manager.CSRFToken(s),
+	}, true, nil
+}
+
+// Challenge sends a browser navigation (a GET accepting text/html) to the
+// login page with next set to the original path and query, and answers
+// everything else 401.
+func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
+	if auth.WantsHTML(r) {
+		http.Redirect(w, r, LoginURL(g.o.LoginPath, r.URL.RequestURI()), http.StatusSeeOther)
+		return
+	}
+	auth.Refuse(w, r, http.StatusUnauthorized, "authentication required")
+}
+
+// Begin starts a session for d after a successful login. The session gets
+// a brand-new id; any session the request carried is revoked first.
+func (g *Guard) Begin(w http.ResponseWriter, r *http.Request, d session.Data) error {
+	_, err := g.o.Manager.Start(w, r, d)
+	return err
+}
+
+// Logout is the handler of POST /logout. It needs the session's CSRF token
+// in the csrf_token form field or the X-CSRF-Token header (else 403); it
+// revokes the session on the server, clears the cookie and answers 303 to
+// the login page. Without a session it still clears the cookie and
+// redirects, so a stale tab's logout button does what the user expects.
+func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
+	s, ok, err := g.o.Manager.Load(r)
+	if err != nil {
+		auth.WriteError(w, r, err)
+		return
+	}
+	if ok {
+		token := r.Header.Get(CSRFHeader)
+		if token == "" {
+			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			token = r.PostFormValue("csrf_token")
+		}
+		if !g.o.Manager.ValidCSRF(s, token) {
+			auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonBadCSRF, s.Username)
+			auth.Refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token")
+			return
+		}
+	} else if r.Header.Get(CSRFHeader) == "" && r.PostFormValue("csrf_token") == "" {
+		auth.Refuse(w, r, http.StatusForbidden, "missing CSRF token")
+		return
+	}
+	if err := g.o.Manager.Destroy(w, r); err != nil {
+		auth.WriteError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, g.o.LoginPath, http.StatusSeeOther)
+}
+
+// LoginURL returns loginPath with next as its query parameter, when next
+// is a local path worth returning to.
+func LoginURL(loginPath, next string) string {
+	next = SafeNext(next)
+	if next == "/" {
+		return loginPath
+	}
+	return loginPath + "?next=" + url.QueryEscape(next)
+}
+
+// SafeNext returns next when it is a local path, else "/". A local path
+// starts with exactly one slash: "//host" and "/\host" are read by browsers
+// as another host, and an absolute URL is another site. Control
+// characters, which some browsers strip before resolving, are refused too.
+func SafeNext(next string) string {
+	if next == "" || next[0] != '/' || len(next) > 2048 {
+		return "/"
+	}
+	if len(next) > 1 && (next[1] == '/' || next[1] == '\\') {
+		return "/"
+	}
+	if strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return "/"
+	}
+	return next
+}
