@@ -1,0 +1,124 @@
+// Package password verifies the secrets of the basic and flask-login
+// authentication types: bcrypt hashes as written by Apache's htpasswd ($2y$),
+// Python's bcrypt ($2b$) and Go ($2a$), or, when bcrypt is switched off, a
+// password stored in plain text.
+//
+// Verifying a bcrypt hash at the specification's work factor of 12 costs
+// about a quarter of a second of CPU, so the package also holds what keeps
+// that cost under control: a Gate that caps how many hashes are computed at
+// once, a Verifier that remembers successful verifications for a short time
+// (keyed by a per-process HMAC, never by the password itself), and a decoy
+// hash so that an unknown user name costs the same work as a known one.
+//
+// The package does not decide who may log in, does not throttle failures
+// (see package throttle) and never logs: errors it returns never contain a
+// password or a hash.
+package password
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+const (
+	// Cost is the bcrypt work factor used for new hashes: the
+	// specification's 12.
+	Cost = 12
+	// MinCost and MaxCost bound the work factors bcrypt accepts.
+	MinCost = bcrypt.MinCost
+	MaxCost = bcrypt.MaxCost
+	// MaxLen is bcrypt's input limit in bytes. Longer passwords are never
+	// hashed and never match: bcrypt would silently use only their first 72
+	// bytes.
+	MaxLen = 72
+	// hashLen is the length of a modular-crypt bcrypt hash: "$2b$12$",
+	// 22 characters of salt and 31 of digest.
+	hashLen = 60
+)
+
+var (
+	// ErrTooLong is returned by Hash for a password longer than MaxLen.
+	ErrTooLong = errors.New("password: longer than 72 bytes, which bcrypt cannot hash")
+	// ErrMalformedHash is wrapped by every error of ParseHash, so callers can
+	// tell a broken stored value from a technical failure with errors.Is.
+	ErrMalformedHash = errors.New("password: not a bcrypt hash (supported: $2a$, $2b$ or $2y$, cost 04 to 31, 60 characters)")
+)
+
+// bcryptAlphabet is the base-64 alphabet of bcrypt salts and digests; it
+// differs from the standard one in order and has no padding.
+const bcryptAlphabet = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// inAlphabet[c] reports whether byte c belongs to bcryptAlphabet.
+var inAlphabet = func() (t [256]bool) {
+	for i := 0; i < len(bcryptAlphabet); i++ {
+		t[bcryptAlphabet[i]] = true
+	}
+	return t
+}()
+
+// Hash returns the bcrypt hash of pw at the given cost, in Go's "$2a$" form
+// (read by htpasswd, Python's bcrypt and this package alike). It refuses a
+// password longer than MaxLen with ErrTooLong instead of hashing a prefix of
+// it, and a cost outside MinCost..MaxCost instead of silently replacing it.
+func Hash(pw []byte, cost int) (string, error) {
+	if len(pw) > MaxLen {
+		return "", ErrTooLong
+	}
+	if cost < MinCost || cost > MaxCost {
+		return "", fmt.Errorf("password: cost %d is outside %d to %d", cost, MinCost, MaxCost)
+	}
+	h, err := bcrypt.GenerateFromPassword(pw, cost)
+	if err != nil {
+		return "", fmt.Errorf("password: hashing: %w", err)
+	}
+	return string(h), nil
+}
+
+// IsBcrypt reports whether s has the shape of a bcrypt hash that ParseHash
+// accepts. It checks the form only: whether any password matches is not
+// knowable without one.
+func IsBcrypt(s string) bool {
+	_, err := ParseHash(s)
+	return err == nil
+}
+
+// ParseHash validates a stored bcrypt hash and returns its work factor.
+//
+// Accepted prefixes are "$2a$" (Go, older libraries), "$2b$" (Python's
+// bcrypt, OpenBSD) and "$2y$" (Apache htpasswd -B, PHP); for passwords of at
+// most 72 bytes the three compute the same function. "$2x$" (a buggy
+// variant) and "$2$" are refused. After the prefix come a two-digit cost
+// from 04 to 31, "$", and 53 characters of bcrypt base-64.
+//
+// Every error wraps ErrMalformedHash and says what is wrong (length, prefix,
+// cost, alphabet) without ever echoing the value, which is a secret.
+func ParseHash(s string) (cost int, err error) {
+	if len(s) != hashLen {
+		return 0, fmt.Errorf("%w: it is %d characters long", ErrMalformedHash, len(s))
+	}
+	if s[0] != '$' || s[1] != '2' || s[3] != '$' {
+		return 0, fmt.Errorf("%w: it does not start with a bcrypt prefix", ErrMalformedHash)
+	}
+	switch s[2] {
+	case 'a', 'b', 'y':
+	default:
+		return 0, fmt.Errorf("%w: its bcrypt variant is not supported", ErrMalformedHash)
+	}
+	if !isDigit(s[4]) || !isDigit(s[5]) || s[6] != '$' {
+		return 0, fmt.Errorf("%w: its cost is not two digits followed by $", ErrMalformedHash)
+	}
+	cost = int(s[4]-'0')*10 + int(s[5]-'0')
+	if cost < MinCost || cost > MaxCost {
+		return 0, fmt.Errorf("%w: its cost %d is outside %d to %d", ErrMalformedHash, cost, MinCost, MaxCost)
+	}
+	for i := 7; i < len(s); i++ {
+		if !inAlphabet[s[i]] {
+			return 0, fmt.Errorf("%w: its salt or digest holds a character outside bcrypt's base-64 alphabet", ErrMalformedHash)
+		}
+	}
+	return cost, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
