@@ -36,7 +36,8 @@ func (i Info) String() string {
 	return i.Addr.String()
 }
 
-// Resolver resolves Info from requests. The zero Resolver trusts no proxy.
+// Resolver resolves Info from requests. The zero Resolver, and a nil
+// *Resolver, trust no proxy.
 type Resolver struct {
 	trusted []netip.Prefix
 }
@@ -53,6 +54,9 @@ func NewResolver(trusted []netip.Prefix) *Resolver {
 
 // Trusted reports whether addr belongs to a trusted proxy.
 func (res *Resolver) Trusted(addr netip.Addr) bool {
+	if res == nil {
+		return false
+	}
 	addr = addr.Unmap()
 	for _, p := range res.trusted {
 		if p.Contains(addr) {

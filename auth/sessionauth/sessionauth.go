@@ -143,21 +143,25 @@ func LoginURL(loginPath, next string) string {
 
 // SafeNext returns next when it is a local path, else "/". A local path
 // starts with exactly one slash: "//host" and "/\host" are read by browsers
-// as another host, and an absolute URL is another site. Control
-// characters, which some browsers strip before resolving, are refused too.
+// as another host, and an absolute URL is another site. Backslashes, which
+// browsers treat as slashes, control characters, which some browsers strip
+// before resolving, and "." or ".." segments, which a redirect cleans into
+// something else ("/./\host" becomes "/\host"), are refused anywhere.
 func SafeNext(next string) string {
 	if next == "" || next[0] != '/' || len(next) > 2048 {
 		return "/"
 	}
-	if len(next) > 1 && (next[1] == '/' || next[1] == '\\') {
-		return "/"
-	}
-	if strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if strings.HasPrefix(next, "//") || strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
 		return "/"
 	}
 	u, err := url.Parse(next)
 	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
 		return "/"
+	}
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return "/"
+		}
 	}
 	return next
 }

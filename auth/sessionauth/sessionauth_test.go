@@ -22,6 +22,11 @@ func TestSafeNext(t *testing.T) {
 		{"/%2F%2Fevil.example", "/%2F%2Fevil.example"}, // stays a local path once decoded by the browser
 		{"/%5Cevil.example", "/%5Cevil.example"},
 		{"\\\\evil.example", "/"},
+		{"/./\\evil.example", "/"},
+		{"/a/../\\evil.example", "/"},
+		{"/../evil", "/"},
+		{"/a\\b", "/"},
+		{"/.well-known/x", "/.well-known/x"},
 	}
 	for _, tt := range tests {
 		if got := SafeNext(tt.in); got != tt.want {
