@@ -1,0 +1,183 @@
+// Package catalog is the backups folder: the list of backups the web
+// interface shows and the safe opening of one of them for download.
+//
+// A backup is a regular file directly inside the folder. Nothing else is a
+// backup: not a directory, not a symbolic link (even one that points at a
+// file inside the folder), not a device, socket or named pipe, and not a file
+// in a subdirectory. The folder is read on every call, so files that a backup
+// job adds or removes show up at once; nothing is cached.
+//
+// Opening goes through os.Root, which confines every lookup to the folder,
+// and compares what was looked up with what was opened, so a name cannot
+// escape the folder with "..", a separator or a link, nor by swapping the file
+// for a link between the check and the open.
+package catalog
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrNotFound means the name does not denote a backup: no such file, or a
+// name or file that is not a regular file directly inside the folder. The
+// web layer answers it with 404 whatever the cause, so a client learns
+// nothing about what else the folder holds.
+var ErrNotFound = errors.New("catalog: backup not found")
+
+// Backup describes one backup file.
+type Backup struct {
+	// Name is the file's name inside the folder, without any directory.
+	Name string
+	// Size is the file's length in bytes.
+	Size int64
+	// Modified is the file's modification time.
+	Modified time.Time
+}
+
+// Catalog reads one backups folder. It holds only the folder's path, so it
+// is safe for concurrent use and cheap to copy around.
+type Catalog struct {
+	dir string
+}
+
+// New returns the catalog of dir. The folder need not exist yet: until it
+// does, the catalog is empty. New does not touch the file system.
+func New(dir string) *Catalog {
+	return &Catalog{dir: dir}
+}
+
+// Dir returns the folder's path as given to New.
+func (c *Catalog) Dir() string { return c.dir }
+
+// List returns the backups, newest first; backups modified at the same
+// instant are ordered by name. A folder that does not exist gives an empty
+// list and no error. Entries that vanish while the folder is read are left
+// out, and so are names Open refuses (holding a backslash, or longer than
+// 255 bytes), so everything listed can be downloaded. List does not descend
+// into subdirectories. Hidden files (names starting with a dot) are listed
+// like any other.
+func (c *Catalog) List() ([]Backup, error) {
+	entries, err := os.ReadDir(c.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []Backup{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog: list %s: %w", c.dir, err)
+	}
+	backups := make([]Backup, 0, len(entries))
+	for _, e := range entries {
+		// A name Open would refuse (a backslash, too long) is not offered
+		// for download either.
+		if !e.Type().IsRegular() || !validName(e.Name()) {
+			continue
+		}
+		// Info is an lstat: a file replaced by a link after ReadDir is
+		// seen as the link and left out.
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("catalog: list %s: %w", c.dir, err)
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		backups = append(backups, backupOf(e.Name(), info))
+	}
+	slices.SortFunc(backups, func(a, b Backup) int {
+		if c := b.Modified.Compare(a.Modified); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return backups, nil
+}
+
+// Open opens the named backup for reading and describes it. The caller
+// closes the file. Every name that is not a regular file directly inside the
+// folder gives ErrNotFound: an empty name, ".", "..", a name holding '/',
+// '\\' or NUL, a symbolic link wherever it points, a directory, a device.
+// Other errors (permission denied, I/O) are returned wrapped.
+//
+// The file is looked up with Lstat inside an os.Root, opened through the same
+// root, and its Fstat must name the very file the Lstat saw; a file swapped
+// for a link or another file in between is refused, not followed.
+func (c *Catalog) Open(name string) (*os.File, Backup, error) {
+	if !validName(name) {
+		return nil, Backup{}, ErrNotFound
+	}
+	root, err := os.OpenRoot(c.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, Backup{}, ErrNotFound
+	}
+	if err != nil {
+		return nil, Backup{}, fmt.Errorf("catalog: open %s: %w", c.dir, err)
+	}
+	defer root.Close()
+
+	before, err := root.Lstat(name)
+	if err != nil {
+		return nil, Backup{}, notFoundOr(err, name)
+	}
+	if !before.Mode().IsRegular() {
+		return nil, Backup{}, ErrNotFound
+	}
+	// O_NONBLOCK keeps a named pipe swapped in after the Lstat from
+	// blocking the open; for a regular file it changes nothing.
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, Backup{}, fmt.Errorf("catalog: open %q: %w", name, err)
+	}
+	if err != nil {
+		// The entry was a regular file a moment ago: it has gone, or it
+		// was swapped for something the root refuses (a link leading
+		// out of the folder, a loop).
+		return nil, Backup{}, ErrNotFound
+	}
+	after, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, Backup{}, fmt.Errorf("catalog: stat %q: %w", name, err)
+	}
+	if !after.Mode().IsRegular() || !os.SameFile(before, after) {
+		f.Close()
+		return nil, Backup{}, ErrNotFound
+	}
+	return f, backupOf(name, after), nil
+}
+
+// maxNameLen is the longest file name the common file systems store (ext4,
+// XFS, btrfs, ZFS: 255 bytes). Longer names cannot be backups.
+const maxNameLen = 255
+
+// validName reports whether name can only mean an entry of the folder
+// itself. Backslashes are refused on every system, so a name means the same
+// file wherever the service runs.
+func validName(name string) bool {
+	if name == "" || name == "." || name == ".." || len(name) > maxNameLen {
+		return false
+	}
+	return !strings.ContainsAny(name, "/\\\x00")
+}
+
+// notFoundOr maps "no such file" and the refusals of a name the file system
+// cannot hold (too long, invalid) to ErrNotFound, and wraps everything else
+// (permission denied, I/O errors), which the operator must hear about.
+func notFoundOr(err error, name string) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.EINVAL) {
+		return ErrNotFound
+	}
+	return fmt.Errorf("catalog: open %q: %w", name, err)
+}
+
+func backupOf(name string, info fs.FileInfo) Backup {
+	return Backup{Name: name, Size: info.Size(), Modified: info.ModTime()}
+}

@@ -1,0 +1,63 @@
+package ui
+
+import (
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/catalog"
+)
+
+// CatalogPage is the data of the "catalog" page, the list of backups at /.
+type CatalogPage struct {
+	// Title is the page's heading and the document title.
+	Title string
+	// User is the signed-in user. The page shows the name and the
+	// authentication type, and a logout button (a POST to /logout carrying
+	// User.CSRFToken as csrf_token) when User.HasSession().
+	User auth.User
+	// Backups are the files to list, in the order given (the catalog gives
+	// newest first). Each name links to /backups/{name}, path-escaped.
+	Backups []catalog.Backup
+}
+
+// TotalSize returns the sum of the backups' sizes, shown above the table.
+func (p CatalogPage) TotalSize() int64 {
+	var n int64
+	for _, b := range p.Backups {
+		n += b.Size
+	}
+	return n
+}
+
+// LoginPage is the data of the "login" page, and the data an operator's
+// replacement login template receives (see ParseLoginTemplate). Every field
+// is plain text; the template escapes it.
+//
+// A replacement template must post a form to Action with the fields
+// username, password, csrf_token (hidden, value CSRFToken) and next (hidden,
+// value Next). The pages are served with a Content-Security-Policy that
+// allows stylesheets from /static/ only and no scripts: inline <style>
+// elements, style attributes and <script> are ignored by browsers.
+type LoginPage struct {
+	// Title is the page's heading and the document title.
+	Title string
+	// Action is the path the form posts to: the login page's own path.
+	Action string
+	// CSRFToken is the value of the hidden csrf_token field.
+	CSRFToken string
+	// Next is the value of the hidden next field: where to go after login.
+	Next string
+	// Username pre-fills the username field after a failed attempt.
+	Username string
+	// Error is the message shown above the form; empty shows none.
+	Error string
+}
+
+// ErrorPage is the data of the "error" page shown for failed page requests
+// (404, 403, 500...). API routes answer with JSON instead.
+type ErrorPage struct {
+	// Status is the HTTP status code, shown on the page.
+	Status int
+	// Title is the heading; empty means the status's standard text.
+	Title string
+	// Message is one sentence for a person; never internal detail.
+	Message string
+}

@@ -1,0 +1,88 @@
+package ui
+
+import (
+	"bytes"
+	"embed"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+// asset is one embedded static file, read once.
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+// assets maps a file's name under /static/ to its content. Only the files
+// directly in the embedded static folder are served; there is no directory
+// listing.
+var assets = sync.OnceValue(func() map[string]asset {
+	m := make(map[string]asset)
+	entries, err := staticFS.ReadDir("static")
+	if err != nil {
+		return m
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := staticFS.ReadFile("static/" + e.Name())
+		if err != nil {
+			continue
+		}
+		ct := mime.TypeByExtension(path.Ext(e.Name()))
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		m[e.Name()] = asset{body: b, contentType: ct, etag: `"` + contentHash(b) + `"`}
+	}
+	return m
+})
+
+// staticURL returns the URL of the named static file with its content hash
+// as a query ("/static/style.css?v=1a2b..."), so a new release's stylesheet
+// is fetched at once despite the long caching Static asks for.
+func staticURL(name string) string {
+	a, ok := assets()[name]
+	if !ok {
+		return "/static/" + name
+	}
+	return "/static/" + name + "?v=" + strings.Trim(a.etag, `"`)
+}
+
+// Static returns the handler for the paths under /static/: the stylesheet
+// and the icon. Responses may be cached for a year (pages link them with a
+// content-hash query, see staticURL), carry an ETag and
+// X-Content-Type-Options: nosniff. Anything else under /static/ is 404;
+// methods other than GET and HEAD are 405. It is meant to be mounted
+// unprotected: the login page needs the stylesheet before anyone has logged
+// in, and nothing under /static/ is private.
+func Static() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		name, ok := strings.CutPrefix(r.URL.Path, "/static/")
+		a, found := assets()[name]
+		if !ok || !found {
+			http.NotFound(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", a.contentType)
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("ETag", a.etag)
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
+	})
+}

@@ -1,0 +1,68 @@
+package ui
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestStatic(t *testing.T) {
+	h := Static()
+	etag := assets()["style.css"].etag
+	tests := []struct {
+		name, method, path string
+		header             map[string]string
+		status             int
+		contentType        string
+	}{
+		{"stylesheet", "GET", "/static/style.css", nil, 200, "text/css; charset=utf-8"},
+		{"versioned", "GET", "/static/style.css?v=abc", nil, 200, "text/css; charset=utf-8"},
+		{"icon", "GET", "/static/icon.svg", nil, 200, "image/svg+xml"},
+		{"head", "HEAD", "/static/style.css", nil, 200, "text/css; charset=utf-8"},
+		{"revalidate", "GET", "/static/style.css", map[string]string{"If-None-Match": etag}, 304, ""},
+		{"folder", "GET", "/static/", nil, 404, ""},
+		{"missing", "GET", "/static/nope.css", nil, 404, ""},
+		{"nested", "GET", "/static/static/style.css", nil, 404, ""},
+		{"outside", "GET", "/static/../ui.go", nil, 404, ""},
+		{"post", "POST", "/static/style.css", nil, 405, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, tt.path, nil)
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tt.status {
+				t.Fatalf("status = %d, want %d", rec.Code, tt.status)
+			}
+			if tt.status != 200 {
+				return
+			}
+			hd := rec.Header()
+			if hd.Get("Content-Type") != tt.contentType {
+				t.Errorf("Content-Type = %q", hd.Get("Content-Type"))
+			}
+			if !strings.Contains(hd.Get("Cache-Control"), "max-age=31536000") {
+				t.Errorf("Cache-Control = %q", hd.Get("Cache-Control"))
+			}
+			if hd.Get("X-Content-Type-Options") != "nosniff" || hd.Get("ETag") == "" {
+				t.Errorf("headers = %v", hd)
+			}
+			if tt.method == "HEAD" && rec.Body.Len() != 0 {
+				t.Error("HEAD with a body")
+			}
+		})
+	}
+}
+
+func TestStaticURL(t *testing.T) {
+	u := staticURL("style.css")
+	if !strings.HasPrefix(u, "/static/style.css?v=") || len(u) != len("/static/style.css?v=")+16 {
+		t.Fatalf("staticURL = %q", u)
+	}
+	if got := staticURL("none.css"); got != "/static/none.css" {
+		t.Fatalf("staticURL(unknown) = %q", got)
+	}
+}
