@@ -1,0 +1,254 @@
+package web
+
+import (
+	"bytes"
+	"crypto/rand"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/catalog"
+)
+
+func readAll(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+func TestContentDisposition(t *testing.T) {
+	tests := []struct {
+		name, want string
+	}{
+		{"plain.tar.gz", `attachment; filename="plain.tar.gz"`},
+		{"with space;comma,.tar", `attachment; filename="with space;comma,.tar"`},
+		{`say "hi".tar`, `attachment; filename="say _hi_.tar"; filename*=UTF-8''say%20%22hi%22.tar`},
+		{`back\slash`, `attachment; filename="back_slash"; filename*=UTF-8''back%5Cslash`},
+		{"100%.tar", `attachment; filename="100_.tar"; filename*=UTF-8''100%25.tar`},
+		{"ünïcødé.tar", `attachment; filename="_n_c_d_.tar"; filename*=UTF-8''%C3%BCn%C3%AFc%C3%B8d%C3%A9.tar`},
+		{"バックアップ.tar", `attachment; filename="______.tar"; filename*=UTF-8''%E3%83%90%E3%83%83%E3%82%AF%E3%82%A2%E3%83%83%E3%83%97.tar`},
+		{"new\nline\r.tar", `attachment; filename="new_line_.tar"; filename*=UTF-8''new_line_.tar`},
+		{"tab\tdel\x7f", `attachment; filename="tab_del_"; filename*=UTF-8''tab_del_`},
+		{"bad\xffutf8", `attachment; filename="bad_utf8"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := contentDisposition(tt.name)
+			if got != tt.want {
+				t.Fatalf("contentDisposition(%q)\n got %s\nwant %s", tt.name, got, tt.want)
+			}
+			if strings.ContainsAny(got, "\r\n\x00") {
+				t.Fatal("header value holds a line break")
+			}
+			// Go's own parser must read it, and filename* must decode
+			// to the exact name when the name was valid and printable.
+			disp, params, err := mime.ParseMediaType(got)
+			if err != nil || disp != "attachment" || params["filename"] == "" {
+				t.Fatalf("ParseMediaType: %q %v %v", disp, params, err)
+			}
+		})
+	}
+}
+
+// server serves the handler for type none over a folder holding odd names.
+func downloadServer(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	dir := fixture(t)
+	for _, n := range []string{`say "hi".tar`, "ünï.tar", "new\nline.tar", "100%.tar", "a?b#c.tar"} {
+		writeBackup(t, dir, n, "odd:"+n, base)
+	}
+	log, _ := quietLogger()
+	srv := httptest.NewServer(NewHandler(Options{Provider: none.Provider{}, Catalog: catalog.New(dir), Logger: log}))
+	t.Cleanup(srv.Close)
+	return srv, dir
+}
+
+func TestDownloadOddNames(t *testing.T) {
+	srv, _ := downloadServer(t)
+	for _, name := range []string{`say "hi".tar`, "ünï.tar", "new\nline.tar", "100%.tar", "a?b#c.tar"} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := srv.Client().Get(srv.URL + "/backups/" + url.PathEscape(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := readAll(resp)
+			if resp.StatusCode != 200 || string(body) != "odd:"+name {
+				t.Fatalf("%d %q", resp.StatusCode, body)
+			}
+			cd := resp.Header.Get("Content-Disposition")
+			if cd != contentDisposition(name) || strings.ContainsAny(cd, "\n\r") {
+				t.Errorf("Content-Disposition = %q", cd)
+			}
+		})
+	}
+}
+
+func TestDownloadHeadersRangesAndConditionals(t *testing.T) {
+	srv, _ := downloadServer(t)
+	target := srv.URL + "/backups/weekly%202024-05-01.tar.zst"
+	lastMod := base.Add(time.Hour).Format(http.TimeFormat)
+	tests := []struct {
+		name, method string
+		header       map[string]string
+		status       int
+		body         string
+		check        map[string]string
+	}{
+		{"full", "GET", nil, 200, "weekly full", map[string]string{
+			"Content-Type": "application/octet-stream", "Content-Length": "11", "Last-Modified": lastMod,
+			"Accept-Ranges": "bytes", "Content-Disposition": `attachment; filename="weekly 2024-05-01.tar.zst"`,
+			"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+		}},
+		{"head", "HEAD", nil, 200, "", map[string]string{"Content-Length": "11", "Last-Modified": lastMod,
+			"Content-Type": "application/octet-stream"}},
+		{"range", "GET", map[string]string{"Range": "bytes=7-"}, 206, "full", map[string]string{
+			"Content-Range": "bytes 7-10/11", "Content-Length": "4"}},
+		{"range from end", "GET", map[string]string{"Range": "bytes=-4"}, 206, "full", nil},
+		{"if-range stale", "GET", map[string]string{"Range": "bytes=7-", "If-Range": base.Format(http.TimeFormat)}, 200, "weekly full", nil},
+		{"unsatisfiable", "GET", map[string]string{"Range": "bytes=50-"}, 416, "", nil},
+		{"not modified", "GET", map[string]string{"If-Modified-Since": lastMod}, 304, "", nil},
+		{"modified since", "GET", map[string]string{"If-Modified-Since": base.Format(http.TimeFormat)}, 200, "weekly full", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, target, nil)
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := readAll(resp)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status = %d, want %d", resp.StatusCode, tt.status)
+			}
+			if tt.body != "" && string(body) != tt.body {
+				t.Errorf("body = %q, want %q", body, tt.body)
+			}
+			if tt.method == "HEAD" && len(body) != 0 {
+				t.Error("HEAD with a body")
+			}
+			for k, v := range tt.check {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+// TestLargeDownload sends a file several chunks long through a real
+// connection (sendfile path) and a range of it.
+func TestLargeDownload(t *testing.T) {
+	srv, dir := downloadServer(t)
+	data := make([]byte, 3*downloadChunk+12345)
+	rand.Read(data)
+	must(t, os.WriteFile(filepath.Join(dir, "big.bin"), data, 0o600))
+
+	resp, err := srv.Client().Get(srv.URL + "/backups/big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(resp)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("full download: %d bytes of %d, err %v", len(got), len(data), err)
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/backups/big.bin", nil)
+	req.Header.Set("Range", "bytes=1000-2500000")
+	resp, err = srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = readAll(resp)
+	if err != nil || resp.StatusCode != 206 || !bytes.Equal(got, data[1000:2500001]) {
+		t.Fatalf("range: status %d, %d bytes, err %v", resp.StatusCode, len(got), err)
+	}
+}
+
+// deadlineRecorder is a ResponseWriter that records the write deadlines
+// set on it and the pieces written, and can act as a ReaderFrom.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	deadlines []time.Time
+	pieces    []int64
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	d.deadlines = append(d.deadlines, t)
+	return nil
+}
+
+func (d *deadlineRecorder) ReadFrom(src io.Reader) (int64, error) {
+	n, err := io.Copy(writerOnly{d.ResponseRecorder}, src)
+	d.pieces = append(d.pieces, n)
+	return n, err
+}
+
+func TestStallWriterMovesDeadlinePerPiece(t *testing.T) {
+	clock := base
+	now := func() time.Time { clock = clock.Add(time.Second); return clock }
+	tests := []struct {
+		name   string
+		src    func(data []byte) io.Reader
+		pieces []int64
+	}{
+		{"limited reader", func(d []byte) io.Reader { return &io.LimitedReader{R: bytes.NewReader(d), N: 25} }, []int64{10, 10, 5}},
+		{"limited reader longer than data", func(d []byte) io.Reader { return &io.LimitedReader{R: bytes.NewReader(d), N: 100} }, []int64{10, 10, 10, 0}},
+		{"plain reader", func(d []byte) io.Reader { return bytes.NewReader(d) }, []int64{10, 10, 10, 0}},
+		{"exact multiple", func(d []byte) io.Reader { return &io.LimitedReader{R: bytes.NewReader(d), N: 20} }, []int64{10, 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := []byte("0123456789abcdefghijABCDEFGHIJ")
+			rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+			w := &stallWriter{ResponseWriter: rec, rc: http.NewResponseController(rec), now: now, chunk: 10, stall: time.Minute}
+			n, err := w.ReadFrom(tt.src(data))
+			var want int64
+			for _, p := range tt.pieces {
+				want += p
+			}
+			if err != nil || n != want || rec.Body.String() != string(data[:want]) {
+				t.Fatalf("ReadFrom = %d, %v; body %q", n, err, rec.Body.String())
+			}
+			if len(rec.pieces) != len(tt.pieces) {
+				t.Fatalf("pieces = %v, want %v", rec.pieces, tt.pieces)
+			}
+			for i := range tt.pieces {
+				if rec.pieces[i] != tt.pieces[i] {
+					t.Fatalf("pieces = %v, want %v", rec.pieces, tt.pieces)
+				}
+			}
+			if len(rec.deadlines) != len(tt.pieces) {
+				t.Fatalf("%d deadlines for %d pieces", len(rec.deadlines), len(tt.pieces))
+			}
+			for i := 1; i < len(rec.deadlines); i++ {
+				if !rec.deadlines[i].After(rec.deadlines[i-1]) {
+					t.Fatalf("deadline did not move forward: %v", rec.deadlines)
+				}
+			}
+		})
+	}
+}
+
+func TestStallWriterWriteSplitsLargeWrites(t *testing.T) {
+	rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	w := &stallWriter{ResponseWriter: rec, rc: http.NewResponseController(rec), now: time.Now, chunk: 4, stall: time.Minute}
+	n, err := w.Write([]byte("0123456789"))
+	if err != nil || n != 10 || rec.Body.String() != "0123456789" {
+		t.Fatalf("Write = %d, %v; %q", n, err, rec.Body.String())
+	}
+	if len(rec.deadlines) != 3 {
+		t.Fatalf("%d deadlines, want 3", len(rec.deadlines))
+	}
+	if got := w.Unwrap(); got != rec {
+		t.Fatal("Unwrap does not return the wrapped writer")
+	}
+}

@@ -1,0 +1,139 @@
+// Package web is backupweb's HTTP surface: the routes, the handlers of the
+// catalog page, the JSON API and downloads, the middleware every response
+// passes through, and the *http.Server that serves them.
+//
+// Authentication is not decided here. Every route but /healthz and /static/
+// goes through auth.RequireAuth with the configured provider, and a provider
+// with routes of its own (login, logout, OAuth) mounts them on the same mux.
+// The handlers read the user from the request's context with
+// auth.FromContext.
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/ui"
+)
+
+// Options are what NewHandler serves.
+type Options struct {
+	// Provider authenticates every protected route. Required: without one
+	// every protected request is refused with 500 and the mistake logged.
+	Provider auth.Provider
+	// Catalog is the backups folder. Required: without one the pages and
+	// the API answer 500 and the mistake is logged.
+	Catalog *catalog.Catalog
+	// Resolver tells the client's address and scheme from trusted proxies'
+	// forwarding headers. Nil trusts no proxy.
+	Resolver *peer.Resolver
+	// Logger receives handler errors and recovered panics.
+	// Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// NewHandler returns the whole HTTP surface:
+//
+//	GET /healthz          200 "ok"; not protected, for load balancers
+//	GET /static/...       the stylesheet and icon; not protected
+//	GET /                 the catalog page
+//	GET /api/backups      {"backups":[{"name","size","modified"}]}, newest first
+//	GET /api/me           the current-user record: username, auth_type, ...
+//	GET /backups/{name}   the backup's bytes, as an attachment
+//
+// plus the provider's own routes when it implements auth.Mounter. GET
+// routes answer HEAD too. Unknown paths are 404, known paths with another
+// method 405 (with Allow). A path under /backups/ holding "." or ".."
+// segments or doubled slashes is 404, not redirected.
+//
+// Every response passes, outermost first: panic recovery (logged, 500),
+// peer resolution, the security headers (Content-Security-Policy,
+// X-Content-Type-Options, Referrer-Policy, X-Frame-Options), and Go's
+// cross-origin protection, which refuses with 403 a state-changing request
+// (any method but GET, HEAD, OPTIONS) that a browser marks as coming from
+// another site (Sec-Fetch-Site, or an Origin that does not match Host).
+// Requests without those headers, from scripts and curl, pass.
+func NewHandler(o Options) http.Handler {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	p := o.Provider
+	if p == nil {
+		log.Error("web: no authentication provider given; every protected request is refused")
+		p = missingProvider{}
+	}
+	if o.Catalog == nil {
+		log.Error("web: no catalog given; the backups cannot be listed")
+	}
+	res := o.Resolver
+	if res == nil {
+		res = peer.NewResolver(nil)
+	}
+	s := &site{cat: o.Catalog, log: log, now: time.Now}
+	protect := auth.RequireAuth(p)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", health)
+	mux.Handle("GET /static/", ui.Static())
+	mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
+	mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
+	mux.Handle("GET /api/me", protect(http.HandlerFunc(s.apiMe)))
+	mux.Handle("GET /backups/{name}", protect(http.HandlerFunc(s.download)))
+	if m, ok := p.(auth.Mounter); ok {
+		m.Mount(mux)
+	}
+
+	// The mux would answer a path like /backups/../x with a redirect to
+	// its cleaned form; under /backups/ such a path is simply not a
+	// backup. It is still protected, so it says nothing to strangers.
+	notCanonical := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusNotFound, msgNoBackup)
+	}))
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ep := r.URL.EscapedPath(); strings.HasPrefix(ep, "/backups/") && path.Clean(ep) != ep {
+			notCanonical.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusForbidden, "Cross-origin requests are not allowed.")
+	}))
+
+	return recoverer(log, s, res.Middleware(securityHeaders(cop.Handler(root))))
+}
+
+// health answers load balancers and monitors. It checks nothing but that
+// the process serves HTTP.
+func health(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write([]byte("ok"))
+}
+
+// errNoProvider is what missingProvider reports for every request.
+var errNoProvider = errors.New("web: no authentication provider configured")
+
+// missingProvider stands in for a nil Options.Provider: it admits no one.
+// The zero value denies; "no authentication" must be chosen explicitly.
+type missingProvider struct{}
+
+func (missingProvider) Type() string { return "missing" }
+
+func (missingProvider) Identify(*http.Request) (auth.User, bool, error) {
+	return auth.User{}, false, errNoProvider
+}
+
+func (missingProvider) Challenge(w http.ResponseWriter, r *http.Request) {
+	auth.Refuse(w, r, http.StatusInternalServerError, "Authentication is not configured.")
+}

@@ -1,0 +1,104 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/ui"
+)
+
+// Sentences people see; the detail goes to the log.
+const (
+	msgNoBackup   = "There is no backup of that name."
+	msgListFailed = "The list of backups could not be read."
+	msgReadFailed = "The backup could not be read."
+)
+
+// errNoCatalog is logged when Options.Catalog was nil.
+var errNoCatalog = errors.New("web: no catalog configured")
+
+// site holds what the handlers share.
+type site struct {
+	cat *catalog.Catalog
+	log *slog.Logger
+	now func() time.Time
+}
+
+// catalogPage serves GET /: the backups as an HTML table.
+func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
+	u, _ := auth.FromContext(r.Context())
+	list, err := s.list()
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "web: list backups", "err", err)
+		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
+		return
+	}
+	ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Title: "Backups", User: u, Backups: list})
+}
+
+// backupJSON is one entry of GET /api/backups.
+type backupJSON struct {
+	Name     string `json:"name"`
+	Size     int64  `json:"size"`
+	Modified string `json:"modified"`
+}
+
+// apiBackups serves GET /api/backups: {"backups": [...]}, newest first,
+// "modified" in RFC 3339, UTC, whole seconds. An empty folder gives an
+// empty array, never null.
+func (s *site) apiBackups(w http.ResponseWriter, r *http.Request) {
+	list, err := s.list()
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "web: list backups", "err", err)
+		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
+		return
+	}
+	out := make([]backupJSON, len(list))
+	for i, b := range list {
+		out[i] = backupJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339)}
+	}
+	s.writeJSON(w, r, map[string][]backupJSON{"backups": out})
+}
+
+// apiMe serves GET /api/me: the current-user record (username, auth_type,
+// and the attributes the provider knows). The CSRF token is not part of it.
+func (s *site) apiMe(w http.ResponseWriter, r *http.Request) {
+	u, _ := auth.FromContext(r.Context())
+	s.writeJSON(w, r, u.Record())
+}
+
+func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "web: encode json", "path", r.URL.Path, "err", err)
+		s.fail(w, r, http.StatusInternalServerError, "The answer could not be encoded.")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(b, '\n'))
+}
+
+// fail answers an error: JSON {"error": message} under /api/ (auth.Refuse),
+// the "error" page everywhere else.
+func (s *site) fail(w http.ResponseWriter, r *http.Request, status int, message string) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		auth.Refuse(w, r, status, message)
+		return
+	}
+	w.Header().Del("Content-Disposition")
+	ui.Render(w, status, "error", ui.ErrorPage{Status: status, Message: message})
+}
+
+func (s *site) list() ([]catalog.Backup, error) {
+	if s.cat == nil {
+		return nil, errNoCatalog
+	}
+	return s.cat.List()
+}
