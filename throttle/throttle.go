@@ -176,7 +176,9 @@ func (l *Limiter) Fail(key string) {
 		*e = entry{key: key, prev: e.prev, next: e.next}
 	}
 	e.tat = max(e.tat, now) + l.interval
-	if e.tat-now >= l.limit {
+	// The count is (tat-now)/interval rounded up: time that passed between
+	// quick failures drains a fraction of one, which must not save the key.
+	if e.tat-now > l.limit-l.interval {
 		e.strikes++
 		e.blockedUntil = now + l.blockFor(e.strikes)
 		e.tat = now

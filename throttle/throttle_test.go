@@ -280,3 +280,18 @@ func checkList(t *testing.T, s *shard) {
 		t.Fatalf("list holds %d entries, map %d", n, len(s.entries))
 	}
 }
+
+// TestBlocksWithRealClock makes Max failures in quick succession on the
+// real clock: the nanoseconds between them must not keep the key unblocked.
+func TestBlocksWithRealClock(t *testing.T) {
+	l := New(Options{Max: 3, Window: 10 * time.Minute})
+	for range 3 {
+		if ok, _ := l.Allow("k"); !ok {
+			t.Fatal("blocked too early")
+		}
+		l.Fail("k")
+	}
+	if ok, wait := l.Allow("k"); ok || wait <= 0 {
+		t.Fatalf("not blocked after Max failures: ok=%v wait=%v", ok, wait)
+	}
+}

@@ -1,0 +1,190 @@
+// Package basic is authentication type basic: HTTP Basic authentication
+// (RFC 7617) with one configured user, for browsers and API clients alike.
+//
+// Credentials come with every request, and a bcrypt hash at the
+// specification's cost 12 takes a large fraction of a second of CPU to
+// check, so successful verifications are cached by package password (keyed
+// by a keyed hash, bounded, expiring, never holding the password). Wrong
+// passwords always pay the full bcrypt cost, run through a gate that caps
+// concurrent bcrypt work, and are throttled per client address with 429 and
+// Retry-After, so a flood of guesses neither succeeds quickly nor takes the
+// CPU from everyone else. There is no logout: browsers keep sending the
+// credentials until they are closed.
+package basic
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/throttle"
+)
+
+// Name is the type's name in configuration.
+const Name = "basic"
+
+// DefaultRealm is the realm shown in the browser's password prompt when the
+// configuration names none.
+const DefaultRealm = "backupweb"
+
+// Config is the typed configuration of a Basic provider.
+type Config struct {
+	// Username is the one accepted user name. Required.
+	Username string
+	// Password is the accepted password: a bcrypt hash ($2a$, $2b$ or $2y$)
+	// when UseBcrypt is true, else the password itself. Required.
+	Password string
+	// UseBcrypt tells whether Password is a bcrypt hash. Default false, as
+	// in the specification; plain passwords draw a start-up warning.
+	UseBcrypt bool
+	// Realm is the text of the browser's prompt. Default DefaultRealm.
+	Realm string
+	// MaxFailures is how many wrong credentials one client address may send
+	// within FailureWindow before it is answered 429. Default 10.
+	MaxFailures int
+	// FailureWindow is how long failures are remembered. Default 15m.
+	FailureWindow time.Duration
+	// CacheTTL is how long a verified credential is trusted without running
+	// bcrypt again. Default 5m.
+	CacheTTL time.Duration
+}
+
+// Provider checks HTTP Basic credentials against one user.
+type Provider struct {
+	cfg      Config
+	userSum  [sha256.Size]byte
+	cost     int // bcrypt cost of cfg.Password, for decoy checks
+	verifier *password.Verifier
+	limiter  *throttle.Limiter
+	log      *slog.Logger
+	now      func() time.Time
+	header   string // WWW-Authenticate value
+}
+
+var (
+	_ auth.Provider = (*Provider)(nil)
+	_ auth.Reloader = (*Provider)(nil)
+)
+
+// New returns a Provider for cfg. cfg must have been validated (see Load);
+// New only fills defaults.
+func New(cfg Config, env auth.Env) *Provider {
+	if cfg.Realm == "" {
+		cfg.Realm = DefaultRealm
+	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = 10
+	}
+	if cfg.FailureWindow <= 0 {
+		cfg.FailureWindow = 15 * time.Minute
+	}
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = 5 * time.Minute
+	}
+	cost := password.Cost
+	if cfg.UseBcrypt {
+		if c, err := password.ParseHash(cfg.Password); err == nil {
+			cost = c
+		}
+	}
+	return &Provider{
+		cfg:      cfg,
+		userSum:  sha256.Sum256([]byte(cfg.Username)),
+		cost:     cost,
+		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
+		limiter: throttle.New(throttle.Options{
+			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
+		}),
+		log:    env.Log(),
+		now:    env.Clock(),
+		header: `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
+	}
+}
+
+// Type returns "basic".
+func (p *Provider) Type() string { return Name }
+
+// Identify checks r's Basic credentials. A request without any is simply
+// not admitted; wrong or malformed ones are logged as refused attempts and
+// counted against the client address. A throttled address gets a
+// *auth.RetryError before any bcrypt work is spent on it.
+func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
+	user, pass, err := ParseAuthorization(r.Header.Get("Authorization"))
+	if errors.Is(err, ErrNoCredentials) {
+		return auth.User{}, false, nil
+	}
+	client := peer.Of(r).String()
+	if ok, wait := p.limiter.Allow(client); !ok {
+		auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, user)
+		return auth.User{}, false, &auth.RetryError{After: wait}
+	}
+	if err != nil {
+		p.refuse(r, client, auth.ReasonMalformed, "")
+		return auth.User{}, false, nil
+	}
+	ok, err := p.check(r, user, pass)
+	if err != nil {
+		if errors.Is(err, password.ErrBusy) {
+			return auth.User{}, false, fmt.Errorf("basic: %w", auth.ErrBusy)
+		}
+		return auth.User{}, false, fmt.Errorf("basic: verifying password: %w", err)
+	}
+	if !ok {
+		reason := auth.ReasonBadCredentials
+		if p.cfg.UseBcrypt && len(pass) > password.MaxLen {
+			reason = auth.ReasonTooLong
+		}
+		p.refuse(r, client, reason, user)
+		return auth.User{}, false, nil
+	}
+	return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
+}
+
+// check compares user and pass with the configuration. The user name is
+// compared in constant time, and a wrong one still costs a full bcrypt
+// check against a decoy hash, so neither timing nor the cache tells an
+// attacker whether the name was right.
+func (p *Provider) check(r *http.Request, user, pass string) (bool, error) {
+	sum := sha256.Sum256([]byte(user))
+	userOK := subtle.ConstantTimeCompare(sum[:], p.userSum[:]) == 1
+	if !userOK {
+		if p.cfg.UseBcrypt {
+			return false, p.verifier.CheckDecoy(r.Context(), p.cost, []byte(pass))
+		}
+		return false, nil
+	}
+	return p.verifier.Check(r.Context(), p.cfg.Password, []byte(pass), p.cfg.UseBcrypt)
+}
+
+func (p *Provider) refuse(r *http.Request, client, reason, user string) {
+	p.limiter.Fail(client)
+	auth.LogRefused(p.log, r, Name, reason, user)
+}
+
+// Challenge answers 401 with the WWW-Authenticate header that makes
+// browsers show their password prompt with the configured realm.
+func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("WWW-Authenticate", p.header)
+	auth.Refuse(w, r, http.StatusUnauthorized, "authentication required")
+}
+
+// Reload empties the verification cache. The program calls it on SIGHUP,
+// so an operator can force every credential to be checked afresh.
+func (p *Provider) Reload() error {
+	p.verifier.Purge()
+	return nil
+}
+
+// quoteRealm escapes a realm for a quoted-string (RFC 9110): backslash and
+// double quote get a backslash. Load refuses control characters.
+func quoteRealm(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
+}
