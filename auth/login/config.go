@@ -1,0 +1,275 @@
+package login
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/ui"
+	"github.com/backupweb/backupweb/userfile"
+)
+
+// Keys are the [authentication] keys type flask-login reads, besides "type".
+var Keys = []string{
+	"users_file", "use_bcrypt", "login_view", "login_template",
+	"session_idle_timeout", "session_lifetime",
+	"max_failures", "max_user_failures", "failure_window",
+}
+
+// Defaults of the keys.
+const (
+	DefaultLoginPath       = "/login"
+	DefaultIdleTimeout     = 30 * time.Minute
+	DefaultLifetime        = 12 * time.Hour
+	DefaultMaxFailures     = 10
+	DefaultMaxUserFailures = 5
+	DefaultFailureWindow   = 15 * time.Minute
+	// DefaultPollInterval is how often the user file is checked for
+	// changes.
+	DefaultPollInterval = 2 * time.Second
+)
+
+// reservedPaths are routes of the program that a login page must not take
+// over: registering the login page on one of them would shadow it or clash
+// with it.
+var reservedPaths = []string{"/", "/healthz", sessionauth.LogoutPath}
+
+// reservedPrefixes are route trees of the program (and of type oauth) that
+// the login page must stay out of.
+var reservedPrefixes = []string{"/api/", "/backups/", "/oauth/", "/static/"}
+
+// Config is the typed configuration of a flask-login provider.
+type Config struct {
+	// UsersFile is the path of the user file. Required.
+	UsersFile string
+	// UseBcrypt tells whether the user file holds bcrypt hashes. Default
+	// false, as in the specification; plain passwords draw a warning.
+	UseBcrypt bool
+	// LoginPath is the path of the login page, from login_view. Default
+	// DefaultLoginPath.
+	LoginPath string
+	// LoginTemplate is the path of an html/template file that replaces the
+	// built-in login page (see package ui for the data it receives). Empty:
+	// the built-in page.
+	LoginTemplate string
+	// IdleTimeout ends a session unused for that long. Default 30m.
+	IdleTimeout time.Duration
+	// Lifetime ends a session that long after login, whatever its activity.
+	// Default 12h.
+	Lifetime time.Duration
+	// MaxFailures is how many failed logins one client address may make
+	// within FailureWindow before it is answered 429. Default 10.
+	MaxFailures int
+	// MaxUserFailures is how many failed logins one user name may receive,
+	// from any address, within FailureWindow before logins for that name
+	// are answered 429. Default 5. It slows a distributed guess at one
+	// account; the price is that anyone can hold one account's logins off
+	// for a window.
+	MaxUserFailures int
+	// FailureWindow is how long failures are remembered. Default 15m.
+	FailureWindow time.Duration
+	// PollInterval is how often the user file is checked for changes. It
+	// is not read from the configuration. Default DefaultPollInterval; a
+	// negative value turns polling off (Reload, on SIGHUP, still works).
+	PollInterval time.Duration
+}
+
+// withDefaults returns cfg with its zero fields set to their defaults.
+func (cfg Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if cfg.LoginPath == "" {
+		cfg.LoginPath = DefaultLoginPath
+	}
+	def(&cfg.IdleTimeout, DefaultIdleTimeout)
+	def(&cfg.Lifetime, DefaultLifetime)
+	def(&cfg.FailureWindow, DefaultFailureWindow)
+	def(&cfg.PollInterval, DefaultPollInterval)
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = DefaultMaxFailures
+	}
+	if cfg.MaxUserFailures <= 0 {
+		cfg.MaxUserFailures = DefaultMaxUserFailures
+	}
+	return cfg
+}
+
+// Load reads a Config from the [authentication] section and checks
+// everything it names: the user file is read and every problem in it is
+// recorded with the file's name and line (never a line's content), the
+// replacement template is parsed, login_view is checked. Warnings are
+// recorded for plain-text passwords, weak or mixed bcrypt costs, a user
+// file readable by others and an idle timeout longer than the lifetime. ok
+// is false when the configuration cannot be used.
+func Load(s *config.Section) (cfg Config, ok bool) {
+	before := errorCount(s.Report())
+	cfg = Config{
+		UsersFile:       s.RequireHint("users_file", "set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)"),
+		UseBcrypt:       s.Bool("use_bcrypt", false),
+		LoginTemplate:   s.String("login_template", ""),
+		IdleTimeout:     s.Duration("session_idle_timeout", DefaultIdleTimeout),
+		Lifetime:        s.Duration("session_lifetime", DefaultLifetime),
+		MaxFailures:     s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
+		MaxUserFailures: s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
+		FailureWindow:   s.Duration("failure_window", DefaultFailureWindow),
+	}
+	path, err := LoginPath(s.String("login_view", ""))
+	if err != nil {
+		s.Errorf("login_view", "%v", err)
+	}
+	cfg.LoginPath = path
+	if cfg.IdleTimeout > cfg.Lifetime {
+		s.Warnf("session_idle_timeout", "is longer than session_lifetime, so sessions end after session_lifetime anyway")
+	}
+	if cfg.LoginTemplate != "" {
+		checkTemplate(s, cfg.LoginTemplate)
+	}
+	if cfg.UsersFile != "" {
+		checkUsersFile(s, cfg)
+	}
+	return cfg, errorCount(s.Report()) == before
+}
+
+// LoginPath turns a login_view value into the login page's path: a value
+// starting with "/" is the path itself, a bare view name such as "login"
+// (as Flask-era files have) means "/login", and an empty value means
+// DefaultLoginPath. The path must be plain (letters, digits and -._~/),
+// must not end with "/" and must not take a route of the program.
+func LoginPath(view string) (string, error) {
+	view = strings.TrimSpace(view)
+	if view == "" {
+		return DefaultLoginPath, nil
+	}
+	path := view
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	for _, r := range path {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~/", r)) {
+			return DefaultLoginPath, errors.New("must be a view name or a path made of letters, digits and -._~/ (such as login or /login)")
+		}
+	}
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return DefaultLoginPath, errors.New(`must be a plain path: no empty, "." or ".." segments and no trailing "/"`)
+		}
+	}
+	for _, p := range reservedPaths {
+		if path == p {
+			return DefaultLoginPath, fmt.Errorf("%s is a route of the program; choose another path such as /login", p)
+		}
+	}
+	for _, p := range reservedPrefixes {
+		if strings.HasPrefix(path+"/", p) {
+			return DefaultLoginPath, fmt.Errorf("paths under %s are routes of the program; choose another path such as /login", p)
+		}
+	}
+	return path, nil
+}
+
+// formFields are the fields a login page must post.
+var formFields = []string{"username", "password", "csrf_token", "next"}
+
+// checkTemplate parses the replacement login page and executes it once
+// with sample data, so that a mistake shows at start-up rather than at
+// every login; a page that lacks one of the form's fields draws a warning.
+func checkTemplate(s *config.Section, path string) {
+	t, err := ui.ParseLoginTemplate(path)
+	if err != nil {
+		s.Errorf("login_template", "%v", err)
+		return
+	}
+	var b strings.Builder
+	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: MsgBadCredentials, Username: "user"}
+	if err := t.Execute(&b, sample); err != nil {
+		s.Errorf("login_template", "the template fails with the login page's data: %v", err)
+		return
+	}
+	page := b.String()
+	for _, f := range formFields {
+		if !fieldRE(f).MatchString(page) {
+			s.Warnf("login_template", "the page has no form field named %s; the form must post username, password, csrf_token and next to {{.Action}}", f)
+		}
+	}
+}
+
+// fieldRE matches the name attribute of a form field, quoted or not.
+func fieldRE(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bname\s*=\s*["']?` + regexp.QuoteMeta(name) + `(["'\s/>]|$)`)
+}
+
+// checkUsersFile reads the user file as the provider will and records its
+// problems and warnings.
+func checkUsersFile(s *config.Section, cfg Config) {
+	entries, err := userfile.ParseFile(cfg.UsersFile, cfg.UseBcrypt)
+	if err != nil {
+		reportUsersError(s, err)
+		return
+	}
+	config.CheckPrivate(s.Report(), cfg.UsersFile, "password hashes")
+	if !cfg.UseBcrypt {
+		for _, e := range entries {
+			if password.IsBcrypt(e.Hash) {
+				s.Report().Warnf(cfg.UsersFile, e.Line, "", "", "looks like a bcrypt hash but use_bcrypt is off, so it is compared as a plain password; add use_bcrypt = true")
+				return
+			}
+		}
+		s.Warnf("use_bcrypt", "is off, so the user file holds plain-text passwords; store hashes made by `backupweb user passwd` and set use_bcrypt = true")
+		return
+	}
+	costs := map[int]int{}
+	for _, e := range entries {
+		cost, _ := password.ParseHash(e.Hash) // ParseFile checked it
+		costs[cost]++
+		if cost < 10 {
+			s.Report().Warnf(cfg.UsersFile, e.Line, "", "", "bcrypt cost %d is weak; the recommended cost is %d (`backupweb user passwd`)", cost, password.Cost)
+		}
+	}
+	if len(costs) > 1 {
+		s.Report().Warnf(cfg.UsersFile, 0, "", "", "the hashes have different bcrypt costs, so the time a failed login takes can tell some users apart; rehash them with one cost (`backupweb user passwd`)")
+	}
+}
+
+// reportUsersError records the problems of a user file: each problem the
+// userfile package located at a line goes to that file and line; anything
+// else (a missing or unreadable file) goes to the users_file key.
+func reportUsersError(s *config.Section, err error) {
+	located := false
+	for _, e := range flatten(err) {
+		var le *userfile.LineError
+		if errors.As(e, &le) {
+			s.Report().Errorf(le.File, le.Line, "", "", "%s", strings.TrimPrefix(le.Err.Error(), "userfile: "))
+			located = true
+		}
+	}
+	if !located {
+		s.Errorf("users_file", "cannot read the user file: %s", strings.TrimPrefix(err.Error(), "userfile: "))
+	}
+}
+
+// flatten returns the errors joined in err (errors.Join), or err alone.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// errorCount returns how many errors rep holds, warnings aside.
+func errorCount(rep *config.Report) int {
+	n := 0
+	for _, p := range rep.Problems() {
+		if p.Severity == config.Error {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,215 @@
+package login
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/ui"
+	"github.com/backupweb/backupweb/userfile"
+)
+
+// Messages of the login page. MsgBadCredentials is the one answer to a
+// wrong password and to an unknown user name alike.
+const (
+	MsgBadCredentials = "Wrong user name or password."
+	MsgEmpty          = "Enter your user name and password."
+	MsgBadCSRF        = "The login form has expired. Please log in again."
+	msgBadForm        = "The login form could not be read."
+)
+
+// pageTitle is the title of the built-in login page.
+const pageTitle = "Log in"
+
+// maxFormBytes bounds a login form: a user name, a password of bcrypt's 72
+// bytes, two tokens and a next path fit many times over.
+const maxFormBytes = 64 << 10
+
+// serveForm is GET on the login path: the form, or for a browser that is
+// signed in already, a 303 to next.
+func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
+	next := sessionauth.SafeNext(r.URL.Query().Get("next"))
+	if _, ok, err := p.guard.Identify(r); err == nil && ok {
+		redirectLocal(w, next)
+		return
+	}
+	p.render(w, r, http.StatusOK, "", next, "")
+}
+
+// serveLogin is POST on the login path. In order: the form's CSRF token
+// (403), the failure limits of the client address and of the user name
+// (429), empty fields (401), the password (401, one message for an unknown
+// name and a wrong password); then the session starts with a fresh id and
+// the browser is sent to next.
+func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		auth.Refuse(w, r, http.StatusBadRequest, msgBadForm)
+		return
+	}
+	name, pw := r.PostForm.Get("username"), r.PostForm.Get("password")
+	next := sessionauth.SafeNext(r.PostForm.Get("next"))
+	logged := logName(name)
+	if !p.mgr.CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, logged)
+		p.render(w, r, http.StatusForbidden, name, next, MsgBadCSRF)
+		return
+	}
+	client, userKey := peer.Of(r).String(), name
+	if wait, limited := p.limited(client, userKey); limited {
+		auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, logged)
+		p.renderError(w, r, &auth.RetryError{After: wait}, name, next)
+		return
+	}
+	if name == "" || pw == "" {
+		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, logged)
+		p.render(w, r, http.StatusUnauthorized, name, next, MsgEmpty)
+		return
+	}
+	ok, err := p.check(r.Context(), name, pw)
+	if err != nil {
+		if errors.Is(err, password.ErrBusy) {
+			err = fmt.Errorf("login: %w", auth.ErrBusy)
+		}
+		p.renderError(w, r, err, name, next)
+		return
+	}
+	if !ok {
+		p.byAddr.Fail(client)
+		p.byUser.Fail(userKey)
+		reason := auth.ReasonBadCredentials
+		if p.cfg.UseBcrypt && len(pw) > password.MaxLen {
+			reason = auth.ReasonTooLong
+		}
+		auth.LogRefused(p.log, r, Name, reason, logged)
+		p.render(w, r, http.StatusUnauthorized, name, next, MsgBadCredentials)
+		return
+	}
+	p.byAddr.Reset(client)
+	p.byUser.Reset(userKey)
+	if err := p.guard.Begin(w, r, session.Data{Username: name}); err != nil {
+		auth.WriteError(w, r, fmt.Errorf("login: %w", err))
+		return
+	}
+	p.log.InfoContext(r.Context(), "auth login", "auth_type", Name, "user", name, "client", client)
+	redirectLocal(w, next)
+}
+
+// limited reports whether the client address or the user name has used up
+// its failures, and how long until it may try again.
+func (p *Provider) limited(client, userKey string) (wait time.Duration, limited bool) {
+	okAddr, waitAddr := p.byAddr.Allow(client)
+	okUser, waitUser := true, time.Duration(0)
+	if userKey != "" {
+		okUser, waitUser = p.byUser.Allow(userKey)
+	}
+	return max(waitAddr, waitUser), !okAddr || !okUser
+}
+
+// check verifies name and pw against the current users. An unknown name
+// costs the same work as a wrong password: in bcrypt mode a check against
+// a decoy hash of the users' usual cost, in plain mode a constant-time
+// comparison against nothing.
+func (p *Provider) check(ctx context.Context, name, pw string) (bool, error) {
+	set := p.users.Load()
+	stored, known := set.hashes[name]
+	switch {
+	case known:
+		return p.verifier.Check(ctx, stored, []byte(pw), p.cfg.UseBcrypt)
+	case p.cfg.UseBcrypt:
+		return false, p.verifier.CheckDecoy(ctx, set.decoyCost, []byte(pw))
+	default:
+		_, err := p.verifier.Check(ctx, "", []byte(pw), false)
+		return false, err
+	}
+}
+
+// renderError shows the form with the status and sentence auth.StatusOf
+// gives for err, and Retry-After where it applies. An abandoned request
+// gets nothing; unexpected errors are logged.
+func (p *Provider) renderError(w http.ResponseWriter, r *http.Request, err error, name, next string) {
+	if r.Context().Err() != nil {
+		return
+	}
+	status, msg := auth.StatusOf(err)
+	var retry *auth.RetryError
+	switch {
+	case errors.As(err, &retry):
+		w.Header().Set("Retry-After", fmt.Sprint(retry.RetryAfterSeconds()))
+	case status == http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "1")
+	default:
+		p.log.ErrorContext(r.Context(), "auth: login failed with an error", "auth_type", Name, "err", err)
+	}
+	p.render(w, r, status, name, next, msg)
+}
+
+// render writes the login page: the configured template or the built-in
+// one, with a CSRF token bound to the browser's form cookie (set now if
+// missing). The user name typed is shown again when it could be a user
+// name at all.
+func (p *Provider) render(w http.ResponseWriter, r *http.Request, status int, name, next, msg string) {
+	if userfile.ValidName(name) != nil {
+		name = ""
+	}
+	if next == "/" {
+		next = ""
+	}
+	page := ui.LoginPage{
+		Title:     pageTitle,
+		Action:    p.cfg.LoginPath,
+		CSRFToken: p.mgr.FormToken(w, r),
+		Next:      next,
+		Error:     msg,
+		Username:  name,
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if p.tmpl != nil {
+		ui.RenderWith(w, status, p.tmpl, page)
+		return
+	}
+	ui.Render(w, status, "login", page)
+}
+
+// redirectLocal answers 303 to loc, a path sessionauth.SafeNext accepted.
+// It sets Location itself rather than with http.Redirect, which cleans
+// the path and could turn an accepted "/./\host" into "/\host", which
+// browsers read as another host. Bytes outside printable ASCII are
+// percent-encoded.
+func redirectLocal(w http.ResponseWriter, loc string) {
+	var b strings.Builder
+	for i := 0; i < len(loc); i++ {
+		if c := loc[i]; c <= ' ' || c >= 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	w.Header().Set("Location", b.String())
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// logName bounds a user name for logs: whatever was typed, at most
+// userfile.MaxNameLen bytes of it, cut at a character boundary. Longer
+// names are never users.
+func logName(name string) string {
+	if len(name) <= userfile.MaxNameLen {
+		return name
+	}
+	cut := userfile.MaxNameLen
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut]
+}

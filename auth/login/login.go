@@ -1,0 +1,226 @@
+// Package login is authentication type flask-login: a login page, users
+// and their password hashes from a user file, and server-side sessions.
+//
+// A browser that is not signed in is sent to the login page (login_view,
+// default /login) with ?next= set to where it was going; API clients get
+// 401. The page's form carries a CSRF token bound to a cookie (package
+// session), and a good user name and password start a session with a
+// fresh id, then a 303 to next when it is a local path. POST /logout ends
+// the session on the server. Sessions, their cookies, idle and absolute
+// expiry and CSRF tokens are package session's; identifying a request by
+// its session, the redirect and logout are package sessionauth's, shared
+// with type oauth.
+//
+// Guessing is made slow and unrewarding: failed logins are counted per
+// client address and per user name (429 with Retry-After past the limits),
+// every wrong password and every unknown user name costs the same bcrypt
+// work (unknown names are checked against a decoy hash of the usual cost),
+// bcrypt work is capped by a gate, both cases get one and the same answer,
+// and every refused login is logged with its reason, address and user
+// name, never the password.
+//
+// The user file is read again when it changes (its stat is polled every
+// couple of seconds) and on SIGHUP (Reload). A file with problems changes
+// nothing: the last good users stay and the problems are logged. Sessions
+// of users removed from the file, or whose password changed, end.
+//
+// What it does not do: edit the user file (the `user` command does), lock
+// accounts permanently, or remember anything but the user name in a
+// session.
+package login
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/throttle"
+	"github.com/backupweb/backupweb/ui"
+)
+
+// Name is the type's name in configuration.
+const Name = "flask-login"
+
+// maxUserBlock caps how long repeated failures can hold one user name off.
+// Blocks of an address double up to a day (package throttle's default);
+// those of a name stop at an hour, because anyone can make a name fail, and
+// a block of the name also holds off its rightful user.
+const maxUserBlock = time.Hour
+
+// Provider is the flask-login authentication type. It is safe for
+// concurrent use. Close it to stop watching the user file and to write the
+// session store's pending changes.
+type Provider struct {
+	cfg      Config
+	guard    *sessionauth.Guard
+	mgr      *session.Manager
+	store    session.Store
+	verifier *password.Verifier
+	byAddr   *throttle.Limiter  // failures per client address
+	byUser   *throttle.Limiter  // failures per user name, from any address
+	tmpl     *template.Template // nil: the built-in page
+	log      *slog.Logger
+
+	users atomic.Pointer[userSet]
+
+	reloadMu sync.Mutex // serialises reloads; guards last
+	last     struct {
+		stamp  stamp
+		racy   bool
+		digest [32]byte
+	}
+	onPoll func() // test hook: runs after a poll has reloaded
+
+	stop      chan struct{} // nil when not polling
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ auth.Provider = (*Provider)(nil)
+	_ auth.Mounter  = (*Provider)(nil)
+	_ auth.Reloader = (*Provider)(nil)
+	_ io.Closer     = (*Provider)(nil)
+)
+
+// New returns a provider for cfg (see Load; zero fields take their
+// defaults). It reads the user file, parses the replacement template if
+// any, and opens the session store in env.StateDir; with env.CheckOnly it
+// keeps sessions in memory instead and does not watch the user file, so
+// validating a configuration creates nothing. env.SecretKey is required.
+func New(cfg Config, env auth.Env) (*Provider, error) {
+	cfg = cfg.withDefaults()
+	path, err := LoginPath(cfg.LoginPath)
+	if err != nil {
+		return nil, fmt.Errorf("login: login path: %w", err)
+	}
+	cfg.LoginPath = path
+	rd, err := readUsers(cfg.UsersFile, cfg.UseBcrypt)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{
+		cfg: cfg,
+		// Successes are not cached: a login is checked once per session,
+		// and every check then costs the same.
+		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock()}),
+		byAddr:   throttle.New(throttle.Options{Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock()}),
+		byUser: throttle.New(throttle.Options{
+			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(),
+		}),
+		log: env.Log(),
+	}
+	p.users.Store(rd.set)
+	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
+	if cfg.LoginTemplate != "" {
+		if p.tmpl, err = ui.ParseLoginTemplate(cfg.LoginTemplate); err != nil {
+			return nil, fmt.Errorf("login: login template: %w", err)
+		}
+	}
+	if env.CheckOnly {
+		p.store = session.NewMemoryStore(env.Clock())
+	} else {
+		if env.StateDir == "" {
+			return nil, errors.New("login: no state directory for sessions ([server] state_dir)")
+		}
+		fs, err := session.OpenFileStore(env.StateDir, env.Clock())
+		if err != nil {
+			return nil, fmt.Errorf("login: %w", err)
+		}
+		p.store = fs
+	}
+	p.mgr, err = session.NewManager(session.Options{
+		Store:       p.store,
+		Key:         env.SecretKey,
+		IdleTimeout: cfg.IdleTimeout,
+		Lifetime:    cfg.Lifetime,
+		Secure:      peer.Secure,
+		Now:         env.Clock(),
+		Logger:      env.Log(),
+	})
+	if err != nil {
+		p.closeStore()
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	p.guard = sessionauth.New(sessionauth.Options{
+		Type:      Name,
+		Manager:   p.mgr,
+		LoginPath: cfg.LoginPath,
+		Logger:    env.Log(),
+		Admit:     func(d session.Data) bool { return p.users.Load().has(d.Username) },
+	})
+	if env.CheckOnly {
+		return p, nil
+	}
+	if cfg.UseBcrypt {
+		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
+	}
+	if cfg.PollInterval > 0 {
+		p.stop, p.done = make(chan struct{}), make(chan struct{})
+		go p.watch(cfg.PollInterval)
+	}
+	return p, nil
+}
+
+// Type returns "flask-login".
+func (p *Provider) Type() string { return Name }
+
+// LoginPath returns the path of the login page.
+func (p *Provider) LoginPath() string { return p.cfg.LoginPath }
+
+// Manager returns the session manager, for code that must share it.
+func (p *Provider) Manager() *session.Manager { return p.mgr }
+
+// Identify admits a request that carries the cookie of a live session
+// whose user is still in the user file. It never writes a response.
+func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
+	return p.guard.Identify(r)
+}
+
+// Challenge redirects a browser navigation to the login page, with next
+// set to the original path and query, and answers anything else 401.
+func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
+	p.guard.Challenge(w, r)
+}
+
+// Mount adds the login page (GET and POST at the login path) and POST
+// /logout to mux.
+func (p *Provider) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+p.cfg.LoginPath, p.serveForm)
+	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
+	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.guard.Logout)
+}
+
+// Close stops watching the user file and closes the session store, which
+// writes its pending activity refreshes. Later calls do nothing.
+func (p *Provider) Close() error {
+	p.closeOnce.Do(func() {
+		if p.stop != nil {
+			close(p.stop)
+			<-p.done
+		}
+		p.closeErr = p.closeStore()
+	})
+	return p.closeErr
+}
+
+func (p *Provider) closeStore() error {
+	if c, ok := p.store.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			return fmt.Errorf("login: %w", err)
+		}
+	}
+	return nil
+}

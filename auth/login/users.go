@@ -1,0 +1,145 @@
+package login
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/userfile"
+)
+
+// userSet is one good reading of the user file. It is never modified after
+// it is built, so requests read it without locks.
+type userSet struct {
+	hashes map[string]string // user name -> stored value (hash or plain password)
+	// decoyCost is the bcrypt cost an unknown user name is checked at: the
+	// cost most of the hashes have, so that a failed login for an unknown
+	// name takes as long as one for most known names.
+	decoyCost int
+}
+
+// has reports whether name is a user.
+func (u *userSet) has(name string) bool {
+	_, ok := u.hashes[name]
+	return ok
+}
+
+// newUserSet builds the set from parsed entries.
+func newUserSet(entries []userfile.Entry, bcrypt bool) *userSet {
+	u := &userSet{hashes: make(map[string]string, len(entries)), decoyCost: password.Cost}
+	costs := map[int]int{}
+	for _, e := range entries {
+		u.hashes[e.Name] = e.Hash
+		if bcrypt {
+			if c, err := password.ParseHash(e.Hash); err == nil {
+				costs[c]++
+			}
+		}
+	}
+	best := 0
+	for c, n := range costs {
+		if n > best || n == best && c > u.decoyCost {
+			u.decoyCost, best = c, n
+		}
+	}
+	return u
+}
+
+// endedUsers returns the names whose sessions must end when next replaces
+// prev: users removed, and users whose password changed.
+func endedUsers(prev, next *userSet) []string {
+	var names []string
+	for name, h := range prev.hashes {
+		if nh, ok := next.hashes[name]; !ok || nh != h {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// stamp identifies a version of the user file without reading it: what
+// stat tells. Any difference means the file may have changed.
+type stamp struct {
+	info os.FileInfo
+}
+
+// same reports whether a and b describe the same version of the file:
+// same inode (an editor's save-by-rename gives a new one), size, mode and
+// modification time.
+func (a stamp) same(b stamp) bool {
+	if a.info == nil || b.info == nil {
+		return a.info == nil && b.info == nil
+	}
+	return os.SameFile(a.info, b.info) && a.info.Size() == b.info.Size() &&
+		a.info.Mode() == b.info.Mode() && a.info.ModTime().Equal(b.info.ModTime())
+}
+
+// racyWindow is how close to a read a modification time must be for the
+// stamp not to be trusted: file systems record times at a coarse
+// granularity, so a write in the same tick as our read can leave every
+// stat field unchanged. Such a file is read again at the next poll (as git
+// does for its "racily clean" index entries).
+const racyWindow = 2 * time.Second
+
+// reading is the result of reading the user file once.
+type reading struct {
+	set    *userSet
+	stamp  stamp
+	digest [sha256.Size]byte
+	racy   bool
+}
+
+// readUsers reads and parses the user file. The stamp is taken from the
+// open file, so it describes the very bytes parsed, and is returned even
+// when the content has problems. Errors name the file and line, never the
+// content (see package userfile).
+func readUsers(path string, bcrypt bool) (reading, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return reading{}, fmt.Errorf("login: reading the user file: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return reading{}, fmt.Errorf("login: reading the user file: %w", err)
+	}
+	// The file system's clock, not the injected one: it is compared with
+	// the file's modification time.
+	rd := reading{stamp: stamp{info: info}, racy: time.Since(info.ModTime()) < racyWindow}
+	data, err := io.ReadAll(io.LimitReader(f, userfile.MaxSize+1))
+	if err != nil {
+		return rd, fmt.Errorf("login: reading the user file %s: %w", path, err)
+	}
+	entries, err := userfile.Parse(path, bytes.NewReader(data), bcrypt)
+	clear(data)
+	if err != nil {
+		return rd, fmt.Errorf("login: %w", err)
+	}
+	rd.set, rd.digest = newUserSet(entries, bcrypt), digestOf(entries)
+	return rd, nil
+}
+
+// digestOf summarises the users read, so that re-reading an unchanged file
+// (a racy stamp, a SIGHUP without an edit) is recognised and costs nothing.
+func digestOf(entries []userfile.Entry) [sha256.Size]byte {
+	h := sha256.New()
+	for _, e := range entries {
+		fmt.Fprintf(h, "%d:%s\x00%d:%s\x00", len(e.Name), e.Name, len(e.Hash), e.Hash)
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// statUsers stats the user file for the poller.
+func statUsers(path string) (stamp, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return stamp{}, err
+	}
+	return stamp{info: info}, nil
+}
