@@ -1,0 +1,247 @@
+// Package oauth is authentication type oauth: sign-in delegated to an
+// identity provider with the OAuth 2.0 authorization code flow (PKCE S256),
+// and OpenID Connect where the provider offers it, then a server-side
+// session as for type flask-login.
+//
+// Providers are data (see ProviderNames): google (OpenID Connect with
+// discovery), github and gitlab (OAuth 2.0 with their REST APIs), and
+// generic (OpenID Connect when an issuer is configured, plain OAuth 2.0
+// with the user-information endpoint otherwise). Whoever signs in is known
+// by the e-mail address the provider vouches for, and admitted by the Rule
+// (authorized_domains, authorized_users).
+//
+// Routes: GET /oauth/login starts a sign-in; GET /oauth/callback (the path
+// of redirect_uri) completes it; POST /logout ends the session; GET
+// /oauth/signed-out says so. OpenID Connect discovery happens on the first
+// sign-in, not at start-up, so the service starts while the provider is
+// down; a failed discovery is retried by later sign-ins.
+//
+// The package keeps no token: access and ID tokens live only while the
+// callback reads the account. It does not refresh tokens, call the
+// provider again during a session, or sign the user out of the provider.
+package oauth
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/ui"
+)
+
+// Name is the type's name in configuration.
+const Name = "oauth"
+
+// Paths served by the provider.
+const (
+	// LoginPath starts a sign-in; unauthenticated browsers are sent here.
+	LoginPath = "/oauth/login"
+	// CallbackPath is the path redirect_uri must have.
+	CallbackPath = "/oauth/callback"
+	// SignedOutPath is where logout leads: a page saying so, rather than
+	// LoginPath, which would sign the user straight back in while the
+	// identity provider still remembers them.
+	SignedOutPath = "/oauth/signed-out"
+)
+
+// requestTimeout bounds each request to the identity provider made with
+// the default HTTP client, and discovery.
+const requestTimeout = 10 * time.Second
+
+// Provider signs users in through an identity provider and keeps their
+// sessions.
+type Provider struct {
+	cfg    Config
+	kind   *kind
+	guard  *sessionauth.Guard
+	mgr    *session.Manager
+	store  session.Store
+	client *http.Client
+	log    *slog.Logger
+	spent  *spentStates
+	openID *openID // nil without OpenID Connect
+}
+
+var (
+	_ auth.Provider = (*Provider)(nil)
+	_ auth.Mounter  = (*Provider)(nil)
+	_ io.Closer     = (*Provider)(nil)
+)
+
+// New returns a Provider for cfg, which must have been validated (see
+// Load); New fills the defaults of empty fields. Sessions are kept in a
+// file store under env.StateDir, or in memory when env.CheckOnly is set, so
+// that checking a configuration touches no file. env.SecretKey keys the
+// sessions and the sealed sign-in cookies; env.HTTPClient, when set, makes
+// every request to the identity provider (default: a client with a 10s
+// timeout). New makes no network request.
+func New(cfg Config, env auth.Env) (*Provider, error) {
+	k, ok := lookupKind(cfg.Provider)
+	if !ok {
+		return nil, fmt.Errorf("oauth: unknown provider %q", cfg.Provider)
+	}
+	cfg = cfg.withDefaults(k)
+	if cfg.Rule.Empty() {
+		return nil, errors.New("oauth: the authorization rule admits nobody")
+	}
+	var store session.Store
+	if env.CheckOnly {
+		store = session.NewMemoryStore(env.Clock())
+	} else {
+		fs, err := session.OpenFileStore(env.StateDir, env.Clock())
+		if err != nil {
+			return nil, fmt.Errorf("oauth: %w", err)
+		}
+		store = fs
+	}
+	mgr, err := session.NewManager(session.Options{
+		Store:       store,
+		Key:         env.SecretKey,
+		IdleTimeout: cfg.SessionIdleTimeout,
+		Lifetime:    cfg.SessionLifetime,
+		Secure:      peer.Secure,
+		Now:         env.Clock(),
+		Logger:      env.Log(),
+	})
+	if err != nil {
+		closeStore(store)
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	client := env.HTTPClient
+	if client == nil {
+		client = defaultClient()
+	}
+	p := &Provider{
+		cfg:    cfg,
+		kind:   k,
+		mgr:    mgr,
+		store:  store,
+		client: client,
+		log:    env.Log(),
+		spent:  newSpentStates(FlowTTL, env.Clock()),
+	}
+	p.guard = sessionauth.New(sessionauth.Options{
+		Type:      Name,
+		Manager:   mgr,
+		LoginPath: SignedOutPath, // where Logout leads; Challenge is our own
+		Logger:    env.Log(),
+		Admit:     p.admits,
+	})
+	if cfg.OpenIDConnect() {
+		p.openID = &openID{
+			issuer: cfg.Issuer, clientID: cfg.ClientID,
+			authURL: cfg.AuthURL, tokenURL: cfg.TokenURL, userinfoURL: cfg.UserinfoURL,
+			client: client, now: env.Clock(),
+		}
+	}
+	return p, nil
+}
+
+// defaultClient is the HTTP client for identity providers: the default
+// transport (which honours HTTPS_PROXY) with every request bounded.
+func defaultClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = requestTimeout
+	return &http.Client{Transport: t, Timeout: requestTimeout}
+}
+
+// Type returns "oauth".
+func (p *Provider) Type() string { return Name }
+
+// Config returns the configuration in use, defaults applied.
+func (p *Provider) Config() Config { return p.cfg }
+
+// Identify admits r when it carries the cookie of a live session whose
+// e-mail the rule still admits (a session outlives a configuration change
+// only if the new rule admits it too).
+func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
+	return p.guard.Identify(r)
+}
+
+// admits reports whether a stored session still belongs to this provider
+// and is admitted by the current rule.
+func (p *Provider) admits(d session.Data) bool {
+	return d.Attrs["provider"] == p.cfg.Provider && p.cfg.Rule.Admit(d.Username) == nil
+}
+
+// Challenge sends a browser navigation to LoginPath with next set to the
+// original path and query, and answers everything else 401.
+func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
+	if auth.WantsHTML(r) {
+		http.Redirect(w, r, sessionauth.LoginURL(LoginPath, r.URL.RequestURI()), http.StatusSeeOther)
+		return
+	}
+	auth.Refuse(w, r, http.StatusUnauthorized, "authentication required")
+}
+
+// Mount serves the sign-in routes, the callback and logout on mux.
+func (p *Provider) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+LoginPath, p.login)
+	mux.HandleFunc("GET "+CallbackPath, p.callback)
+	mux.HandleFunc("GET "+SignedOutPath, p.signedOut)
+	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.guard.Logout)
+}
+
+// signedOut is the page logout leads to. Its link starts a new sign-in.
+func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
+	ui.Render(w, http.StatusOK, "error", ui.ErrorPage{
+		Status:  http.StatusOK,
+		Title:   "Signed out",
+		Message: "You have signed out of this service. You may still be signed in at the identity provider.",
+	})
+}
+
+// Close writes pending session changes and closes the session store.
+func (p *Provider) Close() error { return closeStore(p.store) }
+
+func closeStore(s session.Store) error {
+	if c, ok := s.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// endpoints are the provider's endpoints for one sign-in.
+type endpoints struct {
+	oauth2   oauth2.Endpoint
+	userinfo string
+	openID   *discovered // nil without OpenID Connect
+}
+
+// endpoints returns the endpoints to use, discovering them first for
+// OpenID Connect.
+func (p *Provider) endpoints() (endpoints, error) {
+	if p.openID == nil {
+		return endpoints{
+			oauth2:   oauth2.Endpoint{AuthURL: p.cfg.AuthURL, TokenURL: p.cfg.TokenURL, AuthStyle: p.kind.authStyle},
+			userinfo: p.cfg.UserinfoURL,
+		}, nil
+	}
+	d, err := p.openID.get()
+	if err != nil {
+		return endpoints{}, err
+	}
+	ep := d.endpoint
+	ep.AuthStyle = p.kind.authStyle
+	return endpoints{oauth2: ep, userinfo: d.userinfo, openID: d}, nil
+}
+
+// oauth2Config is the OAuth client for ep.
+func (p *Provider) oauth2Config(ep endpoints) *oauth2.Config {
+	return &oauth2.Config{
+		ClientID:     p.cfg.ClientID,
+		ClientSecret: p.cfg.ClientSecret,
+		Endpoint:     ep.oauth2,
+		RedirectURL:  p.cfg.RedirectURL,
+		Scopes:       p.cfg.Scopes,
+	}
+}

@@ -1,0 +1,119 @@
+package oauth
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"golang.org/x/oauth2"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/ui"
+)
+
+// outcome is how a failed sign-in is answered: the status, the page a
+// person sees, and the reason logged. It is the one table from the ways a
+// sign-in fails to what the browser and the log get.
+type outcome struct {
+	status         int
+	title, message string
+	reason         string
+}
+
+var (
+	outBadState = outcome{http.StatusBadRequest, "Sign-in expired",
+		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri.",
+		"missing or wrong oauth state"}
+	outBadCallback = outcome{http.StatusBadRequest, "Sign-in incomplete",
+		"The identity provider sent the browser back without an authorization code. Start the sign-in again.",
+		"callback without code"}
+	outDenied = outcome{http.StatusUnauthorized, "Sign-in refused",
+		"The identity provider did not sign you in. Start again if that was a mistake.",
+		"identity provider refused"}
+	outNoEmail = outcome{http.StatusForbidden, "No e-mail address",
+		"The identity provider did not tell your e-mail address, which decides who may use this service.",
+		"no e-mail from identity provider"}
+	outUnverified = outcome{http.StatusForbidden, "E-mail address not verified",
+		"Your e-mail address is not verified with the identity provider. Verify it there, then sign in again.",
+		"e-mail not verified"}
+	outNotAdmitted = outcome{http.StatusForbidden, "Access denied",
+		"Your account is not allowed to use this service. Ask its administrator to admit your e-mail address or domain.",
+		"e-mail not admitted"}
+	outIDToken = outcome{http.StatusBadGateway, "Sign-in could not be verified",
+		"The identity provider's answer could not be verified, so you were not signed in. The administrator will find the details in the service log.",
+		"id token rejected"}
+	outProvider = outcome{http.StatusBadGateway, "Identity provider unavailable",
+		"The identity provider could not be reached or sent an answer that could not be used. Try again in a moment; if it persists, the administrator will find the details in the service log.",
+		"identity provider failure"}
+	outServer = outcome{http.StatusInternalServerError, "Sign-in failed",
+		"The sign-in could not be completed because of a server error.",
+		""}
+)
+
+// refuse answers a failed sign-in with o's page and logs it: one warning
+// line with the word auth, the reason and the e-mail when known (see
+// auth.LogRefused), plus the reason's detail for the operator when there is
+// one. detail must never hold a token, code or secret.
+func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, email string, detail error) {
+	reason := o.reason
+	if detail != nil {
+		reason += ": " + truncate(detail.Error(), 500)
+	}
+	if o.reason != "" {
+		auth.LogRefused(p.log, r, Name, reason, email)
+	} else if detail != nil {
+		p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: sign-in failed", slog.String("err", truncate(detail.Error(), 500)))
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	ui.Render(w, o.status, "error", ui.ErrorPage{Status: o.status, Title: o.title, Message: o.message})
+}
+
+// providerFailure answers a failure of the identity provider (or of its
+// configuration) with 502.
+func (p *Provider) providerFailure(w http.ResponseWriter, r *http.Request, step string, err error) {
+	p.refuse(w, r, outProvider, "", errors.New(step+": "+describe(err)))
+}
+
+// serverError answers a failure of this service with 500.
+func (p *Provider) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	p.refuse(w, r, outServer, "", err)
+}
+
+// describe renders err for a log line without what the token endpoint
+// answered verbatim: x/oauth2's RetrieveError quotes the response body,
+// which must not reach the logs. The status and the RFC 6749 error code
+// and description are kept.
+func describe(err error) string {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return err.Error()
+	}
+	var b strings.Builder
+	b.WriteString("token endpoint answered")
+	if re.Response != nil {
+		b.WriteString(" " + re.Response.Status)
+	}
+	if re.ErrorCode != "" {
+		b.WriteString(" error=" + printable(re.ErrorCode, 64))
+	}
+	if re.ErrorDescription != "" {
+		b.WriteString(" description=" + printable(re.ErrorDescription, 200))
+	}
+	if re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client" {
+		b.WriteString(" (check client_id and client_secret)")
+	}
+	return b.String()
+}
+
+// printable keeps the printable ASCII of s, at most n bytes: what RFC 6749
+// allows in error codes and descriptions, and what a log line can show.
+func printable(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return -1
+		}
+		return r
+	}, s)
+	return truncate(s, n)
+}

@@ -1,0 +1,187 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode"
+
+	"golang.org/x/oauth2"
+)
+
+// verified says what the provider told about an e-mail address.
+type verified int
+
+const (
+	verifiedUnknown verified = iota // the provider did not say
+	verifiedYes
+	verifiedNo
+)
+
+// identity is what the provider told about the account that signed in.
+type identity struct {
+	Email    string
+	Verified verified
+	Name     string
+	Subject  string
+}
+
+// profileFunc reads the signed-in account from the provider's API with the
+// access token. userinfo is the user-information endpoint.
+type profileFunc func(ctx context.Context, c *http.Client, tok *oauth2.Token, userinfo string) (identity, error)
+
+// maxResponse bounds what is read from a provider's API.
+const maxResponse = 1 << 20
+
+// errProfile marks failures to read the account: unreachable endpoint,
+// unexpected status, unparseable answer.
+var errProfile = errors.New("oauth: reading the account from the identity provider")
+
+// getJSON fetches url with the access token and decodes its JSON answer
+// into v. The error never includes the token; it names the URL and the
+// status, or the decoding problem.
+func getJSON(ctx context.Context, c *http.Client, tok *oauth2.Token, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errProfile, err)
+	}
+	tok.SetAuthHeader(req)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "backupweb")
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errProfile, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return fmt.Errorf("%w: GET %s: %v", errProfile, url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%w: GET %s: status %s", errProfile, url, resp.Status)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: GET %s: malformed JSON answer: %v", errProfile, url, err)
+	}
+	return nil
+}
+
+// claims are the OpenID Connect standard claims backupweb reads, from an
+// ID token or a user-information answer.
+type claims struct {
+	Subject           string    `json:"sub"`
+	Email             string    `json:"email"`
+	EmailVerified     *flexBool `json:"email_verified"`
+	Name              string    `json:"name"`
+	PreferredUsername string    `json:"preferred_username"`
+}
+
+func (c claims) identity() identity {
+	id := identity{Email: c.Email, Subject: c.Subject, Name: cmpOr(c.Name, c.PreferredUsername)}
+	if c.EmailVerified != nil {
+		id.Verified = verifiedNo
+		if *c.EmailVerified {
+			id.Verified = verifiedYes
+		}
+	}
+	return id
+}
+
+// flexBool is a JSON boolean that some providers send as the string "true"
+// or "false".
+type flexBool bool
+
+func (b *flexBool) UnmarshalJSON(data []byte) error {
+	switch string(data) {
+	case "true", `"true"`:
+		*b = true
+	case "false", `"false"`:
+		*b = false
+	default:
+		return errors.New("email_verified is neither true nor false")
+	}
+	return nil
+}
+
+// userinfoProfile reads the standard claims from the user-information
+// endpoint (provider generic without OpenID Connect).
+func userinfoProfile(ctx context.Context, c *http.Client, tok *oauth2.Token, userinfo string) (identity, error) {
+	var cl claims
+	if err := getJSON(ctx, c, tok, userinfo, &cl); err != nil {
+		return identity{}, err
+	}
+	return cl.identity(), nil
+}
+
+// githubProfile reads a GitHub account: the name from the user endpoint and
+// the e-mail from <user endpoint>/emails, the primary address only, with
+// GitHub's verified flag. The account's public e-mail is not used: it may
+// be empty, and GitHub says nothing about its verification there.
+func githubProfile(ctx context.Context, c *http.Client, tok *oauth2.Token, userinfo string) (identity, error) {
+	var user struct {
+		ID    int64  `json:"id"`
+		Login string `json:"login"`
+		Name  string `json:"name"`
+	}
+	if err := getJSON(ctx, c, tok, userinfo, &user); err != nil {
+		return identity{}, err
+	}
+	var emails []struct {
+		Email    string `json:"email"`
+		Primary  bool   `json:"primary"`
+		Verified bool   `json:"verified"`
+	}
+	if err := getJSON(ctx, c, tok, strings.TrimRight(userinfo, "/")+"/emails", &emails); err != nil {
+		return identity{}, fmt.Errorf("%w (the application needs the scope user:email, or for a GitHub App the \"Email addresses\" permission)", err)
+	}
+	id := identity{Name: cmpOr(user.Name, user.Login), Subject: fmt.Sprint(user.ID)}
+	for _, e := range emails {
+		if e.Primary {
+			id.Email, id.Verified = e.Email, verifiedNo
+			if e.Verified {
+				id.Verified = verifiedYes
+			}
+			break
+		}
+	}
+	return id, nil
+}
+
+// gitlabProfile reads a GitLab account from the user endpoint: its e-mail,
+// verified when GitLab records a confirmation time (confirmed_at).
+func gitlabProfile(ctx context.Context, c *http.Client, tok *oauth2.Token, userinfo string) (identity, error) {
+	var user struct {
+		ID          int64   `json:"id"`
+		Username    string  `json:"username"`
+		Name        string  `json:"name"`
+		Email       string  `json:"email"`
+		ConfirmedAt *string `json:"confirmed_at"`
+	}
+	if err := getJSON(ctx, c, tok, userinfo, &user); err != nil {
+		return identity{}, err
+	}
+	id := identity{Email: user.Email, Name: cmpOr(user.Name, user.Username), Subject: fmt.Sprint(user.ID), Verified: verifiedNo}
+	if user.ConfirmedAt != nil && *user.ConfirmedAt != "" {
+		id.Verified = verifiedYes
+	}
+	return id, nil
+}
+
+// cleanName makes a display name safe to keep: no control characters, at
+// most 200 bytes.
+func cleanName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "")
+	}
+	return s
+}

@@ -1,0 +1,76 @@
+package oidctest
+
+import (
+	"context"
+
+	"github.com/zitadel/oidc/v3/example/server/storage"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+)
+
+// userStore is the example storage's user store over a fixed set of users.
+type userStore struct {
+	byID map[string]*storage.User
+}
+
+func (u userStore) GetUserByID(id string) *storage.User { return u.byID[id] }
+
+func (u userStore) GetUserByUsername(name string) *storage.User {
+	for _, user := range u.byID {
+		if user.Username == name {
+			return user
+		}
+	}
+	return nil
+}
+
+func (u userStore) ExampleClientID() string { return storage.ServiceUserID }
+
+// store wraps the example storage, overriding only how claims are filled in
+// and which clients get them in the ID token.
+type store struct {
+	*storage.Storage
+	users     userStore
+	inIDToken map[string]bool
+}
+
+// GetClientByClientID returns the client, asking for the claims in the ID
+// token when it was registered with ClaimsInIDToken.
+func (s *store) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	c, err := s.Storage.GetClientByClientID(ctx, id)
+	if err != nil || !s.inIDToken[id] {
+		return c, err
+	}
+	return claimsClient{c}, nil
+}
+
+type claimsClient struct{ op.Client }
+
+func (claimsClient) IDTokenUserinfoClaimsAssertion() bool { return true }
+
+// SetUserinfoFromRequest fills the ID token's claims.
+func (s *store) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
+	if err := s.Storage.SetUserinfoFromRequest(ctx, info, req, scopes); err != nil {
+		return err
+	}
+	s.sayUnverified(info, req.GetSubject())
+	return nil
+}
+
+// SetUserinfoFromToken fills the user-information endpoint's answer.
+func (s *store) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, tokenID, subject, origin string) error {
+	if err := s.Storage.SetUserinfoFromToken(ctx, info, tokenID, subject, origin); err != nil {
+		return err
+	}
+	s.sayUnverified(info, subject)
+	return nil
+}
+
+// sayUnverified adds "email_verified": false for an unverified address:
+// the example leaves a false flag out, which would make "unverified" look
+// like "not said".
+func (s *store) sayUnverified(info *oidc.UserInfo, subject string) {
+	if u := s.users.GetUserByID(subject); u != nil && info.Email != "" && !u.EmailVerified {
+		info.AppendClaims("email_verified", false)
+	}
+}
