@@ -1,0 +1,198 @@
+// Package factory holds the one table of authentication types and builds
+// the provider the configuration selects: the specification's
+// get_auth_provider(type, config). The CLI's messages, check-config and the
+// README's key tables all read from this table, so adding a type means
+// adding one entry here.
+package factory
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/basic"
+	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/auth/oauth"
+	"github.com/backupweb/backupweb/config"
+)
+
+// Section is the name of the configuration section that selects and
+// configures authentication.
+const Section = "authentication"
+
+// MinSecretLen is the shortest BACKUP_SECRET_KEY accepted.
+const MinSecretLen = 32
+
+// SecretEnv is the environment variable that holds the secret key.
+const SecretEnv = "BACKUP_SECRET_KEY"
+
+// Type describes one authentication type.
+type Type struct {
+	// Name is the value of the type key.
+	Name string
+	// Aliases are other accepted spellings of Name.
+	Aliases []string
+	// Summary says in a few words what the type does.
+	Summary string
+	// Keys are the [authentication] keys the type reads, besides "type".
+	Keys []string
+	// NeedsSecret tells whether the type keeps sessions and so needs
+	// BACKUP_SECRET_KEY.
+	NeedsSecret bool
+	// build reads the type's keys from s and returns its provider, or nil
+	// after recording why not in s's report.
+	build func(s *config.Section, env auth.Env) auth.Provider
+}
+
+// types is the table of authentication types, in the order documentation
+// lists them.
+var types = []Type{
+	{
+		Name:    none.Name,
+		Summary: "no authentication (default; not for production)",
+		build:   func(*config.Section, auth.Env) auth.Provider { return none.Provider{} },
+	},
+	{
+		Name:    basic.Name,
+		Summary: "HTTP Basic authentication with one user",
+		Keys:    basic.Keys,
+		build: func(s *config.Section, env auth.Env) auth.Provider {
+			cfg, ok := basic.Load(s)
+			if !ok {
+				return nil
+			}
+			return basic.New(cfg, env)
+		},
+	},
+	{
+		Name:        login.Name,
+		Aliases:     []string{"login"},
+		Summary:     "session login with a login page and users from a user file",
+		Keys:        login.Keys,
+		NeedsSecret: true,
+		build: func(s *config.Section, env auth.Env) auth.Provider {
+			cfg, ok := login.Load(s)
+			if !ok || len(env.SecretKey) == 0 {
+				return nil
+			}
+			p, err := login.New(cfg, env)
+			if err != nil {
+				s.Errorf("", "%v", err)
+				return nil
+			}
+			return p
+		},
+	},
+	{
+		Name:        oauth.Name,
+		Summary:     "sign-in through an OAuth 2.0 / OpenID Connect identity provider (google, github, gitlab, generic)",
+		Keys:        oauth.Keys,
+		NeedsSecret: true,
+		build: func(s *config.Section, env auth.Env) auth.Provider {
+			cfg, ok := oauth.Load(s)
+			if !ok || len(env.SecretKey) == 0 {
+				return nil
+			}
+			p, err := oauth.New(cfg, env)
+			if err != nil {
+				s.Errorf("", "%v", err)
+				return nil
+			}
+			return p
+		},
+	},
+}
+
+// Types returns the table of authentication types.
+func Types() []Type { return slices.Clone(types) }
+
+// Names returns the names of the types, for messages.
+func Names() []string {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Lookup finds a type by name or alias, case-insensitively.
+func Lookup(name string) (Type, bool) {
+	for _, t := range types {
+		if strings.EqualFold(t.Name, name) || slices.ContainsFunc(t.Aliases, func(a string) bool { return strings.EqualFold(a, name) }) {
+			return t, true
+		}
+	}
+	return Type{}, false
+}
+
+// knownKeys is every key some type reads, plus "type".
+func knownKeys() map[string]bool {
+	known := map[string]bool{"type": true}
+	for _, t := range types {
+		for _, k := range t.Keys {
+			known[k] = true
+		}
+	}
+	return known
+}
+
+// ErrInvalid is returned by New when the configuration cannot be used; the
+// details are in the section's report.
+var ErrInvalid = errors.New("factory: invalid authentication configuration")
+
+// New builds the provider of the type named in s (the [authentication]
+// section; type none when it has no type key). lookupEnv reads
+// BACKUP_SECRET_KEY for the types that need it. Every problem found is
+// recorded in s's report, so check-config can show them all; New returns
+// ErrInvalid when any of them is an error.
+func New(s *config.Section, env auth.Env, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
+	name := s.String("type", none.Name)
+	t, ok := Lookup(strings.TrimSpace(name))
+	if !ok {
+		s.Errorf("type", "unknown authentication type %q; valid types are %s", name, strings.Join(Names(), ", "))
+		return nil, ErrInvalid
+	}
+	before := s.Report().ErrorCount()
+	warnKeys(s, t)
+	if t.NeedsSecret {
+		key, err := secretKey(lookupEnv)
+		if err != nil {
+			s.Errorf("type", "%v", err)
+		}
+		env.SecretKey = key
+	}
+	p := t.build(s, env)
+	if p == nil || s.Report().ErrorCount() > before {
+		return nil, ErrInvalid
+	}
+	return p, nil
+}
+
+// warnKeys warns about keys no type knows and keys the chosen type ignores.
+func warnKeys(s *config.Section, t Type) {
+	known := knownKeys()
+	for _, k := range s.Keys() {
+		switch {
+		case k == "type":
+		case !known[k]:
+			s.Warnf(k, "unknown key; it is ignored")
+		case !slices.Contains(t.Keys, k):
+			s.Warnf(k, "is not used by authentication type %s; it is ignored", t.Name)
+		}
+	}
+}
+
+// secretKey reads and checks BACKUP_SECRET_KEY.
+func secretKey(lookupEnv func(string) (string, bool)) ([]byte, error) {
+	v, ok := lookupEnv(SecretEnv)
+	if !ok || v == "" {
+		return nil, fmt.Errorf("this type keeps sessions and needs the environment variable %s; make one with `backupweb gen-secret`", SecretEnv)
+	}
+	if len(v) < MinSecretLen {
+		return nil, fmt.Errorf("environment variable %s is shorter than %d characters; make a new one with `backupweb gen-secret`", SecretEnv, MinSecretLen)
+	}
+	return []byte(v), nil
+}

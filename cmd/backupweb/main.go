@@ -1,0 +1,112 @@
+// Command backupweb runs the web interface of the backup service and the
+// tools that go with it: password hashing, secret generation, user-file
+// management and configuration checking.
+//
+// Exit codes: 0 success, 1 runtime or configuration error, 2 wrong usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// cli carries what a subcommand may touch of the outside world, so tests can
+// run subcommands in-process with their own streams and environment.
+type cli struct {
+	ctx    context.Context
+	stdin  io.Reader // *os.File in production: prompts check for a terminal
+	stdout io.Writer
+	stderr io.Writer
+	// lookupEnv reads an environment variable; os.LookupEnv in production.
+	lookupEnv func(string) (string, bool)
+}
+
+// command is one subcommand of the program.
+type command struct {
+	name    string
+	usage   string
+	summary string
+	run     func(c *cli, args []string) int
+}
+
+// commands lists the subcommands in the order the usage text shows them.
+func commands() []command {
+	return []command{
+		{"serve", "serve [-config PATH] [-listen ADDR] [-log-format text|json]", "run the web interface", runServe},
+		{"check-config", "check-config [-config PATH]", "validate the configuration without serving", runCheckConfig},
+		{"hash-password", "hash-password [-cost N]", "read a password on standard input and print its bcrypt hash", runHashPassword},
+		{"gen-secret", "gen-secret", "print a fresh secret key for BACKUP_SECRET_KEY", runGenSecret},
+		{"user", "user add|passwd|del|list -file PATH [USERNAME]", "manage a user file", runUser},
+		{"version", "version", "print the version", runVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	c := &cli{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv}
+	code := c.main(os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// main dispatches args to a subcommand and returns the exit code.
+func (c *cli) main(args []string) int {
+	if len(args) == 0 {
+		c.usage()
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		c.usage()
+		return exitOK
+	}
+	for _, cmd := range commands() {
+		if cmd.name == args[0] {
+			return cmd.run(c, args[1:])
+		}
+	}
+	fmt.Fprintf(c.stderr, "backupweb: unknown command %q\n\n", args[0])
+	c.usage()
+	return exitUsage
+}
+
+func (c *cli) usage() {
+	fmt.Fprintln(c.stderr, "Usage: backupweb COMMAND [FLAGS]")
+	fmt.Fprintln(c.stderr, "\nCommands:")
+	for _, cmd := range commands() {
+		fmt.Fprintf(c.stderr, "  %-58s %s\n", cmd.usage, cmd.summary)
+	}
+}
+
+// flagSet returns a FlagSet for a subcommand that writes its usage to
+// stderr and reports errors instead of exiting.
+func (c *cli) flagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("backupweb "+name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	return fs
+}
+
+// parseFlags parses args into fs. It returns an exit code and false when the
+// command must stop: exitOK for -h, exitUsage for bad flags.
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return exitOK, true
+}

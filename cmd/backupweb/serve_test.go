@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var listeningRE = regexp.MustCompile(`listening.*addr=(127\.0\.0\.1:\d+)`)
+
+// waitListening waits for serve's "listening" line and returns the address.
+func waitListening(t *testing.T, stderr interface{ String() string }, done <-chan int) string {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		if m := listeningRE.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d before listening:\n%s", code, stderr.String())
+		case <-deadline:
+			t.Fatalf("no listening line:\n%s", stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func TestServeWithoutConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.Mkdir("backups", 0o700)
+	os.WriteFile(filepath.Join("backups", "nightly.tar.gz"), []byte("backup"), 0o600)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, _, stderr := testCLI(ctx, "", nil)
+	done := make(chan int, 1)
+	go func() { done <- c.main([]string{"serve", "-listen", "127.0.0.1:0"}) }()
+	addr := waitListening(t, stderr, done)
+
+	resp, err := http.Get("http://" + addr + "/api/me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var me map[string]string
+	json.NewDecoder(resp.Body).Decode(&me)
+	resp.Body.Close()
+	if me["username"] != "anonymous" || me["auth_type"] != "none" {
+		t.Fatalf("/api/me = %v", me)
+	}
+	resp, err = http.Get("http://" + addr + "/api/backups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Backups []struct{ Name string } }
+	json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if len(list.Backups) != 1 || list.Backups[0].Name != "nightly.tar.gz" {
+		t.Fatalf("/api/backups = %+v", list)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d after shutdown", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+	logs := stderr.String()
+	if n := strings.Count(logs, "authentication is off"); n != 1 {
+		t.Errorf("want one warning that authentication is off, got %d:\n%s", n, logs)
+	}
+}
+
+func TestServeRefusesBadConfiguration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.ini")
+	os.WriteFile(path, []byte("[authentication]\ntype = basic\nusername = u\n"), 0o600)
+	c, _, stderr := testCLI(context.Background(), "", nil)
+	if code := c.main([]string{"serve", "-config", path, "-listen", "127.0.0.1:0"}); code != exitError {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if out := stderr.String(); !strings.Contains(out, "error:") || !strings.Contains(out, "password") || strings.Contains(out, "listening") {
+		t.Fatalf("stderr:\n%s", out)
+	}
+}
+
+func TestServeJSONLogs(t *testing.T) {
+	t.Chdir(t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, _, stderr := testCLI(ctx, "", nil)
+	done := make(chan int, 1)
+	go func() { done <- c.main([]string{"serve", "-listen", "127.0.0.1:0", "-log-format", "json"}) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), `"msg":"listening"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no JSON listening line:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("not a JSON line: %q", line)
+		}
+	}
+}
+
+// TestServeProcessSIGTERM runs the real program and stops it with SIGTERM:
+// the contract's graceful shutdown with exit status 0.
+func TestServeProcessSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the program; skipped with -short")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "backupweb")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "-listen", "127.0.0.1:0")
+	cmd.Dir = dir
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() { cmd.Wait(); done <- cmd.ProcessState.ExitCode() }()
+	addr := waitListening(t, stderr, done)
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("/healthz: %d", resp.StatusCode)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d after SIGTERM:\n%s", code, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no exit after SIGTERM")
+	}
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/userfile"
+)
+
+// userActions describes the actions of `backupweb user`, in help order.
+var userActions = []struct{ name, args, summary string }{
+	{"add", "-file PATH USERNAME", "add a user; the password is read like hash-password reads it"},
+	{"passwd", "-file PATH USERNAME", "set a new password for an existing user"},
+	{"del", "-file PATH USERNAME", "remove a user"},
+	{"list", "-file PATH", "print the user names, one a line"},
+}
+
+// userArgs is a parsed `backupweb user` command line.
+type userArgs struct {
+	action string
+	file   string
+	name   string
+	cost   int
+}
+
+// runUser implements `backupweb user add|passwd|del|list -file PATH
+// [USERNAME]`, which manages the user file of the flask-login type.
+//
+// The action comes first, then the flags, then the user name (the name may
+// also come right after the action). Flags: -file (required) and -cost, the
+// bcrypt cost of new hashes (default 12, the specification's; lower values
+// only make sense in tests). New files get mode 0600; every change rewrites
+// the file atomically and leaves the lines it does not touch as they were
+// (see userfile.Doc). `add` refuses an existing name, `passwd` and `del` a
+// missing one. After a change, problems the login provider would report
+// with use_bcrypt on are printed as warnings.
+func runUser(c *cli, args []string) int {
+	ua, code, ok := parseUserArgs(c, args)
+	if !ok {
+		return code
+	}
+	prefix := "backupweb user " + ua.action + ": "
+	var err error
+	switch ua.action {
+	case "list":
+		err = userList(c, ua)
+	case "add":
+		err = userAdd(c, ua)
+	case "passwd":
+		err = userPasswd(c, ua)
+	case "del":
+		err = userDel(c, ua)
+	}
+	if err != nil {
+		fmt.Fprintln(c.stderr, prefix+err.Error())
+		return exitError
+	}
+	if ua.action != "list" {
+		warnUserFile(c, prefix, ua.file)
+	}
+	return exitOK
+}
+
+// parseUserArgs reads the action, flags and name. When it returns false,
+// the command must stop with the returned exit code.
+func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
+	var ua userArgs
+	if len(args) == 0 {
+		userUsage(c.stderr)
+		return ua, exitUsage, false
+	}
+	ua.action, args = args[0], args[1:]
+	switch ua.action {
+	case "-h", "-help", "--help", "help":
+		userUsage(c.stderr)
+		return ua, exitOK, false
+	case "add", "passwd", "del", "list":
+	default:
+		if strings.HasPrefix(ua.action, "-") {
+			fmt.Fprint(c.stderr, "backupweb user: the action (add, passwd, del or list) comes first\n\n")
+		} else {
+			fmt.Fprintf(c.stderr, "backupweb user: unknown action %q\n\n", ua.action)
+		}
+		userUsage(c.stderr)
+		return ua, exitUsage, false
+	}
+	prefix := "backupweb user " + ua.action + ": "
+	flags := c.flagSet("user " + ua.action)
+	flags.Usage = func() { userUsage(c.stderr) }
+	flags.StringVar(&ua.file, "file", "", "path of the user file (required)")
+	flags.IntVar(&ua.cost, "cost", password.Cost, "bcrypt cost of new password hashes; lower it only for tests")
+	var names []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		names, args = []string{args[0]}, args[1:] // the name before the flags
+	}
+	if code, ok := parseFlags(flags, args); !ok {
+		return ua, code, false
+	}
+	names = append(names, flags.Args()...)
+	usageErr := func(msg string) (userArgs, int, bool) {
+		fmt.Fprintln(c.stderr, prefix+msg)
+		return ua, exitUsage, false
+	}
+	switch {
+	case ua.file == "":
+		return usageErr("-file PATH is required")
+	case ua.action == "list" && len(names) > 0:
+		return usageErr("takes no user name")
+	case ua.action == "list":
+		return ua, exitOK, true
+	case len(names) == 0:
+		return usageErr("a user name is required")
+	case len(names) > 1:
+		return usageErr("takes one user name")
+	}
+	ua.name = names[0]
+	if err := userfile.ValidName(ua.name); err != nil {
+		return usageErr(strings.TrimPrefix(err.Error(), "userfile: "))
+	}
+	if err := checkCost(ua.cost); err != nil {
+		return usageErr(err.Error())
+	}
+	return ua, exitOK, true
+}
+
+// userUsage prints the help of `backupweb user`.
+func userUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [USERNAME]")
+	fmt.Fprintln(w, "\nActions:")
+	for _, a := range userActions {
+		fmt.Fprintf(w, "  %-6s %-20s %s\n", a.name, a.args, a.summary)
+	}
+	fmt.Fprintf(w, "\nFlags:\n  -file PATH  the user file; created with mode 0600 by add\n"+
+		"  -cost N     bcrypt cost of new hashes, %d to %d (default %d)\n",
+		password.MinCost, password.MaxCost, password.Cost)
+}
+
+// userList prints the names of the users in the file, one a line.
+func userList(c *cli, ua userArgs) error {
+	if _, err := os.Stat(ua.file); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s does not exist", ua.file)
+	}
+	doc, err := userfile.Load(ua.file)
+	if err != nil {
+		return err
+	}
+	for _, name := range doc.Names() {
+		fmt.Fprintln(c.stdout, name)
+	}
+	return nil
+}
+
+// userAdd adds a user, creating the file if needed. The name is checked
+// before the password is asked for.
+func userAdd(c *cli, ua userArgs) error {
+	doc, err := userfile.Load(ua.file)
+	if err != nil {
+		return err
+	}
+	if doc.Has(ua.name) {
+		return fmt.Errorf("user %q already exists in %s (use passwd to change its password)", ua.name, ua.file)
+	}
+	hash, err := c.newHash(ua.cost)
+	if err != nil {
+		return err
+	}
+	if err := doc.Add(ua.name, hash); err != nil {
+		return err
+	}
+	if err := doc.Save(ua.file); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "added user %q to %s\n", ua.name, ua.file)
+	return nil
+}
+
+// userPasswd sets a new password for an existing user.
+func userPasswd(c *cli, ua userArgs) error {
+	doc, err := loadWithUser(ua)
+	if err != nil {
+		return err
+	}
+	hash, err := c.newHash(ua.cost)
+	if err != nil {
+		return err
+	}
+	if err := doc.Set(ua.name, hash); err != nil {
+		return err
+	}
+	if err := doc.Save(ua.file); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "changed the password of user %q in %s\n", ua.name, ua.file)
+	return nil
+}
+
+// userDel removes a user.
+func userDel(c *cli, ua userArgs) error {
+	doc, err := loadWithUser(ua)
+	if err != nil {
+		return err
+	}
+	if err := doc.Delete(ua.name); err != nil {
+		return err
+	}
+	if err := doc.Save(ua.file); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "removed user %q from %s\n", ua.name, ua.file)
+	return nil
+}
+
+// loadWithUser loads the file and checks that it defines ua.name.
+func loadWithUser(ua userArgs) (*userfile.Doc, error) {
+	if _, err := os.Stat(ua.file); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no user %q: %s does not exist", ua.name, ua.file)
+	}
+	doc, err := userfile.Load(ua.file)
+	if err != nil {
+		return nil, err
+	}
+	if !doc.Has(ua.name) {
+		return nil, fmt.Errorf("no user %q in %s", ua.name, ua.file)
+	}
+	return doc, nil
+}
+
+// warnUserFile prints, as warnings, what would stop the login provider
+// (with use_bcrypt on) from reading the file, and access by other accounts.
+func warnUserFile(c *cli, prefix, path string) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o007 != 0 {
+		fmt.Fprintf(c.stderr, "%swarning: %s is open to every account on this machine (mode %04o); run chmod 600 or 640\n",
+			prefix, path, fi.Mode().Perm())
+	}
+	if _, err := userfile.ParseFile(path, true); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(c.stderr, "%swarning: %s\n", prefix, line)
+		}
+	}
+}
