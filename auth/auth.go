@@ -38,10 +38,28 @@ type User struct {
 	// Attrs holds facts some types know (for oauth: "email", "name",
 	// "provider"). Nil for types that know nothing more.
 	Attrs map[string]string
-	// CSRFToken is the token state-changing requests of this user's
-	// session must carry (logout). Empty for types without sessions; never
-	// part of Record.
-	CSRFToken string
+	// csrf computes the token state-changing requests of this user's
+	// session must carry (logout). Nil for types without sessions. It is a
+	// function so the token (an HMAC, masked afresh) is only computed for
+	// the pages that show a logout button, not on every request.
+	csrf func() string
+}
+
+// WithCSRF returns a copy of u whose session's CSRF token is computed by
+// token when a page needs it.
+func (u User) WithCSRF(token func() string) User {
+	u.csrf = token
+	return u
+}
+
+// CSRFToken returns the token state-changing requests of this user's
+// session must carry (the logout form's csrf_token), or "" for types
+// without sessions. It is never part of Record.
+func (u User) CSRFToken() string {
+	if u.csrf == nil {
+		return ""
+	}
+	return u.csrf()
 }
 
 // Record returns the user as the specification's current-user mapping: at
@@ -58,7 +76,7 @@ func (u User) Record() map[string]string {
 
 // HasSession reports whether the user holds a session that can be ended
 // with a logout.
-func (u User) HasSession() bool { return u.CSRFToken != "" }
+func (u User) HasSession() bool { return u.csrf != nil }
 
 // Provider is one authentication type. Implementations are safe for
 // concurrent use.

@@ -114,7 +114,7 @@ func TestWantsHTML(t *testing.T) {
 }
 
 func TestRecord(t *testing.T) {
-	u := User{Name: "a@example.com", Type: "oauth", Attrs: map[string]string{"provider": "google", "username": "spoof"}, CSRFToken: "t"}
+	u := User{Name: "a@example.com", Type: "oauth", Attrs: map[string]string{"provider": "google", "username": "spoof"}}.WithCSRF(func() string { return "t" })
 	rec := u.Record()
 	if rec["username"] != "a@example.com" || rec["auth_type"] != "oauth" || rec["provider"] != "google" {
 		t.Fatalf("record = %v", rec)

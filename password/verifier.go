@@ -156,9 +156,6 @@ func (v *Verifier) Purge() {
 // verify is the bcrypt path of Check; remember false keeps a success out of
 // the cache (the decoy path).
 func (v *Verifier) verify(ctx context.Context, stored string, pw []byte, remember bool) (bool, error) {
-	if _, err := ParseHash(stored); err != nil {
-		return false, err
-	}
 	if len(pw) > MaxLen {
 		return false, nil
 	}
@@ -167,8 +164,11 @@ func (v *Verifier) verify(ctx context.Context, stored string, pw []byte, remembe
 	if v.cache != nil {
 		var hit bool
 		if hit, gen = v.cache.get(key, v.now()); hit {
-			return true, nil
+			return true, nil // only a valid hash that matched can be cached
 		}
+	}
+	if _, err := ParseHash(stored); err != nil {
+		return false, err
 	}
 	// The computation may outlive this call (when ctx ends first), so it
 	// works on its own copy of the password.

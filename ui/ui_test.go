@@ -64,7 +64,7 @@ func TestRenderCatalog(t *testing.T) {
 			name: "backups and session user",
 			data: CatalogPage{
 				Title: "Backups",
-				User:  auth.User{Name: "alice<b>", Type: "flask-login", CSRFToken: "tok-123"},
+				User:  auth.User{Name: "alice<b>", Type: "flask-login"}.WithCSRF(func() string { return "tok-123" }),
 				Backups: []catalog.Backup{
 					{Name: "a b?.tar", Size: 1536, Modified: when},
 					{Name: "<script>x</script>.tar", Size: 10, Modified: when},

@@ -177,7 +177,7 @@ func TestBrowserCatalogPage(t *testing.T) {
 func TestBrowserSessionPages(t *testing.T) {
 	var gotToken string
 	p := mountingProvider{&fakeProvider{admit: true,
-		user: auth.User{Name: "alice", Type: "flask-login", CSRFToken: "csrf-xyz"}}}
+		user: auth.User{Name: "alice", Type: "flask-login"}.WithCSRF(func() string { return "csrf-xyz" })}}
 	p.mount = func(mux *http.ServeMux) {
 		mux.HandleFunc("POST /logout", func(w http.ResponseWriter, r *http.Request) {
 			gotToken = r.PostFormValue("csrf_token")

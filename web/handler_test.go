@@ -134,7 +134,7 @@ func TestAPIMe(t *testing.T) {
 	}
 
 	p := &fakeProvider{admit: true, user: auth.User{Name: "a@example.com", Type: "oauth",
-		Attrs: map[string]string{"email": "a@example.com"}, CSRFToken: "secret-token"}}
+		Attrs: map[string]string{"email": "a@example.com"}}.WithCSRF(func() string { return "secret-token" })}
 	h = NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir())})
 	rec = do(h, "GET", "/api/me", nil)
 	if strings.Contains(rec.Body.String(), "secret-token") {

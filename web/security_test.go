@@ -95,7 +95,7 @@ func TestTraversalOverTheWire(t *testing.T) {
 // a logout route and two handlers that panic.
 func sessionHandler(t *testing.T) (http.Handler, func() string) {
 	p := mountingProvider{&fakeProvider{admit: true,
-		user: auth.User{Name: "alice", Type: "flask-login", CSRFToken: "csrf-abc"}}}
+		user: auth.User{Name: "alice", Type: "flask-login"}.WithCSRF(func() string { return "csrf-abc" })}}
 	p.mount = func(mux *http.ServeMux) {
 		mux.HandleFunc("POST /logout", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)

@@ -291,7 +291,7 @@ func TestSignOut(t *testing.T) {
 		t.Fatalf("Identify after sign-in: %+v %v %v", user, ok, err)
 	}
 	logout, _ := http.NewRequest(http.MethodPost, s.URL+"/logout", nil)
-	logout.Header.Set(sessionauth.CSRFHeader, user.CSRFToken)
+	logout.Header.Set(sessionauth.CSRFHeader, user.CSRFToken())
 	resp, err := noFollow(c).Do(logout)
 	if err != nil {
 		t.Fatal(err)

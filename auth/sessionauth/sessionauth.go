@@ -71,12 +71,8 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 		}
 		return auth.User{}, false, nil
 	}
-	return auth.User{
-		Name:      s.Username,
-		Type:      g.o.Type,
-		Attrs:     s.Attrs,
-		CSRFToken: g.o.Manager.CSRFToken(s),
-	}, true, nil
+	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs}
+	return u.WithCSRF(func() string { return g.o.Manager.CSRFToken(s) }), true, nil
 }
 
 // Challenge sends a browser navigation (a GET accepting text/html) to the
