@@ -1,6 +1,7 @@
 package basic
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -77,4 +78,44 @@ func BenchmarkProtectedBasic(b *testing.B) {
 
 func BenchmarkProtectedBasicNoCache(b *testing.B) {
 	runBench(b, benchHandler(b, benchProvider(b, false)), "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
+}
+
+// The loopback benchmarks measure what a client sees: real HTTP requests
+// over a kept-alive connection to an httptest server on 127.0.0.1.
+//
+//	BenchmarkLoopbackUnprotected     GET /healthz
+//	BenchmarkLoopbackProtectedBasic  GET /api/me with a correct Basic credential
+func runLoopback(b *testing.B, h http.Handler, path string, mod func(*http.Request)) {
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	client := srv.Client()
+	do := func() {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		if mod != nil {
+			mod(req)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	do()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		do()
+	}
+}
+
+func BenchmarkLoopbackUnprotected(b *testing.B) {
+	runLoopback(b, benchHandler(b, none.Provider{}), "/healthz", nil)
+}
+
+func BenchmarkLoopbackProtectedBasic(b *testing.B) {
+	runLoopback(b, benchHandler(b, benchProvider(b, true)), "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
 }
