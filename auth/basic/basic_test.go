@@ -1,15 +1,14 @@
 package basic_test
 
 import (
-	"bytes"
 	"encoding/json"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
@@ -41,27 +40,9 @@ func readHash(t *testing.T, name string) string {
 	return line
 }
 
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type testServer struct {
 	*httptest.Server
-	logs *syncBuffer
+	logs *logtest.Buffer
 	cfg  *config.Config
 }
 
@@ -76,7 +57,7 @@ func start(t *testing.T, ini string, env map[string]string) *testServer {
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	cfg := config.Load(path, lookup)
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	p, err := factory.New(cfg.Auth, auth.Env{Logger: log}, lookup)
 	if err != nil || cfg.Report.HasErrors() {

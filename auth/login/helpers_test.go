@@ -1,7 +1,7 @@
 package login
 
 import (
-	"bytes"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -48,24 +48,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
-}
-
-// logBuffer collects log output from concurrent handlers.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // hashes caches the bcrypt hashes of test passwords for the test binary.
@@ -115,7 +97,7 @@ type harness struct {
 	usersPath string
 	backups   string
 	clock     *fakeClock
-	logs      *logBuffer
+	logs      *logtest.Buffer
 	p         *Provider
 	srv       *httptest.Server
 	handler   http.Handler
@@ -127,7 +109,7 @@ type harness struct {
 func newHarness(t testing.TB, edit func(*Config)) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	h := &harness{t: t, clock: newClock(), logs: &logBuffer{}, usersPath: filepath.Join(dir, "users")}
+	h := &harness{t: t, clock: newClock(), logs: &logtest.Buffer{}, usersPath: filepath.Join(dir, "users")}
 	writeFile(t, h.usersPath, usersText(t, "alice", "bob"))
 	h.cfg = Config{UsersFile: h.usersPath, UseBcrypt: true, PollInterval: -1}
 	if edit != nil {

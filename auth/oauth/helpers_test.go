@@ -1,8 +1,8 @@
 package oauth
 
 import (
-	"bytes"
 	"encoding/json"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,24 +22,6 @@ import (
 
 // testSecretKey is BACKUP_SECRET_KEY in tests.
 var testSecretKey = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
-
-// lockedBuffer collects log output written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // testClock is a clock tests move by hand.
 type testClock struct {
@@ -69,14 +51,14 @@ type service struct {
 	srv     *httptest.Server
 	URL     string
 	handler atomic.Pointer[http.Handler]
-	logs    *lockedBuffer
+	logs    *logtest.Buffer
 	clock   *testClock
 	p       *Provider
 }
 
 // newService reserves a loopback address; call use to serve a provider.
 func newService(t *testing.T) *service {
-	s := &service{t: t, logs: &lockedBuffer{}, clock: newTestClock()}
+	s := &service{t: t, logs: &logtest.Buffer{}, clock: newTestClock()}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := s.handler.Load(); h != nil {
 			(*h).ServeHTTP(w, r)

@@ -1,36 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 )
 
-// lockedBuffer is an io.Writer safe for a server's goroutines and a test
-// reading it at the same time.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // testCLI returns a cli with in-memory streams and the given environment.
-func testCLI(ctx context.Context, stdin string, env map[string]string) (*cli, *lockedBuffer, *lockedBuffer) {
-	var out, errOut lockedBuffer
+func testCLI(ctx context.Context, stdin string, env map[string]string) (*cli, *logtest.Buffer, *logtest.Buffer) {
+	var out, errOut logtest.Buffer
 	return &cli{
 		ctx:       ctx,
 		stdin:     io.NopCloser(strings.NewReader(stdin)),

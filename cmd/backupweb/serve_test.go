@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -131,7 +132,7 @@ func TestServeProcessSIGTERM(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "serve", "-listen", "127.0.0.1:0")
 	cmd.Dir = dir
-	stderr := &lockedBuffer{}
+	stderr := &logtest.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
