@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/backupweb/backupweb/internal/clocktest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,22 +14,7 @@ import (
 )
 
 // fakeClock is an injectable clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = clocktest.Clock
 
 // countingVerifier returns a verifier whose bcrypt is counted; it still
 // computes real bcrypt, so tests use MinCost hashes.
@@ -153,7 +138,7 @@ func TestFailuresNotCached(t *testing.T) {
 }
 
 func TestCacheTTL(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	h := mustHash(t, "pw")
 	v, calls := countingVerifier(VerifierOptions{CacheTTL: time.Minute, Now: clock.Now})
 	steps := []struct {

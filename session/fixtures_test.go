@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"github.com/backupweb/backupweb/internal/clocktest"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -17,30 +18,9 @@ var testKey = []byte("0123456789abcdef0123456789abcdef")
 var epoch = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // fakeClock is a settable clock, safe for concurrent use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type fakeClock = clocktest.Clock
 
-func newClock() *fakeClock { return &fakeClock{t: epoch} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *fakeClock { return clocktest.New(epoch) }
 
 // newTestManager returns a manager over store (a fresh MemoryStore when nil)
 // on clock, with o's other fields applied.

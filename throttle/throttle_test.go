@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"fmt"
+	"github.com/backupweb/backupweb/internal/clocktest"
 	"strings"
 	"sync"
 	"testing"
@@ -9,24 +10,9 @@ import (
 )
 
 // fakeClock is an injectable clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type fakeClock = clocktest.Clock
 
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *fakeClock { return clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 // step is one action in a scripted test: advance the clock, record some
 // failures or a reset, then check Allow.

@@ -1,6 +1,7 @@
 package login
 
 import (
+	"github.com/backupweb/backupweb/internal/clocktest"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"log/slog"
@@ -29,25 +30,10 @@ var testSecret = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456
 var testPasswords = map[string]string{"alice": "alice-pw", "bob": "bob-pw"}
 
 // fakeClock is an injectable clock that only moves when told to.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type fakeClock = clocktest.Clock
 
 func newClock() *fakeClock {
-	return &fakeClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+	return clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // hashes caches the bcrypt hashes of test passwords for the test binary.

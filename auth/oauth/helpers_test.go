@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"encoding/json"
+	"github.com/backupweb/backupweb/internal/clocktest"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"log/slog"
@@ -10,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,24 +24,9 @@ import (
 var testSecretKey = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 
 // testClock is a clock tests move by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type testClock = clocktest.Clock
 
-func newTestClock() *testClock { return &testClock{now: time.Now()} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+func newTestClock() *testClock { return clocktest.New(time.Now()) }
 
 // service is backupweb's web handler on a loopback test server whose
 // provider can be replaced between subtests, so that one registered
