@@ -43,8 +43,10 @@ type Type struct {
 	// BACKUP_SECRET_KEY.
 	NeedsSecret bool
 	// build reads the type's keys from s and returns its provider, or nil
-	// after recording why not in s's report.
-	build func(s *config.Section, env auth.Env) auth.Provider
+	// after recording why not in s's report. secretOK is false when the type
+	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
+	// still checked, so every problem is reported, but nothing is built.
+	build func(s *config.Section, env auth.Env, secretOK bool) auth.Provider
 }
 
 // types is the table of authentication types, in the order documentation
@@ -53,19 +55,15 @@ var types = []Type{
 	{
 		Name:    none.Name,
 		Summary: "no authentication (default; not for production)",
-		build:   func(*config.Section, auth.Env) auth.Provider { return none.Provider{} },
+		build:   func(*config.Section, auth.Env, bool) auth.Provider { return none.Provider{} },
 	},
 	{
 		Name:    basic.Name,
 		Summary: "HTTP Basic authentication with one user",
 		Keys:    basic.Keys,
-		build: func(s *config.Section, env auth.Env) auth.Provider {
-			cfg, ok := basic.Load(s)
-			if !ok {
-				return nil
-			}
-			return basic.New(cfg, env)
-		},
+		build: builder(basic.Load, func(c basic.Config, env auth.Env) (*basic.Provider, error) {
+			return basic.New(c, env), nil
+		}),
 	},
 	{
 		Name:        login.Name,
@@ -73,37 +71,34 @@ var types = []Type{
 		Summary:     "session login with a login page and users from a user file",
 		Keys:        login.Keys,
 		NeedsSecret: true,
-		build: func(s *config.Section, env auth.Env) auth.Provider {
-			cfg, ok := login.Load(s)
-			if !ok || len(env.SecretKey) == 0 {
-				return nil
-			}
-			p, err := login.New(cfg, env)
-			if err != nil {
-				s.Errorf("", "%v", err)
-				return nil
-			}
-			return p
-		},
+		build:       builder(login.Load, login.New),
 	},
 	{
 		Name:        oauth.Name,
 		Summary:     "sign-in through an OAuth 2.0 / OpenID Connect identity provider (google, github, gitlab, generic)",
 		Keys:        oauth.Keys,
 		NeedsSecret: true,
-		build: func(s *config.Section, env auth.Env) auth.Provider {
-			cfg, ok := oauth.Load(s)
-			if !ok || len(env.SecretKey) == 0 {
-				return nil
-			}
-			p, err := oauth.New(cfg, env)
-			if err != nil {
-				s.Errorf("", "%v", err)
-				return nil
-			}
-			return p
-		},
+		build:       builder(oauth.Load, oauth.New),
 	},
+}
+
+// builder joins a type's Load (read and validate its keys, recording
+// problems) and New (build the provider) into a Type's build function. New
+// is not called when Load found errors, or when the type needs the secret
+// key and it is missing (the factory has recorded why).
+func builder[C any, P auth.Provider](load func(*config.Section) (C, bool), create func(C, auth.Env) (P, error)) func(*config.Section, auth.Env, bool) auth.Provider {
+	return func(s *config.Section, env auth.Env, secretOK bool) auth.Provider {
+		cfg, ok := load(s)
+		if !ok || !secretOK {
+			return nil
+		}
+		p, err := create(cfg, env)
+		if err != nil {
+			s.Errorf("", "%v", err)
+			return nil
+		}
+		return p
+	}
 }
 
 // Types returns the table of authentication types.
@@ -157,14 +152,16 @@ func New(s *config.Section, env auth.Env, lookupEnv func(string) (string, bool))
 	}
 	before := s.Report().ErrorCount()
 	warnKeys(s, t)
+	secretOK := true
 	if t.NeedsSecret {
 		key, err := secretKey(lookupEnv)
 		if err != nil {
 			s.Errorf("type", "%v", err)
+			secretOK = false
 		}
 		env.SecretKey = key
 	}
-	p := t.build(s, env)
+	p := t.build(s, env, secretOK)
 	if p == nil || s.Report().ErrorCount() > before {
 		return nil, ErrInvalid
 	}

@@ -41,11 +41,11 @@ func TestBrowserSignIn(t *testing.T) {
 		chromedp.WaitVisible(`.who strong`),
 	))
 	landed, who := text(chromedp.Location()), text(chromedp.Text(`.who strong`))
-	// The signed-out page has a "Back to the backups" link; the catalog
-	// has none.
+	// The signed-out page has no logout form; wait for the catalog's to go.
 	must(chromedp.Do(ctx,
 		chromedp.Click(`form.logout button`),
-		chromedp.WaitVisible(`a[href="/"]`),
+		chromedp.WaitNotPresent(`form.logout`),
+		chromedp.WaitVisible(`h1`),
 	))
 	afterLogout, heading := text(chromedp.Location()), text(chromedp.Text(`h1`))
 	if landed != s.URL+"/?view=all" {
