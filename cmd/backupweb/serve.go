@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -32,6 +33,9 @@ func runServe(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb serve:", err)
 		return exitUsage
 	}
+	// Code that logs without a logger of its own (auth.WriteError) writes
+	// in the same format to the same place.
+	slog.SetDefault(log)
 
 	a := c.load(*path, *listen, log, false)
 	if a.provider == nil || a.cfg.Report.HasErrors() {
