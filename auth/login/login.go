@@ -30,7 +30,6 @@
 package login
 
 import (
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -43,7 +42,6 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/password"
-	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
 	"github.com/backupweb/backupweb/ui"
@@ -64,8 +62,8 @@ const maxUserBlock = time.Hour
 type Provider struct {
 	cfg      Config
 	guard    *sessionauth.Guard
+	sessions *sessionauth.Sessions
 	mgr      *session.Manager
-	store    session.Store
 	verifier *password.Verifier
 	byAddr   *throttle.Limiter  // failures per client address
 	byUser   *throttle.Limiter  // failures per user name, from any address
@@ -129,31 +127,10 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 			return nil, fmt.Errorf("login: login template: %w", err)
 		}
 	}
-	if env.CheckOnly {
-		p.store = session.NewMemoryStore(env.Clock())
-	} else {
-		if env.StateDir == "" {
-			return nil, errors.New("login: no state directory for sessions ([server] state_dir)")
-		}
-		fs, err := session.OpenFileStore(env.StateDir, env.Clock())
-		if err != nil {
-			return nil, fmt.Errorf("login: %w", err)
-		}
-		p.store = fs
-	}
-	p.mgr, err = session.NewManager(session.Options{
-		Store:       p.store,
-		Key:         env.SecretKey,
-		IdleTimeout: cfg.IdleTimeout,
-		Lifetime:    cfg.Lifetime,
-		Secure:      peer.Secure,
-		Now:         env.Clock(),
-		Logger:      env.Log(),
-	})
-	if err != nil {
-		p.closeStore()
+	if p.sessions, err = sessionauth.Open(env, cfg.IdleTimeout, cfg.Lifetime); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
+	p.mgr = p.sessions.Manager
 	p.guard = sessionauth.New(sessionauth.Options{
 		Type:      Name,
 		Manager:   p.mgr,
@@ -211,16 +188,9 @@ func (p *Provider) Close() error {
 			close(p.stop)
 			<-p.done
 		}
-		p.closeErr = p.closeStore()
+		if err := p.sessions.Close(); err != nil {
+			p.closeErr = fmt.Errorf("login: %w", err)
+		}
 	})
 	return p.closeErr
-}
-
-func (p *Provider) closeStore() error {
-	if c, ok := p.store.(io.Closer); ok {
-		if err := c.Close(); err != nil {
-			return fmt.Errorf("login: %w", err)
-		}
-	}
-	return nil
 }

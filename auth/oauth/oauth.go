@@ -33,7 +33,6 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/ui"
 )
@@ -60,15 +59,15 @@ const requestTimeout = 10 * time.Second
 // Provider signs users in through an identity provider and keeps their
 // sessions.
 type Provider struct {
-	cfg    Config
-	kind   *kind
-	guard  *sessionauth.Guard
-	mgr    *session.Manager
-	store  session.Store
-	client *http.Client
-	log    *slog.Logger
-	spent  *spentStates
-	openID *openID // nil without OpenID Connect
+	cfg      Config
+	kind     *kind
+	guard    *sessionauth.Guard
+	mgr      *session.Manager
+	sessions *sessionauth.Sessions
+	client   *http.Client
+	log      *slog.Logger
+	spent    *spentStates
+	openID   *openID // nil without OpenID Connect
 }
 
 var (
@@ -93,48 +92,31 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 	if cfg.Rule.Empty() {
 		return nil, errors.New("oauth: the authorization rule admits nobody")
 	}
-	var store session.Store
-	if env.CheckOnly {
-		store = session.NewMemoryStore(env.Clock())
-	} else {
-		fs, err := session.OpenFileStore(env.StateDir, env.Clock())
-		if err != nil {
-			return nil, fmt.Errorf("oauth: %w", err)
-		}
-		store = fs
-	}
-	mgr, err := session.NewManager(session.Options{
-		Store:       store,
-		Key:         env.SecretKey,
-		IdleTimeout: cfg.SessionIdleTimeout,
-		Lifetime:    cfg.SessionLifetime,
-		Secure:      peer.Secure,
-		Now:         env.Clock(),
-		Logger:      env.Log(),
-	})
+	sessions, err := sessionauth.Open(env, cfg.SessionIdleTimeout, cfg.SessionLifetime)
 	if err != nil {
-		closeStore(store)
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
+	mgr := sessions.Manager
 	client := env.HTTPClient
 	if client == nil {
 		client = defaultClient()
 	}
 	p := &Provider{
-		cfg:    cfg,
-		kind:   k,
-		mgr:    mgr,
-		store:  store,
-		client: client,
-		log:    env.Log(),
-		spent:  newSpentStates(FlowTTL, env.Clock()),
+		cfg:      cfg,
+		kind:     k,
+		mgr:      mgr,
+		sessions: sessions,
+		client:   client,
+		log:      env.Log(),
+		spent:    newSpentStates(FlowTTL, env.Clock()),
 	}
 	p.guard = sessionauth.New(sessionauth.Options{
-		Type:      Name,
-		Manager:   mgr,
-		LoginPath: SignedOutPath, // where Logout leads; Challenge is our own
-		Logger:    env.Log(),
-		Admit:     p.admits,
+		Type:           Name,
+		Manager:        mgr,
+		LoginPath:      LoginPath,
+		LogoutRedirect: SignedOutPath,
+		Logger:         env.Log(),
+		Admit:          p.admits,
 	})
 	if cfg.OpenIDConnect() {
 		p.openID = &openID{
@@ -176,11 +158,7 @@ func (p *Provider) admits(d session.Data) bool {
 // Challenge sends a browser navigation to LoginPath with next set to the
 // original path and query, and answers everything else 401.
 func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
-	if auth.WantsHTML(r) {
-		http.Redirect(w, r, sessionauth.LoginURL(LoginPath, r.URL.RequestURI()), http.StatusSeeOther)
-		return
-	}
-	auth.Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	p.guard.Challenge(w, r)
 }
 
 // Mount serves the sign-in routes, the callback and logout on mux.
@@ -201,14 +179,7 @@ func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
 }
 
 // Close writes pending session changes and closes the session store.
-func (p *Provider) Close() error { return closeStore(p.store) }
-
-func closeStore(s session.Store) error {
-	if c, ok := s.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
+func (p *Provider) Close() error { return p.sessions.Close() }
 
 // endpoints are the provider's endpoints for one sign-in.
 type endpoints struct {

@@ -32,6 +32,10 @@ type Options struct {
 	Manager *session.Manager
 	// LoginPath is where Challenge sends browsers, with ?next=. Required.
 	LoginPath string
+	// LogoutRedirect is where Logout sends the browser. Default LoginPath.
+	// A type whose login page signs the user straight back in (oauth, while
+	// the identity provider remembers them) names a signed-out page here.
+	LogoutRedirect string
 	// Logger receives refused attempts. Default slog.Default().
 	Logger *slog.Logger
 	// Admit, when set, is asked on every request whether the session's
@@ -49,6 +53,9 @@ type Guard struct {
 func New(o Options) *Guard {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.LogoutRedirect == "" {
+		o.LogoutRedirect = o.LoginPath
 	}
 	return &Guard{o: o}
 }
@@ -96,8 +103,9 @@ func (g *Guard) Begin(w http.ResponseWriter, r *http.Request, d session.Data) er
 // Logout is the handler of POST /logout. It needs the session's CSRF token
 // in the csrf_token form field or the X-CSRF-Token header (else 403); it
 // revokes the session on the server, clears the cookie and answers 303 to
-// the login page. Without a session it still clears the cookie and
-// redirects, so a stale tab's logout button does what the user expects.
+// Options.LogoutRedirect (the login page by default). Without a session
+// it still clears the cookie and redirects, so a stale tab's logout button
+// does what the user expects.
 func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 	s, ok, err := g.o.Manager.Load(r)
 	if err != nil {
@@ -124,7 +132,7 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, g.o.LoginPath, http.StatusSeeOther)
+	http.Redirect(w, r, g.o.LogoutRedirect, http.StatusSeeOther)
 }
 
 // LoginURL returns loginPath with next as its query parameter, when next

@@ -1,0 +1,80 @@
+package sessionauth
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/session"
+)
+
+var testKey = []byte(strings.Repeat("k", 32))
+
+func TestOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	tests := []struct {
+		name     string
+		env      auth.Env
+		wantErr  string
+		wantFile bool
+	}{
+		{"file store", auth.Env{StateDir: dir, SecretKey: testKey}, "", true},
+		{"check only creates nothing", auth.Env{StateDir: dir + "-check", SecretKey: testKey, CheckOnly: true}, "", false},
+		{"no state dir", auth.Env{SecretKey: testKey}, "state_dir", false},
+		{"short key", auth.Env{StateDir: dir + "-short", SecretKey: []byte("short")}, "gen-secret", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(tt.env, time.Minute, time.Hour)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(filepath.Join(tt.env.StateDir, session.FileName))
+			if (statErr == nil) != tt.wantFile {
+				t.Errorf("session file exists = %v, want %v", statErr == nil, tt.wantFile)
+			}
+		})
+	}
+}
+
+func TestLogoutRedirect(t *testing.T) {
+	for _, tt := range []struct{ redirect, want string }{{"", "/login"}, {"/signed-out", "/signed-out"}} {
+		s, err := Open(auth.Env{SecretKey: testKey, CheckOnly: true}, time.Minute, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := New(Options{Type: "t", Manager: s.Manager, LoginPath: "/login", LogoutRedirect: tt.redirect})
+		rec := httptest.NewRecorder()
+		if _, err := s.Start(rec, httptest.NewRequest("POST", "/login", nil), session.Data{Username: "u"}); err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest("POST", LogoutPath, nil)
+		for _, c := range rec.Result().Cookies() {
+			r.AddCookie(c)
+		}
+		sess, ok, err := s.Load(r)
+		if !ok || err != nil {
+			t.Fatalf("session not loaded: %v", err)
+		}
+		r.Header.Set(CSRFHeader, s.CSRFToken(sess))
+		out := httptest.NewRecorder()
+		g.Logout(out, r)
+		if out.Code != http.StatusSeeOther || out.Header().Get("Location") != tt.want {
+			t.Errorf("LogoutRedirect %q: %d %q, want 303 %q", tt.redirect, out.Code, out.Header().Get("Location"), tt.want)
+		}
+	}
+}
