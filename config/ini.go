@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -141,6 +142,11 @@ func (p *parser) line(n int, raw string) {
 		indent++
 	}
 	if p.opt != nil && indent > p.indent {
+		if name, ok := sectionHeader(text); ok && (slices.Contains(knownSections, name) || nearKnown(name)) {
+			// configparser reads it as part of the value above, so every
+			// key below would land in the wrong section.
+			rep.Errorf(p.f.Name, n, p.cur.name, p.opt.key, "the [%s] header is indented, so it is read as part of the value of %s (line %d) and the keys below it stay in [%s]; remove the spaces before it", name, p.opt.key, p.opt.line, p.cur.name)
+		}
 		p.opt.parts = append(p.opt.parts, text)
 		return
 	}
@@ -174,7 +180,7 @@ func (p *parser) line(n int, raw string) {
 	p.opt = e
 	if first, dup := p.cur.entries[key]; dup {
 		// e stays in p.opt only to swallow its continuation lines.
-		rep.Errorf(p.f.Name, n, p.cur.name, key, "duplicate key (first set on line %d); the first value is used", first.line)
+		rep.Errorf(p.f.Name, n, p.cur.name, key, "duplicate key (first set on line %d); set it once", first.line)
 		return
 	}
 	p.cur.add(e)
@@ -287,4 +293,10 @@ func (f *File) allSections() []*Section {
 		return f.sections
 	}
 	return append([]*Section{f.defaults}, f.sections...)
+}
+
+// nearKnown reports whether a section name is a near miss of a known one.
+func nearKnown(name string) bool {
+	_, ok := Suggest(name, knownSections)
+	return ok
 }

@@ -2,11 +2,13 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -83,7 +85,9 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	cfg := &Config{Report: rep}
 	file := path
 	if file == "" {
-		if _, err := os.Stat(DefaultPath); !errors.Is(err, fs.ErrNotExist) {
+		// Lstat, not Stat: a link whose target has gone is a file that is
+		// there and cannot be read (an error), never "no file" (defaults).
+		if _, err := os.Lstat(DefaultPath); !errors.Is(err, fs.ErrNotExist) {
 			file = DefaultPath // present, or present but unreadable: readFile says why
 		}
 	}
@@ -94,16 +98,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 		cfg.File = readFile(file, rep)
 	}
 	f := cfg.File
-	for _, name := range f.Sections() {
-		if slices.Contains(knownSections, name) {
-			continue
-		}
-		hint := ""
-		if slices.Contains(knownSections, strings.ToLower(strings.TrimFunc(name, isSpace))) {
-			hint = "section names are case-sensitive and kept with their spaces; "
-		}
-		rep.Warnf(f.Name, f.Section(name).line, name, "", "unknown section, ignored; %sknown sections are [%s]", hint, strings.Join(knownSections, "], ["))
-	}
+	checkSections(f)
 	cfg.Auth = f.Section("authentication")
 	if cfg.Source != "" {
 		checkSecretsPrivate(cfg.Auth, cfg.Source)
@@ -114,7 +109,32 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	return cfg
 }
 
-// readFile parses the file at path, recording why it cannot be read.
+// checkSections records a problem for every section the program does not
+// read. A near miss of a known name ([Authentication], [authentification],
+// [auth]) is an error: the operator meant that section, and reading the
+// file without it could turn authentication off. Other unknown sections
+// are warnings.
+func checkSections(f *File) {
+	for _, name := range f.Sections() {
+		if slices.Contains(knownSections, name) {
+			continue
+		}
+		line := f.Section(name).line
+		if want, ok := Suggest(name, knownSections); ok {
+			if strings.EqualFold(strings.TrimFunc(name, isSpace), want) {
+				f.rep.Errorf(f.Name, line, name, "", "section names are case-sensitive and written without spaces: write [%s]", want)
+			} else {
+				f.rep.Errorf(f.Name, line, name, "", "unknown section; did you mean [%s]?", want)
+			}
+			continue
+		}
+		f.rep.Warnf(f.Name, line, name, "", "unknown section, ignored; known sections are [%s]", strings.Join(knownSections, "], ["))
+	}
+}
+
+// readFile parses the file at path, recording why it cannot be read: a
+// missing file (when it was named), a link to nothing, a folder, a file
+// the program may not read are all errors naming the path.
 func readFile(path string, rep *Report) *File {
 	fh, err := os.Open(path)
 	if err == nil {
@@ -123,9 +143,13 @@ func readFile(path string, rep *Report) *File {
 		if info, err = fh.Stat(); err == nil && info.IsDir() {
 			err = errors.New("it is a directory")
 		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		if target, lerr := os.Readlink(path); lerr == nil {
+			err = fmt.Errorf("it is a symbolic link to %s, which does not exist", target)
+		}
 	}
 	if err != nil {
-		rep.Errorf(path, 0, "", "", "cannot read the configuration file: %v", unwrapPath(err))
+		rep.Errorf(path, 0, "", "", "cannot read the configuration file %s: %v", ShowPath(path), unwrapPath(err))
 		return Parse(path, strings.NewReader(""), rep)
 	}
 	return Parse(path, fh, rep)
@@ -163,16 +187,38 @@ func loadServer(s *Section) Server {
 		Listen:   s.String("listen", DefaultListen),
 		StateDir: s.String("state_dir", DefaultStateDir),
 	}
-	if srv.Listen == "" {
-		s.Errorf("listen", "must not be empty; the default is %s", DefaultListen)
-	} else if _, port, err := net.SplitHostPort(srv.Listen); err != nil || port == "" {
-		s.Errorf("listen", "must be HOST:PORT, for example 127.0.0.1:8080 or [::1]:8080 (use port 0 for any free port)")
+	if err := CheckListen(srv.Listen); err != nil {
+		s.Errorf("listen", "%v", err)
 	}
 	if srv.StateDir == "" {
 		s.Errorf("state_dir", "must not be empty; the default is %s", DefaultStateDir)
 	}
 	srv.TrustedProxies = parseProxies(s)
 	return srv
+}
+
+// CheckListen checks an address to listen on, as [server] listen and the
+// -listen flag give it: HOST:PORT with a port from 0 to 65535 (0 picks a
+// free port) or a service name. The host may be empty (every interface).
+func CheckListen(addr string) error {
+	if addr == "" {
+		return fmt.Errorf("must not be empty; the default is %s", DefaultListen)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return errors.New("must be HOST:PORT, for example 127.0.0.1:8080 or [::1]:8080 (use port 0 for any free port)")
+	}
+	if n, err := strconv.Atoi(port); err == nil {
+		if n < 0 || n > 65535 {
+			return fmt.Errorf("port %d is out of range; a port is a number from 0 to 65535 (0 picks a free one)", n)
+		}
+	} else if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("port %q is neither a number from 0 to 65535 nor a known service name", port)
+	}
+	if strings.ContainsAny(host, " /") {
+		return errors.New("the host must be an IP address or a host name, for example 127.0.0.1:8080")
+	}
+	return nil
 }
 
 // parseProxies reads [server] trusted_proxies. Proxy addresses are not
@@ -236,5 +282,26 @@ func warnUnknown(s *Section, known []string) {
 		if !slices.Contains(known, k) {
 			s.Warnf(k, "unknown key, ignored; known keys are %s", strings.Join(known, ", "))
 		}
+	}
+}
+
+// CheckBackupsDir looks at the backups folder as serve will use it: a path
+// that exists but is not a folder, or cannot be looked at, is an error; a
+// folder that does not exist yet is a warning (the catalog is empty until
+// it is made). It is separate from Load so that Load itself touches no
+// folder but the configuration file's.
+func (c *Config) CheckBackupsDir() {
+	s := c.File.Section("backups")
+	dir := c.Backups.Dir
+	if dir == "" || c.Report.HasErrorsAt("backups", "dir") {
+		return
+	}
+	switch info, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		s.Warnf("dir", "the backups folder %s does not exist yet; the catalog is empty until it is made", ShowPath(dir))
+	case err != nil:
+		s.Errorf("dir", "cannot use the backups folder %s: %v", ShowPath(dir), unwrapPath(err))
+	case !info.IsDir():
+		s.Errorf("dir", "%s is not a folder; set dir to the folder that holds the backups", ShowPath(dir))
 	}
 }

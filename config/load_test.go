@@ -117,7 +117,16 @@ func TestLoadProblems(t *testing.T) {
 			[]string{"warning: :6: [extra] unknown section, ignored; known sections are [server], [backups], [authentication]",
 				"warning: :3: [server] port: unknown key, ignored; known keys are listen, trusted_proxies, state_dir",
 				"warning: :5: [backups] folder: unknown key, ignored; known keys are dir"}},
-		{"case of section names", "[Server]\n", []string{"warning: :1: [Server] unknown section, ignored; section names are case-sensitive"}},
+		{"case of section names", "[Server]\n", []string{"error: :1: [Server] section names are case-sensitive and written without spaces: write [server]"}},
+		{"case of authentication", "[Authentication]\ntype = basic\n", []string{"error: :1: [Authentication] section names are case-sensitive and written without spaces: write [authentication]"}},
+		{"misspelt authentication", "[authentification]\n", []string{"error: :1: [authentification] unknown section; did you mean [authentication]?"}},
+		{"missing letter", "[authenticaton]\n", []string{"error: :1: [authenticaton] unknown section; did you mean [authentication]?"}},
+		{"short for authentication", "[auth]\n", []string{"error: :1: [auth] unknown section; did you mean [authentication]?"}},
+		{"unrelated section", "[logging]\n", []string{"warning: :1: [logging] unknown section, ignored"}},
+		{"indented header", "[backups]\ndir = /srv\n  [authentication]\n", []string{"error: :3: [backups] dir: the [authentication] header is indented, so it is read as part of the value of dir (line 2)"}},
+		{"port out of range", "[server]\nlisten = 127.0.0.1:99999\n", []string{"error: :2: [server] listen: port 99999 is out of range"}},
+		{"port not a number", "[server]\nlisten = 127.0.0.1:http-nope\n", []string{"error: :2: [server] listen: port \"http-nope\" is neither"}},
+		{"duplicate key", "[server]\nlisten = 127.0.0.1:1\nlisten = 127.0.0.1:2\n", []string{"error: :3: [server] listen: duplicate key (first set on line 2); set it once"}},
 		{"bad proxies", "[server]\ntrusted_proxies = 10.0.0.1, nope, 10.0.0.0/33, fe80::1%eth0, ::ffff:0.0.0.0/64\n",
 			[]string{`error: :2: [server] trusted_proxies: "nope" is not an IP address or CIDR prefix`,
 				`error: :2: [server] trusted_proxies: "10.0.0.0/33" is not`,
@@ -182,5 +191,66 @@ func TestLoadChecksSecretsInFile(t *testing.T) {
 				t.Error("the permission check must not mark [authentication] keys as used")
 			}
 		})
+	}
+}
+
+func TestLoadRefusesUnusableFiles(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Symlink(filepath.Join(dir, "moved.ini"), DefaultPath); err != nil {
+		t.Fatal(err)
+	}
+	rep := Load("", lookupEnv).Report
+	if !rep.HasErrors() || !strings.Contains(rep.Err().Error(), "symbolic link to") {
+		t.Fatalf("a dangling ./%s must be an error naming the link, got %v", DefaultPath, rep.Problems())
+	}
+	os.Remove(DefaultPath)
+	os.Mkdir(DefaultPath, 0o755)
+	rep = Load("", lookupEnv).Report
+	if !rep.HasErrors() || !strings.Contains(rep.Err().Error(), "it is a directory") {
+		t.Fatalf("a directory ./%s must be an error, got %v", DefaultPath, rep.Problems())
+	}
+	os.Remove(DefaultPath)
+	if cfg := Load("", lookupEnv); cfg.Report.HasErrors() || cfg.Source != "" {
+		t.Fatalf("no file at all means the built-in defaults, got %v", cfg.Report.Problems())
+	}
+}
+
+func TestCheckBackupsDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, nil, 0o600)
+	tests := []struct {
+		dir, want string
+	}{
+		{dir, ""},
+		{filepath.Join(dir, "missing"), "warning: " + "%s: [backups] dir: the backups folder " + filepath.Join(dir, "missing") + " does not exist yet"},
+		{file, "error: " + "%s: [backups] dir: " + file + " is not a folder"},
+	}
+	for _, tt := range tests {
+		path := writeConfig(t, "[backups]\ndir = "+tt.dir+"\n")
+		cfg := Load(path, lookupEnv)
+		cfg.CheckBackupsDir()
+		problems := cfg.Report.Problems()
+		if tt.want == "" {
+			if len(problems) != 0 {
+				t.Errorf("dir %s: unexpected %v", tt.dir, problems)
+			}
+			continue
+		}
+		want := strings.Replace(tt.want, "%s", path+":2", 1)
+		if len(problems) != 1 || !strings.HasPrefix(problems[0].String(), want) {
+			t.Errorf("dir %s: got %v, want %q", tt.dir, problems, want)
+		}
+	}
+}
+
+func TestShowPath(t *testing.T) {
+	wd, _ := os.Getwd()
+	if got := ShowPath("/abs/x"); got != "/abs/x" {
+		t.Errorf("ShowPath(abs) = %q", got)
+	}
+	if got, want := ShowPath("state"), filepath.Join(wd, "state")+" (state relative to the working directory)"; got != want {
+		t.Errorf("ShowPath(rel) = %q, want %q", got, want)
 	}
 }

@@ -163,3 +163,15 @@ func (r *Report) Err() error {
 		return fmt.Errorf("config: invalid configuration (%d errors):\n%s", len(lines), strings.Join(lines, "\n"))
 	}
 }
+
+// HasErrorsAt reports whether an error was recorded about key in section,
+// so that a later check of the same value does not add a second,
+// misleading error (a value whose ${NAME} is unset is not worth judging).
+func (r *Report) HasErrorsAt(section, key string) bool {
+	for _, p := range r.Problems() {
+		if p.Severity == Error && p.Section == section && p.Key == normKey(key) {
+			return true
+		}
+	}
+	return false
+}
