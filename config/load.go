@@ -180,6 +180,12 @@ var (
 	backupsKeys = []string{"dir"}
 )
 
+// SectionKeys returns, for each section Load reads besides
+// [authentication], the keys it understands.
+func SectionKeys() map[string][]string {
+	return map[string][]string{"server": slices.Clone(serverKeys), "backups": slices.Clone(backupsKeys)}
+}
+
 // loadServer reads [server].
 func loadServer(s *Section) Server {
 	warnUnknown(s, serverKeys)

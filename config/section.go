@@ -76,6 +76,14 @@ func (s *Section) Keys() []string {
 	return out
 }
 
+// Present reports whether the section appears in the file (its header was
+// read), as opposed to a missing section's empty stand-in.
+func (s *Section) Present() bool { return s.line > 0 }
+
+// OwnKeys returns the keys set in the section itself, lower-cased, in file
+// order, without those inherited from [DEFAULT].
+func (s *Section) OwnKeys() []string { return append([]string(nil), s.keys...) }
+
 // Has reports whether key is set, without marking it as used.
 func (s *Section) Has(key string) bool { return s.find(key) != nil }
 

@@ -92,11 +92,14 @@ func IsBcrypt(s string) bool {
 // variant) and "$2$" are refused. After the prefix come a two-digit cost
 // from 04 to 31, "$", and 53 characters of bcrypt base-64.
 //
-// Every error wraps ErrMalformedHash and says what is wrong (length, prefix,
-// cost, alphabet) without ever echoing the value, which is a secret.
+// Every error wraps ErrMalformedHash and says what shape was expected (length, prefix,
+// cost, alphabet) without ever echoing the value, or its length: it is a
+// secret.
 func ParseHash(s string) (cost int, err error) {
 	if len(s) != hashLen {
-		return 0, fmt.Errorf("%w: it is %d characters long", ErrMalformedHash, len(s))
+		// Never the length found: a plain password put here by mistake
+		// would have its length told to whoever reads the logs.
+		return 0, fmt.Errorf("%w: a bcrypt hash is exactly %d characters long", ErrMalformedHash, hashLen)
 	}
 	if s[0] != '$' || s[1] != '2' || s[3] != '$' {
 		return 0, fmt.Errorf("%w: it does not start with a bcrypt prefix", ErrMalformedHash)

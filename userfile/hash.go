@@ -12,6 +12,11 @@ import (
 // that is not a bcrypt hash while bcrypt hashes are required.
 var ErrUnsupportedHash = errors.New("userfile: unsupported password value")
 
+// ErrHashWithoutBcrypt is the problem reported for a bcrypt hash stored
+// while bcrypt is off: it would be compared as a plain password, so the
+// hash string itself would be accepted as the password.
+var ErrHashWithoutBcrypt = errors.New("userfile: the value is a bcrypt hash but use_bcrypt is off, so the hash itself would be accepted as the password; set use_bcrypt = True in [authentication]")
+
 // supported ends every unsupported-value message: what would be accepted and
 // how to get it.
 const supported = "supported: bcrypt $2a$, $2b$, $2y$ (set a new password with `backupweb user passwd` or `htpasswd -B`)"
@@ -41,6 +46,11 @@ func checkValue(value string, bcrypt bool) error {
 		return errEmptyValue
 	}
 	if !bcrypt {
+		if password.IsBcrypt(value) {
+			// Compared as a plain password, the hash itself would log in:
+			// whoever can read this file could sign in as the user.
+			return ErrHashWithoutBcrypt
+		}
 		return nil
 	}
 	if hasBcryptPrefix(value) {

@@ -49,7 +49,6 @@ func TestParseAccepts(t *testing.T) {
 		{"unicode name", "émilie:" + hashA + "\n", true, []Entry{{"émilie", hashA, 1}}},
 		{"plain password", "alice:s3cret\n", false, []Entry{{"alice", "s3cret", 1}}},
 		{"plain password split at first colon", "alice:pa:ss:word\n", false, []Entry{{"alice", "pa:ss:word", 1}}},
-		{"plain mode accepts hashes as text", "alice:" + hashA + "\n", false, []Entry{{"alice", hashA, 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +112,7 @@ func TestParseRefuses(t *testing.T) {
 		{"unknown dollar hash", "alice:$9$whatever\n", true, ErrUnsupportedHash,
 			"userfile: users.txt:1: unsupported password value: an unknown kind of hash; " + supported},
 		{"truncated bcrypt", "alice:" + hashA[:59] + "\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: malformed bcrypt hash: it is 59 characters long"},
+			"userfile: users.txt:1: unsupported password value: malformed bcrypt hash: a bcrypt hash is exactly 60 characters long"},
 		{"bcrypt cost too low", "alice:$2b$03$" + hashA[7:] + "\n", true, ErrUnsupportedHash,
 			"userfile: users.txt:1: unsupported password value: malformed bcrypt hash: its cost 3 is outside 4 to 31"},
 		{"space after colon", "alice: " + hashA + "\n", true, ErrUnsupportedHash,
@@ -233,5 +232,15 @@ func TestParseFile(t *testing.T) {
 	_, err := ParseFile(path, true)
 	if want := fmt.Sprintf("userfile: %s:2: duplicate user name", path); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want it to start %q", err, want)
+	}
+}
+
+func TestParseRefusesHashesWhenBcryptIsOff(t *testing.T) {
+	_, err := Parse("users.txt", strings.NewReader("alice:"+hashA+"\nbob:plain\n"), false)
+	if !errors.Is(err, ErrHashWithoutBcrypt) || !strings.Contains(err.Error(), "users.txt:1:") {
+		t.Fatalf("a bcrypt hash with bcrypt off must be refused at its line, got %v", err)
+	}
+	if strings.Contains(err.Error(), hashA) {
+		t.Fatal("the error echoes the hash")
 	}
 }

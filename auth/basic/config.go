@@ -31,7 +31,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 	if strings.ContainsFunc(cfg.Realm, unicode.IsControl) {
 		s.Errorf("realm", "must not contain control characters")
 	}
-	if cfg.Password != "" {
+	if cfg.Password != "" && !s.Report().HasErrorsAt(s.Name(), "password") {
 		checkPassword(s, cfg)
 	}
 	return cfg, s.Report().ErrorCount() == before
@@ -40,18 +40,30 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 func checkPassword(s *config.Section, cfg Config) {
 	if !cfg.UseBcrypt {
 		if password.IsBcrypt(cfg.Password) {
-			s.Warnf("password", "looks like a bcrypt hash but use_bcrypt is off, so it is compared as a plain password; add use_bcrypt = true")
+			// Compared as a plain password, the hash string itself would
+			// be accepted: fail closed.
+			s.Errorf("password", "is a bcrypt hash but use_bcrypt is off, so the hash itself would be accepted as the password; set use_bcrypt = True")
 		} else {
-			s.Warnf("password", "is stored in plain text; store a hash made by `backupweb hash-password` and set use_bcrypt = true")
+			s.Warnf("password", "is stored in plain text; store a hash made by `backupweb hash-password` and set use_bcrypt = true%s", inlineCommentHint(cfg.Password))
 		}
 		return
 	}
 	cost, err := password.ParseHash(cfg.Password)
 	if err != nil {
-		s.Errorf("password", "%v", err)
+		s.Errorf("password", "%v%s", err, inlineCommentHint(cfg.Password))
 		return
 	}
 	if cost < 10 {
 		s.Warnf("password", "bcrypt cost %d is weak; the recommended cost is %d (`backupweb hash-password`)", cost, password.Cost)
 	}
+}
+
+// inlineCommentHint explains a value that holds " #" or " ;": the file
+// format has no inline comments, so text pasted after the value became part
+// of it. It says so without quoting the value.
+func inlineCommentHint(value string) string {
+	if strings.Contains(value, " #") || strings.Contains(value, " ;") || strings.Contains(value, "\t#") || strings.Contains(value, "\t;") {
+		return "; the value contains \" #\" or \" ;\", which looks like an inline comment, but comments must be on lines of their own: everything after = is part of the value"
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ package factory
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -144,6 +145,13 @@ var ErrInvalid = errors.New("factory: invalid authentication configuration")
 // recorded in s's report, so check-config can show them all; New returns
 // ErrInvalid when any of them is an error.
 func New(s *config.Section, env auth.Env, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
+	if s.Present() && !s.Has("type") {
+		// A section that is there but does not say which type is a
+		// configuration whose type line was lost (commented out,
+		// misspelt): never read it as "no authentication".
+		s.Errorf("", "has no type key; add a line type = <%s> (only a file without an [%s] section means type none)", strings.Join(Names(), "|"), Section)
+		return nil, ErrInvalid
+	}
 	name := s.String("type", none.Name)
 	t, ok := Lookup(strings.TrimSpace(name))
 	if !ok {
@@ -169,15 +177,47 @@ func New(s *config.Section, env auth.Env, lookupEnv func(string) (string, bool))
 }
 
 // warnKeys warns about keys no type knows and keys the chosen type ignores.
+// A near miss of a known key (use_bycrypt, user_file) is an error: the
+// setting the operator meant would silently not apply.
 func warnKeys(s *config.Section, t Type) {
 	known := knownKeys()
 	for _, k := range s.Keys() {
 		switch {
 		case k == "type":
 		case !known[k]:
-			s.Warnf(k, "unknown key; it is ignored")
+			if want, ok := config.Suggest(k, slices.Sorted(maps.Keys(known))); ok {
+				s.Errorf(k, "unknown key; did you mean %s?", want)
+			} else {
+				s.Warnf(k, "unknown key; it is ignored")
+			}
 		case !slices.Contains(t.Keys, k):
 			s.Warnf(k, "is not used by authentication type %s; it is ignored", t.Name)
+		}
+	}
+}
+
+// CheckPlacement records an error for every [authentication] key found in
+// another section of f. Such a key almost always means that the
+// [authentication] header above it was commented out or misspelt, and
+// reading the file as it stands would start with no authentication. The
+// [DEFAULT] section is checked too when f has no [authentication] section,
+// since its keys would then configure nothing. Keys that also belong to the
+// section they are in (own lists the keys each section reads) are allowed.
+func CheckPlacement(f *config.File, own map[string][]string) {
+	known := knownKeys()
+	sections := f.Sections()
+	if !f.Has(Section) {
+		sections = append(sections, config.DefaultSection)
+	}
+	for _, name := range sections {
+		if name == Section {
+			continue
+		}
+		sec := f.Section(name)
+		for _, k := range sec.OwnKeys() {
+			if known[k] && !slices.Contains(own[name], k) {
+				sec.Errorf(k, "is an [%s] key but it is in [%s]; is the [%s] header above it commented out, misspelt or missing?", Section, name, Section)
+			}
 		}
 	}
 }

@@ -180,7 +180,8 @@ var formFields = []string{"username", "password", "csrf_token", "next"}
 
 // checkTemplate parses the replacement login page and executes it once
 // with sample data, so that a mistake shows at start-up rather than at
-// every login; a page that lacks one of the form's fields draws a warning.
+// every login. A page without the username, password or csrf_token field
+// could never sign anyone in: an error. One without next: a warning.
 func checkTemplate(s *config.Section, path string) {
 	t, err := ui.ParseLoginTemplate(path)
 	if err != nil {
@@ -195,9 +196,14 @@ func checkTemplate(s *config.Section, path string) {
 	}
 	page := b.String()
 	for _, f := range formFields {
-		if !fieldRE(f).MatchString(page) {
-			s.Warnf("login_template", "the page has no form field named %s; the form must post username, password, csrf_token and next to {{.Action}}", f)
+		if fieldRE(f).MatchString(page) {
+			continue
 		}
+		if f == "next" {
+			s.Warnf("login_template", "the page has no form field named next, so every login lands on / instead of the page asked for; add <input type=hidden name=next value=\"{{.Next}}\">")
+			continue
+		}
+		s.Errorf("login_template", "the page has no form field named %s, so it could never sign anyone in; the form must post username, password, csrf_token and next to {{.Action}}", f)
 	}
 }
 
@@ -216,12 +222,6 @@ func checkUsersFile(s *config.Section, cfg Config) {
 	}
 	config.CheckPrivate(s.Report(), cfg.UsersFile, "password hashes")
 	if !cfg.UseBcrypt {
-		for _, e := range entries {
-			if password.IsBcrypt(e.Hash) {
-				s.Report().Warnf(cfg.UsersFile, e.Line, "", "", "looks like a bcrypt hash but use_bcrypt is off, so it is compared as a plain password; add use_bcrypt = true")
-				return
-			}
-		}
 		s.Warnf("use_bcrypt", "is off, so the user file holds plain-text passwords; store hashes made by `backupweb user passwd` and set use_bcrypt = true")
 		return
 	}

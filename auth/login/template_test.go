@@ -59,7 +59,9 @@ func TestTemplateProblems(t *testing.T) {
 	}{
 		{"syntax error", "<p>{{.Title</p>", config.Error, "login template"},
 		{"unknown field", "<p>{{.Token}}</p>", config.Error, "fails with the login page's data"},
-		{"missing field", strings.Replace(customTemplate, `name="next"`, `name="then"`, 1), config.Warning, "no form field named next"},
+		{"missing next", strings.Replace(customTemplate, `name="next"`, `name="then"`, 1), config.Warning, "no form field named next"},
+		{"missing csrf_token", strings.Replace(customTemplate, `name="csrf_token"`, `name="token"`, 1), config.Error, "no form field named csrf_token, so it could never sign anyone in"},
+		{"missing password", strings.Replace(customTemplate, `name="password"`, `name="pw"`, 1), config.Error, "no form field named password"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

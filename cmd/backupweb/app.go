@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/backupweb/backupweb/auth"
@@ -27,14 +29,51 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 	cfg := config.Load(path, c.lookupEnv)
 	if listen != "" {
 		cfg.Server.Listen = listen
+		if err := config.CheckListen(listen); err != nil {
+			cfg.Report.Errorf("", 0, "", "", "-listen %s", err)
+		}
 	}
+	factory.CheckPlacement(cfg.File, config.SectionKeys())
+	cfg.CheckBackupsDir()
 	a := &app{cfg: cfg}
+	if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.NeedsSecret {
+		if err := config.CheckStateDir(cfg.Server.StateDir); err != nil {
+			cfg.File.Section("server").Errorf("state_dir", "%v", err)
+		}
+	}
 	env := auth.Env{Logger: log, StateDir: cfg.Server.StateDir, CheckOnly: checkOnly}
 	p, err := factory.New(cfg.Auth, env, c.lookupEnv)
 	if err == nil && !cfg.Report.HasErrors() {
 		a.provider = p
 	}
+	if err == nil && p.Type() == "none" {
+		warnAuthOff(cfg)
+	}
 	return a
+}
+
+// warnAuthOff records the warning that authentication is off: a pointed
+// one when the address can be reached from other machines.
+func warnAuthOff(cfg *config.Config) {
+	if !loopbackListen(cfg.Server.Listen) {
+		cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none) and backupweb listens on %s: anyone who can reach this address can read and download every backup; set type = basic, flask-login or oauth in an [authentication] section", cfg.Server.Listen)
+		return
+	}
+	cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none): anyone who can reach this address can read the backups; set [authentication] type for production")
+}
+
+// loopbackListen reports whether addr only accepts connections from this
+// machine: a loopback IP address or "localhost".
+func loopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // printProblems writes every problem, one a line, each starting "error:"

@@ -47,9 +47,6 @@ func runServe(c *cli, args []string) int {
 	if closer, ok := a.provider.(io.Closer); ok {
 		defer closer.Close()
 	}
-	if a.provider.Type() == "none" {
-		log.Warn("authentication is off (type none): anyone who can reach this address can read the backups; set [authentication] type for production")
-	}
 
 	handler := web.NewHandler(web.Options{
 		Provider: a.provider,
