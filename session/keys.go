@@ -26,6 +26,7 @@ const (
 	labelStoreKey   = "backupweb/session/v1 store-key"
 	labelCSRF       = "backupweb/session/v1 csrf"
 	labelFormCookie = "backupweb/session/v1 form-cookie"
+	labelCredential = "backupweb/session/v1 credential"
 	labelSealPrefix = "backupweb/session/v1 seal "
 )
 

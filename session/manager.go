@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,6 +60,13 @@ type Options struct {
 	Secure func(r *http.Request) bool
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Type names the authentication type whose sessions this manager
+	// keeps ("flask-login", "oauth"). Start records it in every session and
+	// Load refuses a session recorded with another type, or with none, so a
+	// session made by one type is never accepted by another that shares the
+	// store and the secret key. Default "" (sessions of any type, for
+	// callers that keep one kind only).
+	Type string
 	// Logger receives store failures that do not fail the request (a missed
 	// activity refresh, a failed removal of an expired session). Default:
 	// discard. Nothing logged ever holds a session id, token or key.
@@ -82,8 +90,10 @@ type Manager struct {
 	secure     func(*http.Request) bool
 	now        func() time.Time
 	log        *slog.Logger
+	typ        string
 
 	keys     *keyring
+	credMAC  *macPool // credential fingerprints
 	storeMAC *macPool // session id -> store key
 	csrfMAC  *macPool // CSRF secrets and form nonces -> tokens
 	formMAC  *macPool // signs the form cookie
@@ -127,6 +137,7 @@ func NewManager(o Options) (*Manager, error) {
 		secure:     o.Secure,
 		now:        o.Now,
 		log:        o.Logger,
+		typ:        o.Type,
 	}
 	m.toucher, _ = o.Store.(Toucher)
 	for _, name := range []string{m.cookie, m.formCookie} {
@@ -161,7 +172,7 @@ func NewManager(o Options) (*Manager, error) {
 	for _, p := range []struct {
 		label string
 		dst   **macPool
-	}{{labelStoreKey, &m.storeMAC}, {labelCSRF, &m.csrfMAC}, {labelFormCookie, &m.formMAC}} {
+	}{{labelStoreKey, &m.storeMAC}, {labelCSRF, &m.csrfMAC}, {labelFormCookie, &m.formMAC}, {labelCredential, &m.credMAC}} {
 		k, err := keys.derive(p.label)
 		if err != nil {
 			return nil, err
@@ -198,6 +209,12 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		return nil, false, fmt.Errorf("session: load: %w", err)
 	}
 	if !found {
+		return nil, false, nil
+	}
+	if rec.Type != m.typ {
+		// Made by another authentication type (or before sessions
+		// recorded their type): not ours to accept. Left in the store,
+		// which may be shared, until it expires.
 		return nil, false, nil
 	}
 	now := m.now()
@@ -243,6 +260,7 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 	rand.Read(csrf)
 	now := m.now()
 	rec := Record{Data: d.clone(), Created: now, LastSeen: now, CSRF: csrf, Expires: m.deadline(now, now)}
+	rec.Type = m.typ
 	key := m.storeKey(id)
 	if err := m.store.Commit(ctx, key, rec); err != nil {
 		return nil, fmt.Errorf("session: start: %w", err)
@@ -264,6 +282,35 @@ func (m *Manager) Destroy(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("session: destroy: %w", err)
 	}
 	return nil
+}
+
+// Revoke ends the session s, which Load returned, without touching the
+// cookie: for a request whose session is no longer good enough (its user's
+// password changed) and that Identify refuses without writing a response.
+func (m *Manager) Revoke(ctx context.Context, s *Session) error {
+	if err := m.store.Delete(ctx, s.key); err != nil {
+		return fmt.Errorf("session: revoke: %w", err)
+	}
+	return nil
+}
+
+// Fingerprint returns a keyed fingerprint of a credential (a user's stored
+// password hash): HMAC-SHA256 under a key derived from the secret key, in
+// base64url. Kept in a session as Data.Cred, it binds the session to the
+// credential it was made with without storing the credential; comparing it
+// with the fingerprint of the user's current credential tells whether the
+// password changed since, across restarts. Compare with
+// subtle.ConstantTimeCompare.
+func (m *Manager) Fingerprint(credential string) string {
+	return base64.RawURLEncoding.EncodeToString(m.credMAC.sum(nil, "cred\x00", []byte(credential)))
+}
+
+// KeyCheck returns a keyed fingerprint of the secret key itself, safe to
+// keep beside the stored sessions: a later start with another key sees a
+// different value and can say that the stored sessions are no longer
+// valid. It reveals nothing of the key.
+func (m *Manager) KeyCheck() string {
+	return base64.RawURLEncoding.EncodeToString(m.credMAC.sum(nil, "key-check\x00", nil))
 }
 
 // DeleteUser ends every session of username, for stores that implement

@@ -298,3 +298,44 @@ func TestConcurrentUse(t *testing.T) {
 		})
 	}
 }
+
+func TestManagerRefusesAnotherType(t *testing.T) {
+	store := NewMemoryStore(nil)
+	mk := func(typ string) *Manager {
+		m, err := NewManager(Options{Store: store, Key: testKey, Type: typ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	oauth, login := mk("oauth"), mk("flask-login")
+	rec := httptest.NewRecorder()
+	if _, err := oauth.Start(rec, httptest.NewRequest("GET", "/", nil), Data{Username: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	for _, c := range rec.Result().Cookies() {
+		req.AddCookie(c)
+	}
+	if _, ok, _ := oauth.Load(req); !ok {
+		t.Fatal("the type that made the session refuses it")
+	}
+	if _, ok, _ := login.Load(req); ok {
+		t.Fatal("a session made by oauth is accepted by flask-login")
+	}
+	if s, _, _ := oauth.Load(req); s.Type != "oauth" {
+		t.Fatalf("session type %q, want oauth", s.Type)
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	m, _ := NewManager(Options{Store: NewMemoryStore(nil), Key: testKey})
+	other, _ := NewManager(Options{Store: NewMemoryStore(nil), Key: []byte("another key of at least 32 bytes!")})
+	a, b := m.Fingerprint("$2b$04$hash-one"), m.Fingerprint("$2b$04$hash-two")
+	if a == b || a != m.Fingerprint("$2b$04$hash-one") || a == other.Fingerprint("$2b$04$hash-one") {
+		t.Fatal("fingerprints must be stable per key and differ per credential and per key")
+	}
+	if strings.Contains(a, "hash-one") || m.KeyCheck() == other.KeyCheck() {
+		t.Fatal("fingerprints must reveal nothing and key checks must differ per key")
+	}
+}

@@ -12,6 +12,14 @@ import (
 type Data struct {
 	// Username names the signed-in user. Never empty in a live session.
 	Username string `json:"username"`
+	// Type is the authentication type that made the session; the manager
+	// sets it (see Options.Type) and refuses a session of another type.
+	Type string `json:"type,omitempty"`
+	// Cred is the keyed fingerprint of the credential the user signed in
+	// with (Manager.Fingerprint of their stored password hash), empty for
+	// types without one. A type that sets it refuses the session once the
+	// user's current credential has another fingerprint.
+	Cred string `json:"cred,omitempty"`
 	// Attrs holds provider-specific facts such as "email", "name" or
 	// "provider". The manager and the stores copy it at every boundary, so a
 	// caller's map is never shared with a stored session.

@@ -84,6 +84,20 @@ func (e *LineError) Unwrap() error { return e.Err }
 // or no users at all. On any problem it returns no entries: a user file that
 // is partly wrong is not half used.
 func Parse(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
+	entries, err := ParseAll(name, r, bcrypt)
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
+// ParseAll is Parse for a file being reloaded: alongside the same joined
+// problems, it returns the entries of the lines that are good, so that a
+// caller can keep serving the users an edit did not break. A user name
+// that appears on a line with a problem (defined twice, say) is left out
+// entirely: which of its lines was meant is not known. A file with no
+// users returns ErrNoUsers (wrapped in a *LineError) and no entries.
+func ParseAll(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("userfile: reading %s: %w", name, err)
@@ -96,7 +110,8 @@ func Parse(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
 		entries  []Entry
 		problems []error
 		hidden   int
-		first    = make(map[string]int) // user name → line of its first definition
+		first    = make(map[string]int)  // user name → line of its first definition
+		bad      = make(map[string]bool) // user names on a line with a problem
 	)
 	report := func(line int, err error) {
 		if len(problems) < maxProblems {
@@ -121,11 +136,13 @@ func Parse(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
 		}
 		if prev, dup := first[user]; dup {
 			report(n, fmt.Errorf("%w (first defined on line %d)", ErrDuplicate, prev))
+			bad[user] = true
 			continue
 		}
 		first[user] = n
 		if err := checkValue(value, bcrypt); err != nil {
 			report(n, err)
+			bad[user] = true
 			continue
 		}
 		entries = append(entries, Entry{Name: user, Hash: value, Line: n})
@@ -134,7 +151,13 @@ func Parse(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
 		problems = append(problems, &LineError{File: name, Err: fmt.Errorf("userfile: %d more problems not shown", hidden)})
 	}
 	if len(problems) > 0 {
-		return nil, errors.Join(problems...)
+		good := entries[:0:0]
+		for _, e := range entries {
+			if !bad[e.Name] {
+				good = append(good, e)
+			}
+		}
+		return good, errors.Join(problems...)
 	}
 	if len(entries) == 0 {
 		return nil, &LineError{File: name, Err: ErrNoUsers}

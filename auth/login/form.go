@@ -76,7 +76,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusUnauthorized, name, next, MsgEmpty)
 		return
 	}
-	ok, err := p.check(r.Context(), name, pw)
+	cred, ok, err := p.check(r.Context(), name, pw)
 	if err != nil {
 		if errors.Is(err, password.ErrBusy) {
 			err = fmt.Errorf("login: %w", auth.ErrBusy)
@@ -97,7 +97,10 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	p.byAddr.Reset(client)
 	p.byUser.Reset(userKey)
-	if err := p.guard.Begin(w, r, session.Data{Username: name}); err != nil {
+	// cred is the fingerprint of the very value the password was checked
+	// against: if the user file changed during the check, the session is
+	// refused at its first request.
+	if err := p.guard.Begin(w, r, session.Data{Username: name, Cred: cred}); err != nil {
 		auth.WriteError(w, r, fmt.Errorf("login: %w", err))
 		return
 	}
@@ -116,21 +119,23 @@ func (p *Provider) limited(client, userKey string) (wait time.Duration, limited 
 	return max(waitAddr, waitUser), !okAddr || !okUser
 }
 
-// check verifies name and pw against the current users. An unknown name
+// check verifies name and pw against the current users and returns the
+// fingerprint of the credential it checked against. An unknown name
 // costs the same work as a wrong password: in bcrypt mode a check against
 // a decoy hash of the users' usual cost, in plain mode a constant-time
 // comparison against nothing.
-func (p *Provider) check(ctx context.Context, name, pw string) (bool, error) {
+func (p *Provider) check(ctx context.Context, name, pw string) (cred string, ok bool, err error) {
 	set := p.users.Load()
 	stored, known := set.hashes[name]
 	switch {
 	case known:
-		return p.verifier.Check(ctx, stored, []byte(pw), p.cfg.UseBcrypt)
+		ok, err = p.verifier.Check(ctx, stored, []byte(pw), p.cfg.UseBcrypt)
+		return set.creds[name], ok, err
 	case p.cfg.UseBcrypt:
-		return false, p.verifier.CheckDecoy(ctx, set.decoyCost, []byte(pw))
+		return "", false, p.verifier.CheckDecoy(ctx, set.decoyCost, []byte(pw))
 	default:
 		_, err := p.verifier.Check(ctx, "", []byte(pw), false)
-		return false, err
+		return "", false, err
 	}
 }
 

@@ -72,7 +72,8 @@ type Provider struct {
 
 	users atomic.Pointer[userSet]
 
-	reloadMu sync.Mutex // serialises reloads; guards last
+	reloadMu sync.Mutex // serialises reloads; guards last and broken
+	broken   bool       // the last reading of the user file had problems
 	last     struct {
 		stamp  stamp
 		racy   bool
@@ -120,23 +121,26 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 		}),
 		log: env.Log(),
 	}
-	p.users.Store(rd.set)
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
 	if cfg.LoginTemplate != "" {
 		if p.tmpl, err = ui.ParseLoginTemplate(cfg.LoginTemplate); err != nil {
 			return nil, fmt.Errorf("login: login template: %w", err)
 		}
 	}
-	if p.sessions, err = sessionauth.Open(env, cfg.IdleTimeout, cfg.Lifetime); err != nil {
+	if p.sessions, err = sessionauth.Open(env, Name, cfg.IdleTimeout, cfg.Lifetime); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.mgr = p.sessions.Manager
+	p.users.Store(rd.set.bind(p.mgr.Fingerprint))
 	p.guard = sessionauth.New(sessionauth.Options{
 		Type:      Name,
 		Manager:   p.mgr,
 		LoginPath: cfg.LoginPath,
 		Logger:    env.Log(),
-		Admit:     func(d session.Data) bool { return p.users.Load().has(d.Username) },
+		// A session is good while its user's line in the user file is the
+		// one it was made with, whatever happened in between (a password
+		// changed while the service was stopped included).
+		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) },
 	})
 	if env.CheckOnly {
 		return p, nil

@@ -7,12 +7,21 @@ import (
 	"github.com/backupweb/backupweb/password"
 )
 
-// Reload reads the user file again and, when it is good, switches to the
-// users it defines; the program calls it on SIGHUP, and the poller when the
-// file changes. A user file with problems changes nothing: the last good
-// users stay, and the problems (file and line, never content) are logged
-// and returned. Sessions of users who were removed or whose password
-// changed are ended.
+// Reload reads the user file again and switches to the users it defines;
+// the program calls it on SIGHUP, and the poller when the file changes. An
+// edit never grants access the new file does not grant:
+//
+//   - a good file replaces the users;
+//   - a well-formed file with no users is taken as it is: nobody can log
+//     in, every session ends, and an error is logged;
+//   - a file with problems (or one that cannot be read) keeps only the
+//     users whose line is unchanged in it; removed users and users whose
+//     line changed are refused until the file is good again. The problems
+//     (file and line, never content) are logged when the file breaks, and
+//     one line says when it is good again.
+//
+// Sessions of users who were removed or whose password changed end. The
+// error returned is the file's problem, if any.
 func (p *Provider) Reload() error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
@@ -30,30 +39,48 @@ func (p *Provider) reloadLocked() (changed bool, err error) {
 	// Remember what was read, good or bad, so the poller waits for the
 	// next change instead of reading a broken file over and over.
 	p.last.stamp, p.last.racy = rd.stamp, rd.racy
-	if err != nil {
-		p.log.Error("auth: the user file cannot be used; keeping the previous users", "auth_type", Name, "err", err)
-		return false, err
-	}
-	if rd.digest == p.last.digest {
-		return false, nil
-	}
 	prev := p.users.Load()
-	p.last.digest = rd.digest
-	p.users.Store(rd.set)
-	if p.cfg.UseBcrypt {
+	var next *userSet
+	switch {
+	case err == nil:
+		if rd.digest == p.last.digest && !p.broken {
+			return false, nil
+		}
+		next = rd.set
+		if p.broken {
+			p.log.Info("auth: the user file is good again", "auth_type", Name, "file", p.cfg.UsersFile, "users", len(next.hashes))
+		}
+		p.broken = false
+		p.last.digest = rd.digest
+	case rd.empty:
+		next = &userSet{hashes: map[string]string{}, decoyCost: prev.decoyCost}
+		p.log.Error("auth: the user file lists no users; nobody can log in until users are added", "auth_type", Name, "file", p.cfg.UsersFile)
+		p.broken = false
+		p.last.digest = [32]byte{}
+		err = nil // a valid file, if a locked one
+	default:
+		next = keepUnchanged(prev, rd.good)
+		p.log.Error("auth: the user file cannot be used as it is; only users whose line is unchanged can log in until it is fixed", "auth_type", Name, "file", p.cfg.UsersFile, "users_kept", len(next.hashes), "err", err)
+		p.broken = true
+		p.last.digest = [32]byte{}
+	}
+	p.users.Store(next.bind(p.mgr.Fingerprint))
+	if p.cfg.UseBcrypt && len(next.hashes) > 0 {
 		// Memoised for the process: the first login for an unknown name
 		// must not be the one that pays for it.
-		password.DecoyHash(rd.set.decoyCost)
+		password.DecoyHash(next.decoyCost)
 	}
-	ended := endedUsers(prev, rd.set)
+	ended := endedUsers(prev, next)
 	for _, name := range ended {
-		if err := p.mgr.DeleteUser(context.Background(), name); err != nil {
-			p.log.Error("auth: ending the sessions of a removed or changed user failed; they end at their next request", "auth_type", Name, "user", name, "err", err)
+		if derr := p.mgr.DeleteUser(context.Background(), name); derr != nil {
+			p.log.Error("auth: ending the sessions of a removed or changed user failed; they are refused at their next request", "auth_type", Name, "user", name, "err", derr)
 		}
 	}
-	p.log.Info("auth: user file reloaded", "auth_type", Name, "file", p.cfg.UsersFile,
-		"users", len(rd.set.hashes), "sessions_ended_for", ended)
-	return true, nil
+	if err == nil {
+		p.log.Info("auth: user file reloaded", "auth_type", Name, "file", p.cfg.UsersFile,
+			"users", len(next.hashes), "sessions_ended_for", ended)
+	}
+	return true, err
 }
 
 // poll reloads the user file when stat says it changed, or when the last

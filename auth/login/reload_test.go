@@ -36,14 +36,20 @@ func TestReloadOnChange(t *testing.T) {
 		t.Errorf("remaining user's session: %d, want 200", s)
 	}
 
-	// A broken edit keeps the last good users and is logged.
+	// A broken edit keeps only the users whose line it left unchanged: it
+	// removed carol, so she is refused; alice is kept. It is logged.
 	writeFile(t, h.usersPath, usersText(t, "alice")+"this line has no separator\n")
 	h.p.poll()
-	if s := carol.apiStatus(); s != http.StatusOK {
-		t.Errorf("a broken edit ended a session: %d", s)
+	if s := carol.apiStatus(); s != http.StatusUnauthorized {
+		t.Errorf("a broken edit that removes carol kept her session: %d, want 401", s)
 	}
-	carol2 := h.browser()
-	carol2.mustLogin("carol")
+	if r := h.browser().login("carol", "carol-pw", "/"); r.status != http.StatusUnauthorized {
+		t.Errorf("a broken edit that removes carol still lets her log in: %d", r.status)
+	}
+	if s := alice.apiStatus(); s != http.StatusOK {
+		t.Errorf("a broken edit ended the session of a user it left unchanged: %d", s)
+	}
+	h.browser().mustLogin("alice")
 	logs := h.logs.String()
 	if !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, h.usersPath+":4") {
 		t.Errorf("broken edit not logged with file and line:\n%s", logs)
@@ -60,11 +66,15 @@ func TestReloadOnChange(t *testing.T) {
 		t.Errorf("an unchanged broken file was reported again")
 	}
 
-	// Fixing it applies the new set.
-	writeFile(t, h.usersPath, usersText(t, "alice"))
+	// Fixing it applies the new set, and says so once.
+	writeFile(t, h.usersPath, usersText(t, "alice", "carol"))
 	h.p.poll()
+	if n := strings.Count(h.logs.String(), "the user file is good again"); n != 1 {
+		t.Errorf("want one line saying the file is good again, got %d", n)
+	}
+	h.browser().mustLogin("carol")
 	if s := carol.apiStatus(); s != http.StatusUnauthorized {
-		t.Errorf("after the fix, carol's session: %d, want 401", s)
+		t.Errorf("carol's session from before she was removed: %d, want 401", s)
 	}
 }
 
@@ -95,20 +105,47 @@ func TestReloadErrors(t *testing.T) {
 	if err := os.Remove(h.usersPath); err != nil {
 		t.Fatal(err)
 	}
+	// A file that cannot be read grants nothing.
 	if err := h.p.Reload(); err == nil {
 		t.Error("Reload of a missing file succeeded")
 	}
-	writeFile(t, h.usersPath, "")
-	if err := h.p.Reload(); err == nil {
-		t.Error("Reload of an empty file succeeded")
+	if s := b.apiStatus(); s != http.StatusUnauthorized {
+		t.Errorf("session while the user file is missing: %d, want 401", s)
 	}
-	if s := b.apiStatus(); s != http.StatusOK {
-		t.Errorf("session after failed reloads: %d", s)
-	}
-	if err := h.p.Reload(); err == nil {
-		t.Error("second Reload of an empty file succeeded")
+	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusUnauthorized {
+		t.Errorf("login while the user file is missing: %d, want 401", r.status)
 	}
 	writeFile(t, h.usersPath, usersText(t, "alice", "bob"))
+	if err := h.p.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	h.browser().mustLogin("alice")
+}
+
+func TestReloadZeroUsers(t *testing.T) {
+	h := newHarness(t, nil)
+	b := h.browser()
+	b.mustLogin("alice")
+	writeFile(t, h.usersPath, "# every user removed\n")
+	if err := h.p.Reload(); err != nil {
+		t.Fatalf("a user file with no users is valid at run time: %v", err)
+	}
+	if s := b.apiStatus(); s != http.StatusUnauthorized {
+		t.Errorf("session after every user was removed: %d, want 401", s)
+	}
+	for _, name := range []string{"alice", "bob"} {
+		if r := h.browser().login(name, testPasswords[name], "/"); r.status != http.StatusUnauthorized {
+			t.Errorf("%s logs in with no users in the file: %d", name, r.status)
+		}
+	}
+	if n := strings.Count(h.logs.String(), "lists no users; nobody can log in"); n != 1 {
+		t.Errorf("want one error line saying nobody can log in, got %d:\n%s", n, h.logs)
+	}
+	writeFile(t, h.usersPath, usersText(t, "alice", "bob"))
+	if err := h.p.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	h.browser().mustLogin("alice")
 	if err := h.p.Reload(); err != nil {
 		t.Fatal(err)
 	}

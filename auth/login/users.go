@@ -3,6 +3,8 @@ package login
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +18,10 @@ import (
 // it is built, so requests read it without locks.
 type userSet struct {
 	hashes map[string]string // user name -> stored value (hash or plain password)
+	// creds holds each user's credential fingerprint (session.Manager's
+	// Fingerprint of the stored value), computed once per load: a session
+	// made with another one is refused.
+	creds map[string]string
 	// decoyCost is the bcrypt cost an unknown user name is checked at: the
 	// cost most of the hashes have, so that a failed login for an unknown
 	// name takes as long as one for most known names.
@@ -26,6 +32,38 @@ type userSet struct {
 func (u *userSet) has(name string) bool {
 	_, ok := u.hashes[name]
 	return ok
+}
+
+// bind computes the credential fingerprint of every user with fp. It must
+// run before the set is published.
+func (u *userSet) bind(fp func(credential string) string) *userSet {
+	u.creds = make(map[string]string, len(u.hashes))
+	for name, h := range u.hashes {
+		u.creds[name] = fp(h)
+	}
+	return u
+}
+
+// admits reports whether a session of name made with the credential
+// fingerprint cred is still good: the user is listed, with the same stored
+// value as when the session began.
+func (u *userSet) admits(name, cred string) bool {
+	want, ok := u.creds[name]
+	return ok && cred != "" && subtle.ConstantTimeCompare([]byte(want), []byte(cred)) == 1
+}
+
+// keepUnchanged returns the users of prev whose line is the same in
+// entries, the good lines of a user file that has problems: a broken edit
+// never grants what the new file does not, and never keeps a user whose
+// line it changed or removed.
+func keepUnchanged(prev *userSet, entries []userfile.Entry) *userSet {
+	next := &userSet{hashes: map[string]string{}, decoyCost: prev.decoyCost}
+	for _, e := range entries {
+		if h, ok := prev.hashes[e.Name]; ok && h == e.Hash {
+			next.hashes[e.Name] = h
+		}
+	}
+	return next
 }
 
 // newUserSet builds the set from parsed entries.
@@ -91,6 +129,11 @@ type reading struct {
 	stamp  stamp
 	digest [sha256.Size]byte
 	racy   bool
+	// good holds the entries of the good lines when the file was read but
+	// has problems (see userfile.ParseAll); nil otherwise.
+	good []userfile.Entry
+	// empty is true when the file is well formed but lists no users.
+	empty bool
 }
 
 // readUsers reads and parses the user file. The stamp is taken from the
@@ -114,9 +157,13 @@ func readUsers(path string, bcrypt bool) (reading, error) {
 	if err != nil {
 		return rd, fmt.Errorf("login: reading the user file %s: %w", path, err)
 	}
-	entries, err := userfile.Parse(path, bytes.NewReader(data), bcrypt)
+	entries, err := userfile.ParseAll(path, bytes.NewReader(data), bcrypt)
 	clear(data)
 	if err != nil {
+		if errors.Is(err, userfile.ErrNoUsers) {
+			rd.empty = true
+		}
+		rd.good = entries
 		return rd, fmt.Errorf("login: %w", err)
 	}
 	rd.set, rd.digest = newUserSet(entries, bcrypt), digestOf(entries)

@@ -4,9 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 )
@@ -24,17 +29,17 @@ type Sessions struct {
 // manager keyed by env.SecretKey with the given idle timeout and lifetime.
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
-func Open(env auth.Env, idle, lifetime time.Duration) (*Sessions, error) {
+func Open(env auth.Env, typ string, idle, lifetime time.Duration) (*Sessions, error) {
 	var store session.Store
 	if env.CheckOnly {
 		store = session.NewMemoryStore(env.Clock())
 	} else {
 		if env.StateDir == "" {
-			return nil, errors.New("sessionauth: no state directory for sessions ([server] state_dir)")
+			return nil, errors.New("[server] state_dir is empty; set it to the folder where sessions are kept")
 		}
 		fs, err := session.OpenFileStore(env.StateDir, env.Clock())
 		if err != nil {
-			return nil, fmt.Errorf("sessionauth: %w", err)
+			return nil, fmt.Errorf("[server] state_dir %s cannot be used: %w; create it for the user backupweb runs as (mode 0700), or set state_dir to a folder it may write", config.ShowPath(env.StateDir), err)
 		}
 		store = fs
 	}
@@ -46,13 +51,44 @@ func Open(env auth.Env, idle, lifetime time.Duration) (*Sessions, error) {
 		Secure:      peer.Secure,
 		Now:         env.Clock(),
 		Logger:      env.Log(),
+		Type:        typ,
 	})
 	s := &Sessions{Manager: mgr, store: store}
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("sessionauth: %w", err)
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	if !env.CheckOnly {
+		checkKey(env, mgr)
 	}
 	return s, nil
+}
+
+// KeyCheckFile is the file in [server] state_dir that holds the secret
+// key's fingerprint (session.Manager.KeyCheck, never the key), so that a
+// start with another key can say why every user must sign in again.
+const KeyCheckFile = "key-check"
+
+// checkKey compares the secret key's fingerprint with the one kept beside
+// the stored sessions, logs one warning when they differ (the sessions on
+// disk were made under another key and are no longer valid), and records
+// the current one. A failure to read or write the file is logged: it costs
+// only the warning.
+func checkKey(env auth.Env, mgr *session.Manager) {
+	path := filepath.Join(env.StateDir, KeyCheckFile)
+	want := mgr.KeyCheck()
+	old, err := os.ReadFile(path)
+	switch {
+	case err == nil && strings.TrimSpace(string(old)) == want:
+		return
+	case err == nil:
+		env.Log().Warn("auth: the sessions kept in state_dir were made under another BACKUP_SECRET_KEY; they are no longer valid and every user must sign in again. Make the key once and keep it (see `backupweb gen-secret`)", "state_dir", env.StateDir)
+	case !errors.Is(err, fs.ErrNotExist):
+		env.Log().Warn("auth: cannot read the secret key's fingerprint", "file", path, "err", err)
+	}
+	if err := os.WriteFile(path, []byte(want+"\n"), 0o600); err != nil {
+		env.Log().Warn("auth: cannot record the secret key's fingerprint", "file", path, "err", err)
+	}
 }
 
 // Close writes the store's pending changes and releases it.

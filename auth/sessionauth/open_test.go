@@ -1,6 +1,7 @@
 package sessionauth
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,7 +31,7 @@ func TestOpen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Open(tt.env, time.Minute, time.Hour)
+			s, err := Open(tt.env, "flask-login", time.Minute, time.Hour)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one mentioning %q", err, tt.wantErr)
@@ -53,7 +54,7 @@ func TestOpen(t *testing.T) {
 
 func TestLogoutRedirect(t *testing.T) {
 	for _, tt := range []struct{ redirect, want string }{{"", "/login"}, {"/signed-out", "/signed-out"}} {
-		s, err := Open(auth.Env{SecretKey: testKey, CheckOnly: true}, time.Minute, time.Hour)
+		s, err := Open(auth.Env{SecretKey: testKey, CheckOnly: true}, "flask-login", time.Minute, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,5 +77,37 @@ func TestLogoutRedirect(t *testing.T) {
 		if out.Code != http.StatusSeeOther || out.Header().Get("Location") != tt.want {
 			t.Errorf("LogoutRedirect %q: %d %q, want 303 %q", tt.redirect, out.Code, out.Header().Get("Location"), tt.want)
 		}
+	}
+}
+
+func TestOpenWarnsWhenTheKeyChanged(t *testing.T) {
+	dir := t.TempDir()
+	var logs strings.Builder
+	env := auth.Env{StateDir: dir, SecretKey: testKey, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	open := func(key []byte) {
+		t.Helper()
+		env.SecretKey = key
+		s, err := Open(env, "flask-login", time.Minute, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	open(testKey)
+	open(testKey)
+	if strings.Contains(logs.String(), "another BACKUP_SECRET_KEY") {
+		t.Fatalf("warned with the same key:\n%s", logs.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, KeyCheckFile))
+	if err != nil || strings.Contains(string(data), string(testKey)) {
+		t.Fatalf("key check file: %q, %v (it must hold a fingerprint, never the key)", data, err)
+	}
+	open([]byte(strings.Repeat("n", 32)))
+	if n := strings.Count(logs.String(), "another BACKUP_SECRET_KEY"); n != 1 {
+		t.Fatalf("want one warning after the key changed, got %d:\n%s", n, logs.String())
+	}
+	open([]byte(strings.Repeat("n", 32)))
+	if n := strings.Count(logs.String(), "another BACKUP_SECRET_KEY"); n != 1 {
+		t.Fatalf("the warning must not repeat once the new key is recorded, got %d", n)
 	}
 }

@@ -38,9 +38,10 @@ type Options struct {
 	LogoutRedirect string
 	// Logger receives refused attempts. Default slog.Default().
 	Logger *slog.Logger
-	// Admit, when set, is asked on every request whether the session's
-	// user is still admitted (for example, still listed in the user file).
-	// A session whose user is no longer admitted is ended.
+	// Admit, when set, is asked on every request whether the session is
+	// still admitted (for example, its user still listed in the user file
+	// with the credential the session was made with). A session no longer
+	// admitted is ended.
 	Admit func(d session.Data) bool
 }
 
@@ -72,9 +73,11 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 		return auth.User{}, false, err
 	}
 	if g.o.Admit != nil && !g.o.Admit(s.Data) {
-		auth.LogRefused(g.o.Logger, r, g.o.Type, "user no longer admitted", s.Username)
-		if err := g.o.Manager.DeleteUser(r.Context(), s.Username); err != nil {
-			g.o.Logger.Error("auth: ending the sessions of a removed user", "user", s.Username, "err", err)
+		// Only this session ends: the user may hold a newer one, made
+		// with the current password, that stays good.
+		auth.LogRefused(g.o.Logger, r, g.o.Type, "session no longer admitted (user removed or password changed)", s.Username)
+		if err := g.o.Manager.Revoke(r.Context(), s); err != nil {
+			g.o.Logger.Error("auth: ending a session that is no longer admitted", "user", s.Username, "err", err)
 		}
 		return auth.User{}, false, nil
 	}
