@@ -228,3 +228,15 @@ func TestMissingCatalog(t *testing.T) {
 		t.Errorf("log lacks the mistake: %s", logs.String())
 	}
 }
+
+func TestAuthOffNotice(t *testing.T) {
+	h, _ := noneHandler(t)
+	if rec := do(h, "GET", "/", nil); !strings.Contains(rec.Body.String(), `id="auth-off"`) || !strings.Contains(rec.Body.String(), "Authentication is off") {
+		t.Fatalf("type none: the catalog page has no notice that authentication is off:\n%s", rec.Body.String())
+	}
+	p := &fakeProvider{admit: true, user: auth.User{Name: "u", Type: "basic"}}
+	h = NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir())})
+	if rec := do(h, "GET", "/", nil); strings.Contains(rec.Body.String(), "auth-off") {
+		t.Fatal("type basic: the page says authentication is off")
+	}
+}

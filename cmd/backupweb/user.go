@@ -6,8 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/userfile"
 )
@@ -158,6 +160,13 @@ func userList(c *cli, ua userArgs) error {
 // userAdd adds a user, creating the file if needed. The name is checked
 // before the password is asked for.
 func userAdd(c *cli, ua userArgs) error {
+	if dir := filepath.Dir(ua.file); dir != "" {
+		if info, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the folder %s does not exist; create it first (mkdir -p %s), or name a file in a folder that exists", config.ShowPath(dir), dir)
+		} else if err == nil && !info.IsDir() {
+			return fmt.Errorf("%s is not a folder", config.ShowPath(dir))
+		}
+	}
 	doc, err := userfile.Load(ua.file)
 	if err != nil {
 		return err
@@ -212,6 +221,9 @@ func userDel(c *cli, ua userArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "removed user %q from %s\n", ua.name, ua.file)
+	if len(doc.Names()) == 0 {
+		fmt.Fprintf(c.stderr, "warning: %s has no users left: nobody will be able to log in, and a running backupweb ends every session when it reads the file (add one with `backupweb user add -file %s NAME`)\n", ua.file, ua.file)
+	}
 	return nil
 }
 

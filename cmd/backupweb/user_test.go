@@ -223,3 +223,22 @@ func TestUserWarnings(t *testing.T) {
 		t.Errorf("mode %v (%v), want the existing 0644 kept", fi.Mode().Perm(), err)
 	}
 }
+
+func TestUserDelLastUserWarns(t *testing.T) {
+	path := userFile(t, "alice:"+testHashA+"\n")
+	code, _, stderr := runUserCmd("", "del", "-file", path, "alice")
+	if code != exitOK {
+		t.Fatalf("deleting the last user must succeed, exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "warning:") || !strings.Contains(stderr, "nobody will be able to log in") {
+		t.Errorf("no warning that nobody can log in: %q", stderr)
+	}
+}
+
+func TestUserAddIntoMissingFolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no-such-folder", "users.txt")
+	code, _, stderr := runUserCmd("s3cret\n", "add", "-file", path, "-cost", "4", "alice")
+	if code != exitError || !strings.Contains(stderr, "no-such-folder does not exist") {
+		t.Fatalf("exit %d, stderr %q: want a message that the folder does not exist", code, stderr)
+	}
+}
