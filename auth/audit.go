@@ -34,3 +34,15 @@ func LogRefused(log *slog.Logger, r *http.Request, authType, reason, username st
 	}
 	log.LogAttrs(r.Context(), slog.LevelWarn, "auth refused", attrs...)
 }
+
+// LogBlockEnded writes the line that closes a throttling block: the
+// refusal that opened it was logged once (LogRefused with
+// ReasonThrottled), the attempts refused while it lasted are counted here
+// instead of logged one by one, so a flood cannot flood the log. key is the
+// client address or "user NAME"; it is escaped like LogRefused's values.
+func LogBlockEnded(log *slog.Logger, r *http.Request, authType, key string, refused int) {
+	log.LogAttrs(r.Context(), slog.LevelInfo, "auth throttling block ended",
+		slog.String("auth_type", authType),
+		slog.String("key", key),
+		slog.Int("refused", refused))
+}

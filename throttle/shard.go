@@ -18,6 +18,9 @@ type entry struct {
 	strikes int
 	// forgetAt is when the entry no longer affects anything.
 	forgetAt time.Duration
+	// refused counts the attempts refused during the current or last
+	// block, until the block is reported over (Verdict.BlockEnded).
+	refused int
 	// prev and next link the shard's entries, most recent failure first.
 	prev, next *entry
 }

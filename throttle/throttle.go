@@ -134,9 +134,83 @@ func New(o Options) *Limiter {
 	return l
 }
 
-// Allow reports whether key may try now. When it may not, retryAfter is how
-// long until it may, exact to the clock's resolution; callers put it in a
-// Retry-After header with RetryAfterSeconds. Allow records nothing.
+// Verdict is the answer of Reserve.
+type Verdict struct {
+	// OK tells whether the attempt may go ahead. It has then already been
+	// counted as a failure: call Release if it succeeds.
+	OK bool
+	// RetryAfter is, when !OK, how long until the key may try again;
+	// callers put it in a Retry-After header with RetryAfterSeconds.
+	RetryAfter time.Duration
+	// FirstRefusal is true, when !OK, for the first attempt refused since
+	// the key was blocked: log that one, not every refusal of a flood.
+	FirstRefusal bool
+	// BlockEnded, when above zero, says that a block of the key ended
+	// since the key's last attempt, and how many attempts it refused: the
+	// line that closes the one FirstRefusal opened.
+	BlockEnded int
+
+	key          string
+	startedBlock bool // this attempt's failure, counted ahead, blocked the key
+}
+
+// Reserve asks whether key may make an attempt now and, when it may, counts
+// the attempt as a failure before it is checked: an attempt in flight
+// counts like a failed one, so however many attempts arrive at once, no
+// more than Max of them are checked inside a window before the key is
+// blocked. Call Release with the verdict when the attempt succeeds; a
+// failed attempt needs nothing more. A refused attempt is counted for
+// Verdict.FirstRefusal and BlockEnded; it does not lengthen the block.
+func (l *Limiter) Reserve(key string) Verdict {
+	if l == nil {
+		return Verdict{OK: true}
+	}
+	key = l.normalise(key)
+	s := l.shardOf(key)
+	now := l.clock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	if e != nil && now < e.blockedUntil {
+		e.refused++
+		return Verdict{RetryAfter: e.blockedUntil - now, FirstRefusal: e.refused == 1}
+	}
+	v := Verdict{OK: true, key: key}
+	if e != nil && e.refused > 0 {
+		v.BlockEnded, e.refused = e.refused, 0
+	}
+	v.startedBlock = l.fail(s, e, key, now)
+	return v
+}
+
+// Release takes back the failure Reserve counted for an attempt that
+// succeeded. If that failure had blocked the key, the block is lifted as
+// if it had never been.
+func (l *Limiter) Release(v Verdict) {
+	if l == nil || !v.OK || v.key == "" {
+		return
+	}
+	s := l.shardOf(v.key)
+	now := l.clock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[v.key]
+	if e == nil {
+		return
+	}
+	if v.startedBlock && now < e.blockedUntil {
+		e.blockedUntil, e.strikes = now, max(e.strikes-1, 0)
+		// The count was emptied by the block; the other attempts of the
+		// burst that blocked it are still failures.
+		e.tat = now + l.limit - l.interval
+	} else {
+		e.tat = max(now, e.tat-l.interval)
+	}
+	e.forgetAt = max(e.tat, e.blockedUntil) + l.window
+}
+
+// Allow reports whether key may try now, without counting anything. When
+// it may not, retryAfter is how long until it may.
 func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 	if l == nil {
 		return true, 0
@@ -153,9 +227,9 @@ func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 	return false, e.blockedUntil - now
 }
 
-// Fail records a failed attempt by key, blocking it if this failure brings
-// its count to Max. A failure recorded while the key is blocked is ignored:
-// callers are expected to have asked Allow first.
+// Fail records a failed attempt by key that was not reserved, blocking it
+// if this failure brings its count to Max. A failure recorded while the
+// key is blocked is ignored.
 func (l *Limiter) Fail(key string) {
 	if l == nil {
 		return
@@ -165,13 +239,20 @@ func (l *Limiter) Fail(key string) {
 	now := l.clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.entries[key]
+	if e := s.entries[key]; e != nil && now < e.blockedUntil {
+		return
+	}
+	l.fail(s, s.entries[key], key, now)
+}
+
+// fail counts one failure of key (entry e, nil when untracked) at now and
+// reports whether it blocked the key. The shard's lock must be held and
+// the key must not be blocked.
+func (l *Limiter) fail(s *shard, e *entry, key string, now time.Duration) (blocked bool) {
 	switch {
 	case e == nil:
 		e = &entry{key: key}
 		s.entries[key] = e
-	case now < e.blockedUntil:
-		return
 	case now >= e.forgetAt:
 		*e = entry{key: key, prev: e.prev, next: e.next}
 	}
@@ -182,10 +263,35 @@ func (l *Limiter) Fail(key string) {
 		e.strikes++
 		e.blockedUntil = now + l.blockFor(e.strikes)
 		e.tat = now
+		blocked = true
 	}
 	e.forgetAt = max(e.tat, e.blockedUntil) + l.window
 	s.touch(e)
 	s.trim(now, l.perShard)
+	return blocked
+}
+
+// ClearBlocks lifts every block and forgets the blocked keys entirely, past
+// blocks included, and returns how many it lifted: what an operator does
+// (SIGHUP) to let a locked-out user in without a restart.
+func (l *Limiter) ClearBlocks() int {
+	if l == nil {
+		return 0
+	}
+	now := l.clock()
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for _, e := range s.entries {
+			if now < e.blockedUntil {
+				s.remove(e)
+				n++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // Reset forgets key entirely, past blocks included: call it after a

@@ -122,16 +122,27 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		return auth.User{}, false, nil
 	}
 	client := peer.Of(r).String()
-	if ok, wait := p.limiter.Allow(client); !ok {
-		auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, user)
-		return auth.User{}, false, &auth.RetryError{After: wait}
+	// The attempt is counted as a failure before it is checked, so that a
+	// burst of parallel guesses cannot all be checked before the first
+	// failure is recorded; a success takes it back.
+	v := p.limiter.Reserve(client)
+	if v.BlockEnded > 0 {
+		auth.LogBlockEnded(p.log, r, Name, client, v.BlockEnded)
+	}
+	if !v.OK {
+		if v.FirstRefusal {
+			auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, user)
+		}
+		return auth.User{}, false, &auth.RetryError{After: v.RetryAfter}
 	}
 	if err != nil {
-		p.refuse(r, client, auth.ReasonMalformed, "")
+		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, "")
 		return auth.User{}, false, nil
 	}
 	ok, err := p.check(r, user, pass)
 	if err != nil {
+		// Not a verdict: the attempt is not held against the client.
+		p.limiter.Release(v)
 		if errors.Is(err, password.ErrBusy) {
 			return auth.User{}, false, fmt.Errorf("basic: %w", auth.ErrBusy)
 		}
@@ -142,9 +153,10 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		if p.cfg.UseBcrypt && len(pass) > password.MaxLen {
 			reason = auth.ReasonTooLong
 		}
-		p.refuse(r, client, reason, user)
+		auth.LogRefused(p.log, r, Name, reason, user)
 		return auth.User{}, false, nil
 	}
+	p.limiter.Release(v)
 	return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
 }
 
@@ -164,11 +176,6 @@ func (p *Provider) check(r *http.Request, user, pass string) (bool, error) {
 	return p.verifier.Check(r.Context(), p.cfg.Password, []byte(pass), p.cfg.UseBcrypt)
 }
 
-func (p *Provider) refuse(r *http.Request, client, reason, user string) {
-	p.limiter.Fail(client)
-	auth.LogRefused(p.log, r, Name, reason, user)
-}
-
 // Challenge answers 401 with the WWW-Authenticate header that makes
 // browsers show their password prompt with the configured realm.
 func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
@@ -176,10 +183,14 @@ func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 	auth.Refuse(w, r, http.StatusUnauthorized, "authentication required")
 }
 
-// Reload empties the verification cache. The program calls it on SIGHUP,
-// so an operator can force every credential to be checked afresh.
+// Reload empties the verification cache and lifts every throttling block.
+// The program calls it on SIGHUP, so an operator can force every
+// credential to be checked afresh and let a locked-out client in without
+// a restart.
 func (p *Provider) Reload() error {
 	p.verifier.Purge()
+	n := p.limiter.ClearBlocks()
+	p.log.Info("auth: reloaded on SIGHUP: credential cache emptied, throttling blocks lifted", "auth_type", Name, "blocks_cleared", n)
 	return nil
 }
 

@@ -44,11 +44,18 @@ type testServer struct {
 	*httptest.Server
 	logs *logtest.Buffer
 	cfg  *config.Config
+	p    auth.Provider
 }
 
 // start writes ini to a file, loads it as the program does, builds the
 // provider through the factory and serves the real handler on loopback.
 func start(t *testing.T, ini string, env map[string]string) *testServer {
+	t.Helper()
+	return startEnv(t, ini, env, auth.Env{})
+}
+
+// startEnv is start with the provider's environment given (a clock).
+func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Env) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "backupweb.ini")
@@ -59,7 +66,8 @@ func start(t *testing.T, ini string, env map[string]string) *testServer {
 	cfg := config.Load(path, lookup)
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	p, err := factory.New(cfg.Auth, auth.Env{Logger: log}, lookup)
+	aenv.Logger = log
+	p, err := factory.New(cfg.Auth, aenv, lookup)
 	if err != nil || cfg.Report.HasErrors() {
 		t.Fatalf("configuration refused: %v\n%v", err, cfg.Report.Err())
 	}
@@ -69,7 +77,7 @@ func start(t *testing.T, ini string, env map[string]string) *testServer {
 	h := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(backups), Resolver: peer.NewResolver(cfg.Server.TrustedProxies), Logger: log})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, logs: logs, cfg: cfg}
+	return &testServer{Server: srv, logs: logs, cfg: cfg, p: p}
 }
 
 func (s *testServer) get(t *testing.T, path string, mod func(*http.Request)) *http.Response {

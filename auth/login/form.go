@@ -14,6 +14,7 @@ import (
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/throttle"
 	"github.com/backupweb/backupweb/ui"
 	"github.com/backupweb/backupweb/userfile"
 )
@@ -65,19 +66,26 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusForbidden, name, next, MsgBadCSRF)
 		return
 	}
-	client, userKey := peer.Of(r).String(), name
-	if wait, limited := p.limited(client, userKey); limited {
-		auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, logged)
-		p.renderError(w, r, &auth.RetryError{After: wait}, name, next)
-		return
-	}
 	if name == "" || pw == "" {
 		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, logged)
 		p.render(w, r, http.StatusUnauthorized, name, next, MsgEmpty)
 		return
 	}
+	client, userKey := peer.Of(r).String(), name
+	// Counted as failures before the check (see throttle.Reserve), taken
+	// back on success.
+	byAddr, byUser, wait, limited := p.reserve(r, client, userKey)
+	if limited {
+		if byAddr.FirstRefusal || byUser.FirstRefusal {
+			auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, logged)
+		}
+		p.renderError(w, r, &auth.RetryError{After: wait}, name, next)
+		return
+	}
 	cred, ok, err := p.check(r.Context(), name, pw)
 	if err != nil {
+		p.byAddr.Release(byAddr)
+		p.byUser.Release(byUser)
 		if errors.Is(err, password.ErrBusy) {
 			err = fmt.Errorf("login: %w", auth.ErrBusy)
 		}
@@ -85,8 +93,6 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		p.byAddr.Fail(client)
-		p.byUser.Fail(userKey)
 		reason := auth.ReasonBadCredentials
 		if p.cfg.UseBcrypt && len(pw) > password.MaxLen {
 			reason = auth.ReasonTooLong
@@ -95,7 +101,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusUnauthorized, name, next, MsgBadCredentials)
 		return
 	}
-	p.byAddr.Reset(client)
+	p.byAddr.Reset(client) // forgets the reservation with the rest
 	p.byUser.Reset(userKey)
 	// cred is the fingerprint of the very value the password was checked
 	// against: if the user file changed during the check, the session is
@@ -108,15 +114,26 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	redirectLocal(w, next)
 }
 
-// limited reports whether the client address or the user name has used up
-// its failures, and how long until it may try again.
-func (p *Provider) limited(client, userKey string) (wait time.Duration, limited bool) {
-	okAddr, waitAddr := p.byAddr.Allow(client)
-	okUser, waitUser := true, time.Duration(0)
-	if userKey != "" {
-		okUser, waitUser = p.byUser.Allow(userKey)
+// reserve counts the attempt against the client address and the user name
+// before the password is checked (see throttle.Limiter.Reserve). When
+// either has used up its failures, limited is true, wait says for how
+// long, and whatever was reserved is taken back: a refused attempt is not
+// a verdict. Ends of blocks are logged here, once each.
+func (p *Provider) reserve(r *http.Request, client, userKey string) (byAddr, byUser throttle.Verdict, wait time.Duration, limited bool) {
+	byAddr = p.byAddr.Reserve(client)
+	byUser = p.byUser.Reserve(userKey)
+	if byAddr.BlockEnded > 0 {
+		auth.LogBlockEnded(p.log, r, Name, client, byAddr.BlockEnded)
 	}
-	return max(waitAddr, waitUser), !okAddr || !okUser
+	if byUser.BlockEnded > 0 {
+		auth.LogBlockEnded(p.log, r, Name, "user "+logName(userKey), byUser.BlockEnded)
+	}
+	if byAddr.OK && byUser.OK {
+		return byAddr, byUser, 0, false
+	}
+	p.byAddr.Release(byAddr)
+	p.byUser.Release(byUser)
+	return byAddr, byUser, max(byAddr.RetryAfter, byUser.RetryAfter), true
 }
 
 // check verifies name and pw against the current users and returns the

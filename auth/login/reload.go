@@ -20,9 +20,14 @@ import (
 //     (file and line, never content) are logged when the file breaks, and
 //     one line says when it is good again.
 //
-// Sessions of users who were removed or whose password changed end. The
-// error returned is the file's problem, if any.
+// Sessions of users who were removed or whose password changed end, and
+// every throttling block is lifted (logged with how many). The error
+// returned is the file's problem, if any.
 func (p *Provider) Reload() error {
+	// An operator's SIGHUP also lets locked-out clients and users in.
+	if n := p.byAddr.ClearBlocks() + p.byUser.ClearBlocks(); n > 0 {
+		p.log.Info("auth: throttling blocks lifted on reload", "auth_type", Name, "blocks_cleared", n)
+	}
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
 	changed, err := p.reloadLocked()

@@ -2,6 +2,8 @@ package login
 
 import (
 	"net/http"
+	"net/url"
+	"sync"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,5 +68,53 @@ func checkRetryAfter(t *testing.T, r reply, window time.Duration) {
 	}
 	if _, ok := field(r.body, "csrf_token"); !ok {
 		t.Error("the 429 page has no form")
+	}
+}
+
+// TestLimitsHoldUnderConcurrency sends 50 wrong logins at once (each
+// browser fetches its form first, then a barrier releases the posts): at
+// most max_user_failures verdicts for one name, at most max_failures for
+// one address, the rest 429.
+func TestLimitsHoldUnderConcurrency(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(*Config)
+		user func(i int) string
+	}{
+		{"one user name", func(c *Config) { c.MaxUserFailures = 5; c.MaxFailures = 1000 }, func(int) string { return "alice" }},
+		{"one address", func(c *Config) { c.MaxFailures = 5; c.MaxUserFailures = 1000 }, func(i int) string { return "user" + strconv.Itoa(i) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.edit)
+			const n = 50
+			browsers := make([]*browser, n)
+			tokens := make([]string, n)
+			for i := range browsers {
+				browsers[i] = h.browser()
+				tokens[i] = browsers[i].formToken()
+			}
+			var (
+				wg       sync.WaitGroup
+				mu       sync.Mutex
+				statuses = map[int]int{}
+				barrier  = make(chan struct{})
+			)
+			for i, b := range browsers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-barrier
+					r := b.post(h.p.LoginPath(), url.Values{"username": {tt.user(i)}, "password": {"wrong"}, "csrf_token": {tokens[i]}})
+					mu.Lock()
+					statuses[r.status]++
+					mu.Unlock()
+				}()
+			}
+			close(barrier)
+			wg.Wait()
+			if statuses[401] > 5 || statuses[401] == 0 || statuses[401]+statuses[429]+statuses[503] != n {
+				t.Fatalf("statuses %v: at most 5 verdicts (401), the rest 429", statuses)
+			}
+		})
 	}
 }
