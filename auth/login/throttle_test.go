@@ -3,9 +3,9 @@ package login
 import (
 	"net/http"
 	"net/url"
-	"sync"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
