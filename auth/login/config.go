@@ -3,6 +3,7 @@ package login
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strings"
 	"time"
@@ -251,7 +252,11 @@ func reportUsersError(s *config.Section, err error) {
 		}
 	}
 	if !located {
-		s.Errorf("users_file", "cannot read the user file: %s", strings.TrimPrefix(err.Error(), "userfile: "))
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		s.Errorf("users_file", "cannot read the user file %s: %v", config.ShowPath(s.String("users_file", "")), err)
 	}
 }
 
