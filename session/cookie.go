@@ -39,7 +39,7 @@ func (m *Manager) storeKey(id []byte) string {
 
 // keyFromRequest returns the store key named by r's session cookie.
 func (m *Manager) keyFromRequest(r *http.Request) (string, bool) {
-	c, err := r.Cookie(m.cookie)
+	c, err := m.Cookie(r, m.cookie)
 	if err != nil {
 		return "", false
 	}
@@ -75,9 +75,32 @@ func (m *Manager) ClearCookie(w http.ResponseWriter, r *http.Request, name strin
 	http.SetCookie(w, c)
 }
 
+// HostPrefix starts the name of every cookie of this service set over
+// https (RFC 6265bis): a browser accepts such a cookie only with Secure,
+// Path=/ and no Domain, so a sibling subdomain (evil.example.com) can
+// neither set nor overwrite it. Over plain http (local use) cookies keep
+// their plain names, since browsers refuse the prefix there.
+const HostPrefix = "__Host-"
+
+// WireName returns the name the cookie name has on the wire for r: with
+// HostPrefix over https, as is otherwise.
+func (m *Manager) WireName(r *http.Request, name string) string {
+	if m.secure(r) {
+		return HostPrefix + name
+	}
+	return name
+}
+
+// Cookie returns r's cookie name as SetCookie set it for such a request
+// (see WireName). Over https a cookie without the prefix is not accepted:
+// a sibling subdomain could have set it.
+func (m *Manager) Cookie(r *http.Request, name string) (*http.Cookie, error) {
+	return r.Cookie(m.WireName(r, name))
+}
+
 func (m *Manager) baseCookie(r *http.Request, name string) *http.Cookie {
 	return &http.Cookie{
-		Name:     name,
+		Name:     m.WireName(r, name),
 		Path:     "/",
 		HttpOnly: true,
 		SameSite: http.SameSiteLaxMode,

@@ -44,7 +44,15 @@ func TestStartCookieFlags(t *testing.T) {
 			if want == "" {
 				want = DefaultCookieName
 			}
+			if tt.wantSecure {
+				// Over https the name carries the __Host- prefix, so that
+				// a sibling subdomain cannot set or overwrite it.
+				want = HostPrefix + want
+			}
 			c := cookieNamed(t, w, want)
+			if c.Domain != "" {
+				t.Errorf("cookie has a Domain %q; __Host- cookies must not", c.Domain)
+			}
 			if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.Secure != tt.wantSecure {
 				t.Errorf("cookie flags: HttpOnly=%v SameSite=%v Path=%q Secure=%v; want true, Lax, /, %v",
 					c.HttpOnly, c.SameSite, c.Path, c.Secure, tt.wantSecure)
@@ -88,7 +96,7 @@ func TestSetAndClearCookie(t *testing.T) {
 			} else {
 				m.SetCookie(w, r, "oauth_flow", "v", tt.maxAge)
 			}
-			c := cookieNamed(t, w, "oauth_flow")
+			c := cookieNamed(t, w, HostPrefix+"oauth_flow")
 			if c.MaxAge != tt.wantMaxAge {
 				t.Errorf("Max-Age %d, want %d (Set-Cookie %q)", c.MaxAge, tt.wantMaxAge, w.Header().Get("Set-Cookie"))
 			}
@@ -136,5 +144,27 @@ func TestLoadIgnoresMalformedCookies(t *testing.T) {
 	}
 	if _, ok, err := m.Load(get()); ok || err != nil {
 		t.Errorf("Load without cookie = %v, %v", ok, err)
+	}
+}
+
+// TestHostPrefixRead: over https only the prefixed cookie is read (one a
+// sibling subdomain set without the prefix is ignored); over http only the
+// plain one.
+func TestHostPrefixRead(t *testing.T) {
+	m := newTestManager(t, newClock(), nil, Options{})
+	secure := get()
+	secure.TLS = &tls.ConnectionState{}
+	secure.AddCookie(&http.Cookie{Name: "x", Value: "planted"})
+	if _, err := m.Cookie(secure, "x"); err == nil {
+		t.Fatal("over https a cookie without the __Host- prefix was read")
+	}
+	secure.AddCookie(&http.Cookie{Name: HostPrefix + "x", Value: "ours"})
+	if c, err := m.Cookie(secure, "x"); err != nil || c.Value != "ours" {
+		t.Fatalf("over https the prefixed cookie: %v %v", c, err)
+	}
+	plain := get()
+	plain.AddCookie(&http.Cookie{Name: "x", Value: "ours"})
+	if c, err := m.Cookie(plain, "x"); err != nil || c.Value != "ours" {
+		t.Fatalf("over http the plain cookie: %v %v", c, err)
 	}
 }

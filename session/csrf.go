@@ -99,7 +99,7 @@ func (m *Manager) CheckFormToken(r *http.Request, token string) bool {
 
 // formNonce returns the nonce of r's form cookie if its signature holds.
 func (m *Manager) formNonce(r *http.Request) ([]byte, bool) {
-	c, err := r.Cookie(m.formCookie)
+	c, err := m.Cookie(r, m.formCookie)
 	if err != nil || len(c.Value) != formCookieLen {
 		return nil, false
 	}

@@ -142,7 +142,7 @@ func (p *Provider) takeFlow(w http.ResponseWriter, r *http.Request, state string
 	if state == "" || name == "" {
 		return flow{}, errState
 	}
-	c, err := r.Cookie(name)
+	c, err := p.mgr.Cookie(r, name)
 	if err != nil {
 		return flow{}, errState
 	}
