@@ -98,7 +98,15 @@ func NewHandler(o Options) http.Handler {
 		s.fail(w, r, http.StatusNotFound, msgNoBackup)
 	}))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ep := r.URL.EscapedPath(); strings.HasPrefix(ep, "/backups/") && path.Clean(ep) != ep {
+		if r.RequestURI == "*" {
+			// OPTIONS * asks what the server supports in general.
+			w.Header().Set("Allow", "GET, HEAD, POST")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		// Both spellings: "/backups/%2e%2e/x" is canonical as written but
+		// not once decoded, and the mux would clean it out of /backups/.
+		if strings.HasPrefix(r.URL.Path, "/backups/") && (notClean(r.URL.EscapedPath()) || notClean(r.URL.Path)) {
 			notCanonical.ServeHTTP(w, r)
 			return
 		}
@@ -110,7 +118,33 @@ func NewHandler(o Options) http.Handler {
 		s.fail(w, r, http.StatusForbidden, "Cross-origin requests are not allowed.")
 	}))
 
-	return recoverer(log, s, res.Middleware(securityHeaders(cop.Handler(root))))
+	return recoverer(log, s, res.Middleware(securityHeaders(limitBody(s, cop.Handler(root)))))
+}
+
+// notClean reports whether path.Clean would change p.
+func notClean(p string) bool { return path.Clean(p) != p }
+
+// MaxBodyBytes bounds every request body: the interface takes forms of a
+// few hundred bytes and no uploads. A body announced larger is refused with
+// 413 before anything reads it; a longer chunked body stops being read at
+// the limit (the handler then answers 413).
+const MaxBodyBytes = 64 << 10
+
+// limitBody enforces MaxBodyBytes for every request.
+func limitBody(s *site, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			// Not reading the body: the server closes the connection
+			// after the answer rather than draining megabytes.
+			w.Header().Set("Connection", "close")
+			s.fail(w, r, http.StatusRequestEntityTooLarge, "The request is too large.")
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // health answers load balancers and monitors. It checks nothing but that

@@ -1,6 +1,10 @@
 package web
 
 import (
+	"bufio"
+	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -198,4 +202,68 @@ func TestPanicAfterWriteCutsConnection(t *testing.T) {
 		t.Fatalf("server after panic: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestBodiesBounded: a body announced larger than MaxBodyBytes is refused
+// with 413 before it is read, whatever the route; one that is not
+// announced (chunked) is not read past the limit.
+func TestBodiesBounded(t *testing.T) {
+	h, _ := noneHandler(t)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, path := range []string{"/logout", "/api/backups", "/", "/nope"} {
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(strings.Repeat("a", MaxBodyBytes+1)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("POST %s with %d bytes: %d, want 413", path, MaxBodyBytes+1, resp.StatusCode)
+		}
+	}
+}
+
+// TestEncodedDotSegmentsProtected: a path under /backups/ that is not
+// canonical once decoded is answered like every other protected path
+// (the challenge), never an unprotected 404 or redirect.
+func TestEncodedDotSegmentsProtected(t *testing.T) {
+	h := NewHandler(Options{Provider: &fakeProvider{admit: false}, Catalog: catalog.New(t.TempDir())})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, p := range []string{"/backups/%2e%2e/x", "/backups/%2E%2E/%2E%2E/etc/passwd", "/backups/.%2e/x", "/backups/x/%2e%2e/y", "/backups/../x"} {
+		req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+		req.URL.Opaque = p
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without credentials: %d, want 401 like every protected path", p, resp.StatusCode)
+		}
+	}
+}
+
+// TestOptionsStar: "OPTIONS *" reaches the handler and carries the
+// security headers.
+func TestOptionsStar(t *testing.T) {
+	h, _ := noneHandler(t)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config = NewServer(h, slog.New(slog.DiscardHandler))
+	srv.Start()
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Content-Security-Policy") == "" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("OPTIONS *: %d %v", resp.StatusCode, resp.Header)
+	}
 }

@@ -47,6 +47,9 @@ func NewServer(h http.Handler, log *slog.Logger) *http.Server {
 		WriteTimeout:      WriteTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
+		// "OPTIONS *" reaches the handler, so it gets the security headers
+		// like every other answer instead of net/http's bare 200.
+		DisableGeneralOptionsHandler: true,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }

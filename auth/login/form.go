@@ -55,6 +55,11 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		w.Header().Set("Cache-Control", "no-store")
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			auth.Refuse(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
+			return
+		}
 		auth.Refuse(w, r, http.StatusBadRequest, msgBadForm)
 		return
 	}

@@ -20,6 +20,9 @@ import (
 // LogoutPath is where a session is ended, with POST and the CSRF token.
 const LogoutPath = "/logout"
 
+// maxLogoutBody bounds what Logout reads of a request body.
+const maxLogoutBody = 64 << 10
+
 // CSRFHeader is the header API clients may use instead of the csrf_token
 // form field.
 const CSRFHeader = "X-CSRF-Token"
@@ -110,6 +113,8 @@ func (g *Guard) Begin(w http.ResponseWriter, r *http.Request, d session.Data) er
 // it still clears the cookie and redirects, so a stale tab's logout button
 // does what the user expects.
 func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
+	// The form holds one token: whatever else is sent is not read.
+	r.Body = http.MaxBytesReader(w, r.Body, maxLogoutBody)
 	s, ok, err := g.o.Manager.Load(r)
 	if err != nil {
 		auth.WriteError(w, r, err)
@@ -118,7 +123,6 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		token := r.Header.Get(CSRFHeader)
 		if token == "" {
-			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 			token = r.PostFormValue("csrf_token")
 		}
 		if !g.o.Manager.ValidCSRF(s, token) {
