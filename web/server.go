@@ -50,7 +50,7 @@ func NewServer(h http.Handler, log *slog.Logger) *http.Server {
 		// "OPTIONS *" reaches the handler, so it gets the security headers
 		// like every other answer instead of net/http's bare 200.
 		DisableGeneralOptionsHandler: true,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:                     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }
 
