@@ -40,6 +40,7 @@ func (i Info) String() string {
 // *Resolver, trust no proxy.
 type Resolver struct {
 	trusted []netip.Prefix
+	notice  *notice // nil: forwarding headers from untrusted peers go unremarked
 }
 
 // NewResolver returns a Resolver that believes forwarding headers only from
@@ -166,9 +167,13 @@ func FromContext(ctx context.Context) (Info, bool) {
 }
 
 // Middleware resolves every request once and stores the Info in its
-// context, so logs, rate limits and cookies all agree on the client.
+// context, so logs, rate limits and cookies all agree on the client. With
+// WithNotice, it also warns about forwarding headers it had to ignore.
 func (res *Resolver) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if res != nil && res.notice != nil {
+			res.notice.check(res, r)
+		}
 		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), res.Resolve(r))))
 	})
 }

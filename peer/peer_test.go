@@ -2,10 +2,13 @@ package peer
 
 import (
 	"crypto/tls"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestResolve(t *testing.T) {
@@ -99,5 +102,38 @@ func TestMiddlewareAndOf(t *testing.T) {
 	}
 	if (Info{}).String() != "unknown" {
 		t.Fatal("zero Info must print as unknown")
+	}
+}
+
+func TestUntrustedProxyNotice(t *testing.T) {
+	var logs strings.Builder
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := NewResolver([]netip.Prefix{netip.MustParsePrefix("10.0.0.1/32")}).
+		WithNotice(slog.New(slog.NewTextHandler(&logs, nil)), func() time.Time { return now })
+	h := res.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	send := func(remote string, forwarded bool) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = remote + ":1234"
+		if forwarded {
+			r.Header.Set("X-Forwarded-For", "203.0.113.7")
+		}
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	send("10.0.0.1", true)   // trusted: nothing to say
+	send("127.0.0.1", false) // no forwarding headers
+	if logs.Len() != 0 {
+		t.Fatalf("unexpected notice:\n%s", logs.String())
+	}
+	for range 100 {
+		send("127.0.0.1", true)
+	}
+	if n := strings.Count(logs.String(), "trusted_proxies"); n != 1 {
+		t.Fatalf("want one warning for the peer, got %d:\n%s", n, logs.String())
+	}
+	send("127.0.0.2", true) // another peer, within the minute: held back
+	now = now.Add(2 * time.Minute)
+	send("127.0.0.2", true)
+	if n := strings.Count(logs.String(), "peer=127.0.0.2"); n != 1 {
+		t.Fatalf("want the second peer named once, after the interval:\n%s", logs.String())
 	}
 }

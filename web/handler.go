@@ -73,10 +73,7 @@ func NewHandler(o Options) http.Handler {
 	if o.Catalog == nil {
 		log.Error("web: no catalog given; the backups cannot be listed")
 	}
-	res := o.Resolver
-	if res == nil {
-		res = peer.NewResolver(nil)
-	}
+	res := o.Resolver.WithNotice(log, nil)
 	s := &site{cat: o.Catalog, log: log, now: time.Now}
 	protect := auth.RequireAuth(p)
 

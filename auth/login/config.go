@@ -221,7 +221,11 @@ func checkUsersFile(s *config.Section, cfg Config) {
 		reportUsersError(s, err)
 		return
 	}
-	config.CheckPrivate(s.Report(), cfg.UsersFile, "password hashes")
+	holds := "password hashes"
+	if !cfg.UseBcrypt {
+		holds = "plain-text passwords"
+	}
+	config.CheckPrivate(s.Report(), cfg.UsersFile, holds)
 	if !cfg.UseBcrypt {
 		s.Warnf("use_bcrypt", "is off, so the user file holds plain-text passwords; store hashes made by `backupweb user passwd` and set use_bcrypt = true")
 		return
