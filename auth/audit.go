@@ -46,3 +46,11 @@ func LogBlockEnded(log *slog.Logger, r *http.Request, authType, key string, refu
 		slog.String("key", key),
 		slog.Int("refused", refused))
 }
+
+// LogFlood writes the one warning a throttling table logs when it is full
+// and starts forgetting keys that still mattered: a flood of new client
+// addresses or user names. Blocked keys are kept; clean ones go first.
+func LogFlood(log *slog.Logger, authType, what string) {
+	log.Warn("auth: the throttling table is full: a flood of new "+what+" is arriving; the oldest keys that are not blocked are being forgotten (blocked ones are kept)",
+		"auth_type", authType)
+}

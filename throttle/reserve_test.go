@@ -1,6 +1,8 @@
 package throttle
 
 import (
+	"fmt"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -101,5 +103,45 @@ func TestBlockEndedAndClear(t *testing.T) {
 	}
 	if ok, _ := l.Allow("k"); !ok {
 		t.Fatal("a cleared key is still blocked")
+	}
+}
+
+// TestFloodCannotLiftABlock fills a full table with new keys: the blocked
+// key stays blocked, clean keys are forgotten instead, and the flood is
+// signalled once.
+func TestFloodCannotLiftABlock(t *testing.T) {
+	c := newClock()
+	full := 0
+	l := New(Options{Max: 2, Window: time.Hour, MaxKeys: 100, Now: c.Now, OnFull: func() { full++ }})
+	l.Reserve("attacker")
+	l.Reserve("attacker")
+	if ok, _ := l.Allow("attacker"); ok {
+		t.Fatal("not blocked")
+	}
+	for i := range 10_000 {
+		l.Reserve(fmt.Sprintf("flood-%d", i))
+	}
+	if ok, _ := l.Allow("attacker"); ok {
+		t.Fatal("a flood of new keys lifted the block")
+	}
+	if full != 1 {
+		t.Fatalf("OnFull called %d times, want once", full)
+	}
+	if n := l.Len(); n > 100 {
+		t.Fatalf("tracking %d keys, MaxKeys is 100", n)
+	}
+	checkList(t, &l.shards[0])
+}
+
+func TestAddrKey(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"192.0.2.7", "192.0.2.7"},
+		{"::ffff:192.0.2.7", "192.0.2.7"},
+		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:ffff::1", "2001:db8:1:2::/64"},
+	} {
+		if got := AddrKey(netip.MustParseAddr(tt.in)); got != tt.want {
+			t.Errorf("AddrKey(%s) = %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }

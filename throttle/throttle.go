@@ -25,6 +25,8 @@ package throttle
 import (
 	"crypto/sha256"
 	"hash/maphash"
+	"net/netip"
+	"sync"
 	"time"
 )
 
@@ -61,11 +63,17 @@ type Options struct {
 	// (no backoff).
 	MaxBlock time.Duration
 	// MaxKeys bounds the number of keys tracked. When full, the key whose
-	// last failure is oldest is forgotten first. Default DefaultMaxKeys
+	// last failure is oldest is forgotten first, among keys not blocked. Default DefaultMaxKeys
 	// (100,000, a few tens of megabytes at most).
 	MaxKeys int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// OnFull, when set, is called once, the first time a key that still
+	// mattered is forgotten because MaxKeys were tracked: a flood of new
+	// keys (addresses, user names) is itself worth an operator's look.
+	// Keys that were not blocked are forgotten first; a blocked key only
+	// when every tracked key is blocked.
+	OnFull func()
 }
 
 // Limiter tracks failures per key. It is safe for concurrent use; every
@@ -84,6 +92,8 @@ type Limiter struct {
 	seed     maphash.Seed
 	shards   []shard
 	perShard int
+	onFull   func()
+	fullOnce sync.Once
 }
 
 // New returns a Limiter configured by o.
@@ -95,6 +105,7 @@ func New(o Options) *Limiter {
 		maxBlock: o.MaxBlock,
 		now:      o.Now,
 		seed:     maphash.MakeSeed(),
+		onFull:   o.OnFull,
 	}
 	if l.max <= 0 {
 		l.max = DefaultMax
@@ -254,7 +265,8 @@ func (l *Limiter) fail(s *shard, e *entry, key string, now time.Duration) (block
 		e = &entry{key: key}
 		s.entries[key] = e
 	case now >= e.forgetAt:
-		*e = entry{key: key, prev: e.prev, next: e.next}
+		s.unlink(e)
+		*e = entry{key: key, refused: e.refused}
 	}
 	e.tat = max(e.tat, now) + l.interval
 	// The count is (tat-now)/interval rounded up: time that passed between
@@ -266,8 +278,12 @@ func (l *Limiter) fail(s *shard, e *entry, key string, now time.Duration) (block
 		blocked = true
 	}
 	e.forgetAt = max(e.tat, e.blockedUntil) + l.window
-	s.touch(e)
+	s.touch(e, now)
+	before := s.evicted
 	s.trim(now, l.perShard)
+	if s.evicted > before && l.onFull != nil {
+		l.fullOnce.Do(l.onFull)
+	}
 	return blocked
 }
 
@@ -366,4 +382,18 @@ func (l *Limiter) shardOf(key string) *shard {
 		return &l.shards[0]
 	}
 	return &l.shards[maphash.String(l.seed, key)%uint64(len(l.shards))]
+}
+
+// AddrKey is the key of a client address: the address itself for IPv4,
+// its /64 prefix for IPv6, since one IPv6 client commonly holds a whole
+// /64 and could otherwise spread its guesses over 2^64 keys.
+func AddrKey(a netip.Addr) string {
+	a = a.Unmap()
+	if a.Is6() {
+		p, err := a.Prefix(64)
+		if err == nil {
+			return p.String()
+		}
+	}
+	return a.String()
 }

@@ -251,19 +251,24 @@ func TestConcurrentUse(t *testing.T) {
 	}
 }
 
-// checkList verifies that a shard's list and map hold the same entries.
+// checkList verifies that a shard's lists and map hold the same entries.
 func checkList(t *testing.T, s *shard) {
 	t.Helper()
 	n := 0
-	var prev *entry
-	for e := s.head; e != nil; e = e.next {
-		if e.prev != prev || s.entries[e.key] != e {
-			t.Fatal("shard list is inconsistent")
+	for i := range s.lists {
+		var prev *entry
+		for e := s.lists[i].head; e != nil; e = e.next {
+			if e.prev != prev || s.entries[e.key] != e || e.inBlocked != (i == 1) || !e.listed {
+				t.Fatal("shard list is inconsistent")
+			}
+			prev, n = e, n+1
 		}
-		prev, n = e, n+1
+		if prev != s.lists[i].tail {
+			t.Fatal("shard list tail is inconsistent")
+		}
 	}
-	if prev != s.tail || n != len(s.entries) {
-		t.Fatalf("list holds %d entries, map %d", n, len(s.entries))
+	if n != len(s.entries) {
+		t.Fatalf("lists hold %d entries, map %d", n, len(s.entries))
 	}
 }
 

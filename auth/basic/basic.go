@@ -102,6 +102,7 @@ func New(cfg Config, env auth.Env) *Provider {
 		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
 		limiter: throttle.New(throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
+			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		log:    env.Log(),
 		now:    env.Clock(),
@@ -121,7 +122,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if errors.Is(err, ErrNoCredentials) {
 		return auth.User{}, false, nil
 	}
-	client := peer.Of(r).String()
+	client := throttle.AddrKey(peer.Of(r).Addr) // an IPv6 client counts per /64
 	// The attempt is counted as a failure before it is checked, so that a
 	// burst of parallel guesses cannot all be checked before the first
 	// failure is recorded; a success takes it back.

@@ -106,7 +106,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusUnauthorized, name, next, MsgBadCredentials)
 		return
 	}
-	p.byAddr.Reset(client) // forgets the reservation with the rest
+	p.byAddr.Reset(throttle.AddrKey(peer.Of(r).Addr)) // forgets the reservation with the rest
 	p.byUser.Reset(userKey)
 	// cred is the fingerprint of the very value the password was checked
 	// against: if the user file changed during the check, the session is
@@ -125,11 +125,17 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 // long, and whatever was reserved is taken back: a refused attempt is not
 // a verdict. Ends of blocks are logged here, once each.
 func (p *Provider) reserve(r *http.Request, client, userKey string) (byAddr, byUser throttle.Verdict, wait time.Duration, limited bool) {
-	byAddr = p.byAddr.Reserve(client)
-	byUser = p.byUser.Reserve(userKey)
+	byAddr = p.byAddr.Reserve(throttle.AddrKey(peer.Of(r).Addr)) // an IPv6 client counts per /64
 	if byAddr.BlockEnded > 0 {
 		auth.LogBlockEnded(p.log, r, Name, client, byAddr.BlockEnded)
 	}
+	if !byAddr.OK {
+		// The name is not counted (nor remembered) for a client that is
+		// already held off: a blocked address cannot fill the table of
+		// user names.
+		return byAddr, throttle.Verdict{}, byAddr.RetryAfter, true
+	}
+	byUser = p.byUser.Reserve(userKey)
 	if byUser.BlockEnded > 0 {
 		auth.LogBlockEnded(p.log, r, Name, "user "+logName(userKey), byUser.BlockEnded)
 	}

@@ -115,9 +115,13 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
 		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock()}),
-		byAddr:   throttle.New(throttle.Options{Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock()}),
+		byAddr: throttle.New(throttle.Options{
+			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
+			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
+		}),
 		byUser: throttle.New(throttle.Options{
 			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(),
+			OnFull: func() { auth.LogFlood(env.Log(), Name, "user names") },
 		}),
 		log: env.Log(),
 	}
