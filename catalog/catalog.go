@@ -18,11 +18,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrNotFound means the name does not denote a backup: no such file, or a
@@ -45,6 +49,13 @@ type Backup struct {
 // is safe for concurrent use and cheap to copy around.
 type Catalog struct {
 	dir string
+	log *slog.Logger // nil: skipped names go unreported
+
+	mu      sync.Mutex
+	cached  []Backup    // the last listing, newest first
+	stamp   os.FileInfo // the folder as it was when cached was read
+	at      time.Time   // when cached was read
+	skipped map[string]bool
 }
 
 // New returns the catalog of dir. The folder need not exist yet: until it
@@ -52,6 +63,23 @@ type Catalog struct {
 func New(dir string) *Catalog {
 	return &Catalog{dir: dir}
 }
+
+// WithLogger makes c report, once per name, the files it leaves out of the
+// listing because their names cannot be served (not valid UTF-8: a name a
+// browser or JSON client cannot send back). It returns c.
+func (c *Catalog) WithLogger(log *slog.Logger) *Catalog {
+	c.log = log
+	return c
+}
+
+// listTTL is how long a listing is reused while the folder's own stat
+// (modification time, inode) is unchanged. Adding, removing or renaming a
+// file changes the folder's modification time and shows at once; a file
+// that grows in place shows its new size within listTTL.
+const listTTL = 2 * time.Second
+
+// maxSkippedReported bounds the names remembered as already reported.
+const maxSkippedReported = 1024
 
 // Dir returns the folder's path as given to New.
 func (c *Catalog) Dir() string { return c.dir }
@@ -64,6 +92,32 @@ func (c *Catalog) Dir() string { return c.dir }
 // into subdirectories. Hidden files (names starting with a dot) are listed
 // like any other.
 func (c *Catalog) List() ([]Backup, error) {
+	dirInfo, statErr := os.Stat(c.dir)
+	now := time.Now()
+	c.mu.Lock()
+	if statErr == nil && c.stamp != nil && now.Sub(c.at) < listTTL && sameDir(c.stamp, dirInfo) {
+		list := slices.Clone(c.cached)
+		c.mu.Unlock()
+		return list, nil
+	}
+	c.mu.Unlock()
+	list, err := c.read()
+	if err != nil || statErr != nil {
+		return list, err
+	}
+	c.mu.Lock()
+	c.cached, c.stamp, c.at = list, dirInfo, now
+	c.mu.Unlock()
+	return slices.Clone(list), nil
+}
+
+// sameDir reports whether two stats describe the same, unchanged folder.
+func sameDir(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
+}
+
+// read lists the folder.
+func (c *Catalog) read() ([]Backup, error) {
 	entries, err := os.ReadDir(c.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []Backup{}, nil
@@ -75,7 +129,13 @@ func (c *Catalog) List() ([]Backup, error) {
 	for _, e := range entries {
 		// A name Open would refuse (a backslash, too long) is not offered
 		// for download either.
-		if !e.Type().IsRegular() || !validName(e.Name()) {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if !validName(e.Name()) {
+			if !utf8.ValidString(e.Name()) {
+				c.reportSkipped(e.Name())
+			}
 			continue
 		}
 		// Info is an lstat: a file replaced by a link after ReadDir is
@@ -162,7 +222,7 @@ const maxNameLen = 255
 // itself. Backslashes are refused on every system, so a name means the same
 // file wherever the service runs.
 func validName(name string) bool {
-	if name == "" || name == "." || name == ".." || len(name) > maxNameLen {
+	if name == "" || name == "." || name == ".." || len(name) > maxNameLen || !utf8.ValidString(name) {
 		return false
 	}
 	return !strings.ContainsAny(name, "/\\\x00")
@@ -171,6 +231,26 @@ func validName(name string) bool {
 // notFoundOr maps "no such file" and the refusals of a name the file system
 // cannot hold (too long, invalid) to ErrNotFound, and wraps everything else
 // (permission denied, I/O errors), which the operator must hear about.
+// reportSkipped logs, once per name, a file left out of the listing
+// because its name is not valid UTF-8. The name is shown with Go's
+// escapes, so the log line stays valid text.
+func (c *Catalog) reportSkipped(name string) {
+	if c.log == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.skipped == nil {
+		c.skipped = map[string]bool{}
+	}
+	if c.skipped[name] || len(c.skipped) >= maxSkippedReported {
+		return
+	}
+	c.skipped[name] = true
+	c.log.Warn("catalog: a file in the backups folder is not listed: its name is not valid UTF-8, so no browser or API client could ask for it; rename it",
+		"dir", c.dir, "name", strings.Trim(strconv.QuoteToASCII(name), `"`))
+}
+
 func notFoundOr(err error, name string) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.EINVAL) {
 		return ErrNotFound

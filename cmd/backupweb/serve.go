@@ -50,7 +50,7 @@ func runServe(c *cli, args []string) int {
 
 	handler := web.NewHandler(web.Options{
 		Provider: a.provider,
-		Catalog:  catalog.New(a.cfg.Backups.Dir),
+		Catalog:  catalog.New(a.cfg.Backups.Dir).WithLogger(log),
 		Resolver: peer.NewResolver(a.cfg.Server.TrustedProxies),
 		Logger:   log,
 	})
