@@ -19,13 +19,16 @@ const WriteBehindDelay = 5 * time.Second
 // map lookup, and are persisted to <dir>/sessions.json so they survive a
 // restart.
 //
-// Durability: Commit, Delete and DeleteUser rewrite the file before they
-// return, so a login or a logout is on disk once acknowledged. Touch (the
-// activity refresh) is written behind, at most once per WriteBehindDelay, and
-// on Close; a crash loses at most those refreshes, which only makes idle
-// expiry a little earlier. Each write replaces the whole file atomically
-// (temporary file, fsync, rename, directory fsync), which suits the few
-// thousand sessions of a self-hosted service.
+// Durability: Commit, Delete and DeleteUser append one line to
+// <dir>/sessions.journal and fsync it before they return, so a login or a
+// logout is on disk once acknowledged, at a cost that does not grow with
+// the number of sessions. Touch (the activity refresh) is written behind,
+// at most once per WriteBehindDelay, and on Close; a crash loses at most
+// those refreshes, which only makes idle expiry a little earlier. The
+// write-behind (also started when the journal grows long) replaces the
+// whole sessions.json atomically (temporary file, fsync, rename, directory
+// fsync) and then empties the journal; opening the store replays the
+// journal over the file.
 //
 // Expired records are dropped when the file is loaded, at every write and by
 // a sweep during commits. The file holds keyed hashes of session ids, never
@@ -46,15 +49,22 @@ type FileStore struct {
 	closed  bool        // Close was called
 	timer   *time.Timer // pending write-behind, nil when none
 
-	// flushMu serialises writes: each takes its snapshot after the previous
-	// write finished, so the file never goes back to an older state.
+	// flushMu serialises writes to the files: each snapshot is taken after
+	// the previous write finished, so the file never goes back to an older
+	// state, and journal appends never race the journal being emptied.
 	flushMu sync.Mutex
+	journal *journalFile
 }
+
+// foldAfter is how many journal lines beyond the number of live sessions
+// start a rewrite of the session file (which empties the journal).
+const foldAfter = 1000
 
 var (
 	_ Store       = (*FileStore)(nil)
 	_ Toucher     = (*FileStore)(nil)
 	_ UserDeleter = (*FileStore)(nil)
+	_ UserLimiter = (*FileStore)(nil)
 )
 
 // OpenFileStore opens the store kept in dir, creating dir (mode 0700) and the
@@ -81,12 +91,26 @@ func OpenFileStore(dir string, now func() time.Time) (*FileStore, error) {
 	if err != nil {
 		return nil, err
 	}
+	jpath := filepath.Join(dir, JournalName)
+	entries, lines, err := readJournal(jpath, st.seq)
+	if err != nil {
+		return nil, err
+	}
 	s := &FileStore{path: path, now: now, delay: WriteBehindDelay, t: newTable()}
 	s.t.recs = st.recs
+	s.gen, s.written = st.seq, st.seq
+	for _, e := range entries {
+		e.apply(&s.t)
+		s.gen = e.Seq
+	}
+	if s.journal, err = openJournal(jpath, lines); err != nil {
+		return nil, err
+	}
 	dropped := s.t.sweep(now())
-	if !st.exists || st.loose || dropped > 0 {
-		s.gen = 1
+	if !st.exists || st.loose || dropped > 0 || lines > 0 {
+		s.gen++
 		if err := s.flush(); err != nil {
+			s.journal.close()
 			return nil, err
 		}
 	}
@@ -124,8 +148,9 @@ func (s *FileStore) Commit(_ context.Context, key string, rec Record) error {
 	s.t.sweepIfDue(now)
 	s.t.put(key, rec)
 	s.gen++
+	e := journalEntry{Seq: s.gen, Op: opPut, Key: key, Rec: &rec}
 	s.mu.Unlock()
-	return s.flush()
+	return s.record(e)
 }
 
 // Touch refreshes LastSeen and Expires of an existing record in memory and
@@ -156,8 +181,9 @@ func (s *FileStore) Delete(_ context.Context, key string) error {
 		return nil
 	}
 	s.gen++
+	e := journalEntry{Seq: s.gen, Op: opDelete, Key: key}
 	s.mu.Unlock()
-	return s.flush()
+	return s.record(e)
 }
 
 // DeleteUser removes every session of username, rewrites the file if any was
@@ -174,8 +200,45 @@ func (s *FileStore) DeleteUser(_ context.Context, username string) (int, error) 
 		return 0, nil
 	}
 	s.gen++
+	e := journalEntry{Seq: s.gen, Op: opDeleteUser, User: username}
 	s.mu.Unlock()
-	return n, s.flush()
+	return n, s.record(e)
+}
+
+// LimitUser ends the oldest sessions of username beyond keep, durably.
+func (s *FileStore) LimitUser(_ context.Context, username string, keep int) (int, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return 0, ErrClosed
+	}
+	keys := s.t.oldestOfUser(username, keep)
+	entries := make([]journalEntry, 0, len(keys))
+	for _, k := range keys {
+		s.t.remove(k)
+		s.gen++
+		entries = append(entries, journalEntry{Seq: s.gen, Op: opDelete, Key: k})
+	}
+	s.mu.Unlock()
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	return len(keys), s.record(entries...)
+}
+
+// record appends e to the journal, durably, and starts a rewrite of the
+// session file when the journal has grown long.
+func (s *FileStore) record(e ...journalEntry) error {
+	s.flushMu.Lock()
+	err := s.journal.append(e...)
+	long := s.journal.lines > foldAfter+s.Len()
+	s.flushMu.Unlock()
+	if long {
+		s.mu.Lock()
+		s.scheduleLocked()
+		s.mu.Unlock()
+	}
+	return err
 }
 
 // Flush writes pending activity refreshes now. It is what the write-behind
@@ -196,7 +259,11 @@ func (s *FileStore) Close() error {
 		s.timer = nil
 	}
 	s.mu.Unlock()
-	if err := s.flush(); err != nil {
+	err := s.flush()
+	if cerr := s.journal.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("session: close: %w", err)
 	}
 	return nil
@@ -251,7 +318,12 @@ func (s *FileStore) flush() error {
 	gen := s.gen
 	snap := s.t.snapshot()
 	s.mu.Unlock()
-	if err := writeStateFile(s.path, snap); err != nil {
+	if err := writeStateFile(s.path, snap, gen); err != nil {
+		return err
+	}
+	// Everything in the journal is now in the file, up to gen; whatever
+	// comes later waits for flushMu and is appended afresh.
+	if err := s.journal.reset(); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -60,6 +60,10 @@ type Options struct {
 	Secure func(r *http.Request) bool
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// MaxPerUser bounds the live sessions of one user, for stores that
+	// implement UserLimiter: Start ends the user's oldest sessions beyond
+	// it. Default DefaultMaxPerUser (20); negative: no bound.
+	MaxPerUser int
 	// Type names the authentication type whose sessions this manager
 	// keeps ("flask-login", "oauth"). Start records it in every session and
 	// Load refuses a session recorded with another type, or with none, so a
@@ -72,6 +76,9 @@ type Options struct {
 	// discard. Nothing logged ever holds a session id, token or key.
 	Logger *slog.Logger
 }
+
+// DefaultMaxPerUser is the default of Options.MaxPerUser.
+const DefaultMaxPerUser = 20
 
 // Manager creates, loads and revokes sessions, and issues the CSRF tokens and
 // sealed values that go with them. It is safe for concurrent use.
@@ -91,6 +98,7 @@ type Manager struct {
 	now        func() time.Time
 	log        *slog.Logger
 	typ        string
+	maxPerUser int
 
 	keys     *keyring
 	credMAC  *macPool // credential fingerprints
@@ -138,6 +146,7 @@ func NewManager(o Options) (*Manager, error) {
 		now:        o.Now,
 		log:        o.Logger,
 		typ:        o.Type,
+		maxPerUser: cmp.Or(o.MaxPerUser, DefaultMaxPerUser),
 	}
 	m.toucher, _ = o.Store.(Toucher)
 	for _, name := range []string{m.cookie, m.formCookie} {
@@ -264,6 +273,13 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 	key := m.storeKey(id)
 	if err := m.store.Commit(ctx, key, rec); err != nil {
 		return nil, fmt.Errorf("session: start: %w", err)
+	}
+	if ul, ok := m.store.(UserLimiter); ok && m.maxPerUser > 0 {
+		if n, err := ul.LimitUser(ctx, d.Username, m.maxPerUser); err != nil {
+			m.log.Warn("session: ending a user's oldest sessions failed", "err", err)
+		} else if n > 0 {
+			m.log.Info("session: ended a user's oldest sessions beyond the limit", "user", d.Username, "ended", n, "max_per_user", m.maxPerUser)
+		}
 	}
 	m.SetCookie(w, r, m.cookie, encodeID(id), 0)
 	return newSession(key, rec), nil

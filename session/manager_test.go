@@ -339,3 +339,43 @@ func TestFingerprint(t *testing.T) {
 		t.Fatal("fingerprints must reveal nothing and key checks must differ per key")
 	}
 }
+
+func TestManagerBoundsSessionsPerUser(t *testing.T) {
+	for _, memory := range []bool{true, false} {
+		clock := newClock()
+		var store Store = NewMemoryStore(clock.Now)
+		if !memory {
+			fs, err := OpenFileStore(t.TempDir(), clock.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fs.Close()
+			store = fs
+		}
+		m, err := NewManager(Options{Store: store, Key: testKey, MaxPerUser: 3, Now: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reqs []*http.Request
+		for range 5 {
+			rec := httptest.NewRecorder()
+			if _, err := m.Start(rec, httptest.NewRequest("GET", "/", nil), Data{Username: "alice"}); err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest("GET", "/", nil)
+			for _, c := range rec.Result().Cookies() {
+				req.AddCookie(c)
+			}
+			reqs = append(reqs, req)
+			clock.Advance(time.Second)
+		}
+		bob := httptest.NewRecorder()
+		m.Start(bob, httptest.NewRequest("GET", "/", nil), Data{Username: "bob"})
+		for i, req := range reqs {
+			_, ok, _ := m.Load(req)
+			if want := i >= 2; ok != want {
+				t.Errorf("%T: alice's session %d live = %v, want %v (the oldest end first)", store, i, ok, want)
+			}
+		}
+	}
+}

@@ -81,6 +81,17 @@ func (s *MemoryStore) DeleteUser(_ context.Context, username string) (int, error
 	return n, nil
 }
 
+// LimitUser ends the oldest sessions of username beyond keep.
+func (s *MemoryStore) LimitUser(_ context.Context, username string, keep int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := s.t.oldestOfUser(username, keep)
+	for _, k := range keys {
+		s.t.remove(k)
+	}
+	return len(keys), nil
+}
+
 // Len returns how many records the store holds, expired ones not yet swept
 // included. It is meant for tests and metrics.
 func (s *MemoryStore) Len() int {

@@ -27,15 +27,19 @@ const tempPrefix = "." + FileName + ".tmp-"
 //	{"version": 1, "sessions": {"<store key>": {"username": ..., "attrs": {...},
 //	  "created": ..., "last_seen": ..., "csrf": "<base64>", "expires": ...}}}
 type stateFile struct {
-	Version  int               `json:"version"`
+	Version int `json:"version"`
+	// Seq is the last change the file includes; journal entries up to it
+	// are already in it (see JournalName). Absent in older files: 0.
+	Seq      uint64            `json:"seq,omitempty"`
 	Sessions map[string]Record `json:"sessions"`
 }
 
 // loadedState is what readStateFile found.
 type loadedState struct {
 	recs   map[string]Record
-	exists bool // the file was there
-	loose  bool // its mode lets group or others in: rewrite it 0600
+	seq    uint64 // the file's Seq
+	exists bool   // the file was there
+	loose  bool   // its mode lets group or others in: rewrite it 0600
 }
 
 // readStateFile reads and checks the file at path. A missing file is an
@@ -62,6 +66,7 @@ func readStateFile(path string) (loadedState, error) {
 	if sf.Version != fileFormatVersion {
 		return st, fmt.Errorf("session: session file %s has unsupported format version %d (want %d)", path, sf.Version, fileFormatVersion)
 	}
+	st.seq = sf.Seq
 	for key, rec := range sf.Sessions {
 		if key == "" || rec.Username == "" {
 			return st, fmt.Errorf("session: session file %s is corrupt (delete it to sign everyone out): a session has no key or no user name", path)
@@ -75,8 +80,8 @@ func readStateFile(path string) (loadedState, error) {
 // goes to a temporary file in the same directory (created 0600), which is
 // synced, then renamed over the old file, and the directory is synced so the
 // rename itself survives a crash. A reader never sees a half-written file.
-func writeStateFile(path string, recs map[string]Record) (err error) {
-	data, err := json.MarshalIndent(stateFile{Version: fileFormatVersion, Sessions: recs}, "", "  ")
+func writeStateFile(path string, recs map[string]Record, seq uint64) (err error) {
+	data, err := json.MarshalIndent(stateFile{Version: fileFormatVersion, Seq: seq, Sessions: recs}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("session: encode session file: %w", err)
 	}

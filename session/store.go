@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -104,6 +106,14 @@ type Toucher interface {
 	Touch(ctx context.Context, key string, lastSeen, expires time.Time) error
 }
 
+// UserLimiter is implemented by stores that can bound the sessions of one
+// user: LimitUser ends the oldest sessions of username (by Created) until at
+// most keep remain, and returns how many ended. Like Delete, it is durable
+// on return.
+type UserLimiter interface {
+	LimitUser(ctx context.Context, username string, keep int) (int, error)
+}
+
 // UserDeleter is implemented by stores that can end every session of one
 // user, for example when an account is removed from the user file. It
 // returns how many sessions ended. Like Delete, it is durable on return.
@@ -180,6 +190,35 @@ func (t *table) removeUser(username string) int {
 		}
 	}
 	return n
+}
+
+// oldestOfUser returns the keys of username's records beyond the keep most
+// recently created ones, oldest first.
+func (t *table) oldestOfUser(username string, keep int) []string {
+	type kc struct {
+		key     string
+		created time.Time
+	}
+	var mine []kc
+	for k, rec := range t.recs {
+		if rec.Username == username {
+			mine = append(mine, kc{k, rec.Created})
+		}
+	}
+	if len(mine) <= keep {
+		return nil
+	}
+	slices.SortFunc(mine, func(a, b kc) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	keys := make([]string, 0, len(mine)-keep)
+	for _, m := range mine[:len(mine)-keep] {
+		keys = append(keys, m.key)
+	}
+	return keys
 }
 
 // sweep drops expired records and returns how many.

@@ -11,6 +11,7 @@ import (
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/ui"
 	"github.com/backupweb/backupweb/userfile"
 )
@@ -18,7 +19,7 @@ import (
 // Keys are the [authentication] keys type flask-login reads, besides "type".
 var Keys = []string{
 	"users_file", "use_bcrypt", "login_view", "login_template",
-	"session_idle_timeout", "session_lifetime",
+	"session_idle_timeout", "session_lifetime", "max_sessions_per_user",
 	"max_failures", "max_user_failures", "failure_window",
 }
 
@@ -63,6 +64,9 @@ type Config struct {
 	// Lifetime ends a session that long after login, whatever its activity.
 	// Default 12h.
 	Lifetime time.Duration
+	// MaxSessionsPerUser bounds one user's live sessions; a new login ends
+	// the oldest beyond it. Default session.DefaultMaxPerUser (20).
+	MaxSessionsPerUser int
 	// MaxFailures is how many failed logins one client address may make
 	// within FailureWindow before it is answered 429. Default 10.
 	MaxFailures int
@@ -113,14 +117,15 @@ func (cfg Config) withDefaults() Config {
 func Load(s *config.Section) (cfg Config, ok bool) {
 	before := errorCount(s.Report())
 	cfg = Config{
-		UsersFile:       s.RequireHint("users_file", "set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)"),
-		UseBcrypt:       s.Bool("use_bcrypt", false),
-		LoginTemplate:   s.String("login_template", ""),
-		IdleTimeout:     s.Duration("session_idle_timeout", DefaultIdleTimeout),
-		Lifetime:        s.Duration("session_lifetime", DefaultLifetime),
-		MaxFailures:     s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
-		MaxUserFailures: s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
-		FailureWindow:   s.Duration("failure_window", DefaultFailureWindow),
+		UsersFile:          s.RequireHint("users_file", "set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)"),
+		UseBcrypt:          s.Bool("use_bcrypt", false),
+		LoginTemplate:      s.String("login_template", ""),
+		IdleTimeout:        s.Duration("session_idle_timeout", DefaultIdleTimeout),
+		Lifetime:           s.Duration("session_lifetime", DefaultLifetime),
+		MaxFailures:        s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
+		MaxUserFailures:    s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
+		FailureWindow:      s.Duration("failure_window", DefaultFailureWindow),
+		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 	}
 	path, err := LoginPath(s.String("login_view", ""))
 	if err != nil {

@@ -67,7 +67,7 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	want := Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/login",
-		IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour,
+		IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20,
 		MaxFailures: 10, MaxUserFailures: 5, FailureWindow: 15 * time.Minute,
 	}
 	if cfg != want {
@@ -86,14 +86,14 @@ func TestLoadAllKeys(t *testing.T) {
 	cfg, ok, problems := loadSection(t, strings.Join([]string{
 		"users_file = " + users, "use_bcrypt = yes", "login_view = /signin", "login_template = " + tmpl,
 		"session_idle_timeout = 10m", "session_lifetime = 2h", "max_failures = 20",
-		"max_user_failures = 3", "failure_window = 600",
+		"max_user_failures = 3", "failure_window = 600", "max_sessions_per_user = 4",
 	}, "\n"))
 	if !ok {
 		t.Fatalf("Load refused: %v", problems)
 	}
 	want := Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
-		IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour,
+		IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4,
 		MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
 	}
 	if cfg != want {

@@ -131,7 +131,7 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 			return nil, fmt.Errorf("login: login template: %w", err)
 		}
 	}
-	if p.sessions, err = sessionauth.Open(env, Name, cfg.IdleTimeout, cfg.Lifetime); err != nil {
+	if p.sessions, err = sessionauth.Open(env, Name, cfg.IdleTimeout, cfg.Lifetime, cfg.MaxSessionsPerUser); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.mgr = p.sessions.Manager

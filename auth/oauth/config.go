@@ -18,7 +18,7 @@ var Keys = []string{
 	"authorized_domains", "authorized_users",
 	"authorization_endpoint", "token_endpoint", "userinfo_endpoint",
 	"scopes", "issuer", "base_url",
-	"session_idle_timeout", "session_lifetime",
+	"session_idle_timeout", "session_lifetime", "max_sessions_per_user",
 }
 
 // Defaults of Config.
@@ -65,6 +65,9 @@ type Config struct {
 	SessionIdleTimeout time.Duration
 	// SessionLifetime ends a session that long after sign-in. Default 12h.
 	SessionLifetime time.Duration
+	// MaxSessionsPerUser bounds one user's live sessions; a new sign-in
+	// ends the oldest beyond it. Default session.DefaultMaxPerUser (20).
+	MaxSessionsPerUser int
 }
 
 // OpenIDConnect reports whether the configuration uses OpenID Connect
@@ -132,6 +135,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		BaseURL:            strings.TrimRight(loadURL(s, "base_url"), "/"),
 		SessionIdleTimeout: s.Duration("session_idle_timeout", DefaultIdleTimeout),
 		SessionLifetime:    s.Duration("session_lifetime", DefaultLifetime),
+		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 	}
 	if known {
 		cfg = checkKind(s, k, cfg)

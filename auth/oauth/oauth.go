@@ -92,7 +92,7 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 	if cfg.Rule.Empty() {
 		return nil, errors.New("oauth: the authorization rule admits nobody")
 	}
-	sessions, err := sessionauth.Open(env, Name, cfg.SessionIdleTimeout, cfg.SessionLifetime)
+	sessions, err := sessionauth.Open(env, Name, cfg.SessionIdleTimeout, cfg.SessionLifetime, cfg.MaxSessionsPerUser)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}

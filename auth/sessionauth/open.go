@@ -29,7 +29,7 @@ type Sessions struct {
 // manager keyed by env.SecretKey with the given idle timeout and lifetime.
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
-func Open(env auth.Env, typ string, idle, lifetime time.Duration) (*Sessions, error) {
+func Open(env auth.Env, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
 	var store session.Store
 	if env.CheckOnly {
 		store = session.NewMemoryStore(env.Clock())
@@ -52,6 +52,7 @@ func Open(env auth.Env, typ string, idle, lifetime time.Duration) (*Sessions, er
 		Now:         env.Clock(),
 		Logger:      env.Log(),
 		Type:        typ,
+		MaxPerUser:  maxPerUser,
 	})
 	s := &Sessions{Manager: mgr, store: store}
 	if err != nil {

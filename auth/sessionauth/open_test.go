@@ -31,7 +31,7 @@ func TestOpen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Open(tt.env, "flask-login", time.Minute, time.Hour)
+			s, err := Open(tt.env, "flask-login", time.Minute, time.Hour, 0)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one mentioning %q", err, tt.wantErr)
@@ -54,7 +54,7 @@ func TestOpen(t *testing.T) {
 
 func TestLogoutRedirect(t *testing.T) {
 	for _, tt := range []struct{ redirect, want string }{{"", "/login"}, {"/signed-out", "/signed-out"}} {
-		s, err := Open(auth.Env{SecretKey: testKey, CheckOnly: true}, "flask-login", time.Minute, time.Hour)
+		s, err := Open(auth.Env{SecretKey: testKey, CheckOnly: true}, "flask-login", time.Minute, time.Hour, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestOpenWarnsWhenTheKeyChanged(t *testing.T) {
 	open := func(key []byte) {
 		t.Helper()
 		env.SecretKey = key
-		s, err := Open(env, "flask-login", time.Minute, time.Hour)
+		s, err := Open(env, "flask-login", time.Minute, time.Hour, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
