@@ -38,6 +38,7 @@ func fixedMessages() []string {
 		"unsupported password value: an unknown kind of hash; " + supported,
 		"unsupported password value: not a hash (a plain password?) but use_bcrypt is on; " + supported,
 		"unsupported password value: malformed bcrypt hash: …",
+		strings.TrimPrefix(ErrHashWithoutBcrypt.Error(), "userfile: "),
 	}
 	for _, h := range foreignHashes {
 		msgs = append(msgs, "unsupported password value: "+h.what+"; "+supported)
