@@ -33,6 +33,32 @@ func LogRefused(log *slog.Logger, r *http.Request, authType, reason, username st
 		attrs = append(attrs, slog.String("user", username))
 	}
 	log.LogAttrs(r.Context(), slog.LevelWarn, "auth refused", attrs...)
+	if e := eventsOf(r); e != nil {
+		e.Refused(authType, reason)
+	}
+}
+
+// LogSignedIn writes the info line of a successful sign-in (a login form,
+// an OAuth callback) and counts it.
+func LogSignedIn(log *slog.Logger, r *http.Request, authType, username string) {
+	log.LogAttrs(r.Context(), slog.LevelInfo, "auth signed in",
+		slog.String("auth_type", authType),
+		slog.String("user", username),
+		slog.String("client", peer.Of(r).String()))
+	if e := eventsOf(r); e != nil {
+		e.SignedIn(authType)
+	}
+}
+
+// LogSignedOut writes the info line of a logout and counts it.
+func LogSignedOut(log *slog.Logger, r *http.Request, authType, username string) {
+	log.LogAttrs(r.Context(), slog.LevelInfo, "auth signed out",
+		slog.String("auth_type", authType),
+		slog.String("user", username),
+		slog.String("client", peer.Of(r).String()))
+	if e := eventsOf(r); e != nil {
+		e.SignedOut(authType)
+	}
 }
 
 // LogBlockEnded writes the line that closes a throttling block: the

@@ -26,6 +26,7 @@ func RequireAuth(p Provider) func(http.Handler) http.Handler {
 				p.Challenge(w, r)
 				return
 			}
+			witnessAdmitted(r.Context(), u)
 			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), u)))
 		})
 	}

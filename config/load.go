@@ -49,6 +49,13 @@ type Server struct {
 	// StateDir is where server-side sessions are kept, [server] state_dir,
 	// default "./state".
 	StateDir string
+	// AccessLog turns the one-line-per-request log on, [server]
+	// access_log, default true.
+	AccessLog bool
+	// MetricsListen is the address of the second listener that serves
+	// Prometheus metrics at /metrics, [server] metrics_listen, default ""
+	// (off).
+	MetricsListen string
 }
 
 // Backups is the [backups] section.
@@ -176,7 +183,7 @@ func checkSecretsPrivate(auth *Section, path string) {
 
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen"}
 	backupsKeys = []string{"dir"}
 )
 
@@ -190,8 +197,17 @@ func SectionKeys() map[string][]string {
 func loadServer(s *Section) Server {
 	warnUnknown(s, serverKeys)
 	srv := Server{
-		Listen:   s.String("listen", DefaultListen),
-		StateDir: s.String("state_dir", DefaultStateDir),
+		Listen:        s.String("listen", DefaultListen),
+		StateDir:      s.String("state_dir", DefaultStateDir),
+		AccessLog:     s.Bool("access_log", true),
+		MetricsListen: s.String("metrics_listen", ""),
+	}
+	if srv.MetricsListen != "" {
+		if err := CheckListen(srv.MetricsListen); err != nil {
+			s.Errorf("metrics_listen", "%v", err)
+		} else if srv.MetricsListen == srv.Listen && !strings.HasSuffix(srv.Listen, ":0") {
+			s.Errorf("metrics_listen", "must differ from listen: metrics are served on a second listener")
+		}
 	}
 	if err := CheckListen(srv.Listen); err != nil {
 		s.Errorf("listen", "%v", err)

@@ -25,7 +25,7 @@ func TestLoadDefaultsWithoutFile(t *testing.T) {
 	if cfg.Source != "" || cfg.Report == nil || len(cfg.Report.Problems()) != 0 {
 		t.Fatalf("Source %q, problems %v", cfg.Source, cfg.Report.Problems())
 	}
-	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state"}
+	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state", AccessLog: true}
 	if !reflect.DeepEqual(cfg.Server, want) || cfg.Backups.Dir != "./backups" {
 		t.Errorf("Server %+v, Backups %+v", cfg.Server, cfg.Backups)
 	}
@@ -70,6 +70,8 @@ Listen = 0.0.0.0:9000
 trusted_proxies = 10.0.0.1, 192.168.0.0/16,
   ::1, fd00::/8, ::ffff:172.16.0.1
 state_dir = /var/lib/backupweb
+access_log = no
+metrics_listen = 127.0.0.1:9090
 [backups]
 dir = ${BACKUP_DIR}
 [authentication]
@@ -86,8 +88,9 @@ client_secret = ${SECRET}
 		t.Fatalf("problems: %v", problems)
 	}
 	want := Server{
-		Listen:   "0.0.0.0:9000",
-		StateDir: "/var/lib/backupweb",
+		Listen:        "0.0.0.0:9000",
+		StateDir:      "/var/lib/backupweb",
+		MetricsListen: "127.0.0.1:9090",
 		TrustedProxies: []netip.Prefix{
 			netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16"),
 			netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fd00::/8"),
@@ -134,6 +137,8 @@ func TestLoadProblems(t *testing.T) {
 				`error: :2: [server] trusted_proxies: "::ffff:0.0.0.0/64" is not`}},
 		{"host bits", "[server]\ntrusted_proxies = 10.1.2.3/8\n", []string{`warning: :2: [server] trusted_proxies: "10.1.2.3/8" has bits set after the prefix length; it is read as 10.0.0.0/8`}},
 		{"bad listen", "[server]\nlisten = 8080\n", []string{"error: :2: [server] listen: must be HOST:PORT"}},
+		{"bad metrics listener", "[server]\nmetrics_listen = 9090\n", []string{"error: :2: [server] metrics_listen: must be HOST:PORT"}},
+		{"metrics on the main listener", "[server]\nlisten = 127.0.0.1:8080\nmetrics_listen = 127.0.0.1:8080\n", []string{"error: :3: [server] metrics_listen: must differ from listen"}},
 		{"empty values", "[server]\nlisten =\nstate_dir =\n[backups]\ndir =\n",
 			[]string{"error: :2: [server] listen: must not be empty", "error: :3: [server] state_dir: must not be empty", "error: :5: [backups] dir: must not be empty"}},
 		{"unset variable", "[backups]\ndir = ${NOPE}\n", []string{"error: :2: [backups] dir: environment variable NOPE is not set"}},

@@ -160,10 +160,15 @@ func (v *Verifier) verify(ctx context.Context, stored string, pw []byte, remembe
 		return false, nil
 	}
 	key := v.key(stored, pw)
+	obs := observerOf(ctx)
 	var gen uint64
 	if v.cache != nil {
 		var hit bool
-		if hit, gen = v.cache.get(key, v.now()); hit {
+		hit, gen = v.cache.get(key, v.now())
+		if obs != nil {
+			obs.CacheLookup(hit)
+		}
+		if hit {
 			return true, nil // only a valid hash that matched can be cached
 		}
 	}
@@ -176,7 +181,15 @@ func (v *Verifier) verify(ctx context.Context, stored string, pw []byte, remembe
 	compute := func() (any, error) {
 		defer clear(own)
 		var cmpErr error
-		if err := v.gate.Do(ctx, func() { cmpErr = v.compare([]byte(stored), own) }); err != nil {
+		queued := time.Now()
+		if err := v.gate.Do(ctx, func() {
+			start := time.Now()
+			cmpErr = v.compare([]byte(stored), own)
+			if obs != nil {
+				obs.GateWaited(start.Sub(queued))
+				obs.BcryptChecked(time.Since(start))
+			}
+		}); err != nil {
 			return false, err
 		}
 		switch {

@@ -65,6 +65,7 @@ var (
 	_ Toucher     = (*FileStore)(nil)
 	_ UserDeleter = (*FileStore)(nil)
 	_ UserLimiter = (*FileStore)(nil)
+	_ Pinger      = (*FileStore)(nil)
 )
 
 // OpenFileStore opens the store kept in dir, creating dir (mode 0700) and the
@@ -203,6 +204,16 @@ func (s *FileStore) DeleteUser(_ context.Context, username string) (int, error) 
 	e := journalEntry{Seq: s.gen, Op: opDeleteUser, User: username}
 	s.mu.Unlock()
 	return n, s.record(e)
+}
+
+// Ping reports whether the store is open.
+func (s *FileStore) Ping(context.Context) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
 }
 
 // LimitUser ends the oldest sessions of username beyond keep, durably.

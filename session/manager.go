@@ -230,6 +230,8 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 	if m.expired(rec, now) {
 		if err := m.store.Delete(ctx, key); err != nil {
 			m.log.Warn("session: removing an expired session failed", "err", err)
+		} else {
+			m.ended(ctx, "expired", 1)
 		}
 		return nil, false, nil
 	}
@@ -279,7 +281,11 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 			m.log.Warn("session: ending a user's oldest sessions failed", "err", err)
 		} else if n > 0 {
 			m.log.Info("session: ended a user's oldest sessions beyond the limit", "user", d.Username, "ended", n, "max_per_user", m.maxPerUser)
+			m.ended(ctx, "limit", n)
 		}
+	}
+	if o, ok := ctx.Value(observerKey{}).(Observer); ok {
+		o.SessionStarted(m.typ)
 	}
 	m.SetCookie(w, r, m.cookie, encodeID(id), 0)
 	return newSession(key, rec), nil
@@ -297,6 +303,7 @@ func (m *Manager) Destroy(w http.ResponseWriter, r *http.Request) error {
 	if err := m.store.Delete(r.Context(), key); err != nil {
 		return fmt.Errorf("session: destroy: %w", err)
 	}
+	m.ended(r.Context(), "logout", 1)
 	return nil
 }
 
@@ -307,6 +314,7 @@ func (m *Manager) Revoke(ctx context.Context, s *Session) error {
 	if err := m.store.Delete(ctx, s.key); err != nil {
 		return fmt.Errorf("session: revoke: %w", err)
 	}
+	m.ended(ctx, "revoked", 1)
 	return nil
 }
 
@@ -336,9 +344,11 @@ func (m *Manager) DeleteUser(ctx context.Context, username string) error {
 	if !ok {
 		return fmt.Errorf("session: delete user: the store cannot find sessions by user: %w", errors.ErrUnsupported)
 	}
-	if _, err := ud.DeleteUser(ctx, username); err != nil {
+	n, err := ud.DeleteUser(ctx, username)
+	if err != nil {
 		return fmt.Errorf("session: delete user: %w", err)
 	}
+	m.ended(ctx, "user removed", n)
 	return nil
 }
 

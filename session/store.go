@@ -106,6 +106,12 @@ type Toucher interface {
 	Touch(ctx context.Context, key string, lastSeen, expires time.Time) error
 }
 
+// Pinger is implemented by stores that can tell whether they answer right
+// now (a store over the network may be unreachable); readiness checks ask.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // UserLimiter is implemented by stores that can bound the sessions of one
 // user: LimitUser ends the oldest sessions of username (by Created) until at
 // most keep remain, and returns how many ended. Like Delete, it is durable

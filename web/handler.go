@@ -11,6 +11,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path"
@@ -37,6 +38,11 @@ type Options struct {
 	// Logger receives handler errors and recovered panics.
 	// Default: slog.Default().
 	Logger *slog.Logger
+	// AccessLog, when true, writes one info line "request" per request to
+	// Logger ([server] access_log, on by default in the program).
+	AccessLog bool
+	// Observer, when set, is told about every request (metrics).
+	Observer Observer
 }
 
 // NewHandler returns the whole HTTP surface:
@@ -79,6 +85,7 @@ func NewHandler(o Options) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
+	mux.HandleFunc("GET /readyz", ready(p))
 	mux.Handle("GET /static/", ui.Static())
 	mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
 	mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
@@ -108,6 +115,7 @@ func NewHandler(o Options) http.Handler {
 			return
 		}
 		mux.ServeHTTP(w, r)
+		setRoute(r)
 	})
 
 	cop := http.NewCrossOriginProtection()
@@ -115,7 +123,11 @@ func NewHandler(o Options) http.Handler {
 		s.fail(w, r, http.StatusForbidden, "Cross-origin requests are not allowed.")
 	}))
 
-	return recoverer(log, s, res.Middleware(securityHeaders(limitBody(s, cop.Handler(root)))))
+	var access *slog.Logger
+	if o.AccessLog {
+		access = log
+	}
+	return recoverer(log, s, res.Middleware(observe(access, o.Observer, securityHeaders(limitBody(s, cop.Handler(root))))))
 }
 
 // notClean reports whether path.Clean would change p.
@@ -150,6 +162,31 @@ func health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write([]byte("ok"))
+}
+
+// ready answers /readyz: 200 "ready" when the provider can answer
+// authenticated requests (see auth.Checker), else 503 with one line saying
+// what is not ready. Like /healthz it is plain text for machines and not
+// protected.
+func ready(p auth.Provider) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if c, ok := p.(auth.Checker); ok {
+			if err := c.Ready(r.Context()); err != nil {
+				w.Header().Set("Retry-After", "5")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintf(w, "not ready: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+				return
+			}
+		}
+		if _, missing := p.(missingProvider); missing {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready: no authentication provider configured")
+			return
+		}
+		w.Write([]byte("ready"))
+	}
 }
 
 // errNoProvider is what missingProvider reports for every request.

@@ -131,6 +131,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		auth.LogBlockEnded(p.log, r, Name, client, v.BlockEnded)
 	}
 	if !v.OK {
+		auth.CountThrottled(r, Name)
 		if v.FirstRefusal {
 			auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, user)
 		}

@@ -81,6 +81,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// back on success.
 	byAddr, byUser, wait, limited := p.reserve(r, client, userKey)
 	if limited {
+		auth.CountThrottled(r, Name)
 		if byAddr.FirstRefusal || byUser.FirstRefusal {
 			auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, logged)
 		}
@@ -115,7 +116,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		auth.WriteError(w, r, fmt.Errorf("login: %w", err))
 		return
 	}
-	p.log.InfoContext(r.Context(), "auth login", "auth_type", Name, "user", name, "client", client)
+	auth.LogSignedIn(p.log, r, Name, name)
 	redirectLocal(w, next)
 }
 

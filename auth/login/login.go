@@ -30,6 +30,8 @@
 package login
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -92,6 +94,7 @@ var (
 	_ auth.Mounter  = (*Provider)(nil)
 	_ auth.Reloader = (*Provider)(nil)
 	_ io.Closer     = (*Provider)(nil)
+	_ auth.Checker  = (*Provider)(nil)
 )
 
 // New returns a provider for cfg (see Load; zero fields take their
@@ -187,6 +190,19 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.guard.Logout)
 }
+
+// Ready reports whether logins can be answered: the user file was loaded
+// and the session store answers. A user file whose last edit is broken is
+// still ready: its unchanged users are served.
+func (p *Provider) Ready(ctx context.Context) error {
+	if p.users.Load() == nil {
+		return errors.New("the user file is not loaded")
+	}
+	return p.sessions.Ready(ctx)
+}
+
+// SessionCount returns how many sessions the store holds, for metrics.
+func (p *Provider) SessionCount() (int, bool) { return p.sessions.Count() }
 
 // Close stops watching the user file and closes the session store, which
 // writes its pending activity refreshes. Later calls do nothing.

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -81,8 +81,7 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		p.serverError(w, r, err)
 		return
 	}
-	p.log.InfoContext(r.Context(), "auth signed in", "auth_type", Name, "provider", p.cfg.Provider,
-		"client", peer.Of(r).String(), "user", id.Email)
+	auth.LogSignedIn(p.log.With("provider", p.cfg.Provider), r, Name, id.Email)
 	http.Redirect(w, r, f.Next, http.StatusSeeOther)
 }
 

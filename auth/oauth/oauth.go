@@ -22,6 +22,7 @@
 package oauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -180,6 +181,14 @@ func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
 
 // Close writes pending session changes and closes the session store.
 func (p *Provider) Close() error { return p.sessions.Close() }
+
+// SessionCount returns how many sessions the store holds, for metrics.
+func (p *Provider) SessionCount() (int, bool) { return p.sessions.Count() }
+
+// Ready reports whether the session store answers. The identity provider
+// is not asked: it is reached only at sign-in, and its outage must not
+// take signed-in users off a load balancer.
+func (p *Provider) Ready(ctx context.Context) error { return p.sessions.Ready(ctx) }
 
 // endpoints are the provider's endpoints for one sign-in.
 type endpoints struct {

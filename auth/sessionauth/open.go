@@ -1,6 +1,7 @@
 package sessionauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,25 @@ func checkKey(env auth.Env, mgr *session.Manager) {
 	if err := os.WriteFile(path, []byte(want+"\n"), 0o600); err != nil {
 		env.Log().Warn("auth: cannot record the secret key's fingerprint", "file", path, "err", err)
 	}
+}
+
+// Count returns how many sessions the store holds (expired ones not yet
+// swept included), when the store can tell cheaply; ok is false otherwise.
+func (s *Sessions) Count() (n int, ok bool) {
+	if l, ok := s.store.(interface{ Len() int }); ok {
+		return l.Len(), true
+	}
+	return 0, false
+}
+
+// Ready reports whether the session store answers (see session.Pinger).
+func (s *Sessions) Ready(ctx context.Context) error {
+	if p, ok := s.store.(session.Pinger); ok {
+		if err := p.Ping(ctx); err != nil {
+			return fmt.Errorf("session store: %w", err)
+		}
+	}
+	return nil
 }
 
 // Close writes the store's pending changes and releases it.

@@ -138,6 +138,9 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		auth.WriteError(w, r, err)
 		return
 	}
+	if ok {
+		auth.LogSignedOut(g.o.Logger, r, g.o.Type, s.Username)
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, g.o.LogoutRedirect, http.StatusSeeOther)
 }

@@ -11,13 +11,15 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/metrics"
 )
 
 // app is a loaded configuration with the provider it selects: everything
 // serve needs before it listens, and everything check-config validates.
 type app struct {
 	cfg      *config.Config
-	provider auth.Provider // nil when the configuration has errors
+	provider auth.Provider    // nil when the configuration has errors
+	metrics  *metrics.Metrics // nil unless serving with [server] metrics_listen
 }
 
 // load reads the configuration at path ("" for ./backupweb.ini or the
@@ -42,6 +44,12 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		}
 	}
 	env := auth.Env{Logger: log, StateDir: cfg.Server.StateDir, CheckOnly: checkOnly}
+	if !checkOnly && cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
+		a.metrics = metrics.New()
+		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name == "oauth" {
+			env.HTTPClient = a.metrics.InstrumentClient(strings.ToLower(cfg.Auth.String("provider", "")), nil)
+		}
+	}
 	p, err := factory.New(cfg.Auth, env, c.lookupEnv)
 	if err == nil && !cfg.Report.HasErrors() {
 		a.provider = p
@@ -98,13 +106,18 @@ func logWarnings(log *slog.Logger, rep *config.Report) {
 }
 
 // newLogger returns the program's logger on w: text lines, or JSON lines
-// when format is "json".
-func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+// when format is "json", at level and above (debug, info, warn, error).
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil || strings.ContainsAny(level, "+-") {
+		return nil, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "", "text":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	default:
 		return nil, fmt.Errorf("unknown log format %q (use text or json)", format)
 	}

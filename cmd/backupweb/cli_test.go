@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -30,6 +31,9 @@ func TestUsageAndVersion(t *testing.T) {
 		{[]string{"nonsense"}, exitUsage, "", `unknown command "nonsense"`},
 		{[]string{"help"}, exitOK, "", "check-config"},
 		{[]string{"version"}, exitOK, "backupweb ", ""},
+		{[]string{"-version"}, exitOK, "backupweb ", ""},
+		{[]string{"--version"}, exitOK, "backupweb ", ""},
+		{[]string{"serve", "-log-level", "loud"}, exitUsage, "", "unknown log level"},
 		{[]string{"version", "extra"}, exitUsage, "", "takes no arguments"},
 		{[]string{"gen-secret", "-bogus"}, exitUsage, "", "flag provided but not defined"},
 		{[]string{"serve", "-bogus"}, exitUsage, "", "flag provided but not defined"},
@@ -62,5 +66,37 @@ func TestGenSecret(t *testing.T) {
 			t.Fatal("gen-secret repeated itself")
 		}
 		seen[s] = true
+	}
+}
+
+// TestVersionSpellingsAgree: version, -version and --version print the
+// same line, with the Go version the program was built with.
+func TestVersionSpellingsAgree(t *testing.T) {
+	var lines []string
+	for _, arg := range []string{"version", "-version", "--version"} {
+		c, out, _ := testCLI(context.Background(), "", nil)
+		c.main([]string{arg})
+		lines = append(lines, out.String())
+	}
+	if lines[0] != lines[1] || lines[1] != lines[2] || !strings.Contains(lines[0], runtime.Version()) {
+		t.Fatalf("version lines differ or lack the Go version: %q", lines)
+	}
+}
+
+func TestLogLevels(t *testing.T) {
+	for _, tt := range []struct {
+		level      string
+		info, warn bool
+	}{{"debug", true, true}, {"info", true, true}, {"warn", false, true}, {"error", false, false}, {"WARN", false, true}} {
+		var buf strings.Builder
+		log, err := newLogger(&buf, "text", tt.level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("an info line")
+		log.Warn("a warning")
+		if strings.Contains(buf.String(), "an info line") != tt.info || strings.Contains(buf.String(), "a warning") != tt.warn {
+			t.Errorf("-log-level %s wrote:\n%s", tt.level, buf.String())
+		}
 	}
 }

@@ -45,12 +45,12 @@ type command struct {
 // commands lists the subcommands in the order the usage text shows them.
 func commands() []command {
 	return []command{
-		{"serve", "serve [-config PATH] [-listen ADDR] [-log-format text|json]", "run the web interface", runServe},
+		{"serve", "serve [-config PATH] [-listen ADDR] [-log-format text|json] [-log-level LEVEL]", "run the web interface", runServe},
 		{"check-config", "check-config [-config PATH]", "validate the configuration without serving", runCheckConfig},
 		{"hash-password", "hash-password [-cost N]", "read a password on standard input and print its bcrypt hash", runHashPassword},
 		{"gen-secret", "gen-secret", "print a fresh secret key for BACKUP_SECRET_KEY", runGenSecret},
 		{"user", "user add|passwd|del|list -file PATH [USERNAME]", "manage a user file", runUser},
-		{"version", "version", "print the version", runVersion},
+		{"version", "version (also -version, --version)", "print the version, revision, build time and Go version", runVersion},
 	}
 }
 
@@ -72,6 +72,8 @@ func (c *cli) main(args []string) int {
 	case "-h", "-help", "--help", "help":
 		c.usage()
 		return exitOK
+	case "-version", "--version":
+		return runVersion(c, args[1:])
 	}
 	for _, cmd := range commands() {
 		if cmd.name == args[0] {

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/buildinfo"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/web"
 )
@@ -21,6 +25,7 @@ func runServe(c *cli, args []string) int {
 	path := fs.String("config", "", "configuration file (default ./backupweb.ini if present, else built-in defaults)")
 	listen := fs.String("listen", "", "address to listen on, overriding [server] listen")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "least severe level logged: debug, info, warn or error")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -28,7 +33,7 @@ func runServe(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb serve: unexpected arguments:", fs.Args())
 		return exitUsage
 	}
-	log, err := newLogger(c.stderr, *logFormat)
+	log, err := newLogger(c.stderr, *logFormat, *logLevel)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "backupweb serve:", err)
 		return exitUsage
@@ -48,18 +53,32 @@ func runServe(c *cli, args []string) int {
 		defer closer.Close()
 	}
 
-	handler := web.NewHandler(web.Options{
-		Provider: a.provider,
-		Catalog:  catalog.New(a.cfg.Backups.Dir).WithLogger(log),
-		Resolver: peer.NewResolver(a.cfg.Server.TrustedProxies),
-		Logger:   log,
-	})
+	opts := web.Options{
+		Provider:  a.provider,
+		Catalog:   catalog.New(a.cfg.Backups.Dir).WithLogger(log),
+		Resolver:  peer.NewResolver(a.cfg.Server.TrustedProxies),
+		Logger:    log,
+		AccessLog: a.cfg.Server.AccessLog,
+	}
+	if a.metrics != nil {
+		opts.Observer = a.metrics
+		if sc, ok := a.provider.(interface{ SessionCount() (int, bool) }); ok {
+			a.metrics.WatchSessions(a.provider.Type(), sc.SessionCount)
+		}
+		stop, err := c.serveMetrics(a.cfg.Server.MetricsListen, a.metrics, log)
+		if err != nil {
+			log.Error("cannot listen for metrics", "addr", a.cfg.Server.MetricsListen, "err", err)
+			return exitError
+		}
+		defer stop()
+	}
+	handler := web.NewHandler(opts)
 	ln, err := net.Listen("tcp", a.cfg.Server.Listen)
 	if err != nil {
 		log.Error("cannot listen", "addr", a.cfg.Server.Listen, "err", err)
 		return exitError
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "auth_type", a.provider.Type(), "backups", a.cfg.Backups.Dir)
+	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.provider.Type(), "backups", a.cfg.Backups.Dir)
 
 	stopReload := c.reloadOnHangup(a.provider)
 	defer stopReload()
@@ -92,4 +111,25 @@ func (c *cli) reloadOnHangup(p auth.Provider) (stop func()) {
 		}
 	}()
 	return func() { signal.Stop(hup); close(done) }
+}
+
+// serveMetrics serves m at /metrics on its own listener until the returned
+// function is called (or the program's context ends).
+func (c *cli) serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	ctx, cancel := context.WithCancel(c.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := web.Serve(ctx, web.NewServer(mux, log), ln); err != nil {
+			log.Error("metrics server stopped", "err", err)
+		}
+	}()
+	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics")
+	return func() { cancel(); <-done }, nil
 }

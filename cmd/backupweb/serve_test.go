@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/backupweb/backupweb/buildinfo"
 	"github.com/backupweb/backupweb/internal/logtest"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -79,6 +81,9 @@ func TestServeWithoutConfiguration(t *testing.T) {
 		t.Fatal("serve did not shut down")
 	}
 	logs := stderr.String()
+	if want := `version="` + buildinfo.Get().String() + `"`; !strings.Contains(logs, want) {
+		t.Errorf("the listening line does not carry %s:\n%s", want, logs)
+	}
 	if n := strings.Count(logs, "authentication is off"); n != 1 {
 		t.Errorf("want one warning that authentication is off, got %d:\n%s", n, logs)
 	}
@@ -157,5 +162,40 @@ func TestServeProcessSIGTERM(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("no exit after SIGTERM")
+	}
+}
+
+// TestServeMetricsListener: with metrics_listen, a second listener serves
+// /metrics, and the access log writes one line per request.
+func TestServeMetricsListener(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("backupweb.ini", []byte("[server]\nlisten = 127.0.0.1:0\nmetrics_listen = 127.0.0.1:0\n"), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, _, stderr := testCLI(ctx, "", nil)
+	done := make(chan int, 1)
+	go func() { done <- c.main([]string{"serve"}) }()
+	addr := waitListening(t, stderr, done)
+	m := regexp.MustCompile(`serving metrics" addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no metrics listener:\n%s", stderr)
+	}
+	if resp, err := http.Get("http://" + addr + "/api/me?state=SECRET"); err == nil {
+		resp.Body.Close()
+	}
+	resp, err := http.Get("http://" + m[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "backupweb_build_info{") || !strings.Contains(string(body), `backupweb_http_requests_total{code="2xx",route="GET /api/me"} 1`) {
+		t.Fatalf("/metrics:\n%s", body)
+	}
+	cancel()
+	<-done
+	if logs := stderr.String(); !strings.Contains(logs, "msg=request method=GET path=/api/me status=200") || strings.Contains(logs, "SECRET") {
+		t.Errorf("access log:\n%s", logs)
 	}
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"runtime/debug"
+
+	"github.com/backupweb/backupweb/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3";
-// otherwise the module version recorded by the Go toolchain is used.
-var version = ""
-
+// runVersion prints "backupweb VERSION (revision, time, Go version)"; see
+// package buildinfo for where each part comes from.
 func runVersion(c *cli, args []string) int {
 	fs := c.flagSet("version")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -18,16 +17,6 @@ func runVersion(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb version: takes no arguments")
 		return exitUsage
 	}
-	fmt.Fprintln(c.stdout, "backupweb", versionString())
+	fmt.Fprintln(c.stdout, "backupweb", buildinfo.Get())
 	return exitOK
-}
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }

@@ -10,6 +10,7 @@ package browsertest
 
 import (
 	"context"
+	"github.com/backupweb/backupweb/internal/toolstest"
 	"os"
 	"os/exec"
 	"testing"
@@ -28,9 +29,7 @@ var candidates = []string{"chromium", "chromium-browser", "google-chrome"}
 
 // RequireTools reports whether BACKUPWEB_REQUIRE_TOOLS=1: tests needing an
 // outside tool then fail instead of skipping when it is missing.
-func RequireTools() bool {
-	return os.Getenv("BACKUPWEB_REQUIRE_TOOLS") == "1"
-}
+func RequireTools() bool { return toolstest.RequireTools() }
 
 // Find returns the path of the browser to use: $BACKUPWEB_CHROMIUM when set
 // (a path or a command name), else the first of chromium, chromium-browser

@@ -1,0 +1,31 @@
+// Package toolstest finds the outside programs some tests run (promtool,
+// htpasswd, nginx…). A test whose program is missing is skipped with a
+// message that names it, unless BACKUPWEB_REQUIRE_TOOLS=1 (as in CI), which
+// turns the skip into a failure, so a missing install step cannot hide.
+package toolstest
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// RequireTools reports whether missing tools fail tests instead of
+// skipping them (BACKUPWEB_REQUIRE_TOOLS=1).
+func RequireTools() bool { return os.Getenv("BACKUPWEB_REQUIRE_TOOLS") == "1" }
+
+// Need returns the path of the program name, or skips (fails under
+// BACKUPWEB_REQUIRE_TOOLS=1) the test when it is not installed; pkg names
+// the Debian package that provides it.
+func Need(t testing.TB, name, pkg string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if RequireTools() {
+		t.Fatalf("%s is required (BACKUPWEB_REQUIRE_TOOLS=1) but not found: apt-get install %s", name, pkg)
+	}
+	t.Skipf("%s not found (Debian package %s); skipping", name, pkg)
+	return ""
+}
