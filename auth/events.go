@@ -18,16 +18,21 @@ type Events interface {
 	SignedOut(authType string)
 }
 
-type eventsKey struct{}
+type contextKey struct{ name string }
+
+// EventsContextKey is the context key under which WithEvents stores
+// Events. It is exported, like http.ServerContextKey, so that one context
+// can answer for several packages' hooks at once (see package metrics).
+var EventsContextKey = &contextKey{"auth events"}
 
 // WithEvents returns a copy of ctx that carries e.
 func WithEvents(ctx context.Context, e Events) context.Context {
-	return context.WithValue(ctx, eventsKey{}, e)
+	return context.WithValue(ctx, EventsContextKey, e)
 }
 
 // eventsOf returns the Events r's context carries, or nil.
 func eventsOf(r *http.Request) Events {
-	e, _ := r.Context().Value(eventsKey{}).(Events)
+	e, _ := r.Context().Value(EventsContextKey).(Events)
 	return e
 }
 

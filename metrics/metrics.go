@@ -122,11 +122,25 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// Attach returns ctx carrying m as every hook the request may call.
+// Attach returns ctx carrying m as every hook the request may call, in one
+// context value (it answers for the three packages' keys).
 func (m *Metrics) Attach(ctx context.Context) context.Context {
-	ctx = auth.WithEvents(ctx, m)
-	ctx = password.WithObserver(ctx, m)
-	return session.WithObserver(ctx, m)
+	return hooked{ctx, m}
+}
+
+// hooked is a context that answers auth.EventsContextKey,
+// password.ObserverContextKey and session.ObserverContextKey with m.
+type hooked struct {
+	context.Context
+	m *Metrics
+}
+
+func (h hooked) Value(key any) any {
+	switch key {
+	case auth.EventsContextKey, password.ObserverContextKey, session.ObserverContextKey:
+		return h.m
+	}
+	return h.Context.Value(key)
 }
 
 // Served counts one HTTP request (web.Observer).

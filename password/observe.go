@@ -17,15 +17,20 @@ type Observer interface {
 	CacheLookup(hit bool)
 }
 
-type observerKey struct{}
+type contextKey struct{ name string }
+
+// ObserverContextKey is the context key under which WithObserver stores
+// the Observer, exported like http.ServerContextKey so that one context
+// can answer for several packages' hooks at once (see package metrics).
+var ObserverContextKey = &contextKey{"password observer"}
 
 // WithObserver returns a copy of ctx that carries o.
 func WithObserver(ctx context.Context, o Observer) context.Context {
-	return context.WithValue(ctx, observerKey{}, o)
+	return context.WithValue(ctx, ObserverContextKey, o)
 }
 
 // observerOf returns the Observer ctx carries, or nil.
 func observerOf(ctx context.Context) Observer {
-	o, _ := ctx.Value(observerKey{}).(Observer)
+	o, _ := ctx.Value(ObserverContextKey).(Observer)
 	return o
 }

@@ -284,7 +284,7 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 			m.ended(ctx, "limit", n)
 		}
 	}
-	if o, ok := ctx.Value(observerKey{}).(Observer); ok {
+	if o, ok := ctx.Value(ObserverContextKey).(Observer); ok {
 		o.SessionStarted(m.typ)
 	}
 	m.SetCookie(w, r, m.cookie, encodeID(id), 0)

@@ -13,16 +13,21 @@ type Observer interface {
 	SessionsEnded(authType, reason string, n int)
 }
 
-type observerKey struct{}
+type contextKey struct{ name string }
+
+// ObserverContextKey is the context key under which WithObserver stores
+// the Observer, exported like http.ServerContextKey so that one context
+// can answer for several packages' hooks at once (see package metrics).
+var ObserverContextKey = &contextKey{"session observer"}
 
 // WithObserver returns a copy of ctx that carries o.
 func WithObserver(ctx context.Context, o Observer) context.Context {
-	return context.WithValue(ctx, observerKey{}, o)
+	return context.WithValue(ctx, ObserverContextKey, o)
 }
 
 // ended tells ctx's Observer, if any, that n sessions ended for reason.
 func (m *Manager) ended(ctx context.Context, reason string, n int) {
-	if o, ok := ctx.Value(observerKey{}).(Observer); ok && n > 0 {
+	if o, ok := ctx.Value(ObserverContextKey).(Observer); ok && n > 0 {
 		o.SessionsEnded(m.typ, reason, n)
 	}
 }

@@ -2,6 +2,7 @@ package basic
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/none"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/web"
 )
@@ -118,4 +120,15 @@ func BenchmarkLoopbackUnprotected(b *testing.B) {
 
 func BenchmarkLoopbackProtectedBasic(b *testing.B) {
 	runLoopback(b, benchHandler(b, benchProvider(b, true)), "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
+}
+
+// BenchmarkLoopbackProtectedBasicMetrics is BenchmarkLoopbackProtectedBasic
+// with metrics recorded and the access log written (to nowhere): what a
+// production configuration costs on top.
+func BenchmarkLoopbackProtectedBasicMetrics(b *testing.B) {
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.tar"), []byte("x"), 0o600)
+	h := web.NewHandler(web.Options{Provider: benchProvider(b, true), Catalog: catalog.New(dir),
+		Observer: metrics.New(), AccessLog: os.Getenv("BENCH_ACCESS") != "", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	runLoopback(b, h, "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
 }
