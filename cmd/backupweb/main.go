@@ -51,6 +51,8 @@ func commands() []command {
 		{"gen-secret", "gen-secret", "print a fresh secret key for BACKUP_SECRET_KEY", runGenSecret},
 		{"user", "user add|passwd|del|list -file PATH [USERNAME]", "manage a user file", runUser},
 		{"version", "version (also -version, --version)", "print the version, revision, build time and Go version", runVersion},
+		{"healthcheck", "healthcheck [-url URL] [-timeout D]", "exit 0 when a running backupweb answers 200 (for container health checks)", runHealthcheck},
+		{"completion", "completion bash", "print the bash completion script", runCompletion},
 	}
 }
 

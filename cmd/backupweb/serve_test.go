@@ -7,6 +7,7 @@ import (
 	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,5 +198,26 @@ func TestServeMetricsListener(t *testing.T) {
 	<-done
 	if logs := stderr.String(); !strings.Contains(logs, "msg=request method=GET path=/api/me status=200") || strings.Contains(logs, "SECRET") {
 		t.Errorf("access log:\n%s", logs)
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	for path, want := range map[string]int{"/healthz": exitOK, "/readyz": exitError} {
+		c, _, stderr := testCLI(context.Background(), "", nil)
+		if code := c.main([]string{"healthcheck", "-url", srv.URL + path}); code != want {
+			t.Errorf("healthcheck %s: exit %d, want %d (%s)", path, code, want, stderr)
+		}
+	}
+	c, _, _ := testCLI(context.Background(), "", nil)
+	if code := c.main([]string{"healthcheck", "-url", "http://127.0.0.1:1/healthz"}); code != exitError {
+		t.Errorf("nothing listening: exit %d, want 1", code)
 	}
 }
