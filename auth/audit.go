@@ -41,10 +41,7 @@ func LogRefused(log *slog.Logger, r *http.Request, authType, reason, username st
 // LogSignedIn writes the info line of a successful sign-in (a login form,
 // an OAuth callback) and counts it.
 func LogSignedIn(log *slog.Logger, r *http.Request, authType, username string) {
-	log.LogAttrs(r.Context(), slog.LevelInfo, "auth signed in",
-		slog.String("auth_type", authType),
-		slog.String("user", username),
-		slog.String("client", peer.Of(r).String()))
+	logSession(log, r, "auth signed in", authType, username)
 	if e := eventsOf(r); e != nil {
 		e.SignedIn(authType)
 	}
@@ -52,13 +49,17 @@ func LogSignedIn(log *slog.Logger, r *http.Request, authType, username string) {
 
 // LogSignedOut writes the info line of a logout and counts it.
 func LogSignedOut(log *slog.Logger, r *http.Request, authType, username string) {
-	log.LogAttrs(r.Context(), slog.LevelInfo, "auth signed out",
-		slog.String("auth_type", authType),
-		slog.String("user", username),
-		slog.String("client", peer.Of(r).String()))
+	logSession(log, r, "auth signed out", authType, username)
 	if e := eventsOf(r); e != nil {
 		e.SignedOut(authType)
 	}
+}
+
+func logSession(log *slog.Logger, r *http.Request, msg, authType, username string) {
+	log.LogAttrs(r.Context(), slog.LevelInfo, msg,
+		slog.String("auth_type", authType),
+		slog.String("user", username),
+		slog.String("client", peer.Of(r).String()))
 }
 
 // LogBlockEnded writes the line that closes a throttling block: the
