@@ -3,7 +3,7 @@
 // implements, the context that carries the user to handlers, and the
 // RequireAuth middleware that protects routes.
 //
-// The specification's programmatic interface maps onto Go like this:
+// The Flask-era service's programmatic interface maps onto Go like this:
 //
 //	get_auth_provider(type, config)  factory.New (package auth/factory)
 //	provider.init_app(app)           Mounter.Mount, for providers with routes
@@ -62,7 +62,8 @@ func (u User) CSRFToken() string {
 	return u.csrf()
 }
 
-// Record returns the user as the specification's current-user mapping: at
+// Record returns the user as the current-user mapping of the Flask-era
+// service's get_current_user(): at
 // least "username" and "auth_type", then the attributes.
 func (u User) Record() map[string]string {
 	m := make(map[string]string, len(u.Attrs)+2)
@@ -103,8 +104,8 @@ type Provider interface {
 }
 
 // Mounter is implemented by providers that serve routes of their own: the
-// login page, logout, the OAuth login and callback. The specification's
-// init_app(app).
+// login page, logout, the OAuth login and callback: what the Flask-era
+// service called init_app(app).
 type Mounter interface {
 	Mount(mux *http.ServeMux)
 }
@@ -160,8 +161,8 @@ func NewContext(ctx context.Context, u User) context.Context {
 	return context.WithValue(ctx, userKey{}, u)
 }
 
-// FromContext returns the user RequireAuth admitted: the specification's
-// get_current_user(). ok is false outside a protected route.
+// FromContext returns the user RequireAuth admitted: what the Flask-era
+// service called get_current_user(). ok is false outside a protected route.
 func FromContext(ctx context.Context) (User, bool) {
 	u, ok := ctx.Value(userKey{}).(User)
 	return u, ok

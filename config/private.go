@@ -10,8 +10,8 @@ import (
 // CheckPrivate records a warning in rep when the file at path can be read or
 // written by its group or by others, saying what the file holds (what, for
 // example "a password hash") and how to fix it ("chmod 600 PATH"). The
-// specification asks that the configuration file and the user file be
-// readable only by their owner; a warning rather than an error keeps
+// configuration file and the user file should be readable only by their
+// owner; a warning rather than an error keeps
 // deployments that guard the directory instead working.
 //
 // A missing file is not reported here (whoever reads it reports that); any

@@ -3,7 +3,7 @@
 // Python's bcrypt ($2b$) and Go ($2a$), or, when bcrypt is switched off, a
 // password stored in plain text.
 //
-// Verifying a bcrypt hash at the specification's work factor of 12 costs
+// Verifying a bcrypt hash at the recommended work factor of 12 costs
 // about a quarter of a second of CPU, so the package also holds what keeps
 // that cost under control: a Gate that caps how many hashes are computed at
 // once, a Verifier that remembers successful verifications for a short time
@@ -24,7 +24,7 @@ import (
 
 const (
 	// Cost is the bcrypt work factor used for new hashes: the
-	// specification's 12.
+	// recommended 12, as the Flask-era service used.
 	Cost = 12
 	// MinCost and MaxCost bound the work factors bcrypt accepts.
 	MinCost = bcrypt.MinCost

@@ -9,7 +9,7 @@ import (
 )
 
 // newFileMode is the mode of a user file Save creates: readable and
-// writable by its owner only, as the specification recommends.
+// writable by its owner only, as a file of password hashes should be.
 const newFileMode fs.FileMode = 0o600
 
 // renameFile is os.Rename; tests replace it to exercise a failed save.

@@ -2,7 +2,7 @@
 // (RFC 7617) with one configured user, for browsers and API clients alike.
 //
 // Credentials come with every request, and a bcrypt hash at the
-// specification's cost 12 takes a large fraction of a second of CPU to
+// recommended cost 12 takes a large fraction of a second of CPU to
 // check, so successful verifications are cached by package password (keyed
 // by a keyed hash, bounded, expiring, never holding the password). Wrong
 // passwords always pay the full bcrypt cost, run through a gate that caps
@@ -43,7 +43,7 @@ type Config struct {
 	// when UseBcrypt is true, else the password itself. Required.
 	Password string
 	// UseBcrypt tells whether Password is a bcrypt hash. Default false, as
-	// in the specification; plain passwords draw a start-up warning.
+	// as Flask-era files assume; plain passwords draw a start-up warning.
 	UseBcrypt bool
 	// Realm is the text of the browser's prompt. Default DefaultRealm.
 	Realm string

@@ -1,6 +1,6 @@
 // Package factory holds the one table of authentication types and builds
-// the provider the configuration selects: the specification's
-// get_auth_provider(type, config). The CLI's messages, check-config and the
+// the provider the configuration selects: what the Flask-era service
+// called get_auth_provider(type, config). The CLI's messages, check-config and the
 // README's key tables all read from this table, so adding a type means
 // adding one entry here.
 package factory

@@ -50,7 +50,7 @@ type Config struct {
 	// UsersFile is the path of the user file. Required.
 	UsersFile string
 	// UseBcrypt tells whether the user file holds bcrypt hashes. Default
-	// false, as in the specification; plain passwords draw a warning.
+	// false, as Flask-era files assume; plain passwords draw a warning.
 	UseBcrypt bool
 	// LoginPath is the path of the login page, from login_view. Default
 	// DefaultLoginPath.

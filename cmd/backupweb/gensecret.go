@@ -7,7 +7,7 @@ import (
 )
 
 // secretBytes is the size of a generated secret key: 32 random bytes, the
-// specification's recommendation, printed as 64 hexadecimal characters.
+// recommended size, printed as 64 hexadecimal characters.
 const secretBytes = 32
 
 func runGenSecret(c *cli, args []string) int {

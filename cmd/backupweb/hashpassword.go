@@ -9,7 +9,7 @@ import (
 // runHashPassword implements `backupweb hash-password [-cost N]`: it reads
 // a password (see readPassword) and prints its bcrypt hash and a newline on
 // standard output, for the basic type's `password` key or a user file.
-// The default cost is the specification's 12; -cost takes 4 to 31.
+// The default cost is the recommended 12; -cost takes 4 to 31.
 func runHashPassword(c *cli, args []string) int {
 	const prefix = "backupweb hash-password: "
 	fs := c.flagSet("hash-password")

@@ -35,7 +35,7 @@ type userArgs struct {
 //
 // The action comes first, then the flags, then the user name (the name may
 // also come right after the action). Flags: -file (required) and -cost, the
-// bcrypt cost of new hashes (default 12, the specification's; lower values
+// bcrypt cost of new hashes (default 12, the recommended cost; lower values
 // only make sense in tests). New files get mode 0600; every change rewrites
 // the file atomically and leaves the lines it does not touch as they were
 // (see userfile.Doc). `add` refuses an existing name, `passwd` and `del` a
