@@ -49,6 +49,9 @@ type LoginPage struct {
 	Username string
 	// Error is the message shown above the form; empty shows none.
 	Error string
+	// Notice is an informational sentence shown above the form, such as
+	// "You have been signed out."; empty shows none.
+	Notice string
 }
 
 // ErrorPage is the data of the "error" page shown for failed page requests

@@ -26,6 +26,7 @@ const (
 	MsgEmpty          = "Enter your user name and password."
 	MsgBadCSRF        = "The login form has expired. Please log in again."
 	msgBadForm        = "The login form could not be read."
+	MsgSignedOut      = "You have been signed out."
 )
 
 // pageTitle is the title of the built-in login page.
@@ -41,6 +42,10 @@ func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
 	next := sessionauth.SafeNext(r.URL.Query().Get("next"))
 	if _, ok, err := p.guard.Identify(r); err == nil && ok {
 		redirectLocal(w, next)
+		return
+	}
+	if r.URL.Query().Has("signed_out") {
+		p.renderPage(w, r, http.StatusOK, ui.LoginPage{Next: next, Notice: MsgSignedOut})
 		return
 	}
 	p.render(w, r, http.StatusOK, "", next, "")
@@ -196,17 +201,16 @@ func (p *Provider) render(w http.ResponseWriter, r *http.Request, status int, na
 	if userfile.ValidName(name) != nil {
 		name = ""
 	}
-	if next == "/" {
-		next = ""
+	p.renderPage(w, r, status, ui.LoginPage{Next: next, Error: msg, Username: name})
+}
+
+// renderPage shows the login page with page's Next, Error, Notice and
+// Username, filling in the title, the form's action and a fresh CSRF token.
+func (p *Provider) renderPage(w http.ResponseWriter, r *http.Request, status int, page ui.LoginPage) {
+	if page.Next == "/" {
+		page.Next = ""
 	}
-	page := ui.LoginPage{
-		Title:     pageTitle,
-		Action:    p.cfg.LoginPath,
-		CSRFToken: p.mgr.FormToken(w, r),
-		Next:      next,
-		Error:     msg,
-		Username:  name,
-	}
+	page.Title, page.Action, page.CSRFToken = pageTitle, p.cfg.LoginPath, p.mgr.FormToken(w, r)
 	w.Header().Set("Cache-Control", "no-store")
 	if p.tmpl != nil {
 		ui.RenderWith(w, status, p.tmpl, page)

@@ -18,7 +18,7 @@ func TestUnauthenticated(t *testing.T) {
 		status   int
 		location string
 	}{
-		{"browser to catalog", "/", true, http.StatusSeeOther, "/login"},
+		{"browser to catalog", "/", true, http.StatusSeeOther, "/login?next=%2F"},
 		{"browser with query", "/api/backups?x=1&y=2", true, http.StatusSeeOther, "/login?next=" + url.QueryEscape("/api/backups?x=1&y=2")},
 		{"browser to a backup", "/backups/nightly.tar.gz", true, http.StatusSeeOther, "/login?next=" + url.QueryEscape("/backups/nightly.tar.gz")},
 		{"api client", "/api/backups", false, http.StatusUnauthorized, ""},
@@ -65,8 +65,8 @@ func TestLoginPage(t *testing.T) {
 	if cc := r.header.Get("Cache-Control"); !strings.Contains(cc, "no-store") {
 		t.Errorf("Cache-Control %q", cc)
 	}
-	if got := b.get("/", true).header.Get("Location"); got != "/signin" {
-		t.Errorf("challenge goes to %q, want /signin", got)
+	if got := b.get("/", true).header.Get("Location"); got != "/signin?next=%2F" {
+		t.Errorf("challenge goes to %q, want /signin?next=%%2F", got)
 	}
 }
 
@@ -255,8 +255,14 @@ func TestLogout(t *testing.T) {
 	b.mustLogin("alice")
 	old := b.sessionCookie()
 	r := b.post("/logout", url.Values{"csrf_token": {b.csrf()}})
-	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/login" {
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/login?signed_out=1" {
 		t.Fatalf("logout: %d %q", r.status, r.header.Get("Location"))
+	}
+	if page := b.get("/login?signed_out=1", true); !strings.Contains(page.body, "You have been signed out.") {
+		t.Errorf("the login page after logout does not say so:\n%s", page.body)
+	}
+	if page := b.get("/login", true); strings.Contains(page.body, "signed out") {
+		t.Error("the plain login page says signed out")
 	}
 	if b.sessionCookie() != "" {
 		t.Error("the cookie was not cleared")

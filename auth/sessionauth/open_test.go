@@ -53,7 +53,7 @@ func TestOpen(t *testing.T) {
 }
 
 func TestLogoutRedirect(t *testing.T) {
-	for _, tt := range []struct{ redirect, want string }{{"", "/login"}, {"/signed-out", "/signed-out"}} {
+	for _, tt := range []struct{ redirect, want string }{{"", "/login?signed_out=1"}, {"/signed-out", "/signed-out"}} {
 		s, err := Open(auth.Env{SecretKey: testKey, CheckOnly: true}, "flask-login", time.Minute, time.Hour, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -142,18 +142,24 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		auth.LogSignedOut(g.o.Logger, r, g.o.Type, s.Username)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, g.o.LogoutRedirect, http.StatusSeeOther)
+	to := g.o.LogoutRedirect
+	if to == g.o.LoginPath {
+		to += "?" + SignedOutQuery
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-// LoginURL returns loginPath with next as its query parameter, when next
-// is a local path worth returning to.
+// LoginURL returns loginPath with next as its query parameter: the
+// original path and query when it is a local path, "/" otherwise. next is
+// always present, so a login page can tell where the browser was going.
 func LoginURL(loginPath, next string) string {
-	next = SafeNext(next)
-	if next == "/" {
-		return loginPath
-	}
-	return loginPath + "?next=" + url.QueryEscape(next)
+	return loginPath + "?next=" + url.QueryEscape(SafeNext(next))
 }
+
+// SignedOutQuery is added to the login page's URL after a logout, so the
+// page can say "You have been signed out." It carries no state: anyone may
+// set it, and all it does is show that sentence.
+const SignedOutQuery = "signed_out=1"
 
 // SafeNext returns next when it is a local path, else "/". A local path
 // starts with exactly one slash: "//host" and "/\host" are read by browsers

@@ -37,9 +37,9 @@ func TestSafeNext(t *testing.T) {
 
 func TestLoginURL(t *testing.T) {
 	tests := []struct{ login, next, want string }{
-		{"/login", "/", "/login"},
+		{"/login", "/", "/login?next=%2F"},
 		{"/login", "/api/backups?x=1&y=2", "/login?next=%2Fapi%2Fbackups%3Fx%3D1%26y%3D2"},
-		{"/oauth/login", "//evil", "/oauth/login"},
+		{"/oauth/login", "//evil", "/oauth/login?next=%2F"},
 	}
 	for _, tt := range tests {
 		if got := LoginURL(tt.login, tt.next); got != tt.want {

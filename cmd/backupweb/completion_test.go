@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestCompletionKnowsEveryFlag compares the completion's flags with those
-// each command's -h lists, so the script cannot fall behind.
+// TestCompletionKnowsEveryFlag compares the completion's flags, and the
+// help line of each command, with the flags its -h lists, so neither can
+// fall behind.
 func TestCompletionKnowsEveryFlag(t *testing.T) {
 	flagRE := regexp.MustCompile(`(?m)^  (-[a-z-]+)`)
 	for _, cmd := range commands() {
@@ -28,6 +29,11 @@ func TestCompletionKnowsEveryFlag(t *testing.T) {
 		for _, w := range flagsOf(cmd.name) {
 			if strings.HasPrefix(w, "-") {
 				offered = append(offered, w)
+			}
+		}
+		for _, f := range declared {
+			if !strings.Contains(cmd.usage+" ", "["+f+" ") && !strings.Contains(cmd.usage+" ", " "+f+" ") {
+				t.Errorf("%s: the help line %q does not list %s", cmd.name, cmd.usage, f)
 			}
 		}
 		slices.Sort(declared)

@@ -49,7 +49,7 @@ func commands() []command {
 		{"check-config", "check-config [-config PATH]", "validate the configuration without serving", runCheckConfig},
 		{"hash-password", "hash-password [-cost N]", "read a password on standard input and print its bcrypt hash", runHashPassword},
 		{"gen-secret", "gen-secret", "print a fresh secret key for BACKUP_SECRET_KEY", runGenSecret},
-		{"user", "user add|passwd|del|list -file PATH [USERNAME]", "manage a user file", runUser},
+		{"user", "user add|passwd|del|list -file PATH [-cost N] [USERNAME]", "manage a user file", runUser},
 		{"version", "version (also -version, --version)", "print the version, revision, build time and Go version", runVersion},
 		{"healthcheck", "healthcheck [-url URL] [-timeout D]", "exit 0 when a running backupweb answers 200 (for container health checks)", runHealthcheck},
 		{"completion", "completion bash", "print the bash completion script", runCompletion},
@@ -90,9 +90,14 @@ func (c *cli) main(args []string) int {
 func (c *cli) usage() {
 	fmt.Fprintln(c.stderr, "Usage: backupweb COMMAND [FLAGS]")
 	fmt.Fprintln(c.stderr, "\nCommands:")
+	width := 0
 	for _, cmd := range commands() {
-		fmt.Fprintf(c.stderr, "  %-58s %s\n", cmd.usage, cmd.summary)
+		width = max(width, len(cmd.name))
 	}
+	for _, cmd := range commands() {
+		fmt.Fprintf(c.stderr, "  %-*s  %s\n  %-*s  backupweb %s\n", width, cmd.name, cmd.summary, width, "", cmd.usage)
+	}
+	fmt.Fprintln(c.stderr, "\nbackupweb COMMAND -h lists the command's flags.")
 }
 
 // flagSet returns a FlagSet for a subcommand that writes its usage to
