@@ -63,6 +63,7 @@ func TestLimitHoldsUnderConcurrency(t *testing.T) {
 	}
 	close(barrier)
 	wg.Wait()
+	t.Logf("%d parallel wrong passwords: %v", n, statuses)
 	if statuses[401] > 5 || statuses[401]+statuses[429]+statuses[503] != n || statuses[401] == 0 {
 		t.Fatalf("statuses %v: at most 5 verdicts (401) may be given, the rest 429 (or 503 while bcrypt work is saturated)", statuses)
 	}
