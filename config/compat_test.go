@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/backupweb/backupweb/internal/toolstest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,13 +58,7 @@ func goSections(f *File) []any {
 // configparser and checks that Parse agrees: same sections, keys and values
 // when Python accepts the document, at least one error when it refuses it.
 func TestCompatWithConfigparser(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("BACKUPWEB_REQUIRE_TOOLS") == "1" {
-			t.Fatal("python3 is required (BACKUPWEB_REQUIRE_TOOLS=1) but not found")
-		}
-		t.Skip("python3 not found; skipping the comparison with configparser")
-	}
+	python := toolstest.Need(t, "python3", "python3")
 	var docs [][]byte
 	for _, c := range parseCases {
 		docs = append(docs, []byte(c.in))

@@ -2,6 +2,7 @@ package password
 
 import (
 	"context"
+	"github.com/backupweb/backupweb/internal/toolstest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,13 +78,7 @@ func TestCommittedHashes(t *testing.T) {
 // when BACKUPWEB_REQUIRE_TOOLS=1 says the tool must be there.
 func requireTool(t *testing.T, what string, probe *exec.Cmd) {
 	t.Helper()
-	if err := probe.Run(); err != nil {
-		msg := what + " is not available (" + err.Error() + ")"
-		if os.Getenv("BACKUPWEB_REQUIRE_TOOLS") == "1" {
-			t.Fatal(msg + "; BACKUPWEB_REQUIRE_TOOLS=1 requires it")
-		}
-		t.Skip(msg + "; skipping (set BACKUPWEB_REQUIRE_TOOLS=1 to make this a failure)")
-	}
+	toolstest.Probe(t, what, probe)
 }
 
 // checkFresh verifies hashes made at run time by an outside tool: the

@@ -233,6 +233,8 @@ func TestGitHub(t *testing.T) {
 				if resp.Request.URL.Path != "/api/backups" {
 					t.Errorf("landed on %s", resp.Request.URL)
 				}
+			} else if tt.want == http.StatusBadGateway {
+				s.assertOutage(t, tt.logged)
 			} else {
 				s.assertLogged(t, tt.logged)
 			}
@@ -310,5 +312,5 @@ func TestUnreachableProvider(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "could not be reached") {
 		t.Fatalf("got %d; %.300s", resp.StatusCode, body)
 	}
-	s.assertLogged(t, "identity provider failure", "redeeming the authorization code")
+	s.assertOutage(t, "redeeming the authorization code")
 }

@@ -84,7 +84,7 @@ func TestLazyDiscovery(t *testing.T) {
 	if resp := login(); resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("sign-in while the provider is down: %d, want 502", resp.StatusCode)
 	}
-	s.assertLogged(t, "identity provider failure", "discovery", "503")
+	s.assertOutage(t, "discovery", "503")
 	d.set(false, "")
 	if resp := login(); resp.StatusCode != http.StatusBadGateway || d.count() != 1 {
 		t.Fatalf("retry within the pause: %d after %d requests", resp.StatusCode, d.count())
@@ -109,7 +109,7 @@ func TestDiscoveryIssuerMismatch(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || strings.Contains(body, "elsewhere") {
 		t.Fatalf("got %d; %.300s", resp.StatusCode, body)
 	}
-	s.assertLogged(t, `calls itself \"https://elsewhere.example\"; set issuer to exactly that`)
+	s.assertOutage(t, `calls itself \"https://elsewhere.example\"; set issuer to exactly that`)
 }
 
 func TestDiscoveredEndpointsCanBeOverridden(t *testing.T) {

@@ -206,3 +206,31 @@ func (s *service) assertLogged(t *testing.T, parts ...string) {
 	}
 	t.Errorf("no warning line with %q in the log:\n%s", parts, s.logs.String())
 }
+
+// assertOutage fails unless the logs hold an error line about the identity
+// provider with all of parts, and no refused-attempt line: an outage is
+// not a refusal.
+func (s *service) assertOutage(t *testing.T, parts ...string) {
+	t.Helper()
+	logs := s.logs.String()
+	found := false
+	for line := range strings.SplitSeq(logs, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if !all {
+			continue
+		}
+		if strings.Contains(line, "auth refused") {
+			t.Errorf("an identity provider failure was logged as a refused attempt: %s", line)
+		}
+		if strings.Contains(line, "level=ERROR") && strings.Contains(line, "identity provider could not be used") {
+			found = true
+		}
+	}
+	if found {
+		return
+	}
+	t.Errorf("no error line about the identity provider with %q in the log:\n%s", parts, logs)
+}

@@ -45,7 +45,7 @@ var (
 		"id token rejected"}
 	outProvider = outcome{http.StatusBadGateway, "Identity provider unavailable",
 		"The identity provider could not be reached or sent an answer that could not be used. Try again in a moment; if it persists, the administrator will find the details in the service log.",
-		"identity provider failure"}
+		""}
 	outServer = outcome{http.StatusInternalServerError, "Sign-in failed",
 		"The sign-in could not be completed because of a server error.",
 		""}
@@ -70,9 +70,13 @@ func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, ema
 }
 
 // providerFailure answers a failure of the identity provider (or of its
-// configuration) with 502.
+// configuration) with 502. It is an outage, not a refused attempt: it is
+// logged at error level with its own message, never as "auth refused".
 func (p *Provider) providerFailure(w http.ResponseWriter, r *http.Request, step string, err error) {
-	p.refuse(w, r, outProvider, "", errors.New(step+": "+describe(err)))
+	p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: the identity provider could not be used",
+		slog.String("auth_type", Name), slog.String("provider", p.cfg.Provider),
+		slog.String("step", step), slog.String("err", truncate(describe(err), 500)))
+	p.refuse(w, r, outcome{status: outProvider.status, title: outProvider.title, message: outProvider.message}, "", nil)
 }
 
 // serverError answers a failure of this service with 500.

@@ -29,3 +29,17 @@ func Need(t testing.TB, name, pkg string) string {
 	t.Skipf("%s not found (Debian package %s); skipping", name, pkg)
 	return ""
 }
+
+// Probe runs probe (for example `python3 -c "import bcrypt"`) and, when it
+// fails, skips the test (fails it under BACKUPWEB_REQUIRE_TOOLS=1) with a
+// message naming what is missing.
+func Probe(t testing.TB, what string, probe *exec.Cmd) {
+	t.Helper()
+	if err := probe.Run(); err != nil {
+		msg := what + " is not available (" + err.Error() + ")"
+		if RequireTools() {
+			t.Fatal(msg + "; BACKUPWEB_REQUIRE_TOOLS=1 requires it")
+		}
+		t.Skip(msg + "; skipping (set BACKUPWEB_REQUIRE_TOOLS=1 to make this a failure)")
+	}
+}
