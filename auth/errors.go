@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/backupweb/backupweb/ui"
 )
 
 // ErrBusy means the server is too busy verifying passwords to take one more
@@ -45,12 +46,22 @@ func StatusOf(err error) (status int, message string) {
 	var retry *RetryError
 	switch {
 	case errors.As(err, &retry):
-		return http.StatusTooManyRequests, "Too many failed attempts. Try again later."
+		return http.StatusTooManyRequests, "Too many failed attempts. Try again in " + inMinutes(retry.After) + "."
 	case errors.Is(err, ErrBusy):
 		return http.StatusServiceUnavailable, "The server is busy. Try again in a moment."
 	default:
 		return http.StatusInternalServerError, "Authentication failed because of a server error."
 	}
+}
+
+// inMinutes says how long d is for a person: "1 minute", "15 minutes",
+// rounded up, at least one minute.
+func inMinutes(d time.Duration) string {
+	m := int(math.Ceil(d.Minutes()))
+	if m <= 1 {
+		return "1 minute"
+	}
+	return strconv.Itoa(m) + " minutes"
 }
 
 // WriteError answers r with the status StatusOf gives for err, sets
@@ -69,24 +80,30 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	Refuse(w, r, status, msg)
 }
 
-// Refuse writes an error response: under /api/ (or for a client that asks
-// for JSON) the contract's JSON body {"error": message}; otherwise a small
-// plain page. Pages of their own (login, OAuth errors) are rendered by the
-// providers instead.
+// Refuse writes an error response under the one rule every refusal and
+// error follows: under /api/, on the forward-auth endpoints (/auth/…), or
+// for a client whose Accept names application/json, the JSON body
+// {"error": message}; otherwise the styled error page (package ui, the
+// same stylesheet as every page), with a link back to the backups.
 func Refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if strings.HasPrefix(r.URL.Path, "/api/") || wantsJSON(r) {
+	h.Del("Content-Disposition")
+	if WantsJSON(r) {
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		json.NewEncoder(w).Encode(map[string]string{"error": message})
 		return
 	}
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>%d %s</title><p>%s</p>\n",
-		status, http.StatusText(status), template.HTMLEscapeString(message))
+	ui.Render(w, status, "error", ui.ErrorPage{Status: status, Message: message})
+}
+
+// WantsJSON reports whether r gets JSON rather than a page: a path under
+// /api/ or /auth/ (the forward-auth endpoints), or an Accept header that
+// names application/json.
+func WantsJSON(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/auth/") || wantsJSON(r)
 }
 
 func wantsJSON(r *http.Request) bool {

@@ -1,21 +1,33 @@
 package ui
 
-import (
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
-)
+import "github.com/backupweb/backupweb/catalog"
 
 // CatalogPage is the data of the "catalog" page, the list of backups at /.
 type CatalogPage struct {
 	// Title is the page's heading and the document title.
 	Title string
 	// User is the signed-in user. The page shows the name and the
-	// authentication type, and a logout button (a POST to /logout carrying
-	// User.CSRFToken as csrf_token) when User.HasSession().
-	User auth.User
+	// authentication type, a logout button (a POST to /logout carrying
+	// User.CSRFToken as csrf_token) when User.HasSession, and a notice that
+	// authentication is off for type "none".
+	User Viewer
 	// Backups are the files to list, in the order given (the catalog gives
 	// newest first). Each name links to /backups/{name}, path-escaped.
 	Backups []catalog.Backup
+}
+
+// Viewer is who a page is shown to, as plain view data: the page package
+// knows nothing of how users are authenticated.
+type Viewer struct {
+	// Name is the user name ("anonymous" for type none).
+	Name string
+	// Type is the authentication type ("none", "basic", "flask-login",
+	// "oauth").
+	Type string
+	// HasSession tells whether the user holds a session that a logout
+	// button can end; CSRFToken is then the token that button posts.
+	HasSession bool
+	CSRFToken  string
 }
 
 // TotalSize returns the sum of the backups' sizes, shown above the table.

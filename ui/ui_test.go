@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
 )
 
@@ -64,7 +64,7 @@ func TestRenderCatalog(t *testing.T) {
 			name: "backups and session user",
 			data: CatalogPage{
 				Title: "Backups",
-				User:  auth.User{Name: "alice<b>", Type: "flask-login"}.WithCSRF(func() string { return "tok-123" }),
+				User:  Viewer{Name: "alice<b>", Type: "flask-login", HasSession: true, CSRFToken: "tok-123"},
 				Backups: []catalog.Backup{
 					{Name: "a b?.tar", Size: 1536, Modified: when},
 					{Name: "<script>x</script>.tar", Size: 10, Modified: when},
@@ -87,7 +87,7 @@ func TestRenderCatalog(t *testing.T) {
 		},
 		{
 			name:     "empty, no session",
-			data:     CatalogPage{Title: "Backups", User: auth.User{Name: "anonymous", Type: "none"}},
+			data:     CatalogPage{Title: "Backups", User: Viewer{Name: "anonymous", Type: "none"}},
 			want:     []string{`No backups yet`, `<strong>anonymous</strong>`, `none</span>`},
 			dontWant: []string{`action="/logout"`, `csrf_token`, `<table`},
 		},
@@ -257,6 +257,20 @@ func TestHumanSize(t *testing.T) {
 	for _, tt := range tests {
 		if got := HumanSize(tt.n); got != tt.want {
 			t.Errorf("HumanSize(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestNoImportOfAuth: the pages know nothing of authentication; every
+// import runs down the layers (`go list -deps ./ui` does not list auth).
+func TestNoImportOfAuth(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/backupweb/backupweb/auth") {
+			t.Errorf("package ui depends on %s", dep)
 		}
 	}
 }

@@ -10,13 +10,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/internal/browsertest"
 	"github.com/backupweb/backupweb/ui"
@@ -230,4 +233,91 @@ func TestBrowserSessionPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "login-desktop-dark")
+}
+
+// TestBrowserErrorPages shows a real browser the refusals a person meets —
+// a Basic 401 (its body), a stale logout form (403), an unknown address
+// (404), a throttled client (429) — and checks that each is the styled
+// page, with the stylesheet applied and the sentence a person can act on.
+func TestBrowserErrorPages(t *testing.T) {
+	sessions, err := sessionauth.Open(auth.Env{SecretKey: []byte(strings.Repeat("k", 32)), CheckOnly: true}, "flask-login", time.Minute, time.Hour, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := sessionauth.New(sessionauth.Options{Type: "flask-login", Manager: sessions.Manager, LoginPath: "/login"})
+	log, _ := quietLogger()
+	serve := func(p auth.Provider) *httptest.Server {
+		srv := httptest.NewServer(NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: log}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	refusing := serve(&fakeProvider{admit: false})
+	open := serve(mountingProvider{&fakeProvider{admit: true, mount: func(mux *http.ServeMux) { mux.HandleFunc("POST /logout", guard.Logout) }}})
+	throttled := serve(&fakeProvider{err: &auth.RetryError{After: 14*time.Minute + 10*time.Second}})
+	ctx := browsertest.New(t)
+	// A person shown the Basic password prompt who presses Cancel sees the
+	// 401's body: answer every prompt with "cancel", let every other
+	// request go on.
+	events := make(chan any, 64)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		switch ev.(type) {
+		case *fetch.EventAuthRequired, *fetch.EventRequestPaused:
+			events <- ev
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for ev := range events {
+			chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				switch e := ev.(type) {
+				case *fetch.EventAuthRequired:
+					_, err := cdp.Call(ctx, tg, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: e.RequestID,
+						AuthChallengeResponse: &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseCancelAuth}})
+					return err
+				case *fetch.EventRequestPaused:
+					_, err := cdp.Call(ctx, tg, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+					return err
+				}
+				return nil
+			}))
+		}
+	}()
+	handleAuth := true
+	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &handleAuth})
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name, url, submit, status, sentence string
+	}{
+		{"401-basic", refusing.URL + "/", "", "Error 401", "authentication required"},
+		{"403-stale-form", open.URL + "/", "/logout", "Error 403", "This page is out of date"},
+		{"404", open.URL + "/no/such/page", "", "Error 404", "There is nothing at this address."},
+		{"429", throttled.URL + "/", "", "Error 429", "Try again in 15 minutes."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			actions := []chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(1280, 800), chromedp.Navigate(tc.url)}
+			if tc.submit != "" {
+				actions = append(actions, chromedp.Evaluate[chromedp.Void](`(() => { const f = document.createElement("form");
+					f.method = "post"; f.action = "`+tc.submit+`"; document.body.appendChild(f); f.submit(); })()`))
+			}
+			actions = append(actions, chromedp.WaitVisible(chromedp.CSS("p.status")))
+			if err := chromedp.Do(ctx, actions...); err != nil {
+				t.Fatal(err)
+			}
+			text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text, tc.status) || !strings.Contains(text, tc.sentence) || !strings.Contains(text, "Back to the backups") {
+				t.Errorf("page text %q lacks %q, %q or the link back", text, tc.status, tc.sentence)
+			}
+			checkLayout(t, ctx)
+			screenshot(t, ctx, "error-"+tc.name)
+		})
+	}
 }

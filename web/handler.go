@@ -114,6 +114,16 @@ func NewHandler(o Options) http.Handler {
 			notCanonical.ServeHTTP(w, r)
 			return
 		}
+		if _, pattern := mux.Handler(r); pattern == "" {
+			// No route: the mux's own 404 or 405 (with Allow) is plain
+			// text; answer it with the same page or JSON as every refusal.
+			iw := &interceptWriter{ResponseWriter: w}
+			mux.ServeHTTP(iw, r)
+			if iw.code != 0 {
+				s.fail(w, r, iw.code, unroutedMessage(iw.code))
+			}
+			return
+		}
 		mux.ServeHTTP(w, r)
 		setRoute(r)
 	})
@@ -128,6 +138,38 @@ func NewHandler(o Options) http.Handler {
 		access = log
 	}
 	return recoverer(log, s, res.Middleware(observe(access, o.Observer, securityHeaders(limitBody(s, cop.Handler(root))))))
+}
+
+// unroutedMessage is the sentence for a request no route takes.
+func unroutedMessage(code int) string {
+	if code == http.StatusMethodNotAllowed {
+		return "This address does not accept that method."
+	}
+	return "There is nothing at this address."
+}
+
+// interceptWriter swallows a 404 or 405 the mux writes for a request no
+// route matched, keeping the headers it set (Allow), so that the caller can
+// answer with the styled page instead. Any other answer (a redirect to a
+// cleaned path) passes through.
+type interceptWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (i *interceptWriter) WriteHeader(code int) {
+	if code == http.StatusNotFound || code == http.StatusMethodNotAllowed {
+		i.code = code
+		return
+	}
+	i.ResponseWriter.WriteHeader(code)
+}
+
+func (i *interceptWriter) Write(p []byte) (int, error) {
+	if i.code != 0 {
+		return len(p), nil
+	}
+	return i.ResponseWriter.Write(p)
 }
 
 // notClean reports whether path.Clean would change p.

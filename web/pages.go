@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
@@ -39,7 +38,18 @@ func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
 		return
 	}
-	ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Title: "Backups", User: u, Backups: list})
+	ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Title: "Backups", User: viewer(u), Backups: list})
+}
+
+// viewer turns the admitted user into the page's plain view data. The CSRF
+// token is computed only for a user with a session, who gets a logout
+// button.
+func viewer(u auth.User) ui.Viewer {
+	v := ui.Viewer{Name: u.Name, Type: u.Type, HasSession: u.HasSession()}
+	if v.HasSession {
+		v.CSRFToken = u.CSRFToken()
+	}
+	return v
 }
 
 // backupJSON is one entry of GET /api/backups.
@@ -88,12 +98,7 @@ func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 // fail answers an error: JSON {"error": message} under /api/ (auth.Refuse),
 // the "error" page everywhere else.
 func (s *site) fail(w http.ResponseWriter, r *http.Request, status int, message string) {
-	if strings.HasPrefix(r.URL.Path, "/api/") {
-		auth.Refuse(w, r, status, message)
-		return
-	}
-	w.Header().Del("Content-Disposition")
-	ui.Render(w, status, "error", ui.ErrorPage{Status: status, Message: message})
+	auth.Refuse(w, r, status, message)
 }
 
 func (s *site) list() ([]catalog.Backup, error) {

@@ -182,7 +182,7 @@ func (p *Provider) check(r *http.Request, user, pass string) (bool, error) {
 // browsers show their password prompt with the configured realm.
 func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", p.header)
-	auth.Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	auth.Refuse(w, r, http.StatusUnauthorized, "Authentication required: this service asks for a user name and password.")
 }
 
 // Reload empties the verification cache and lifts every throttling block.

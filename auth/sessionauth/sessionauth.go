@@ -20,6 +20,10 @@ import (
 // LogoutPath is where a session is ended, with POST and the CSRF token.
 const LogoutPath = "/logout"
 
+// msgStaleForm is what a logout without a good CSRF token is told: most
+// often a page left open from an earlier session.
+const msgStaleForm = "This page is out of date, so the request was not carried out. Go back to the backups, reload the page and try again."
+
 // maxLogoutBody bounds what Logout reads of a request body.
 const maxLogoutBody = 64 << 10
 
@@ -96,7 +100,7 @@ func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, LoginURL(g.o.LoginPath, r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
-	auth.Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	auth.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
 }
 
 // Begin starts a session for d after a successful login. The session gets
@@ -127,11 +131,11 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		}
 		if !g.o.Manager.ValidCSRF(s, token) {
 			auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonBadCSRF, s.Username)
-			auth.Refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token")
+			auth.Refuse(w, r, http.StatusForbidden, msgStaleForm)
 			return
 		}
 	} else if r.Header.Get(CSRFHeader) == "" && r.PostFormValue("csrf_token") == "" {
-		auth.Refuse(w, r, http.StatusForbidden, "missing CSRF token")
+		auth.Refuse(w, r, http.StatusForbidden, msgStaleForm)
 		return
 	}
 	if err := g.o.Manager.Destroy(w, r); err != nil {
