@@ -1,0 +1,94 @@
+package factory
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/config"
+)
+
+func load(t *testing.T, ini string) *config.Config {
+	t.Helper()
+	f := config.Parse("test.ini", strings.NewReader(ini), nil)
+	f.Expand(func(string) (string, bool) { return "", false })
+	return &config.Config{File: f, Auth: f.Section(Section), Report: f.Report()}
+}
+
+func TestNew(t *testing.T) {
+	env := auth.Env{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), CheckOnly: true}
+	tests := []struct {
+		name, ini string
+		secret    string
+		wantType  string // "" when New must fail
+		want      string // a problem that must be reported
+	}{
+		{"no section means none", "", "", "none", ""},
+		{"explicit none", "[authentication]\ntype = none\n", "", "none", ""},
+		{"alias", "[authentication]\ntype = LOGIN\nusers_file = /nonexistent\n", strings.Repeat("k", 32), "", "users_file"},
+		{"unknown type lists the valid ones", "[authentication]\ntype = ldap\n", "", "", "valid types are none, basic, flask-login, oauth"},
+		{"section without type", "[authentication]\nusername = u\n", "", "", "has no type key"},
+		{"near-miss key", "[authentication]\ntype = basic\nusername = u\npassword = p\nuser_name = x\n", "", "", "did you mean username?"},
+		{"unknown key warns", "[authentication]\ntype = basic\nusername = u\npassword = p\ncolour = blue\n", "", "basic", "colour: unknown key; it is ignored"},
+		{"key of another type warns", "[authentication]\ntype = basic\nusername = u\npassword = p\nusers_file = x\n", "", "basic", "is not used by authentication type basic"},
+		{"secret missing", "[authentication]\ntype = oauth\n", "", "", "BACKUP_SECRET_KEY; make one with `backupweb gen-secret`"},
+		{"secret too short", "[authentication]\ntype = flask-login\n", "short", "", "shorter than 32 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := load(t, tt.ini)
+			lookup := func(k string) (string, bool) { return tt.secret, k == SecretEnv && tt.secret != "" }
+			p, err := New(cfg.Auth, env, lookup)
+			if tt.wantType == "" {
+				if err == nil {
+					t.Fatalf("New accepted it as %s", p.Type())
+				}
+			} else if err != nil || p.Type() != tt.wantType {
+				t.Fatalf("New: %v, %v; want type %s\n%v", p, err, tt.wantType, cfg.Report.Problems())
+			}
+			if tt.want != "" && !strings.Contains(strings.Join(problemStrings(cfg.Report), "\n"), tt.want) {
+				t.Errorf("no problem mentioning %q:\n%v", tt.want, cfg.Report.Problems())
+			}
+		})
+	}
+}
+
+func TestCheckPlacement(t *testing.T) {
+	for _, tt := range []struct{ ini, want string }{
+		{"[backups]\ndir = x\n#[authentication]\ntype = basic\n", "[backups] type: is an [authentication] key but it is in [backups]"},
+		{"[DEFAULT]\npassword = p\n", "[DEFAULT] password: is an [authentication] key"},
+		{"[server]\nlisten = 127.0.0.1:1\n[backups]\ndir = x\n", ""},
+		{"[DEFAULT]\ntype = basic\n[authentication]\nusername = u\n", ""}, // inherited by [authentication]: allowed
+	} {
+		cfg := load(t, tt.ini)
+		CheckPlacement(cfg.File, config.SectionKeys())
+		got := strings.Join(problemStrings(cfg.Report), "\n")
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("%q: problems %q, want %q", tt.ini, got, tt.want)
+		}
+	}
+}
+
+func TestLookupAndNames(t *testing.T) {
+	if got := strings.Join(Names(), ","); got != "none,basic,flask-login,oauth" {
+		t.Errorf("Names = %s", got)
+	}
+	for name, want := range map[string]string{"basic": "basic", "Flask-Login": "flask-login", "login": "flask-login", "OAUTH": "oauth"} {
+		if typ, ok := Lookup(name); !ok || typ.Name != want {
+			t.Errorf("Lookup(%q) = %v, %v", name, typ.Name, ok)
+		}
+	}
+	if _, ok := Lookup("kerberos"); ok {
+		t.Error("Lookup found an unknown type")
+	}
+}
+
+func problemStrings(rep *config.Report) []string {
+	var out []string
+	for _, p := range rep.Problems() {
+		out = append(out, p.String())
+	}
+	return out
+}
