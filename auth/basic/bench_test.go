@@ -13,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/none"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/benchtest"
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/web"
@@ -82,53 +83,25 @@ func BenchmarkProtectedBasicNoCache(b *testing.B) {
 	runBench(b, benchHandler(b, benchProvider(b, false)), "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
 }
 
-// The loopback benchmarks measure what a client sees: real HTTP requests
-// over a kept-alive connection to an httptest server on 127.0.0.1.
+// The loopback benchmarks (see package benchtest) measure what a client
+// sees:
 //
 //	BenchmarkLoopbackUnprotected     GET /healthz
 //	BenchmarkLoopbackProtectedBasic  GET /api/me with a correct Basic credential
-func runLoopback(b *testing.B, h http.Handler, path string, mod func(*http.Request)) {
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	client := srv.Client()
-	do := func() {
-		req, _ := http.NewRequest("GET", srv.URL+path, nil)
-		if mod != nil {
-			mod(req)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-	}
-	do()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		do()
-	}
-}
-
 func BenchmarkLoopbackUnprotected(b *testing.B) {
-	runLoopback(b, benchHandler(b, none.Provider{}), "/healthz", nil)
+	benchtest.Loopback(b, benchHandler(b, none.Provider{}), "/healthz", nil)
 }
 
 func BenchmarkLoopbackProtectedBasic(b *testing.B) {
-	runLoopback(b, benchHandler(b, benchProvider(b, true)), "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
+	benchtest.Loopback(b, benchHandler(b, benchProvider(b, true)), "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
 }
 
 // BenchmarkLoopbackProtectedBasicMetrics is BenchmarkLoopbackProtectedBasic
-// with metrics recorded and the access log written (to nowhere): what a
-// production configuration costs on top.
+// with every request recorded in the metrics: what recording costs.
 func BenchmarkLoopbackProtectedBasicMetrics(b *testing.B) {
 	dir := b.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.tar"), []byte("x"), 0o600)
 	h := web.NewHandler(web.Options{Provider: benchProvider(b, true), Catalog: catalog.New(dir),
-		Observer: metrics.New(), AccessLog: os.Getenv("BENCH_ACCESS") != "", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	runLoopback(b, h, "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
+		Observer: metrics.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	benchtest.Loopback(b, h, "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
 }

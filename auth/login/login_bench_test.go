@@ -1,7 +1,7 @@
 package login
 
 import (
-	"io"
+	"github.com/backupweb/backupweb/internal/benchtest"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -72,39 +72,18 @@ func BenchmarkRejectedWithoutSession(b *testing.B) {
 	serveBench(b, h.handler, httptest.NewRequest(http.MethodGet, "/api/backups", nil), http.StatusUnauthorized)
 }
 
-// The loopback benchmarks measure what a client sees: real HTTP over a
-// kept-alive connection to an httptest server on 127.0.0.1. Compare
-// BenchmarkLoopbackMeWithSession with BenchmarkLoopbackUnprotected.
-func loopbackBench(b *testing.B, handler http.Handler, path string, cookie *http.Cookie) {
-	srv := httptest.NewServer(handler)
-	defer srv.Close()
-	client := srv.Client()
-	b.ReportAllocs()
-	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		if cookie != nil {
-			req.AddCookie(cookie)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-	}
-}
-
+// The loopback benchmarks (see package benchtest) measure what a client
+// sees. Compare BenchmarkLoopbackMeWithSession with
+// BenchmarkLoopbackUnprotected.
 func BenchmarkLoopbackUnprotected(b *testing.B) {
 	h := newHarness(b, nil)
-	loopbackBench(b, h.handler, "/healthz", nil)
+	benchtest.Loopback(b, h.handler, "/healthz", nil)
 }
 
 func BenchmarkLoopbackMeWithSession(b *testing.B) {
 	h := newHarness(b, nil)
 	br := h.browser()
 	br.mustLogin("alice")
-	loopbackBench(b, h.handler, "/api/me", &http.Cookie{Name: h.p.Manager().CookieName(), Value: br.sessionCookie()})
+	cookie := &http.Cookie{Name: h.p.Manager().CookieName(), Value: br.sessionCookie()}
+	benchtest.Loopback(b, h.handler, "/api/me", func(r *http.Request) { r.AddCookie(cookie) })
 }
