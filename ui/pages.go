@@ -46,7 +46,7 @@ func (p CatalogPage) TotalSize() int64 {
 // A replacement template must post a form to Action with the fields
 // username, password, csrf_token (hidden, value CSRFToken) and next (hidden,
 // value Next). The pages are served with a Content-Security-Policy that
-// allows stylesheets from /static/ only and no scripts: inline <style>
+// allows stylesheets from /_backupweb/ only and no scripts: inline <style>
 // elements, style attributes and <script> are ignored by browsers.
 type LoginPage struct {
 	// Title is the page's heading and the document title.

@@ -21,7 +21,7 @@ type asset struct {
 	etag        string
 }
 
-// assets maps a file's name under /static/ to its content. Only the files
+// assets maps a file's name under /_backupweb/ to its content. Only the files
 // directly in the embedded static folder are served; there is no directory
 // listing.
 var assets = sync.OnceValue(func() map[string]asset {
@@ -48,23 +48,23 @@ var assets = sync.OnceValue(func() map[string]asset {
 })
 
 // staticURL returns the URL of the named static file with its content hash
-// as a query ("/static/style.css?v=1a2b..."), so a new release's stylesheet
+// as a query ("/_backupweb/style.css?v=1a2b..."), so a new release's stylesheet
 // is fetched at once despite the long caching Static asks for.
 func staticURL(name string) string {
 	a, ok := assets()[name]
 	if !ok {
-		return "/static/" + name
+		return "/_backupweb/" + name
 	}
-	return "/static/" + name + "?v=" + strings.Trim(a.etag, `"`)
+	return "/_backupweb/" + name + "?v=" + strings.Trim(a.etag, `"`)
 }
 
-// Static returns the handler for the paths under /static/: the stylesheet
+// Static returns the handler for the paths under /_backupweb/: the stylesheet
 // and the icon. Responses may be cached for a year (pages link them with a
 // content-hash query, see staticURL), carry an ETag and
-// X-Content-Type-Options: nosniff. Anything else under /static/ is 404;
+// X-Content-Type-Options: nosniff. Anything else under /_backupweb/ is 404;
 // methods other than GET and HEAD are 405. It is meant to be mounted
 // unprotected: the login page needs the stylesheet before anyone has logged
-// in, and nothing under /static/ is private.
+// in, and nothing under /_backupweb/ is private.
 func Static() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -72,7 +72,7 @@ func Static() http.Handler {
 			http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		name, ok := strings.CutPrefix(r.URL.Path, "/static/")
+		name, ok := strings.CutPrefix(r.URL.Path, "/_backupweb/")
 		a, found := assets()[name]
 		if !ok || !found {
 			http.NotFound(w, r)

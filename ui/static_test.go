@@ -15,16 +15,16 @@ func TestStatic(t *testing.T) {
 		status             int
 		contentType        string
 	}{
-		{"stylesheet", "GET", "/static/style.css", nil, 200, "text/css; charset=utf-8"},
-		{"versioned", "GET", "/static/style.css?v=abc", nil, 200, "text/css; charset=utf-8"},
-		{"icon", "GET", "/static/icon.svg", nil, 200, "image/svg+xml"},
-		{"head", "HEAD", "/static/style.css", nil, 200, "text/css; charset=utf-8"},
-		{"revalidate", "GET", "/static/style.css", map[string]string{"If-None-Match": etag}, 304, ""},
-		{"folder", "GET", "/static/", nil, 404, ""},
-		{"missing", "GET", "/static/nope.css", nil, 404, ""},
-		{"nested", "GET", "/static/static/style.css", nil, 404, ""},
-		{"outside", "GET", "/static/../ui.go", nil, 404, ""},
-		{"post", "POST", "/static/style.css", nil, 405, ""},
+		{"stylesheet", "GET", "/_backupweb/style.css", nil, 200, "text/css; charset=utf-8"},
+		{"versioned", "GET", "/_backupweb/style.css?v=abc", nil, 200, "text/css; charset=utf-8"},
+		{"icon", "GET", "/_backupweb/icon.svg", nil, 200, "image/svg+xml"},
+		{"head", "HEAD", "/_backupweb/style.css", nil, 200, "text/css; charset=utf-8"},
+		{"revalidate", "GET", "/_backupweb/style.css", map[string]string{"If-None-Match": etag}, 304, ""},
+		{"folder", "GET", "/_backupweb/", nil, 404, ""},
+		{"missing", "GET", "/_backupweb/nope.css", nil, 404, ""},
+		{"nested", "GET", "/_backupweb/static/style.css", nil, 404, ""},
+		{"outside", "GET", "/_backupweb/../ui.go", nil, 404, ""},
+		{"post", "POST", "/_backupweb/style.css", nil, 405, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,10 +59,10 @@ func TestStatic(t *testing.T) {
 
 func TestStaticURL(t *testing.T) {
 	u := staticURL("style.css")
-	if !strings.HasPrefix(u, "/static/style.css?v=") || len(u) != len("/static/style.css?v=")+16 {
+	if !strings.HasPrefix(u, "/_backupweb/style.css?v=") || len(u) != len("/_backupweb/style.css?v=")+16 {
 		t.Fatalf("staticURL = %q", u)
 	}
-	if got := staticURL("none.css"); got != "/static/none.css" {
+	if got := staticURL("none.css"); got != "/_backupweb/none.css" {
 		t.Fatalf("staticURL(unknown) = %q", got)
 	}
 }

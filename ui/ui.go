@@ -56,7 +56,7 @@ var funcs = template.FuncMap{
 	"displayTime": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" },
 	// pathEscape escapes a backup name as one URL path segment.
 	"pathEscape": url.PathEscape,
-	// static returns the cache-busting URL of a file under /static/.
+	// static returns the cache-busting URL of a file under /_backupweb/.
 	"static": staticURL,
 	// statusText is the standard text of an HTTP status.
 	"statusText": http.StatusText,

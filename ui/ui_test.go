@@ -39,7 +39,7 @@ func checkPage(t *testing.T, rec *httptest.ResponseRecorder, status int) string 
 	body := rec.Body.String()
 	for _, want := range []string{
 		`<!doctype html>`, `<html lang="en">`, `name="viewport"`, `name="color-scheme"`,
-		`href="/static/style.css?v=`, `<main id="main">`,
+		`href="/_backupweb/style.css?v=`, `<main id="main">`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %s", want)
@@ -219,7 +219,7 @@ func TestParseLoginTemplate(t *testing.T) {
 	if rec.Code != http.StatusUnauthorized {
 		t.Fatalf("status = %d", rec.Code)
 	}
-	for _, w := range []string{`action="/in"`, `value="t&lt;"`, `&lt;no&gt;`, `/static/style.css?v=`} {
+	for _, w := range []string{`action="/in"`, `value="t&lt;"`, `&lt;no&gt;`, `/_backupweb/style.css?v=`} {
 		if !strings.Contains(rec.Body.String(), w) {
 			t.Errorf("output lacks %s: %s", w, rec.Body.String())
 		}

@@ -2,7 +2,7 @@
 // catalog page, the JSON API and downloads, the middleware every response
 // passes through, and the *http.Server that serves them.
 //
-// Authentication is not decided here. Every route but /healthz and /static/
+// Authentication is not decided here. Every route but /healthz and /_backupweb/
 // goes through auth.RequireAuth with the configured provider, and a provider
 // with routes of its own (login, logout, OAuth) mounts them on the same mux.
 // The handlers read the user from the request's context with
@@ -48,7 +48,7 @@ type Options struct {
 // NewHandler returns the whole HTTP surface:
 //
 //	GET /healthz          200 "ok"; not protected, for load balancers
-//	GET /static/...       the stylesheet and icon; not protected
+//	GET /_backupweb/...       the stylesheet and icon; not protected
 //	GET /                 the catalog page
 //	GET /api/backups      {"backups":[{"name","size","modified"}]}, newest first
 //	GET /api/me           the current-user record: username, auth_type, ...
@@ -86,7 +86,7 @@ func NewHandler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
 	mux.HandleFunc("GET /readyz", ready(p))
-	mux.Handle("GET /static/", ui.Static())
+	mux.Handle("GET /_backupweb/", ui.Static())
 	mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
 	mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
 	mux.Handle("GET /api/me", protect(http.HandlerFunc(s.apiMe)))

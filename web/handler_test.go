@@ -44,10 +44,10 @@ func TestRoutes(t *testing.T) {
 		{"api me", "GET", "/api/me", 200, true, "application/json", `"username":"anonymous"`},
 		{"download", "GET", "/backups/nightly-2024-05-02.tar.gz", 200, true, "application/octet-stream", "second"},
 		{"download escaped", "GET", "/backups/weekly%202024-05-01.tar.zst", 200, true, "application/octet-stream", "weekly full"},
-		{"stylesheet", "GET", "/static/style.css", 200, false, "text/css", "prefers-color-scheme"},
+		{"stylesheet", "GET", "/_backupweb/style.css", 200, false, "text/css", "prefers-color-scheme"},
 		{"unknown", "GET", "/nope", 404, true, "text/html", "There is nothing at this address."},
 		{"unknown api", "GET", "/api/nope", 404, true, "application/json", `{"error":"There is nothing at this address."}`},
-		{"index.html", "GET", "/index.html", 404, true, "text/html", "/static/style"},
+		{"index.html", "GET", "/index.html", 404, true, "text/html", "/_backupweb/style"},
 		{"backups folder", "GET", "/backups", 404, true, "text/html", "Error 404"},
 		{"missing backup", "GET", "/backups/missing.tar", 404, true, "text/html", "no backup of that name"},
 		{"post page", "POST", "/", 405, true, "text/html", "does not accept that method"},
@@ -163,7 +163,7 @@ func TestRefusingProvider(t *testing.T) {
 		{"/backups/..", 401, false},
 		{"/backups/%2e%2e", 401, false},
 		{"/healthz", 200, false},
-		{"/static/style.css", 200, false},
+		{"/_backupweb/style.css", 200, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {

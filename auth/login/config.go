@@ -43,7 +43,7 @@ var reservedPaths = []string{"/", "/healthz", sessionauth.LogoutPath}
 
 // reservedPrefixes are route trees of the program (and of type oauth) that
 // the login page must stay out of.
-var reservedPrefixes = []string{"/api/", "/backups/", "/oauth/", "/static/"}
+var reservedPrefixes = []string{"/api/", "/backups/", "/oauth/", "/_backupweb/"}
 
 // Config is the typed configuration of a flask-login provider.
 type Config struct {
