@@ -34,3 +34,10 @@ func witnessAdmitted(ctx context.Context, u User) {
 type Checker interface {
 	Ready(ctx context.Context) error
 }
+
+// PathOwner is implemented by providers that serve paths of their own (a
+// login page, logout, the OAuth flow). In proxy mode those paths stay with
+// backupweb instead of going to the guarded interface.
+type PathOwner interface {
+	OwnPaths() []string
+}

@@ -25,6 +25,8 @@ type Config struct {
 	Server Server
 	// Backups holds the [backups] section.
 	Backups Backups
+	// Proxy holds the [proxy] section.
+	Proxy Proxy
 	// Auth is the [authentication] section, with ${NAME} already expanded.
 	// It is empty (never nil) when the file has none, which means type none.
 	// Load does not interpret it: the authentication factory does.
@@ -52,6 +54,9 @@ type Server struct {
 	// AccessLog turns the one-line-per-request log on, [server]
 	// access_log, default true.
 	AccessLog bool
+	// CookieDomain is the domain of the session cookie, [server]
+	// cookie_domain, default "" (the login's own host only).
+	CookieDomain string
 	// MetricsListen is the address of the second listener that serves
 	// Prometheus metrics at /metrics, [server] metrics_listen, default ""
 	// (off).
@@ -73,7 +78,7 @@ const (
 )
 
 // knownSections are the sections this program reads.
-var knownSections = []string{"server", "backups", "authentication"}
+var knownSections = []string{"server", "backups", "authentication", "proxy"}
 
 // Load reads the configuration. With path == "" it reads ./backupweb.ini
 // when that file exists and otherwise uses the built-in defaults; a path that
@@ -113,6 +118,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	f.Expand(lookup)
 	cfg.Server = loadServer(f.Section("server"))
 	cfg.Backups = loadBackups(f.Section("backups"))
+	cfg.Proxy = loadProxy(f.Section("proxy"))
 	return cfg
 }
 
@@ -183,14 +189,14 @@ func checkSecretsPrivate(auth *Section, path string) {
 
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "cookie_domain"}
 	backupsKeys = []string{"dir"}
 )
 
 // SectionKeys returns, for each section Load reads besides
 // [authentication], the keys it understands.
 func SectionKeys() map[string][]string {
-	return map[string][]string{"server": slices.Clone(serverKeys), "backups": slices.Clone(backupsKeys)}
+	return map[string][]string{"server": slices.Clone(serverKeys), "backups": slices.Clone(backupsKeys), "proxy": slices.Clone(proxyKeys)}
 }
 
 // loadServer reads [server].
@@ -216,6 +222,7 @@ func loadServer(s *Section) Server {
 		s.Errorf("state_dir", "must not be empty; the default is %s", DefaultStateDir)
 	}
 	srv.TrustedProxies = parseProxies(s)
+	srv.CookieDomain = checkCookieDomain(s)
 	return srv
 }
 

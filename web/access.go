@@ -35,6 +35,13 @@ func setRoute(r *http.Request) {
 	}
 }
 
+// setRouteLabel records label as r's route, if r carries a slot.
+func setRouteLabel(r *http.Request, label string) {
+	if s, ok := r.Context().Value(routeKey{}).(*routeSlot); ok {
+		s.pattern = label
+	}
+}
+
 // observe wraps next with the access log (one info line "request" per
 // request, when log is not nil) and the observer (when not nil). The line
 // holds method, path (never the query string, which can carry OAuth codes

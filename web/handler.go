@@ -43,6 +43,12 @@ type Options struct {
 	AccessLog bool
 	// Observer, when set, is told about every request (metrics).
 	Observer Observer
+	// Proxy, when set, is the guarded interface's reverse proxy ([proxy]
+	// upstream): every path backupweb does not keep for itself (see
+	// NewHandler) passes RequireAuth and goes there, and the catalog
+	// routes are not served. Proxied requests get neither backupweb's
+	// security headers nor its body limit: they are the upstream's.
+	Proxy http.Handler
 }
 
 // NewHandler returns the whole HTTP surface:
@@ -87,10 +93,12 @@ func NewHandler(o Options) http.Handler {
 	mux.HandleFunc("GET /healthz", health)
 	mux.HandleFunc("GET /readyz", ready(p))
 	mux.Handle("GET /_backupweb/", ui.Static())
-	mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
-	mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
-	mux.Handle("GET /api/me", protect(http.HandlerFunc(s.apiMe)))
-	mux.Handle("GET /backups/{name}", protect(http.HandlerFunc(s.download)))
+	if o.Proxy == nil {
+		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
+		mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
+		mux.Handle("GET /api/me", protect(http.HandlerFunc(s.apiMe)))
+		mux.Handle("GET /backups/{name}", protect(http.HandlerFunc(s.download)))
+	}
 	if m, ok := p.(auth.Mounter); ok {
 		m.Mount(mux)
 	}
@@ -137,7 +145,39 @@ func NewHandler(o Options) http.Handler {
 	if o.AccessLog {
 		access = log
 	}
-	return recoverer(log, s, res.Middleware(observe(access, o.Observer, securityHeaders(limitBody(s, cop.Handler(root))))))
+	own := securityHeaders(limitBody(s, cop.Handler(root)))
+	if o.Proxy != nil {
+		own = proxyOrOwn(p, protect(o.Proxy), own)
+	}
+	return recoverer(log, s, res.Middleware(observe(access, o.Observer, own)))
+}
+
+// keptPaths are the paths backupweb keeps for itself in proxy mode, besides
+// everything under /_backupweb/ and the provider's own (auth.PathOwner).
+var keptPaths = []string{"/healthz", "/readyz", "/auth/request", "/auth/forward"}
+
+// proxyOrOwn sends a request for one of backupweb's own paths to own, and
+// every other to proxied (the upstream, behind RequireAuth).
+func proxyOrOwn(p auth.Provider, proxied, own http.Handler) http.Handler {
+	kept := map[string]bool{}
+	for _, k := range keptPaths {
+		kept[k] = true
+	}
+	if po, ok := p.(auth.PathOwner); ok {
+		for _, k := range po.OwnPaths() {
+			kept[k] = true
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if kept[r.URL.Path] || strings.HasPrefix(r.URL.Path, "/_backupweb/") || r.RequestURI == "*" {
+			own.ServeHTTP(w, r)
+			return
+		}
+		// One label for every proxied path: the upstream's paths are
+		// not ours to name, and labels must stay bounded.
+		setRouteLabel(r, "proxy")
+		proxied.ServeHTTP(w, r)
+	})
 }
 
 // unroutedMessage is the sentence for a request no route takes.

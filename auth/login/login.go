@@ -201,6 +201,12 @@ func (p *Provider) Ready(ctx context.Context) error {
 	return p.sessions.Ready(ctx)
 }
 
+// OwnPaths returns the paths the provider serves: the login page and
+// logout.
+func (p *Provider) OwnPaths() []string {
+	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}
+}
+
 // SessionCount returns how many sessions the store holds, for metrics.
 func (p *Provider) SessionCount() (int, bool) { return p.sessions.Count() }
 

@@ -182,6 +182,12 @@ func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
 // Close writes pending session changes and closes the session store.
 func (p *Provider) Close() error { return p.sessions.Close() }
 
+// OwnPaths returns the paths the provider serves: the sign-in, the
+// callback, the signed-out page and logout.
+func (p *Provider) OwnPaths() []string {
+	return []string{LoginPath, CallbackPath, SignedOutPath, sessionauth.LogoutPath}
+}
+
 // SessionCount returns how many sessions the store holds, for metrics.
 func (p *Provider) SessionCount() (int, bool) { return p.sessions.Count() }
 

@@ -36,7 +36,9 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		}
 	}
 	factory.CheckPlacement(cfg.File, config.SectionKeys())
-	cfg.CheckBackupsDir()
+	if cfg.Proxy.Upstream == nil {
+		cfg.CheckBackupsDir() // in proxy mode the catalog is not served
+	}
 	a := &app{cfg: cfg}
 	if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.NeedsSecret {
 		if err := config.CheckStateDir(cfg.Server.StateDir); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/proxy"
 	"github.com/backupweb/backupweb/web"
 )
 
@@ -60,6 +61,17 @@ func runServe(c *cli, args []string) int {
 		Logger:    log,
 		AccessLog: a.cfg.Server.AccessLog,
 	}
+	if up := a.cfg.Proxy.Upstream; up != nil {
+		opts.Proxy = proxy.New(proxy.Options{
+			Upstream:              up,
+			UserHeader:            a.cfg.Proxy.UserHeader,
+			EmailHeader:           a.cfg.Proxy.EmailHeader,
+			PassAuthorization:     a.cfg.Proxy.PassAuthorization,
+			DialTimeout:           a.cfg.Proxy.DialTimeout,
+			ResponseHeaderTimeout: a.cfg.Proxy.ResponseHeaderTimeout,
+			Logger:                log,
+		})
+	}
 	if a.metrics != nil {
 		opts.Observer = a.metrics
 		if sc, ok := a.provider.(interface{ SessionCount() (int, bool) }); ok {
@@ -78,7 +90,11 @@ func runServe(c *cli, args []string) int {
 		log.Error("cannot listen", "addr", a.cfg.Server.Listen, "err", err)
 		return exitError
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.provider.Type(), "backups", a.cfg.Backups.Dir)
+	guarding := "backups " + a.cfg.Backups.Dir
+	if up := a.cfg.Proxy.Upstream; up != nil {
+		guarding = "upstream " + up.Redacted()
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.provider.Type(), "serving", guarding)
 
 	stopReload := c.reloadOnHangup(a.provider)
 	defer stopReload()

@@ -1,0 +1,168 @@
+// Package proxy is backupweb as the authenticating reverse proxy of a web
+// interface it did not write ([proxy] upstream): a request that passed the
+// configured type's RequireAuth goes to the upstream with its method, path
+// (escaped as received), query, body and headers, minus what must not
+// cross — the client's own identity headers, its Authorization (unless
+// passed on purpose), backupweb's cookies, forwarding headers the client
+// wrote — and plus the user's identity and the forwarding headers
+// backupweb believes. The answer streams back as it arrives; WebSocket
+// upgrades pass; connections to the upstream are kept alive and reused.
+//
+// It is built on net/http/httputil.ReverseProxy's Rewrite hook. It does
+// not use ProxyRequest.SetXForwarded, which appends to an X-Forwarded-For
+// the client wrote: the forwarding headers are set from package peer's
+// answer (the trusted-proxy rule) instead.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/peer"
+)
+
+// Options configure New.
+type Options struct {
+	// Upstream is the guarded interface. Required.
+	Upstream *url.URL
+	// UserHeader and EmailHeader carry the signed-in user's name and
+	// e-mail to the upstream; "" sends none. Whatever the client sent in
+	// them is always removed.
+	UserHeader, EmailHeader string
+	// PassAuthorization lets the client's Authorization header through.
+	PassAuthorization bool
+	// DialTimeout bounds connecting to the upstream; ResponseHeaderTimeout
+	// the wait for its response headers. Zero: 5 s and 60 s.
+	DialTimeout, ResponseHeaderTimeout time.Duration
+	// Logger receives one error line per failed upstream request.
+	Logger *slog.Logger
+	// Transport replaces the tuned default, for tests.
+	Transport http.RoundTripper
+}
+
+// ownCookie reports whether a cookie is one of backupweb's own (session,
+// login form, OAuth flow, with or without the __Host-/__Secure- prefix):
+// those never reach the upstream.
+func ownCookie(name string) bool {
+	name = strings.TrimPrefix(strings.TrimPrefix(name, "__Host-"), "__Secure-")
+	return strings.HasPrefix(name, "backupweb_")
+}
+
+// New returns the proxy handler. It expects to run behind auth.RequireAuth
+// (the user is read from the context; type none sends no identity) and
+// behind peer's middleware.
+func New(o Options) http.Handler {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	if o.ResponseHeaderTimeout <= 0 {
+		o.ResponseHeaderTimeout = 60 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Transport == nil {
+		o.Transport = &http.Transport{
+			Proxy:                 nil, // the upstream is reached directly
+			DialContext:           (&net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			ResponseHeaderTimeout: o.ResponseHeaderTimeout,
+			TLSHandshakeTimeout:   o.DialTimeout,
+			MaxIdleConns:          256,
+			MaxIdleConnsPerHost:   128,
+			IdleConnTimeout:       90 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { rewrite(o, pr) },
+		Transport:     o.Transport,
+		FlushInterval: -1, // stream: server-sent events and long polls
+		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { failed(o.Logger, w, r, err) },
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Long polls, event streams, large uploads and downloads must not
+		// be cut by the server's own read and write deadlines, which are
+		// meant for backupweb's pages.
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Time{})
+		rc.SetWriteDeadline(time.Time{})
+		rp.ServeHTTP(w, r)
+	})
+}
+
+// rewrite turns the inbound request into the upstream's. ReverseProxy has
+// already removed hop-by-hop headers (those named in Connection included)
+// and the inbound X-Forwarded-* headers from pr.Out.
+func rewrite(o Options, pr *httputil.ProxyRequest) {
+	pr.SetURL(o.Upstream)
+	out, in := pr.Out, pr.In
+	h := out.Header
+	for _, name := range []string{o.UserHeader, o.EmailHeader, "X-Forwarded-User", "X-Forwarded-Email", "X-Real-IP", "Forwarded"} {
+		if name != "" {
+			h.Del(name)
+		}
+	}
+	if !o.PassAuthorization {
+		h.Del("Authorization")
+	}
+	stripOwnCookies(out)
+	if u, ok := auth.FromContext(in.Context()); ok && u.Type != "none" {
+		if o.UserHeader != "" && u.Name != "" {
+			h.Set(o.UserHeader, u.Name)
+		}
+		if email := u.Attrs["email"]; o.EmailHeader != "" && email != "" {
+			h.Set(o.EmailHeader, email)
+		}
+	}
+	info := peer.Of(in)
+	if info.Addr.IsValid() {
+		h.Set("X-Forwarded-For", info.Addr.String())
+	}
+	h.Set("X-Forwarded-Host", in.Host)
+	if info.HTTPS {
+		h.Set("X-Forwarded-Proto", "https")
+	} else {
+		h.Set("X-Forwarded-Proto", "http")
+	}
+}
+
+// stripOwnCookies removes backupweb's cookies from r's Cookie header and
+// keeps the client's others, in their order.
+func stripOwnCookies(r *http.Request) {
+	cookies := r.Cookies()
+	r.Header.Del("Cookie")
+	var kept []string
+	for _, c := range cookies {
+		if !ownCookie(c.Name) {
+			kept = append(kept, c.Name+"="+c.Value)
+		}
+	}
+	if len(kept) > 0 {
+		r.Header.Set("Cookie", strings.Join(kept, "; "))
+	}
+}
+
+// failed answers a request the upstream could not serve: 504 when it did
+// not answer in time, 502 otherwise, with the error page (or JSON) and one
+// error line. A client that went away gets nothing.
+func failed(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return
+	}
+	status, msg := http.StatusBadGateway, "The guarded service could not be reached. Try again in a moment."
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		status, msg = http.StatusGatewayTimeout, "The guarded service did not answer in time. Try again in a moment."
+	}
+	log.LogAttrs(r.Context(), slog.LevelError, "proxy: upstream request failed",
+		slog.Int("status", status), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
+	auth.Refuse(w, r, status, msg)
+}
