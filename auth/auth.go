@@ -132,6 +132,14 @@ type Env struct {
 	// HTTPClient is used for calls to identity providers. Default: a
 	// client with timeouts, chosen by the provider.
 	HTTPClient *http.Client
+	// CookieDomain is [server] cookie_domain: over https the session
+	// cookies name it (and carry __Secure- instead of __Host-), so one
+	// sign-in serves every host name of the site. Empty: the login's own
+	// host only.
+	CookieDomain string
+	// RedirectHosts is [proxy] redirect_hosts: with CookieDomain, the
+	// hosts a login's next may name as an absolute https URL.
+	RedirectHosts []string
 	// CheckOnly asks the provider to validate its configuration without
 	// acquiring anything: no state files opened or created, no network
 	// calls. check-config sets it; the provider it returns is not served.

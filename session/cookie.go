@@ -85,11 +85,19 @@ const HostPrefix = "__Host-"
 // WireName returns the name the cookie name has on the wire for r: with
 // HostPrefix over https, as is otherwise.
 func (m *Manager) WireName(r *http.Request, name string) string {
-	if m.secure(r) {
+	switch {
+	case !m.secure(r):
+		return name
+	case m.domain != "":
+		return SecurePrefix + name
+	default:
 		return HostPrefix + name
 	}
-	return name
 }
+
+// SecurePrefix replaces HostPrefix when the cookies name a domain
+// (Options.CookieDomain): browsers then accept them only with Secure.
+const SecurePrefix = "__Secure-"
 
 // Cookie returns r's cookie name as SetCookie set it for such a request
 // (see WireName). Over https a cookie without the prefix is not accepted:
@@ -99,13 +107,17 @@ func (m *Manager) Cookie(r *http.Request, name string) (*http.Cookie, error) {
 }
 
 func (m *Manager) baseCookie(r *http.Request, name string) *http.Cookie {
-	return &http.Cookie{
+	c := &http.Cookie{
 		Name:     m.WireName(r, name),
 		Path:     "/",
 		HttpOnly: true,
 		SameSite: http.SameSiteLaxMode,
 		Secure:   m.secure(r),
 	}
+	if c.Secure && m.domain != "" {
+		c.Domain = m.domain
+	}
+	return c
 }
 
 // validCookieName reports whether name can be a cookie name.

@@ -168,3 +168,22 @@ func TestHostPrefixRead(t *testing.T) {
 		t.Fatalf("over http the plain cookie: %v %v", c, err)
 	}
 }
+
+func TestCookieDomain(t *testing.T) {
+	m := newTestManager(t, newClock(), nil, Options{CookieDomain: "example.com"})
+	r := get()
+	r.TLS = &tls.ConnectionState{}
+	w := httptest.NewRecorder()
+	if _, err := m.Start(w, r, Data{Username: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	c := cookieNamed(t, w, SecurePrefix+DefaultCookieName)
+	if c.Domain != "example.com" || !c.Secure {
+		t.Errorf("cookie %+v: want Domain example.com and Secure", c)
+	}
+	plain := httptest.NewRecorder()
+	m.Start(plain, get(), Data{Username: "alice"})
+	if c := cookieNamed(t, plain, DefaultCookieName); c.Domain != "" {
+		t.Errorf("over http the cookie names a domain: %+v", c)
+	}
+}

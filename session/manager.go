@@ -60,6 +60,11 @@ type Options struct {
 	Secure func(r *http.Request) bool
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// CookieDomain, when set, is the Domain of every cookie set over https
+	// (which then carries the __Secure- prefix rather than __Host-, since
+	// a __Host- cookie cannot name a domain). Over plain http it is not
+	// used.
+	CookieDomain string
 	// MaxPerUser bounds the live sessions of one user, for stores that
 	// implement UserLimiter: Start ends the user's oldest sessions beyond
 	// it. Default DefaultMaxPerUser (20); negative: no bound.
@@ -99,6 +104,7 @@ type Manager struct {
 	log        *slog.Logger
 	typ        string
 	maxPerUser int
+	domain     string
 
 	keys     *keyring
 	credMAC  *macPool // credential fingerprints
@@ -147,6 +153,7 @@ func NewManager(o Options) (*Manager, error) {
 		log:        o.Logger,
 		typ:        o.Type,
 		maxPerUser: cmp.Or(o.MaxPerUser, DefaultMaxPerUser),
+		domain:     o.CookieDomain,
 	}
 	m.toucher, _ = o.Store.(Toucher)
 	for _, name := range []string{m.cookie, m.formCookie} {

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
@@ -39,7 +38,7 @@ const maxFormBytes = 64 << 10
 // serveForm is GET on the login path: the form, or for a browser that is
 // signed in already, a 303 to next.
 func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
-	next := sessionauth.SafeNext(r.URL.Query().Get("next"))
+	next := p.guard.SafeNext(r.URL.Query().Get("next"))
 	if _, ok, err := p.guard.Identify(r); err == nil && ok {
 		redirectLocal(w, next)
 		return
@@ -69,7 +68,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, pw := r.PostForm.Get("username"), r.PostForm.Get("password")
-	next := sessionauth.SafeNext(r.PostForm.Get("next"))
+	next := p.guard.SafeNext(r.PostForm.Get("next"))
 	logged := logName(name)
 	if !p.mgr.CheckFormToken(r, r.PostForm.Get("csrf_token")) {
 		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, logged)

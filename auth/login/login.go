@@ -140,10 +140,11 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 	p.mgr = p.sessions.Manager
 	p.users.Store(rd.set.bind(p.mgr.Fingerprint))
 	p.guard = sessionauth.New(sessionauth.Options{
-		Type:      Name,
-		Manager:   p.mgr,
-		LoginPath: cfg.LoginPath,
-		Logger:    env.Log(),
+		Type:          Name,
+		Manager:       p.mgr,
+		LoginPath:     cfg.LoginPath,
+		Logger:        env.Log(),
+		RedirectHosts: sessionauth.RedirectHosts(env),
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password
 		// changed while the service was stopped included).

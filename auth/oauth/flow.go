@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/backupweb/backupweb/auth/sessionauth"
 )
 
 // FlowTTL is how long a sign-in may take between the redirect to the
@@ -82,7 +81,7 @@ func flowCookieName(state string) string {
 // A browser that already holds a live session goes straight to next.
 func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	next := sessionauth.SafeNext(r.URL.Query().Get("next"))
+	next := p.guard.SafeNext(r.URL.Query().Get("next"))
 	if len(next) > maxNext {
 		next = "/"
 	}

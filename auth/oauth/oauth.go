@@ -117,6 +117,7 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
 		Logger:         env.Log(),
+		RedirectHosts:  sessionauth.RedirectHosts(env),
 		Admit:          p.admits,
 	})
 	if cfg.OpenIDConnect() {

@@ -45,15 +45,16 @@ func Open(env auth.Env, typ string, idle, lifetime time.Duration, maxPerUser int
 		store = fs
 	}
 	mgr, err := session.NewManager(session.Options{
-		Store:       store,
-		Key:         env.SecretKey,
-		IdleTimeout: idle,
-		Lifetime:    lifetime,
-		Secure:      peer.Secure,
-		Now:         env.Clock(),
-		Logger:      env.Log(),
-		Type:        typ,
-		MaxPerUser:  maxPerUser,
+		Store:        store,
+		Key:          env.SecretKey,
+		IdleTimeout:  idle,
+		Lifetime:     lifetime,
+		Secure:       peer.Secure,
+		Now:          env.Clock(),
+		Logger:       env.Log(),
+		Type:         typ,
+		MaxPerUser:   maxPerUser,
+		CookieDomain: env.CookieDomain,
 	})
 	s := &Sessions{Manager: mgr, store: store}
 	if err != nil {
@@ -100,6 +101,16 @@ func (s *Sessions) Count() (n int, ok bool) {
 		return l.Len(), true
 	}
 	return 0, false
+}
+
+// RedirectHosts returns the hosts a login's next may name: env's
+// RedirectHosts, and only when a cookie domain shares the sign-in with
+// them (otherwise a login on one host could not serve another).
+func RedirectHosts(env auth.Env) []string {
+	if env.CookieDomain == "" {
+		return nil
+	}
+	return env.RedirectHosts
 }
 
 // Ready reports whether the session store answers (see session.Pinger).

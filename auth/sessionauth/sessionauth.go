@@ -45,6 +45,10 @@ type Options struct {
 	LogoutRedirect string
 	// Logger receives refused attempts. Default slog.Default().
 	Logger *slog.Logger
+	// RedirectHosts, when set (with a cookie domain), are the hosts
+	// (exact, or ".example.com" for its sub-domains) that next may name
+	// as an absolute https URL; see Guard.SafeNext.
+	RedirectHosts []string
 	// Admit, when set, is asked on every request whether the session is
 	// still admitted (for example, its user still listed in the user file
 	// with the credential the session was made with). A session no longer
@@ -151,6 +155,27 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		to += "?" + SignedOutQuery
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// SafeNext returns next when it is a local path (see the package-level
+// SafeNext) or an absolute https URL whose host is one of
+// Options.RedirectHosts, else "/". Nothing else is ever a redirect target.
+func (g *Guard) SafeNext(next string) string {
+	if local := SafeNext(next); local != "/" || next == "/" || len(g.o.RedirectHosts) == 0 {
+		return local
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "https" || u.User != nil || u.Opaque != "" || len(next) > 2048 ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return "/"
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, h := range g.o.RedirectHosts {
+		if host == h || strings.HasPrefix(h, ".") && strings.HasSuffix(host, h) {
+			return next
+		}
+	}
+	return "/"
 }
 
 // LoginURL returns loginPath with next as its query parameter: the

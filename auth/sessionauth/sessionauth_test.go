@@ -1,6 +1,7 @@
 package sessionauth
 
 import (
+	"github.com/backupweb/backupweb/auth"
 	"net/http/httptest"
 	"testing"
 )
@@ -70,5 +71,34 @@ func TestChallenge(t *testing.T) {
 		if rec.Code != tt.want || rec.Header().Get("Location") != tt.location {
 			t.Errorf("%s %s (%s): %d %q, want %d %q", tt.method, tt.path, tt.accept, rec.Code, rec.Header().Get("Location"), tt.want, tt.location)
 		}
+	}
+}
+
+func TestGuardSafeNextRedirectHosts(t *testing.T) {
+	g := New(Options{Type: "t", LoginPath: "/login", RedirectHosts: []string{"backups.example.com", ".kopia.example.com"}})
+	for next, want := range map[string]string{
+		"/local?x=1":                            "/local?x=1",
+		"https://backups.example.com/a?b=c":     "https://backups.example.com/a?b=c",
+		"https://one.kopia.example.com/":        "https://one.kopia.example.com/",
+		"https://BACKUPS.example.com/":          "https://BACKUPS.example.com/",
+		"http://backups.example.com/":           "/",
+		"https://evil.example.com/":             "/",
+		"https://backups.example.com.evil.org/": "/",
+		"https://evilkopia.example.com/":        "/",
+		"https://user@backups.example.com/":     "/",
+		"https://backups.example.com\\@evil/":   "/",
+		"//backups.example.com/":                "/",
+		"javascript:alert(1)":                   "/",
+	} {
+		if got := g.SafeNext(next); got != want {
+			t.Errorf("SafeNext(%q) = %q, want %q", next, got, want)
+		}
+	}
+	// Without redirect hosts (no cookie domain), nothing absolute passes.
+	if got := New(Options{Type: "t", LoginPath: "/login"}).SafeNext("https://backups.example.com/"); got != "/" {
+		t.Errorf("without redirect hosts: %q", got)
+	}
+	if RedirectHosts(auth.Env{RedirectHosts: []string{"a.example.com"}}) != nil {
+		t.Error("redirect hosts without a cookie domain must be ignored")
 	}
 }

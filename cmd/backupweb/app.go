@@ -45,7 +45,8 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 			cfg.File.Section("server").Errorf("state_dir", "%v", err)
 		}
 	}
-	env := auth.Env{Logger: log, StateDir: cfg.Server.StateDir, CheckOnly: checkOnly}
+	env := auth.Env{Logger: log, StateDir: cfg.Server.StateDir, CheckOnly: checkOnly,
+		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts}
 	if !checkOnly && cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
 		a.metrics = metrics.New()
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name == "oauth" {
