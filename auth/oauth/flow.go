@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
-
 )
 
 // FlowTTL is how long a sign-in may take between the redirect to the
