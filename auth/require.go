@@ -32,6 +32,17 @@ func RequireAuth(p Provider) func(http.Handler) http.Handler {
 	}
 }
 
+// AcceptsHTML reports whether r's Accept header names text/html, whatever
+// its method.
+func AcceptsHTML(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if containsMediaType(v, "text/html") {
+			return true
+		}
+	}
+	return false
+}
+
 // WantsHTML reports whether r is a browser navigation: a GET whose Accept
 // header names text/html. Session types redirect those to their login page
 // and answer everything else with 401.

@@ -35,6 +35,13 @@ type Checker interface {
 	Ready(ctx context.Context) error
 }
 
+// LoginRedirecter is implemented by the session types: the URL of their
+// login page with next, checked by their rules for next (a local path, or
+// an allowed host). The forward-auth endpoint sends browsers there.
+type LoginRedirecter interface {
+	LoginURLFor(next string) string
+}
+
 // PathOwner is implemented by providers that serve paths of their own (a
 // login page, logout, the OAuth flow). In proxy mode those paths stay with
 // backupweb instead of going to the guarded interface.

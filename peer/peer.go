@@ -26,6 +26,10 @@ type Info struct {
 	// HTTPS reports whether the client reached the service over https,
 	// directly or, as told by a trusted proxy, in front of it.
 	HTTPS bool
+	// Proxied reports whether the request came through a trusted proxy,
+	// whose other forwarding headers (X-Forwarded-Host, X-Forwarded-Uri)
+	// may then be believed too.
+	Proxied bool
 }
 
 // String returns the address for logs, "unknown" when there is none.
@@ -74,6 +78,7 @@ func (res *Resolver) Resolve(r *http.Request) Info {
 	if !info.Addr.IsValid() || !res.Trusted(info.Addr) {
 		return info
 	}
+	info.Proxied = true
 	if a, ok := res.fromForwardedFor(r.Header.Values("X-Forwarded-For")); ok {
 		info.Addr = a
 	} else if a, err := netip.ParseAddr(strings.TrimSpace(r.Header.Get("X-Real-IP"))); err == nil {

@@ -92,6 +92,8 @@ func NewHandler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
 	mux.HandleFunc("GET /readyz", ready(p))
+	mux.HandleFunc(RequestAuthPath, forwardAuth(p, false))
+	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, true))
 	mux.Handle("GET /_backupweb/", ui.Static())
 	if o.Proxy == nil {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))

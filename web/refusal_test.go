@@ -82,7 +82,7 @@ func TestOneRefusalRule(t *testing.T) {
 		}
 	}
 	// The forward-auth paths answer JSON, whatever Accept says.
-	h := NewHandler(Options{Provider: &fakeProvider{admit: true}, Catalog: catalog.New(t.TempDir())})
+	h := NewHandler(Options{Provider: &fakeProvider{admit: false}, Catalog: catalog.New(t.TempDir())})
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/auth/request", nil)
 	req.Header.Set("Accept", "text/html")

@@ -202,6 +202,9 @@ func (p *Provider) Ready(ctx context.Context) error {
 	return p.sessions.Ready(ctx)
 }
 
+// LoginURLFor returns the login page's URL with next (auth.LoginRedirecter).
+func (p *Provider) LoginURLFor(next string) string { return p.guard.LoginURLFor(next) }
+
 // OwnPaths returns the paths the provider serves: the login page and
 // logout.
 func (p *Provider) OwnPaths() []string {

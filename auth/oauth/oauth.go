@@ -183,6 +183,9 @@ func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
 // Close writes pending session changes and closes the session store.
 func (p *Provider) Close() error { return p.sessions.Close() }
 
+// LoginURLFor returns the sign-in's URL with next (auth.LoginRedirecter).
+func (p *Provider) LoginURLFor(next string) string { return p.guard.LoginURLFor(next) }
+
 // OwnPaths returns the paths the provider serves: the sign-in, the
 // callback, the signed-out page and logout.
 func (p *Provider) OwnPaths() []string {

@@ -178,6 +178,12 @@ func (g *Guard) SafeNext(next string) string {
 	return "/"
 }
 
+// LoginURLFor returns the login page's URL with next as its query
+// parameter, next checked by SafeNext (so it may name a redirect host).
+func (g *Guard) LoginURLFor(next string) string {
+	return g.o.LoginPath + "?next=" + url.QueryEscape(g.SafeNext(next))
+}
+
 // LoginURL returns loginPath with next as its query parameter: the
 // original path and query when it is a local path, "/" otherwise. next is
 // always present, so a login page can tell where the browser was going.

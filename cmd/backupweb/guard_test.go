@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/backupweb/backupweb/internal/toolstest"
+)
+
+// readmeSnippet returns the fenced block of the given language that follows
+// marker in the README: the tests run exactly the configurations the
+// README gives.
+func readmeSnippet(t *testing.T, marker, lang string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, marker)
+	if i < 0 {
+		t.Fatalf("README has no %q", marker)
+	}
+	s = s[i:]
+	start := strings.Index(s, "```"+lang+"\n")
+	if start < 0 {
+		t.Fatalf("README has no %s block after %q", lang, marker)
+	}
+	s = s[start+len("```"+lang+"\n"):]
+	return s[:strings.Index(s, "```")]
+}
+
+// freeAddr returns a loopback address no one listens on (yet).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitPort waits until addr accepts connections.
+func waitPort(t *testing.T, addr string, stderr func() string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on %s:\n%s", addr, stderr())
+}
+
+// guardedSetup runs the guarded interface (an echo of what it got, as an
+// HTML page) and backupweb (flask-login, alice/alice-pw, trusting
+// 127.0.0.1) with the README's forward-auth configuration.
+func guardedSetup(t *testing.T) (backupweb, upstream string) {
+	t.Helper()
+	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><title>Guarded</title><h1 id=guarded>Guarded interface</h1><p id=user>%s</p><p id=path>%s</p>",
+			r.Header.Get("X-Forwarded-User"), r.URL.RequestURI())
+	})}
+	uln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go up.Serve(uln)
+	t.Cleanup(func() { up.Close() })
+
+	dir := t.TempDir()
+	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	ini := readmeSnippet(t, "backupweb's configuration for all three", "ini")
+	ini = strings.Replace(ini, "listen = 127.0.0.1:8080", "listen = 127.0.0.1:0", 1)
+	ini = strings.Replace(ini, "/etc/backupweb/users", filepath.Join(dir, "users"), 1)
+	ini += "\n[backups]\ndir = " + dir + "\n[server]\n"
+	ini = strings.Replace(ini, "\n[server]\n", "", 1) // keep one [server]: state_dir goes there
+	ini = strings.Replace(ini, "trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state"), 1)
+	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
+	done := make(chan int, 1)
+	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return waitListening(t, stderr, done), uln.Addr().String()
+}
+
+// place puts the real addresses into a README configuration.
+func place(conf, backupweb, upstream, listen string) string {
+	return strings.NewReplacer("127.0.0.1:8080", backupweb, "127.0.0.1:5000", upstream, "127.0.0.1:8443", listen).Replace(conf)
+}
+
+func startNginx(t *testing.T, backupweb, upstream string) string {
+	t.Helper()
+	nginx := toolstest.Need(t, "nginx", "nginx-light")
+	dir := t.TempDir()
+	listen := freeAddr(t)
+	server := place(readmeSnippet(t, "**nginx**", "nginx"), backupweb, upstream, listen)
+	conf := fmt.Sprintf(`daemon off;
+master_process off;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events {}
+http {
+    access_log off;
+    client_body_temp_path %[1]s/body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+%[2]s
+}
+`, dir, server)
+	os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600)
+	cmd := exec.Command(nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitPort(t, listen, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
+	return "http://" + listen
+}
+
+func startCaddy(t *testing.T, backupweb, upstream string) string {
+	t.Helper()
+	caddy := toolstest.Need(t, "caddy", "caddy")
+	dir := t.TempDir()
+	listen := freeAddr(t)
+	site := place(readmeSnippet(t, "**Caddy**", "caddy"), backupweb, upstream, listen)
+	conf := "{\n\tadmin off\n\tauto_https off\n}\n" + site
+	os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(conf), 0o600)
+	cmd := exec.Command(caddy, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitPort(t, listen, out.String)
+	return "http://" + listen
+}
+
+// throughProxy signs in through front (nginx or Caddy in front of
+// backupweb and the guarded interface) as a browser would, and checks each
+// step of the forward-authentication dance.
+func throughProxy(t *testing.T, front string) {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path, accept string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", front+path, nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	// An API client without a session: 401, JSON, nothing from upstream.
+	resp := get("/app/page?x=1&y=2", "application/json")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), "Guarded interface") {
+		t.Fatalf("API client without a session: %d %s", resp.StatusCode, body)
+	}
+	// A browser: sent to the login page with next.
+	resp = get("/app/page?x=1&y=2", "text/html")
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || loc != "/login?next=%2Fapp%2Fpage%3Fx%3D1%26y%3D2" {
+		t.Fatalf("browser without a session: %d Location %q", resp.StatusCode, loc)
+	}
+	resp = get(loc, "text/html")
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("login page through the proxy: %d\n%s", resp.StatusCode, page)
+	}
+	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {string(m[1])}, "next": {"/app/page?x=1&y=2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/app/page?x=1&y=2" {
+		t.Fatalf("login: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	forged, _ := http.NewRequest("GET", front+"/app/page?x=1&y=2", nil)
+	forged.Header.Set("Accept", "text/html")
+	forged.Header.Set("X-Forwarded-User", "mallory")
+	resp, err = c.Do(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<p id=user>alice</p>") || !strings.Contains(string(body), "/app/page?x=1&amp;y=2") && !strings.Contains(string(body), "/app/page?x=1&y=2") {
+		t.Fatalf("signed in: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+func TestGuardWithNginx(t *testing.T) {
+	backupweb, upstream := guardedSetup(t)
+	throughProxy(t, startNginx(t, backupweb, upstream))
+}
+
+func TestGuardWithCaddy(t *testing.T) {
+	backupweb, upstream := guardedSetup(t)
+	throughProxy(t, startCaddy(t, backupweb, upstream))
+}

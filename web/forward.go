@@ -1,0 +1,112 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/peer"
+)
+
+// Forward-authentication endpoints, for a proxy that asks backupweb about
+// each request it is about to pass on.
+const (
+	// RequestAuthPath is for nginx's auth_request: 200 or 401, and 403
+	// when throttled, since nginx treats any other status as an error.
+	RequestAuthPath = "/auth/request"
+	// ForwardAuthPath is for Traefik's forwardAuth and Caddy's
+	// forward_auth: 200, 401, a redirect to the login page for browsers
+	// of session types, and 429 when throttled.
+	ForwardAuthPath = "/auth/forward"
+)
+
+// Headers an authenticated answer carries for the proxy to copy upstream.
+const (
+	userHeader  = "X-Auth-Request-User"
+	emailHeader = "X-Auth-Request-Email"
+)
+
+// forwardAuth answers a proxy's question about the request it forwards: it
+// applies the provider exactly as a protected route does (throttling,
+// decoy work and logging included) to this request's cookies and
+// Authorization header. Bodies are never more than the error message.
+func forwardAuth(p auth.Provider, forward bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		u, ok, err := p.Identify(r)
+		var retry interface{ RetryAfterSeconds() int }
+		switch {
+		case err != nil && !forward && errors.As(err, &retry):
+			// nginx turns any status but 2xx, 401 and 403 into a 500.
+			auth.Refuse(w, r, http.StatusForbidden, "Too many failed attempts.")
+		case err != nil:
+			auth.WriteError(w, r, err)
+		case ok:
+			w.Header().Set(userHeader, u.Name)
+			if email := u.Attrs["email"]; email != "" {
+				w.Header().Set(emailHeader, email)
+			}
+			w.WriteHeader(http.StatusOK)
+		case forward && browserNavigation(r):
+			if lr, isSession := p.(auth.LoginRedirecter); isSession {
+				http.Redirect(w, r, lr.LoginURLFor(forwardedNext(r)), http.StatusFound)
+				return
+			}
+			p.Challenge(w, r)
+		default:
+			challenge401(p, w, r)
+		}
+	}
+}
+
+// challenge401 answers 401: the provider's own challenge for types that
+// answer with 401 (basic's WWW-Authenticate), a plain 401 for the session
+// types, whose challenge would redirect.
+func challenge401(p auth.Provider, w http.ResponseWriter, r *http.Request) {
+	if _, isSession := p.(auth.LoginRedirecter); isSession {
+		auth.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
+		return
+	}
+	p.Challenge(w, r)
+}
+
+// browserNavigation reports whether the forwarded request is a browser
+// asking for a page: Accept names text/html and the original method (as
+// X-Forwarded-Method tells, from a trusted proxy) is GET.
+func browserNavigation(r *http.Request) bool {
+	if !auth.AcceptsHTML(r) {
+		return false
+	}
+	method := http.MethodGet
+	if peer.Of(r).Proxied {
+		if m := r.Header.Get("X-Forwarded-Method"); m != "" {
+			method = m
+		}
+	}
+	return method == http.MethodGet
+}
+
+// forwardedNext rebuilds where the browser was going from the trusted
+// proxy's X-Forwarded-Proto, -Host and -Uri: the path and query when the
+// host is this one, the absolute URL otherwise (which the login keeps only
+// for a redirect host). From any other peer those headers are not
+// believed, and next is "/".
+func forwardedNext(r *http.Request) string {
+	if !peer.Of(r).Proxied {
+		return "/"
+	}
+	uri := r.Header.Get("X-Forwarded-Uri")
+	if uri == "" || !strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "//") {
+		return "/"
+	}
+	host := r.Header.Get("X-Forwarded-Host")
+	if host == "" || strings.EqualFold(host, r.Host) {
+		return uri
+	}
+	proto := "http"
+	if peer.Of(r).HTTPS {
+		proto = "https"
+	}
+	return proto + "://" + host + uri
+}
