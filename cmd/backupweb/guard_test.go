@@ -18,6 +18,9 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/chromedp/chromedp"
+
+	"github.com/backupweb/backupweb/internal/browsertest"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -233,4 +236,30 @@ func TestGuardWithNginx(t *testing.T) {
 func TestGuardWithCaddy(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
 	throughProxy(t, startCaddy(t, backupweb, upstream))
+}
+
+// TestBrowserThroughNginx: a browser asks nginx for a page of the guarded
+// interface, lands on backupweb's login form, signs in and sees the page.
+func TestBrowserThroughNginx(t *testing.T) {
+	backupweb, upstream := guardedSetup(t)
+	front := startNginx(t, backupweb, upstream)
+	ctx := browsertest.New(t)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(front+"/app/page?x=1"),
+		chromedp.WaitVisible(chromedp.CSS("#username")),
+		chromedp.SendKeys(chromedp.CSS("#username"), "alice"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "alice-pw"),
+		chromedp.Submit(chromedp.CSS("form")),
+		chromedp.WaitVisible(chromedp.CSS("#guarded")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	user, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#user")))
+	if err != nil || user != "alice" {
+		t.Fatalf("the guarded page saw user %q (%v)", user, err)
+	}
+	path, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#path")))
+	if err != nil || path != "/app/page?x=1" {
+		t.Fatalf("landed on %q (%v), want the page asked for", path, err)
+	}
 }
