@@ -23,6 +23,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
@@ -84,8 +85,13 @@ func New(o Options) http.Handler {
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { rewrite(o, pr) },
 		Transport:     o.Transport,
-		FlushInterval: -1, // stream: server-sent events and long polls
+		// Zero: ReverseProxy flushes at once every answer it recognises
+		// as streaming (text/event-stream, or no Content-Length: long
+		// polls, chunked downloads) and lets the others go out in full
+		// writes, without a flush per write.
+		FlushInterval: 0,
 		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { failed(o.Logger, w, r, err) },
+		BufferPool:    bufferPool{},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Long polls, event streams, large uploads and downloads must not
@@ -97,6 +103,17 @@ func New(o Options) http.Handler {
 		rp.ServeHTTP(w, r)
 	})
 }
+
+// buffers are the copy buffers of the proxy, reused across requests: a
+// fresh 32 KiB buffer per request would be most of what a proxied request
+// allocates.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// bufferPool is httputil.BufferPool over buffers.
+type bufferPool struct{}
+
+func (bufferPool) Get() []byte  { return *buffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 
 // rewrite turns the inbound request into the upstream's. ReverseProxy has
 // already removed hop-by-hop headers (those named in Connection included)

@@ -54,7 +54,7 @@ func (u *upstream) stream(id string) chan string {
 	return ch.(chan string)
 }
 
-func startUpstream(t *testing.T) *upstream {
+func startUpstream(t testing.TB) *upstream {
 	u := &upstream{}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.hits.Add(1)
@@ -112,7 +112,7 @@ type guarded struct {
 	logs *logtest.Buffer
 }
 
-func guard(t *testing.T, up string, setup func(base string, log *slog.Logger) auth.Provider) guarded {
+func guard(t testing.TB, up string, setup func(base string, log *slog.Logger) auth.Provider) guarded {
 	t.Helper()
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
@@ -144,7 +144,7 @@ type signedIn struct {
 	user, email string
 }
 
-func setups(t *testing.T, up *upstream) map[string]func() signedIn {
+func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 	secret := []byte(strings.Repeat("k", 32))
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	return map[string]func() signedIn{

@@ -19,9 +19,15 @@ func Loopback(b *testing.B, h http.Handler, path string, mod func(*http.Request)
 	b.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	client := srv.Client()
+	URL(b, srv.Client(), srv.URL, path, mod)
+}
+
+// URL is Loopback against a server that already runs at base, with
+// client (whose cookie jar, if any, is used).
+func URL(b *testing.B, client *http.Client, base, path string, mod func(*http.Request)) {
+	b.Helper()
 	do := func() {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 		if mod != nil {
 			mod(req)
 		}

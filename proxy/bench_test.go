@@ -1,0 +1,66 @@
+package proxy_test
+
+import (
+	"log/slog"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/internal/benchtest"
+)
+
+// Loopback benchmarks of the built-in proxy (see package benchtest), each
+// against a small upstream answer: compare a valid session or a right Basic
+// password with type none through the same proxy, and with the upstream
+// reached directly; and /auth/request with a valid session with /healthz.
+
+func BenchmarkProxyUpstreamDirect(b *testing.B) {
+	up := startUpstream(b)
+	benchtest.URL(b, up.Client(), up.URL, "/page", nil)
+}
+
+func BenchmarkProxyNone(b *testing.B) {
+	up := startUpstream(b)
+	g := guard(b, up.URL, func(string, *slog.Logger) auth.Provider { return none.Provider{} })
+	benchtest.URL(b, plainClient(), g.url, "/page", nil)
+}
+
+func BenchmarkProxyBasic(b *testing.B) {
+	s := setups(b, startUpstream(b))["basic"]()
+	benchtest.URL(b, plainClient(), s.g.url, "/page", s.mod)
+}
+
+func BenchmarkProxySession(b *testing.B) {
+	s := setups(b, startUpstream(b))["flask-login"]()
+	benchtest.URL(b, plainClient(), s.g.url, "/page", sessionCookie(b, s))
+}
+
+func BenchmarkAuthRequestSession(b *testing.B) {
+	s := setups(b, startUpstream(b))["flask-login"]()
+	benchtest.URL(b, plainClient(), s.g.url, "/auth/request", sessionCookie(b, s))
+}
+
+// plainClient is a client without a cookie jar: the session cookie is
+// added by hand, so the cases differ only in what the server does.
+func plainClient() *http.Client { return &http.Client{} }
+
+// sessionCookie returns a request modifier adding s's session cookie.
+func sessionCookie(b *testing.B, s signedIn) func(*http.Request) {
+	u, _ := url.Parse(s.g.url)
+	cookies := s.client.Jar.Cookies(u)
+	if len(cookies) == 0 {
+		b.Fatal("no session cookie")
+	}
+	return func(r *http.Request) {
+		for _, c := range cookies {
+			r.AddCookie(c)
+		}
+	}
+}
+
+func BenchmarkHealthz(b *testing.B) {
+	s := setups(b, startUpstream(b))["flask-login"]()
+	benchtest.URL(b, plainClient(), s.g.url, "/healthz", nil)
+}
