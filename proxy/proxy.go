@@ -83,8 +83,8 @@ func New(o Options) http.Handler {
 		}
 	}
 	rp := &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { rewrite(o, pr) },
-		Transport:     o.Transport,
+		Rewrite:   func(pr *httputil.ProxyRequest) { rewrite(o, pr) },
+		Transport: o.Transport,
 		// Zero: ReverseProxy flushes at once every answer it recognises
 		// as streaming (text/event-stream, or no Content-Length: long
 		// polls, chunked downloads) and lets the others go out in full
