@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
@@ -53,11 +54,12 @@ func sessionCookie(b *testing.B, s signedIn) func(*http.Request) {
 	if len(cookies) == 0 {
 		b.Fatal("no session cookie")
 	}
-	return func(r *http.Request) {
-		for _, c := range cookies {
-			r.AddCookie(c)
-		}
+	var parts []string
+	for _, c := range cookies {
+		parts = append(parts, c.Name+"="+c.Value)
 	}
+	header := strings.Join(parts, "; ")
+	return func(r *http.Request) { r.Header.Set("Cookie", header) }
 }
 
 func BenchmarkHealthz(b *testing.B) {

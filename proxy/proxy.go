@@ -152,16 +152,28 @@ func rewrite(o Options, pr *httputil.ProxyRequest) {
 }
 
 // stripOwnCookies removes backupweb's cookies from r's Cookie header and
-// keeps the client's others, in their order.
+// keeps the client's others, as written and in their order. A header
+// without any of ours is left alone.
 func stripOwnCookies(r *http.Request) {
-	cookies := r.Cookies()
-	r.Header.Del("Cookie")
+	lines := r.Header.Values("Cookie")
+	own := false
+	for _, l := range lines {
+		own = own || strings.Contains(l, "backupweb_")
+	}
+	if !own {
+		return
+	}
 	var kept []string
-	for _, c := range cookies {
-		if !ownCookie(c.Name) {
-			kept = append(kept, c.Name+"="+c.Value)
+	for _, l := range lines {
+		for part := range strings.SplitSeq(l, ";") {
+			part = strings.TrimSpace(part)
+			name, _, _ := strings.Cut(part, "=")
+			if part != "" && !ownCookie(name) {
+				kept = append(kept, part)
+			}
 		}
 	}
+	r.Header.Del("Cookie")
 	if len(kept) > 0 {
 		r.Header.Set("Cookie", strings.Join(kept, "; "))
 	}

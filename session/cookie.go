@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/base64"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -37,17 +38,39 @@ func (m *Manager) storeKey(id []byte) string {
 	return b64.EncodeToString(m.storeMAC.sum(buf[:0], "", id))
 }
 
-// keyFromRequest returns the store key named by r's session cookie.
+// keyFromRequest returns the store key named by r's session cookie. It
+// scans the Cookie header for the one name instead of parsing every
+// cookie: this runs on every request of a session type.
 func (m *Manager) keyFromRequest(r *http.Request) (string, bool) {
-	c, err := m.Cookie(r, m.cookie)
-	if err != nil {
+	v, ok := cookieValue(r, m.WireName(r, m.cookie))
+	if !ok {
 		return "", false
 	}
 	var id [idLen]byte
-	if !decodeID(&id, c.Value) {
+	if !decodeID(&id, v) {
 		return "", false
 	}
 	return m.storeKey(id[:]), true
+}
+
+// cookieValue returns the value of the first cookie called name in r's
+// Cookie headers, as http.Request.Cookie would, without allocating.
+func cookieValue(r *http.Request, name string) (string, bool) {
+	for _, line := range r.Header["Cookie"] {
+		for len(line) > 0 {
+			var part string
+			part, line, _ = strings.Cut(line, ";")
+			part = strings.TrimSpace(part)
+			k, v, ok := strings.Cut(part, "=")
+			if ok && k == name {
+				if len(v) > 1 && v[0] == '"' && v[len(v)-1] == '"' {
+					v = v[1 : len(v)-1]
+				}
+				return v, true
+			}
+		}
+	}
+	return "", false
 }
 
 // SetCookie sets a cookie with the flags every cookie of this service

@@ -49,7 +49,21 @@ func (u *userSet) bind(fp func(credential string) string) *userSet {
 // value as when the session began.
 func (u *userSet) admits(name, cred string) bool {
 	want, ok := u.creds[name]
-	return ok && cred != "" && subtle.ConstantTimeCompare([]byte(want), []byte(cred)) == 1
+	return ok && cred != "" && equalConstantTime(want, cred)
+}
+
+// equalConstantTime compares two fingerprints in time that depends only on
+// their length (public: every fingerprint has the same), without the
+// allocations of converting them to byte slices on every request.
+func equalConstantTime(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var diff byte
+	for i := 0; i < len(a); i++ {
+		diff |= a[i] ^ b[i]
+	}
+	return subtle.ConstantTimeByteEq(diff, 0) == 1
 }
 
 // keepUnchanged returns the users of prev whose line is the same in
