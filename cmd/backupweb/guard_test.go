@@ -196,7 +196,7 @@ func throughProxy(t *testing.T, front string) {
 	resp = get("/app/page?x=1&y=2", "text/html")
 	resp.Body.Close()
 	loc := resp.Header.Get("Location")
-	if resp.StatusCode != http.StatusFound || loc != "/login?next=%2Fapp%2Fpage%3Fx%3D1%26y%3D2" {
+	if (resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusSeeOther) || loc != "/login?next=%2Fapp%2Fpage%3Fx%3D1%26y%3D2" {
 		t.Fatalf("browser without a session: %d Location %q", resp.StatusCode, loc)
 	}
 	resp = get(loc, "text/html")
@@ -262,4 +262,24 @@ func TestBrowserThroughNginx(t *testing.T) {
 	if err != nil || path != "/app/page?x=1" {
 		t.Fatalf("landed on %q (%v), want the page asked for", path, err)
 	}
+}
+
+// TestReadmeProxyConfiguration serves the README's built-in proxy
+// configuration in front of a real upstream: a browser is sent to the
+// login page, a signed-in one reaches the upstream as alice.
+func TestReadmeProxyConfiguration(t *testing.T) {
+	_, upstream := guardedSetup(t)
+	dir := t.TempDir()
+	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	ini := readmeSnippet(t, "as the reverse proxy itself:", "ini")
+	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
+		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
+	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
+	done := make(chan int, 1)
+	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	throughProxy(t, "http://"+waitListening(t, stderr, done))
 }
