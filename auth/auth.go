@@ -140,6 +140,10 @@ type Env struct {
 	// RedirectHosts is [proxy] redirect_hosts: with CookieDomain, the
 	// hosts a login's next may name as an absolute https URL.
 	RedirectHosts []string
+	// Shared, when set, holds the state several instances share (see
+	// Shared). Nil: sessions in StateDir, counters and OAuth states in
+	// this process.
+	Shared Shared
 	// CheckOnly asks the provider to validate its configuration without
 	// acquiring anything: no state files opened or created, no network
 	// calls. check-config sets it; the provider it returns is not served.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/backupweb/backupweb/password"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -54,7 +55,7 @@ func TestRequireAuth(t *testing.T) {
 			map[string]string{"WWW-Authenticate": `Fake realm="t"`, "Content-Type": "application/json"}},
 		{"throttled", fakeProvider{err: &RetryError{After: 1500 * time.Millisecond}}, "/api/me", "", 429,
 			`{"error":"Too many failed attempts. Try again in 1 minute."}`, map[string]string{"Retry-After": "2"}},
-		{"busy", fakeProvider{err: fmt.Errorf("x: %w", ErrBusy)}, "/", "", 503, "busy", map[string]string{"Retry-After": "1"}},
+		{"busy", fakeProvider{err: fmt.Errorf("x: %w", password.ErrBusy)}, "/", "", 503, "busy", map[string]string{"Retry-After": "1"}},
 		{"broken", fakeProvider{err: errors.New("store down")}, "/api/me", "", 500, "server error", nil},
 	}
 	for _, tt := range tests {

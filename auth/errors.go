@@ -14,9 +14,21 @@ import (
 	"github.com/backupweb/backupweb/ui"
 )
 
-// ErrBusy means the server is too busy verifying passwords to take one more
-// now; the client should retry shortly. Answered with 503.
-var ErrBusy = errors.New("auth: too many password checks in progress")
+// Unavailable is the behaviour of errors that mean something the answer
+// depends on cannot be reached or is saturated for now (bcrypt work at
+// capacity, a shared store down): the client should retry shortly, and is
+// answered 503 with Retry-After, never admitted and never told it is
+// signed out. Errors are recognised by this method, wherever they come
+// from, not by sentinel values.
+type Unavailable interface {
+	Unavailable() bool
+}
+
+// IsUnavailable reports whether err, or an error it wraps, is Unavailable.
+func IsUnavailable(err error) bool {
+	var u Unavailable
+	return errors.As(err, &u) && u.Unavailable()
+}
 
 // RetryError means the client must wait before trying again: too many
 // failed attempts from its address or for its user name. Answered with 429
@@ -47,7 +59,7 @@ func StatusOf(err error) (status int, message string) {
 	switch {
 	case errors.As(err, &retry):
 		return http.StatusTooManyRequests, "Too many failed attempts. Try again in " + inMinutes(retry.After) + "."
-	case errors.Is(err, ErrBusy):
+	case IsUnavailable(err):
 		return http.StatusServiceUnavailable, "The server is busy. Try again in a moment."
 	default:
 		return http.StatusInternalServerError, "Authentication failed because of a server error."

@@ -2,7 +2,6 @@ package password
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -12,8 +11,18 @@ import (
 // Gate stayed full until the caller's context ended or the gate's wait limit
 // passed. It is a technical failure, not a verdict on the password: a web
 // handler should answer 503 with Retry-After, never 401. When the context
-// ended, the returned error also wraps ctx.Err().
-var ErrBusy = errors.New("password: too many password checks at once, try again shortly")
+// ended, the returned error also wraps ctx.Err(). It says so by behaviour:
+// its Unavailable method reports true (see auth.StatusOf).
+var ErrBusy error = busyError{}
+
+type busyError struct{}
+
+func (busyError) Error() string {
+	return "password: too many password checks at once, try again shortly"
+}
+
+// Unavailable reports that the check could not be made for now.
+func (busyError) Unavailable() bool { return true }
 
 // DefaultGateWait is how long Gate.Do waits for a free slot, at most, when
 // the gate was made by NewGate: long enough to ride out a burst of honest

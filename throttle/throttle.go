@@ -161,8 +161,11 @@ type Verdict struct {
 	// line that closes the one FirstRefusal opened.
 	BlockEnded int
 
-	key          string
-	startedBlock bool // this attempt's failure, counted ahead, blocked the key
+	// Key and StartedBlock are for the Counter that made the verdict, so
+	// that its Release can take the attempt back: the key as counted, and
+	// whether this attempt's failure, counted ahead, blocked it.
+	Key          string
+	StartedBlock bool
 }
 
 // Reserve asks whether key may make an attempt now and, when it may, counts
@@ -186,11 +189,11 @@ func (l *Limiter) Reserve(key string) Verdict {
 		e.refused++
 		return Verdict{RetryAfter: e.blockedUntil - now, FirstRefusal: e.refused == 1}
 	}
-	v := Verdict{OK: true, key: key}
+	v := Verdict{OK: true, Key: key}
 	if e != nil && e.refused > 0 {
 		v.BlockEnded, e.refused = e.refused, 0
 	}
-	v.startedBlock = l.fail(s, e, key, now)
+	v.StartedBlock = l.fail(s, e, key, now)
 	return v
 }
 
@@ -198,18 +201,18 @@ func (l *Limiter) Reserve(key string) Verdict {
 // succeeded. If that failure had blocked the key, the block is lifted as
 // if it had never been.
 func (l *Limiter) Release(v Verdict) {
-	if l == nil || !v.OK || v.key == "" {
+	if l == nil || !v.OK || v.Key == "" {
 		return
 	}
-	s := l.shardOf(v.key)
+	s := l.shardOf(v.Key)
 	now := l.clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.entries[v.key]
+	e := s.entries[v.Key]
 	if e == nil {
 		return
 	}
-	if v.startedBlock && now < e.blockedUntil {
+	if v.StartedBlock && now < e.blockedUntil {
 		e.blockedUntil, e.strikes = now, max(e.strikes-1, 0)
 		// The count was emptied by the block; the other attempts of the
 		// burst that blocked it are still failures.

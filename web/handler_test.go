@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"github.com/backupweb/backupweb/password"
 	"net/http"
 	"strings"
 	"testing"
@@ -198,7 +199,7 @@ func TestProviderErrors(t *testing.T) {
 		status int
 	}{
 		{"throttled", &fakeProvider{err: &auth.RetryError{After: 3e9}}, 429},
-		{"busy", &fakeProvider{err: auth.ErrBusy}, 503},
+		{"busy", &fakeProvider{err: password.ErrBusy}, 503},
 		{"missing provider", nil, 500},
 	}
 	for _, tt := range tests {

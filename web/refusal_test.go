@@ -1,6 +1,7 @@
 package web
 
 import (
+	"github.com/backupweb/backupweb/password"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestOneRefusalRule(t *testing.T) {
 		{"405", &fakeProvider{admit: true}, "DELETE", "/healthz", "", 405},
 		{"413", &fakeProvider{admit: true}, "POST", "/", strings.Repeat("x", MaxBodyBytes+1), 413},
 		{"429 throttled", &fakeProvider{err: &auth.RetryError{After: 3 * time.Minute}}, "GET", "/", "", 429},
-		{"503 busy", &fakeProvider{err: auth.ErrBusy}, "GET", "/", "", 503},
+		{"503 busy", &fakeProvider{err: password.ErrBusy}, "GET", "/", "", 503},
 	}
 	clients := []struct {
 		name   string

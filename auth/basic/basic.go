@@ -13,6 +13,7 @@
 package basic
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -63,7 +64,7 @@ type Provider struct {
 	userSum  [sha256.Size]byte
 	cost     int // bcrypt cost of cfg.Password, for decoy checks
 	verifier *password.Verifier
-	limiter  *throttle.Limiter
+	limiter  throttle.Counter
 	log      *slog.Logger
 	now      func() time.Time
 	header   string // WWW-Authenticate value
@@ -100,7 +101,7 @@ func New(cfg Config, env auth.Env) *Provider {
 		userSum:  sha256.Sum256([]byte(cfg.Username)),
 		cost:     cost,
 		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
-		limiter: throttle.New(throttle.Options{
+		limiter: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
@@ -126,7 +127,11 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	// The attempt is counted as a failure before it is checked, so that a
 	// burst of parallel guesses cannot all be checked before the first
 	// failure is recorded; a success takes it back.
-	v := p.limiter.Reserve(client)
+	v, rerr := p.limiter.Reserve(r.Context(), client)
+	if rerr != nil {
+		// Not counted, so not checked: fail closed.
+		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", rerr)
+	}
 	if v.BlockEnded > 0 {
 		auth.LogBlockEnded(p.log, r, Name, client, v.BlockEnded)
 	}
@@ -144,10 +149,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	ok, err := p.check(r, user, pass)
 	if err != nil {
 		// Not a verdict: the attempt is not held against the client.
-		p.limiter.Release(v)
-		if errors.Is(err, password.ErrBusy) {
-			return auth.User{}, false, fmt.Errorf("basic: %w", auth.ErrBusy)
-		}
+		p.release(r, v)
 		return auth.User{}, false, fmt.Errorf("basic: verifying password: %w", err)
 	}
 	if !ok {
@@ -158,8 +160,16 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		auth.LogRefused(p.log, r, Name, reason, user)
 		return auth.User{}, false, nil
 	}
-	p.limiter.Release(v)
+	p.release(r, v)
 	return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
+}
+
+// release takes back the attempt of v. Failing to is logged: the attempt
+// then counts as a failure, which errs on the safe side.
+func (p *Provider) release(r *http.Request, v throttle.Verdict) {
+	if err := p.limiter.Release(r.Context(), v); err != nil {
+		p.log.WarnContext(r.Context(), "auth: taking back a counted attempt failed", "auth_type", Name, "err", err)
+	}
 }
 
 // check compares user and pass with the configuration. The user name is
@@ -191,7 +201,10 @@ func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 // a restart.
 func (p *Provider) Reload() error {
 	p.verifier.Purge()
-	n := p.limiter.ClearBlocks()
+	n, err := p.limiter.ClearBlocks(context.Background())
+	if err != nil {
+		p.log.Error("auth: lifting throttling blocks on SIGHUP failed", "auth_type", Name, "err", err)
+	}
 	p.log.Info("auth: reloaded on SIGHUP: credential cache emptied, throttling blocks lifted", "auth_type", Name, "blocks_cleared", n)
 	return nil
 }

@@ -83,7 +83,11 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	client, userKey := peer.Of(r).String(), name
 	// Counted as failures before the check (see throttle.Reserve), taken
 	// back on success.
-	byAddr, byUser, wait, limited := p.reserve(r, client, userKey)
+	byAddr, byUser, wait, limited, err := p.reserve(r, client, userKey)
+	if err != nil {
+		p.renderError(w, r, err, name, next)
+		return
+	}
 	if limited {
 		auth.CountThrottled(r, Name)
 		if byAddr.FirstRefusal || byUser.FirstRefusal {
@@ -94,11 +98,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	cred, ok, err := p.check(r.Context(), name, pw)
 	if err != nil {
-		p.byAddr.Release(byAddr)
-		p.byUser.Release(byUser)
-		if errors.Is(err, password.ErrBusy) {
-			err = fmt.Errorf("login: %w", auth.ErrBusy)
-		}
+		p.release(r, byAddr, byUser)
 		p.renderError(w, r, err, name, next)
 		return
 	}
@@ -111,8 +111,11 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusUnauthorized, name, next, MsgBadCredentials)
 		return
 	}
-	p.byAddr.Reset(throttle.AddrKey(peer.Of(r).Addr)) // forgets the reservation with the rest
-	p.byUser.Reset(userKey)
+	// Forgets the reservations with the rest; a failure to only leaves
+	// them counted, which errs on the safe side.
+	if err := errors.Join(p.byAddr.Reset(r.Context(), throttle.AddrKey(peer.Of(r).Addr)), p.byUser.Reset(r.Context(), userKey)); err != nil {
+		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
+	}
 	// cred is the fingerprint of the very value the password was checked
 	// against: if the user file changed during the check, the session is
 	// refused at its first request.
@@ -128,9 +131,14 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 // before the password is checked (see throttle.Limiter.Reserve). When
 // either has used up its failures, limited is true, wait says for how
 // long, and whatever was reserved is taken back: a refused attempt is not
-// a verdict. Ends of blocks are logged here, once each.
-func (p *Provider) reserve(r *http.Request, client, userKey string) (byAddr, byUser throttle.Verdict, wait time.Duration, limited bool) {
-	byAddr = p.byAddr.Reserve(throttle.AddrKey(peer.Of(r).Addr)) // an IPv6 client counts per /64
+// a verdict. Ends of blocks are logged here, once each. An error means
+// the attempt could not be counted, and must not be checked.
+func (p *Provider) reserve(r *http.Request, client, userKey string) (byAddr, byUser throttle.Verdict, wait time.Duration, limited bool, err error) {
+	ctx := r.Context()
+	byAddr, err = p.byAddr.Reserve(ctx, throttle.AddrKey(peer.Of(r).Addr)) // an IPv6 client counts per /64
+	if err != nil {
+		return byAddr, byUser, 0, false, fmt.Errorf("login: counting the attempt: %w", err)
+	}
 	if byAddr.BlockEnded > 0 {
 		auth.LogBlockEnded(p.log, r, Name, client, byAddr.BlockEnded)
 	}
@@ -138,18 +146,30 @@ func (p *Provider) reserve(r *http.Request, client, userKey string) (byAddr, byU
 		// The name is not counted (nor remembered) for a client that is
 		// already held off: a blocked address cannot fill the table of
 		// user names.
-		return byAddr, throttle.Verdict{}, byAddr.RetryAfter, true
+		return byAddr, throttle.Verdict{}, byAddr.RetryAfter, true, nil
 	}
-	byUser = p.byUser.Reserve(userKey)
+	byUser, err = p.byUser.Reserve(ctx, userKey)
+	if err != nil {
+		p.release(r, byAddr, throttle.Verdict{})
+		return byAddr, byUser, 0, false, fmt.Errorf("login: counting the attempt: %w", err)
+	}
 	if byUser.BlockEnded > 0 {
 		auth.LogBlockEnded(p.log, r, Name, "user "+logName(userKey), byUser.BlockEnded)
 	}
 	if byAddr.OK && byUser.OK {
-		return byAddr, byUser, 0, false
+		return byAddr, byUser, 0, false, nil
 	}
-	p.byAddr.Release(byAddr)
-	p.byUser.Release(byUser)
-	return byAddr, byUser, max(byAddr.RetryAfter, byUser.RetryAfter), true
+	p.release(r, byAddr, byUser)
+	return byAddr, byUser, max(byAddr.RetryAfter, byUser.RetryAfter), true, nil
+}
+
+// release takes back the attempts of the two verdicts. Failing to is
+// logged: the attempt then counts as a failure, which errs on the safe
+// side.
+func (p *Provider) release(r *http.Request, byAddr, byUser throttle.Verdict) {
+	if err := errors.Join(p.byAddr.Release(r.Context(), byAddr), p.byUser.Release(r.Context(), byUser)); err != nil {
+		p.log.WarnContext(r.Context(), "auth: taking back a counted attempt failed", "auth_type", Name, "err", err)
+	}
 }
 
 // check verifies name and pw against the current users and returns the

@@ -67,8 +67,8 @@ type Provider struct {
 	sessions *sessionauth.Sessions
 	mgr      *session.Manager
 	verifier *password.Verifier
-	byAddr   *throttle.Limiter  // failures per client address
-	byUser   *throttle.Limiter  // failures per user name, from any address
+	byAddr   throttle.Counter   // failures per client address
+	byUser   throttle.Counter   // failures per user name, from any address
 	tmpl     *template.Template // nil: the built-in page
 	log      *slog.Logger
 
@@ -118,11 +118,11 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
 		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock()}),
-		byAddr: throttle.New(throttle.Options{
+		byAddr: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
-		byUser: throttle.New(throttle.Options{
+		byUser: env.Counter(Name+".user", throttle.Options{
 			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "user names") },
 		}),

@@ -2,6 +2,7 @@ package login
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/backupweb/backupweb/password"
@@ -25,7 +26,12 @@ import (
 // returned is the file's problem, if any.
 func (p *Provider) Reload() error {
 	// An operator's SIGHUP also lets locked-out clients and users in.
-	if n := p.byAddr.ClearBlocks() + p.byUser.ClearBlocks(); n > 0 {
+	nAddr, errAddr := p.byAddr.ClearBlocks(context.Background())
+	nUser, errUser := p.byUser.ClearBlocks(context.Background())
+	if err := errors.Join(errAddr, errUser); err != nil {
+		p.log.Error("auth: lifting throttling blocks on reload failed", "auth_type", Name, "err", err)
+	}
+	if n := nAddr + nUser; n > 0 {
 		p.log.Info("auth: throttling blocks lifted on reload", "auth_type", Name, "blocks_cleared", n)
 	}
 	p.reloadMu.Lock()

@@ -29,6 +29,10 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	q := r.URL.Query()
 	f, err := p.takeFlow(w, r, q.Get("state"))
+	if err != nil && !errors.Is(err, errState) {
+		auth.WriteError(w, r, err)
+		return
+	}
 	if err != nil {
 		p.refuse(w, r, outBadState, "", nil)
 		return

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -134,7 +135,9 @@ func (p *Provider) dropOldFlows(w http.ResponseWriter, r *http.Request) {
 // names, and marks the state used. It fails with errState when the state
 // is missing, when this browser holds no matching sealed cookie, when the
 // cookie does not open (tampered, expired, from another key) or holds
-// another state, and when the state was used before.
+// another state, and when the state was used before. Any other error means
+// the single use could not be checked (a shared store did not answer): the
+// sign-in is not completed.
 func (p *Provider) takeFlow(w http.ResponseWriter, r *http.Request, state string) (flow, error) {
 	name := flowCookieName(state)
 	if state == "" || name == "" {
@@ -149,7 +152,11 @@ func (p *Provider) takeFlow(w http.ResponseWriter, r *http.Request, state string
 	if err != nil || subtle.ConstantTimeCompare([]byte(f.State), []byte(state)) != 1 {
 		return flow{}, errState
 	}
-	if !p.spent.spend(state) {
+	unused, err := p.spend(r.Context(), state)
+	if err != nil {
+		return flow{}, fmt.Errorf("oauth: marking the sign-in's state used: %w", err)
+	}
+	if !unused {
 		return flow{}, errState
 	}
 	return f, nil

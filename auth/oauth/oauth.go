@@ -67,7 +67,7 @@ type Provider struct {
 	sessions *sessionauth.Sessions
 	client   *http.Client
 	log      *slog.Logger
-	spent    *spentStates
+	spend    func(ctx context.Context, state string) (unused bool, err error)
 	openID   *openID // nil without OpenID Connect
 }
 
@@ -109,7 +109,14 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 		sessions: sessions,
 		client:   client,
 		log:      env.Log(),
-		spent:    newSpentStates(FlowTTL, env.Clock()),
+	}
+	if env.Shared != nil && !env.CheckOnly {
+		p.spend = func(ctx context.Context, state string) (bool, error) {
+			return env.Shared.SpendOnce(ctx, "oauth-state", state, FlowTTL)
+		}
+	} else {
+		spent := newSpentStates(FlowTTL, env.Clock())
+		p.spend = func(_ context.Context, state string) (bool, error) { return spent.spend(state), nil }
 	}
 	p.guard = sessionauth.New(sessionauth.Options{
 		Type:           Name,

@@ -21,20 +21,26 @@ import (
 // store under it, which Close flushes and releases.
 type Sessions struct {
 	*session.Manager
-	store session.Store
+	store  session.Store
+	shared bool // the store is env.Shared's, which the program closes
 }
 
-// Open returns the sessions of a session type: a file store under
+// Open returns the sessions of a session type: env.Shared's store when the
+// program shares state with other instances, else a file store under
 // env.StateDir ([server] state_dir) — or, with env.CheckOnly, a store in
-// memory, so that validating a configuration creates no file — and a
-// manager keyed by env.SecretKey with the given idle timeout and lifetime.
+// memory, so that validating a configuration creates no file and opens no
+// connection — and a manager keyed by env.SecretKey with the given idle
+// timeout and lifetime.
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
 func Open(env auth.Env, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
 	var store session.Store
-	if env.CheckOnly {
+	switch {
+	case env.CheckOnly:
 		store = session.NewMemoryStore(env.Clock())
-	} else {
+	case env.Shared != nil:
+		store = env.Shared.SessionStore()
+	default:
 		if env.StateDir == "" {
 			return nil, errors.New("[server] state_dir is empty; set it to the folder where sessions are kept")
 		}
@@ -56,12 +62,12 @@ func Open(env auth.Env, typ string, idle, lifetime time.Duration, maxPerUser int
 		MaxPerUser:   maxPerUser,
 		CookieDomain: env.CookieDomain,
 	})
-	s := &Sessions{Manager: mgr, store: store}
+	s := &Sessions{Manager: mgr, store: store, shared: env.Shared != nil && !env.CheckOnly}
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
-	if !env.CheckOnly {
+	if !env.CheckOnly && !s.shared {
 		checkKey(env, mgr)
 	}
 	return s, nil
@@ -123,9 +129,10 @@ func (s *Sessions) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Close writes the store's pending changes and releases it.
+// Close writes the store's pending changes and releases it; a shared
+// store is left to the program, which closes it once every user is done.
 func (s *Sessions) Close() error {
-	if c, ok := s.store.(io.Closer); ok {
+	if c, ok := s.store.(io.Closer); ok && !s.shared {
 		return c.Close()
 	}
 	return nil
