@@ -7,6 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/redis/rueidis v1.0.79
 	github.com/zitadel/oidc/v3 v3.45.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/oauth2 v0.37.0

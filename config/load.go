@@ -27,6 +27,9 @@ type Config struct {
 	Backups Backups
 	// Proxy holds the [proxy] section.
 	Proxy Proxy
+	// Redis is the [redis] section, read when Server.Store is StoreRedis
+	// (zero otherwise).
+	Redis Redis
 	// Auth is the [authentication] section, with ${NAME} already expanded.
 	// It is empty (never nil) when the file has none, which means type none.
 	// Load does not interpret it: the authentication factory does.
@@ -61,6 +64,10 @@ type Server struct {
 	// Prometheus metrics at /metrics, [server] metrics_listen, default ""
 	// (off).
 	MetricsListen string
+	// Store is where shared state is kept, [server] store: StoreFile
+	// (default: sessions in StateDir, the rest in memory) or StoreRedis
+	// (everything several instances must agree on, in Config.Redis).
+	Store string
 }
 
 // Backups is the [backups] section.
@@ -78,7 +85,7 @@ const (
 )
 
 // knownSections are the sections this program reads.
-var knownSections = []string{"server", "backups", "authentication", "proxy"}
+var knownSections = []string{"server", "backups", "authentication", "proxy", "redis"}
 
 // Load reads the configuration. With path == "" it reads ./backupweb.ini
 // when that file exists and otherwise uses the built-in defaults; a path that
@@ -114,11 +121,15 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	cfg.Auth = f.Section("authentication")
 	if cfg.Source != "" {
 		checkSecretsPrivate(cfg.Auth, cfg.Source)
+		if e := f.Section("redis").find("password"); e != nil && hasLiteralText(e.value) {
+			CheckPrivate(rep, cfg.Source, "the Redis password")
+		}
 	}
 	f.Expand(lookup)
 	cfg.Server = loadServer(f.Section("server"))
 	cfg.Backups = loadBackups(f.Section("backups"))
 	cfg.Proxy = loadProxy(f.Section("proxy"))
+	cfg.Server.Store, cfg.Redis = loadStore(f.Section("server"), f.Section("redis"))
 	return cfg
 }
 
@@ -189,14 +200,14 @@ func checkSecretsPrivate(auth *Section, path string) {
 
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "cookie_domain"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "cookie_domain", "store"}
 	backupsKeys = []string{"dir"}
 )
 
 // SectionKeys returns, for each section Load reads besides
 // [authentication], the keys it understands.
 func SectionKeys() map[string][]string {
-	return map[string][]string{"server": slices.Clone(serverKeys), "backups": slices.Clone(backupsKeys), "proxy": slices.Clone(proxyKeys)}
+	return map[string][]string{"server": slices.Clone(serverKeys), "backups": slices.Clone(backupsKeys), "proxy": slices.Clone(proxyKeys), "redis": slices.Clone(redisKeys)}
 }
 
 // loadServer reads [server].

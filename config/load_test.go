@@ -25,7 +25,7 @@ func TestLoadDefaultsWithoutFile(t *testing.T) {
 	if cfg.Source != "" || cfg.Report == nil || len(cfg.Report.Problems()) != 0 {
 		t.Fatalf("Source %q, problems %v", cfg.Source, cfg.Report.Problems())
 	}
-	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state", AccessLog: true}
+	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state", AccessLog: true, Store: StoreFile}
 	if !reflect.DeepEqual(cfg.Server, want) || cfg.Backups.Dir != "./backups" {
 		t.Errorf("Server %+v, Backups %+v", cfg.Server, cfg.Backups)
 	}
@@ -91,6 +91,7 @@ client_secret = ${SECRET}
 		Listen:        "0.0.0.0:9000",
 		StateDir:      "/var/lib/backupweb",
 		MetricsListen: "127.0.0.1:9090",
+		Store:         "file",
 		TrustedProxies: []netip.Prefix{
 			netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16"),
 			netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fd00::/8"),
@@ -141,6 +142,21 @@ func TestLoadProblems(t *testing.T) {
 		{"upstream of another scheme", "[proxy]\nupstream = ftp://files.example.com/\n", []string{"error: :2: [proxy] upstream: must be an absolute http or https URL"}},
 		{"upstream over plain http far away", "[proxy]\nupstream = http://kopia.example.com:51515\n", []string{"warning: :2: [proxy] upstream: uses plain http to kopia.example.com"}},
 		{"upstream over plain http on loopback", "[proxy]\nupstream = http://127.0.0.1:5000\n", nil},
+		{"unknown store", "[server]\nstore = memcached\n", []string{`error: :2: [server] store: must be "file"`}},
+		{"redis section without the redis store", "[redis]\nurl = redis://10.0.0.5:6379/0\n", []string{`warning: :1: [redis] is ignored: [server] store is "file"`}},
+		{"redis defaults", "[server]\nstore = redis\n", nil},
+		{"redis store in capitals", "[server]\nstore = Redis\n", nil},
+		{"redis over TLS with an ACL user", "[server]\nstore = redis\n[redis]\nurl = rediss://backupweb@redis.example.com:6380/2\npassword = x\n", nil},
+		{"redis unix socket", "[server]\nstore = redis\n[redis]\nurl = unix:///run/redis/redis.sock\n", nil},
+		{"redis password in the url", "[server]\nstore = redis\n[redis]\nurl = redis://:hunter2@127.0.0.1:6379/0\n", []string{"error: :4: [redis] url: must not hold a password"}},
+		{"redis other scheme", "[server]\nstore = redis\n[redis]\nurl = http://127.0.0.1:6379\n", []string{"error: :4: [redis] url: must start with redis://"}},
+		{"redis bad port", "[server]\nstore = redis\n[redis]\nurl = redis://127.0.0.1:637900\n", []string{"error: :4: [redis] url: has a port that is not"}},
+		{"redis bad database", "[server]\nstore = redis\n[redis]\nurl = redis://127.0.0.1:6379/zero\n", []string{"error: :4: [redis] url: the path must be a database number"}},
+		{"redis relative socket", "[server]\nstore = redis\n[redis]\nurl = unix://redis.sock\n", []string{"error: :4: [redis] url: a unix socket is written"}},
+		{"redis empty prefix", "[server]\nstore = redis\n[redis]\nprefix =\n", []string{"error: :4: [redis] prefix: must not be empty"}},
+		{"redis zero timeout", "[server]\nstore = redis\n[redis]\ncommand_timeout = 0s\n", []string{"error: :4: [redis] command_timeout: must be a duration greater than zero"}},
+		{"redis missing CA", "[server]\nstore = redis\n[redis]\nurl = rediss://127.0.0.1:6380\ntls_ca = /nonexistent/ca.pem\n", []string{"error: :5: [redis] tls_ca: cannot read /nonexistent/ca.pem"}},
+		{"redis unknown key", "[server]\nstore = redis\n[redis]\nhost = 127.0.0.1\n", []string{"warning: :4: [redis] host: unknown key, ignored"}},
 		{"upstream over plain http on a private address", "[proxy]\nupstream = http://192.168.1.20:8200\n", nil},
 		{"bad header name", "[proxy]\nuser_header = X User\n", []string{"error: :2: [proxy] user_header: is not a header name"}},
 		{"cookie domain that is an address", "[server]\ncookie_domain = 10.0.0.1\n", []string{"error: :2: [server] cookie_domain: must be a domain"}},

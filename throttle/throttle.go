@@ -400,3 +400,10 @@ func AddrKey(a netip.Addr) string {
 	}
 	return a.String()
 }
+
+// Settings returns the options l works with: defaults filled in, bounds
+// applied (MaxKeys, Now and OnFull aside). A Counter kept elsewhere uses
+// it to count by the same rules.
+func (l *Limiter) Settings() Options {
+	return Options{Max: l.max, Window: l.window, Block: l.block, MaxBlock: l.maxBlock}
+}

@@ -1,0 +1,273 @@
+// Package redistest runs a real redis-server for tests: on a free loopback
+// port (or a unix socket) in a temporary folder, with a password, an ACL
+// user or TLS when asked, stopped when the test ends. A test is skipped
+// when redis-server is not installed (Debian package redis-server), and
+// fails instead under BACKUPWEB_REQUIRE_TOOLS=1.
+package redistest
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/toolstest"
+)
+
+// Options choose how the server runs. The zero value is a plain server on
+// a loopback port without a password.
+type Options struct {
+	// Password is required of clients (requirepass); with User, it is
+	// that ACL user's password instead.
+	Password string
+	// User is an ACL user allowed every key and command.
+	User string
+	// TLS serves TLS only, with a certificate signed by a fresh test CA
+	// (Server.CAFile).
+	TLS bool
+	// Unix serves on a unix socket only.
+	Unix bool
+	// Persist keeps the data across Restart (append-only file).
+	Persist bool
+}
+
+// Server is a running redis-server.
+type Server struct {
+	t      testing.TB
+	bin    string
+	dir    string
+	opts   Options
+	port   int
+	cmd    *exec.Cmd
+	exited chan struct{}
+	// CAFile is the PEM file of the CA that signed the server's
+	// certificate (Options.TLS).
+	CAFile string
+	// Socket is the unix socket's path (Options.Unix).
+	Socket string
+}
+
+// Start runs a server for the rest of the test.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	bin := toolstest.Need(t, "redis-server", "redis-server")
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), opts: o}
+	if o.TLS {
+		s.writeCerts()
+	}
+	if o.Unix {
+		// Socket paths are short (108 bytes): not under the test's folder.
+		d, err := os.MkdirTemp("", "redis")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		s.Socket = filepath.Join(d, "redis.sock")
+	} else {
+		s.port = freePort(t)
+	}
+	s.start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Config returns the [redis] section that reaches this server.
+func (s *Server) Config() config.Redis {
+	return config.Redis{
+		URL:            s.URL(),
+		Password:       s.opts.Password,
+		Prefix:         "test:",
+		TLSCA:          s.CAFile,
+		ConnectTimeout: 500 * time.Millisecond,
+		CommandTimeout: 500 * time.Millisecond,
+	}
+}
+
+// URL is the server's [redis] url.
+func (s *Server) URL() string {
+	user := ""
+	if s.opts.User != "" {
+		user = s.opts.User + "@"
+	}
+	switch {
+	case s.opts.Unix:
+		return "unix://" + s.Socket
+	case s.opts.TLS:
+		return "rediss://" + user + "localhost:" + strconv.Itoa(s.port) + "/0"
+	default:
+		return "redis://" + user + "127.0.0.1:" + strconv.Itoa(s.port) + "/0"
+	}
+}
+
+func (s *Server) start() {
+	t := s.t
+	args := []string{"--bind", "127.0.0.1", "--dir", s.dir, "--save", "", "--daemonize", "no",
+		"--logfile", filepath.Join(s.dir, "redis.log"), "--protected-mode", "no"}
+	if s.opts.Persist {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+		os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
+		os.Remove(filepath.Join(s.dir, "dump.rdb"))
+	}
+	switch {
+	case s.opts.Unix:
+		args = append(args, "--port", "0", "--unixsocket", s.Socket, "--unixsocketperm", "700")
+	case s.opts.TLS:
+		args = append(args, "--port", "0", "--tls-port", strconv.Itoa(s.port),
+			"--tls-cert-file", filepath.Join(s.dir, "server.pem"), "--tls-key-file", filepath.Join(s.dir, "server.key"),
+			"--tls-ca-cert-file", s.CAFile, "--tls-auth-clients", "no")
+	default:
+		args = append(args, "--port", strconv.Itoa(s.port))
+	}
+	switch {
+	case s.opts.User != "":
+		acl := filepath.Join(s.dir, "users.acl")
+		rules := "user default off\nuser " + s.opts.User + " on >" + s.opts.Password + " ~* &* +@all\n"
+		if err := os.WriteFile(acl, []byte(rules), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--aclfile", acl)
+	case s.opts.Password != "":
+		args = append(args, "--requirepass", s.opts.Password)
+	}
+	s.cmd = exec.Command(s.bin, args...)
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	s.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(s.cmd, s.exited)
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.answers() {
+		select {
+		case <-s.exited:
+			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			t.Fatalf("redis-server exited at start:\n%s", log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not answer within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// answers reports whether the server accepts a connection and a PING.
+func (s *Server) answers() bool {
+	var c net.Conn
+	var err error
+	switch {
+	case s.opts.Unix:
+		c, err = net.DialTimeout("unix", s.Socket, time.Second)
+	case s.opts.TLS:
+		pool := x509.NewCertPool()
+		pem, _ := os.ReadFile(s.CAFile)
+		pool.AppendCertsFromPEM(pem)
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", "127.0.0.1:"+strconv.Itoa(s.port), &tls.Config{RootCAs: pool, ServerName: "localhost"})
+	default:
+		c, err = net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(s.port), time.Second)
+	}
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	fmt.Fprint(c, "PING\r\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	// Any answer will do: +PONG, or -NOAUTH when a password is required.
+	return err == nil && (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-"))
+}
+
+// Stop stops the server (SIGTERM, then SIGKILL) and waits for it.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.cmd = nil
+}
+
+// Restart stops the server and starts it again on the same address: with
+// Options.Persist it comes back with its data, else empty.
+func (s *Server) Restart() {
+	s.Stop()
+	s.start()
+}
+
+// Persist sets Options.Persist for the next Start: false makes the server
+// come back empty.
+func (s *Server) Persist(on bool) { s.opts.Persist = on }
+
+// Start starts the server again after Stop, on the same address.
+func (s *Server) Start() { s.start() }
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// writeCerts makes a test CA and a server certificate for localhost and
+// 127.0.0.1, signed by it.
+func (s *Server) writeCerts() {
+	t := s.t
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "backupweb test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	s.CAFile = filepath.Join(s.dir, "ca.pem")
+	write := func(name, typ string, b []byte) {
+		if err := os.WriteFile(filepath.Join(s.dir, name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ca.pem", "CERTIFICATE", caDER)
+	write("server.pem", "CERTIFICATE", der)
+	write("server.key", "EC PRIVATE KEY", keyDER)
+}

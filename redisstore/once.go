@@ -1,0 +1,33 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// errBadReply is a reply of a shape the program never asks for.
+var errBadReply = errors.New("unexpected reply")
+
+// SpendOnce marks token of kind used for ttl and reports whether it was
+// unused until now: "once:KIND:SHA256(token)" is set only if absent (SET
+// NX) and expires after ttl, so across every instance one call wins. The
+// token itself is never stored.
+func (c *Client) SpendOnce(ctx context.Context, kind, token string, ttl time.Duration) (bool, error) {
+	sum := sha256.Sum256([]byte(token))
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	err := c.rd.Do(ctx, c.rd.B().Set().Key(c.key("once", kind, hex.EncodeToString(sum[:]))).Value("1").Nx().Px(max(ttl, time.Millisecond)).Build()).Error()
+	if rueidis.IsRedisNil(err) {
+		c.observe(nil)
+		return false, nil
+	}
+	if err = c.result("spend "+kind, err); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,190 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/backupweb/backupweb/session"
+)
+
+// Store is a session.Store in Redis, with Toucher, UserDeleter,
+// UserLimiter and Pinger.
+//
+// Layout, under the prefix: "s:KEY" is a hash per session (KEY is the
+// manager's keyed hash of the session id, never the id) holding the
+// record ("r", JSON), its user ("u"), last activity ("l") and deadline
+// ("e", Unix milliseconds); the key expires at the deadline. "u:USER" is
+// a sorted set of USER's session keys by creation time, which expires
+// with the last of them: it is how a removed user's or a changed
+// password's sessions end on every instance at once. Each change is one
+// script, so the index and the sessions never disagree.
+type Store struct {
+	c *Client
+}
+
+var (
+	_ session.Store       = (*Store)(nil)
+	_ session.Toucher     = (*Store)(nil)
+	_ session.UserDeleter = (*Store)(nil)
+	_ session.UserLimiter = (*Store)(nil)
+	_ session.Pinger      = (*Store)(nil)
+)
+
+// Find reads the record under key, from the client-side cache while Redis
+// has not invalidated it.
+func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, error) {
+	c := s.c
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	m, err := c.rd.DoCache(ctx, c.rd.B().Hgetall().Key(c.key("s", key)).Cache(), cacheTTL).AsStrMap()
+	if err = c.result("find session", err); err != nil {
+		return session.Record{}, false, err
+	}
+	if len(m) == 0 {
+		return session.Record{}, false, nil
+	}
+	var rec session.Record
+	if err := json.Unmarshal([]byte(m["r"]), &rec); err != nil {
+		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record is not valid JSON")}
+	}
+	last, err1 := strconv.ParseInt(m["l"], 10, 64)
+	exp, err2 := strconv.ParseInt(m["e"], 10, 64)
+	if err1 != nil || err2 != nil {
+		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record has no valid times")}
+	}
+	rec.LastSeen, rec.Expires = time.UnixMilli(last), time.UnixMilli(exp)
+	if !time.Now().Before(rec.Expires) {
+		return session.Record{}, false, nil
+	}
+	return rec, true, nil
+}
+
+// commitScript writes a session and indexes it under its user.
+// KEYS: session, index. ARGV: record, user, last seen, deadline, created, key.
+var commitScript = rueidis.NewLuaScript(`
+redis.call('HSET', KEYS[1], 'r', ARGV[1], 'u', ARGV[2], 'l', ARGV[3], 'e', ARGV[4])
+redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
+if redis.call('PEXPIRETIME', KEYS[2]) < tonumber(ARGV[4]) then
+  redis.call('PEXPIREAT', KEYS[2], ARGV[4])
+end
+return 1`)
+
+// Commit writes rec under key, expiring at rec.Expires, and indexes it
+// under its user.
+func (s *Store) Commit(ctx context.Context, key string, rec session.Record) error {
+	if rec.Expires.IsZero() {
+		return errors.New("redisstore: record has no expiry time")
+	}
+	body, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	c := s.c
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	err = commitScript.Exec(ctx, c.rd,
+		[]string{c.key("s", key), c.key("u", rec.Username)},
+		[]string{string(body), rec.Username, ms(rec.LastSeen), ms(rec.Expires), ms(rec.Created), key}).Error()
+	return c.result("commit session", err)
+}
+
+// touchScript refreshes an existing session's activity and deadline, and
+// its index's; it never creates a session.
+// KEYS: session. ARGV: last seen, deadline, index prefix.
+var touchScript = rueidis.NewLuaScript(`
+local u = redis.call('HGET', KEYS[1], 'u')
+if not u then return 0 end
+redis.call('HSET', KEYS[1], 'l', ARGV[1], 'e', ARGV[2])
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+local idx = ARGV[3] .. u
+if redis.call('PEXPIRETIME', idx) < tonumber(ARGV[2]) then
+  redis.call('PEXPIREAT', idx, ARGV[2])
+end
+return 1`)
+
+// Touch sets the activity and deadline of the session under key, if it
+// still exists.
+func (s *Store) Touch(ctx context.Context, key string, lastSeen, expires time.Time) error {
+	c := s.c
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	err := touchScript.Exec(ctx, c.rd, []string{c.key("s", key)}, []string{ms(lastSeen), ms(expires), c.key("u", "")}).Error()
+	return c.result("touch session", err)
+}
+
+// deleteScript removes a session and its index entry.
+// KEYS: session. ARGV: index prefix, key.
+var deleteScript = rueidis.NewLuaScript(`
+local u = redis.call('HGET', KEYS[1], 'u')
+redis.call('DEL', KEYS[1])
+if u then redis.call('ZREM', ARGV[1] .. u, ARGV[2]) end
+return 1`)
+
+// Delete removes the session under key; an unknown key is not an error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	c := s.c
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	err := deleteScript.Exec(ctx, c.rd, []string{c.key("s", key)}, []string{c.key("u", ""), key}).Error()
+	return c.result("delete session", err)
+}
+
+// deleteUserScript removes every session of a user and the index.
+// KEYS: index. ARGV: session prefix.
+var deleteUserScript = rueidis.NewLuaScript(`
+local n = 0
+for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  n = n + redis.call('DEL', ARGV[1] .. k)
+end
+redis.call('DEL', KEYS[1])
+return n`)
+
+// DeleteUser removes every session of username and returns how many.
+func (s *Store) DeleteUser(ctx context.Context, username string) (int, error) {
+	c := s.c
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	n, err := deleteUserScript.Exec(ctx, c.rd, []string{c.key("u", username)}, []string{c.key("s", "")}).AsInt64()
+	return int(n), c.result("delete a user's sessions", err)
+}
+
+// limitUserScript drops index entries of sessions that have ended, then
+// removes the oldest sessions beyond keep.
+// KEYS: index. ARGV: session prefix, keep.
+var limitUserScript = rueidis.NewLuaScript(`
+local live = {}
+for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if redis.call('EXISTS', ARGV[1] .. k) == 1 then
+    table.insert(live, k)
+  else
+    redis.call('ZREM', KEYS[1], k)
+  end
+end
+local n = #live - tonumber(ARGV[2])
+if n <= 0 then return 0 end
+for i = 1, n do
+  redis.call('DEL', ARGV[1] .. live[i])
+  redis.call('ZREM', KEYS[1], live[i])
+end
+return n`)
+
+// LimitUser ends the oldest sessions of username beyond keep.
+func (s *Store) LimitUser(ctx context.Context, username string, keep int) (int, error) {
+	c := s.c
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	n, err := limitUserScript.Exec(ctx, c.rd, []string{c.key("u", username)}, []string{c.key("s", ""), strconv.Itoa(keep)}).AsInt64()
+	return int(n), c.result("limit a user's sessions", err)
+}
+
+// Ping reports whether Redis answers now.
+func (s *Store) Ping(ctx context.Context) error { return s.c.Ping(ctx) }
+
+// ms is t in Unix milliseconds, as Redis's PEXPIREAT takes it.
+func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
