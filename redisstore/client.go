@@ -267,3 +267,11 @@ func (c *Client) probe() {
 		c.mu.Unlock()
 	}
 }
+
+// Ready reports, for /readyz, whether Redis answers (see auth.Checker).
+func (c *Client) Ready(ctx context.Context) error {
+	if err := c.Ping(ctx); err != nil {
+		return fmt.Errorf("the shared store does not answer: %w", err)
+	}
+	return nil
+}

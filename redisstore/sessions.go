@@ -1,10 +1,13 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -25,6 +28,22 @@ import (
 // script, so the index and the sessions never disagree.
 type Store struct {
 	c *Client
+
+	// decoded remembers the last record decoded per key with the exact
+	// text it was decoded from, so that a read answered from the cache
+	// is not decoded again: the text still comes from Redis (or from the
+	// cache Redis invalidates), and only an identical text reuses the
+	// decoding. Bounded by maxDecoded; emptied when full.
+	mu      sync.Mutex
+	decoded map[string]decodedRecord
+}
+
+// maxDecoded bounds Store.decoded.
+const maxDecoded = 10_000
+
+type decodedRecord struct {
+	raw string
+	rec session.Record
 }
 
 var (
@@ -41,27 +60,64 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	m, err := c.rd.DoCache(ctx, c.rd.B().Hgetall().Key(c.key("s", key)).Cache(), cacheTTL).AsStrMap()
+	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e").Cache(), cacheTTL).ToArray()
 	if err = c.result("find session", err); err != nil {
 		return session.Record{}, false, err
 	}
-	if len(m) == 0 {
+	if len(vals) != 3 || vals[0].IsNil() {
 		return session.Record{}, false, nil
 	}
-	var rec session.Record
-	if err := json.Unmarshal([]byte(m["r"]), &rec); err != nil {
-		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record is not valid JSON")}
-	}
-	last, err1 := strconv.ParseInt(m["l"], 10, 64)
-	exp, err2 := strconv.ParseInt(m["e"], 10, 64)
-	if err1 != nil || err2 != nil {
+	raw, err0 := vals[0].ToString()
+	l, err1 := vals[1].AsInt64()
+	e, err2 := vals[2].AsInt64()
+	if err0 != nil || err1 != nil || err2 != nil {
 		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record has no valid times")}
 	}
+	rec, err := s.decode(key, raw)
+	if err != nil {
+		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record is not valid JSON")}
+	}
+	last, exp := l, e
 	rec.LastSeen, rec.Expires = time.UnixMilli(last), time.UnixMilli(exp)
 	if !time.Now().Before(rec.Expires) {
 		return session.Record{}, false, nil
 	}
 	return rec, true, nil
+}
+
+// decode returns the record raw holds, a copy the caller may modify.
+func (s *Store) decode(key, raw string) (session.Record, error) {
+	s.mu.Lock()
+	d, ok := s.decoded[key]
+	s.mu.Unlock()
+	if ok && d.raw == raw {
+		return cloneRecord(d.rec), nil
+	}
+	var rec session.Record
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return session.Record{}, err
+	}
+	s.mu.Lock()
+	if s.decoded == nil || len(s.decoded) >= maxDecoded {
+		s.decoded = make(map[string]decodedRecord)
+	}
+	s.decoded[key] = decodedRecord{raw: raw, rec: cloneRecord(rec)}
+	s.mu.Unlock()
+	return rec, nil
+}
+
+// forget drops key's decoded record.
+func (s *Store) forget(key string) {
+	s.mu.Lock()
+	delete(s.decoded, key)
+	s.mu.Unlock()
+}
+
+// cloneRecord returns a copy of r that shares no map or slice with it.
+func cloneRecord(r session.Record) session.Record {
+	r.Attrs = maps.Clone(r.Attrs)
+	r.CSRF = bytes.Clone(r.CSRF)
+	return r
 }
 
 // commitScript writes a session and indexes it under its user.
@@ -128,6 +184,7 @@ return 1`)
 
 // Delete removes the session under key; an unknown key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
+	s.forget(key)
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()

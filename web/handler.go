@@ -49,6 +49,9 @@ type Options struct {
 	// routes are not served. Proxied requests get neither backupweb's
 	// security headers nor its body limit: they are the upstream's.
 	Proxy http.Handler
+	// Ready, when set, must also answer for /readyz to say ready: the
+	// store several instances share ([server] store = redis).
+	Ready auth.Checker
 }
 
 // NewHandler returns the whole HTTP surface:
@@ -91,7 +94,7 @@ func NewHandler(o Options) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
-	mux.HandleFunc("GET /readyz", ready(p))
+	mux.HandleFunc("GET /readyz", ready(p, o.Ready))
 	mux.HandleFunc(RequestAuthPath, forwardAuth(p, false))
 	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, true))
 	mux.Handle("GET /_backupweb/", ui.Static())
@@ -252,11 +255,18 @@ func health(w http.ResponseWriter, _ *http.Request) {
 // authenticated requests (see auth.Checker), else 503 with one line saying
 // what is not ready. Like /healthz it is plain text for machines and not
 // protected.
-func ready(p auth.Provider) http.HandlerFunc {
+func ready(p auth.Provider, also auth.Checker) http.HandlerFunc {
+	checks := []auth.Checker{also}
+	if c, ok := p.(auth.Checker); ok {
+		checks = append(checks, c)
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		if c, ok := p.(auth.Checker); ok {
+		for _, c := range checks {
+			if c == nil {
+				continue
+			}
 			if err := c.Ready(r.Context()); err != nil {
 				w.Header().Set("Retry-After", "5")
 				w.WriteHeader(http.StatusServiceUnavailable)

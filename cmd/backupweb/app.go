@@ -12,14 +12,16 @@ import (
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/metrics"
+	"github.com/backupweb/backupweb/redisstore"
 )
 
 // app is a loaded configuration with the provider it selects: everything
 // serve needs before it listens, and everything check-config validates.
 type app struct {
 	cfg      *config.Config
-	provider auth.Provider    // nil when the configuration has errors
-	metrics  *metrics.Metrics // nil unless serving with [server] metrics_listen
+	provider auth.Provider      // nil when the configuration has errors
+	metrics  *metrics.Metrics   // nil unless serving with [server] metrics_listen
+	shared   *redisstore.Client // nil unless serving with [server] store = redis
 }
 
 // load reads the configuration at path ("" for ./backupweb.ini or the
@@ -40,7 +42,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		cfg.CheckBackupsDir() // in proxy mode the catalog is not served
 	}
 	a := &app{cfg: cfg}
-	if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.NeedsSecret {
+	if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.NeedsSecret && cfg.Server.Store != config.StoreRedis {
 		if err := config.CheckStateDir(cfg.Server.StateDir); err != nil {
 			cfg.File.Section("server").Errorf("state_dir", "%v", err)
 		}
@@ -51,6 +53,16 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		a.metrics = metrics.New()
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name == "oauth" {
 			env.HTTPClient = a.metrics.InstrumentClient(strings.ToLower(cfg.Auth.String("provider", "")), nil)
+		}
+	}
+	if !checkOnly && cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() {
+		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name != "none" {
+			shared, err := redisstore.Open(cfg.Redis, log)
+			if err != nil {
+				cfg.File.Section("redis").Errorf("", "%v", err)
+			} else {
+				a.shared, env.Shared = shared, shared
+			}
 		}
 	}
 	p, err := factory.New(cfg.Auth, env, c.lookupEnv)

@@ -50,6 +50,9 @@ func runServe(c *cli, args []string) int {
 		return exitError
 	}
 	logWarnings(log, a.cfg.Report)
+	if a.shared != nil {
+		defer a.shared.Close() // after the provider, deferred below
+	}
 	if closer, ok := a.provider.(io.Closer); ok {
 		defer closer.Close()
 	}
@@ -60,6 +63,9 @@ func runServe(c *cli, args []string) int {
 		Resolver:  peer.NewResolver(a.cfg.Server.TrustedProxies),
 		Logger:    log,
 		AccessLog: a.cfg.Server.AccessLog,
+	}
+	if a.shared != nil {
+		opts.Ready = a.shared
 	}
 	if up := a.cfg.Proxy.Upstream; up != nil {
 		opts.Proxy = proxy.New(proxy.Options{

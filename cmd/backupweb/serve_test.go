@@ -21,7 +21,7 @@ import (
 var listeningRE = regexp.MustCompile(`listening.*addr=(127\.0\.0\.1:\d+)`)
 
 // waitListening waits for serve's "listening" line and returns the address.
-func waitListening(t *testing.T, stderr interface{ String() string }, done <-chan int) string {
+func waitListening(t testing.TB, stderr interface{ String() string }, done <-chan int) string {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
