@@ -347,7 +347,10 @@ users_file = %s
 	}
 
 	srv.Start()
-	waitFor(t, func() bool { code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, ""); return code == http.StatusOK })
+	waitFor(t, func() bool {
+		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
+		return code == http.StatusOK
+	})
 	if code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); code != http.StatusOK {
 		t.Fatalf("/readyz after the outage: %d", code)
 	}
@@ -362,7 +365,10 @@ users_file = %s
 	srv.Stop()
 	srv.Persist(false)
 	srv.Start()
-	waitFor(t, func() bool { code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, ""); return code == http.StatusUnauthorized })
+	waitFor(t, func() bool {
+		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
+		return code == http.StatusUnauthorized
+	})
 	if sid, code := signIn(t, in.url, "alice", "pw-alice"); sid == "" {
 		t.Fatalf("login after Redis came back empty: %d", code)
 	}
