@@ -36,10 +36,19 @@ type Store struct {
 	// decoding. Bounded by maxDecoded; emptied when full.
 	mu      sync.Mutex
 	decoded map[string]decodedRecord
+	// ended holds the keys this instance ended in the last endedMemory:
+	// Find refuses them without asking the cache, so that a session ended
+	// here is refused here at once, whenever Redis's invalidation of the
+	// cached copy arrives (on other instances, it is what refuses them).
+	ended map[string]time.Time
 }
 
-// maxDecoded bounds Store.decoded.
+// maxDecoded bounds Store.decoded and Store.ended.
 const maxDecoded = 10_000
+
+// endedMemory is how long Store.ended remembers a key: far longer than
+// an invalidation takes to arrive.
+const endedMemory = 10 * time.Second
 
 type decodedRecord struct {
 	raw string
@@ -57,6 +66,9 @@ var (
 // Find reads the record under key, from the client-side cache while Redis
 // has not invalidated it.
 func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, error) {
+	if s.endedHere(key) {
+		return session.Record{}, false, nil
+	}
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
@@ -106,11 +118,35 @@ func (s *Store) decode(key, raw string) (session.Record, error) {
 	return rec, nil
 }
 
-// forget drops key's decoded record.
-func (s *Store) forget(key string) {
+// endedHere reports whether this instance ended key a moment ago.
+func (s *Store) endedHere(key string) bool {
 	s.mu.Lock()
-	delete(s.decoded, key)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	at, ok := s.ended[key]
+	return ok && time.Since(at) < endedMemory
+}
+
+// forget drops the decoded records of keys and remembers that they ended.
+func (s *Store) forget(keys ...string) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended == nil {
+		s.ended = make(map[string]time.Time)
+	}
+	if len(s.ended)+len(keys) > maxDecoded {
+		for k, at := range s.ended {
+			if now.Sub(at) >= endedMemory {
+				delete(s.ended, k)
+			}
+		}
+	}
+	for _, k := range keys {
+		delete(s.decoded, k)
+		if len(s.ended) < maxDecoded {
+			s.ended[k] = now
+		}
+	}
 }
 
 // cloneRecord returns a copy of r that shares no map or slice with it.
@@ -194,25 +230,27 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 
 // deleteUserScript removes every session of a user and the index.
 // KEYS: index. ARGV: session prefix.
+// Returns the keys of the sessions it ended.
 var deleteUserScript = rueidis.NewLuaScript(`
-local n = 0
+local ended = {}
 for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  n = n + redis.call('DEL', ARGV[1] .. k)
+  if redis.call('DEL', ARGV[1] .. k) == 1 then table.insert(ended, k) end
 end
 redis.call('DEL', KEYS[1])
-return n`)
+return ended`)
 
 // DeleteUser removes every session of username and returns how many.
 func (s *Store) DeleteUser(ctx context.Context, username string) (int, error) {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := deleteUserScript.Exec(ctx, c.rd, []string{c.key("u", username)}, []string{c.key("s", "")}).AsInt64()
-	return int(n), c.result("delete a user's sessions", err)
+	ended, err := deleteUserScript.Exec(ctx, c.rd, []string{c.key("u", username)}, []string{c.key("s", "")}).AsStrSlice()
+	s.forget(ended...)
+	return len(ended), c.result("delete a user's sessions", err)
 }
 
 // limitUserScript drops index entries of sessions that have ended, then
-// removes the oldest sessions beyond keep.
+// removes the oldest sessions beyond keep, and returns their keys.
 // KEYS: index. ARGV: session prefix, keep.
 var limitUserScript = rueidis.NewLuaScript(`
 local live = {}
@@ -223,21 +261,22 @@ for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     redis.call('ZREM', KEYS[1], k)
   end
 end
-local n = #live - tonumber(ARGV[2])
-if n <= 0 then return 0 end
-for i = 1, n do
+local ended = {}
+for i = 1, #live - tonumber(ARGV[2]) do
   redis.call('DEL', ARGV[1] .. live[i])
   redis.call('ZREM', KEYS[1], live[i])
+  table.insert(ended, live[i])
 end
-return n`)
+return ended`)
 
 // LimitUser ends the oldest sessions of username beyond keep.
 func (s *Store) LimitUser(ctx context.Context, username string, keep int) (int, error) {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := limitUserScript.Exec(ctx, c.rd, []string{c.key("u", username)}, []string{c.key("s", ""), strconv.Itoa(keep)}).AsInt64()
-	return int(n), c.result("limit a user's sessions", err)
+	ended, err := limitUserScript.Exec(ctx, c.rd, []string{c.key("u", username)}, []string{c.key("s", ""), strconv.Itoa(keep)}).AsStrSlice()
+	s.forget(ended...)
+	return len(ended), c.result("limit a user's sessions", err)
 }
 
 // Ping reports whether Redis answers now.
