@@ -329,7 +329,10 @@ users_file = %s
 	srv.Stop()
 	// Until the instance's connection has seen the server go (at once),
 	// a request may still be answered from the cache, as a moment before.
-	waitFor(t, func() bool { code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, ""); return code != http.StatusOK })
+	waitFor(t, func() bool {
+		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
+		return code != http.StatusOK
+	})
 	for range 3 {
 		code, body, h := send(t, "GET", in.url+"/", sid, nil, "text/html")
 		if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "<html") {
