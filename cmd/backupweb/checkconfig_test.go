@@ -26,6 +26,12 @@ func TestCheckConfig(t *testing.T) {
 			}, nil},
 		{"unknown type lists the valid ones", "[authentication]\ntype = ldap\n", nil, exitError,
 			[]string{"error:", `unknown authentication type "ldap"`, "none, basic"}, nil},
+		// Nothing listens on port 1: check-config validates [redis]
+		// without connecting, so it passes at once.
+		{"redis store checked without connecting", "[server]\nstore = redis\n[redis]\nurl = redis://backupweb@127.0.0.1:1/0\npassword = ${RP}\n[authentication]\ntype = basic\nusername = u\npassword = $2b$12$qfeZmHvsxlDW8N2/YfnqZudyqkieQPQ4UbLzZH9l3wVK30hYkYJAm\nuse_bcrypt = true\n",
+			map[string]string{"RP": "redis-secret"}, exitOK, nil, []string{"redis-secret"}},
+		{"redis password in the url", "[server]\nstore = redis\n[redis]\nurl = redis://u:redis-secret@127.0.0.1:6379/0\n", nil, exitError,
+			[]string{"error:", "[redis] url: must not hold a password"}, []string{"redis-secret"}},
 		{"plain password warns but passes", "[authentication]\ntype = basic\nusername = u\npassword = hunter2\n", nil, exitOK,
 			[]string{"warning:", "plain text"}, []string{"hunter2"}},
 	}

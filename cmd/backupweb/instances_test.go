@@ -474,3 +474,41 @@ authorized_domains = example.com
 		t.Fatalf("the same callback replayed on B: %d, want 400 (state already used)", code)
 	}
 }
+
+// TestServeStartsWhileRedisDown: serve starts and listens with Redis
+// unreachable, answers /readyz and logins with 503, and serves once Redis
+// is up, without a restart.
+func TestServeStartsWhileRedisDown(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
+	srv.Stop()
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.txt")
+	runUserCmd("pw-alice\n", "add", "-file", users, "-cost", "4", "alice")
+	in := startInstance(t, fmt.Sprintf(`[server]
+listen = 127.0.0.1:0
+store = redis
+[redis]
+url = %s
+password = ${REDIS_PASSWORD}
+[backups]
+dir = %s
+[authentication]
+type = flask-login
+use_bcrypt = true
+users_file = %s
+`, srv.URL(), dir, users))
+	if code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz with Redis down: %d", code)
+	}
+	if code, _, _ := send(t, "GET", in.url+"/healthz", "", nil, ""); code != http.StatusOK {
+		t.Fatalf("/healthz with Redis down: %d, want 200 (the process runs)", code)
+	}
+	if _, code := signIn(t, in.url, "alice", "pw-alice"); code != http.StatusServiceUnavailable {
+		t.Fatalf("login with Redis down: %d, want 503", code)
+	}
+	srv.Start()
+	waitFor(t, func() bool { code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); return code == http.StatusOK })
+	if sid, code := signIn(t, in.url, "alice", "pw-alice"); sid == "" {
+		t.Fatalf("login once Redis is up: %d", code)
+	}
+}
