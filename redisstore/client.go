@@ -62,6 +62,7 @@ type Client struct {
 	log     *slog.Logger
 	store   *Store
 
+	deadline atomic.Pointer[sharedDeadline]
 	down     atomic.Bool
 	mu       sync.Mutex // guards downSince and probing
 	since    time.Time
@@ -189,14 +190,43 @@ func (c *Client) Close() error {
 	c.closeOne.Do(func() {
 		close(c.closed)
 		c.rd.Close()
+		if d := c.deadline.Load(); d != nil {
+			d.cancel()
+		}
 	})
 	return nil
 }
 
-// ctx bounds one command by the command timeout.
-func (c *Client) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.timeout)
+// ctx bounds one command by the command timeout, not by the request's
+// cancellation (a command is short, and bounded anyway). Commands share a
+// deadline context made afresh every deadlineStep, so that a session read
+// answered from the cache costs no timer and no context of its own; each
+// command then has between the command timeout less deadlineStep and the
+// command timeout to complete.
+func (c *Client) ctx(context.Context) (context.Context, context.CancelFunc) {
+	now := time.Now()
+	if d := c.deadline.Load(); d != nil && now.Sub(d.made) < deadlineStep {
+		return d.ctx, noCancel
+	}
+	// The context replaced is not cancelled: commands still running
+	// under it keep their deadline, and its timer releases it.
+	ctx, cancel := context.WithDeadline(context.Background(), now.Add(c.timeout))
+	c.deadline.Store(&sharedDeadline{ctx: ctx, cancel: cancel, made: now})
+	return ctx, noCancel
 }
+
+// deadlineStep is how long a shared deadline context is handed out.
+const deadlineStep = 10 * time.Millisecond
+
+// sharedDeadline is a deadline context shared by the commands of one
+// step; Close cancels the last one.
+type sharedDeadline struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	made   time.Time
+}
+
+func noCancel() {}
 
 // key returns the Redis key of parts, under the prefix.
 func (c *Client) key(parts ...string) string {
