@@ -7,7 +7,7 @@
 //
 //	get_auth_provider(type, config)  factory.New (package auth/factory)
 //	provider.init_app(app)           Mounter.Mount, for providers with routes
-//	@provider.require_auth           RequireAuth(provider) middleware
+//	@provider.require_auth           RequireAuth(provider, errs) middleware
 //	provider.get_current_user()      FromContext(r.Context())
 //
 // Authentication is split in two steps, as in most well-kept Go servers:
@@ -94,7 +94,7 @@ type Provider interface {
 	//
 	// err is non-nil only when the provider could not decide: the client is
 	// throttled (*RetryError), bcrypt work is saturated, a session store
-	// failed. RequireAuth maps it to a status with StatusOf.
+	// failed. RequireAuth answers it with the Reply ReplyTo gives.
 	Identify(r *http.Request) (u User, ok bool, err error)
 
 	// Challenge answers a request that Identify did not admit: 401 with
@@ -116,9 +116,14 @@ type Reloader interface {
 	Reload() error
 }
 
-// Env is what the program hands every provider besides its configuration
-// section: shared services and the outside world, injectable for tests.
-type Env struct {
+// Deps is what the program hands every provider besides its configuration
+// section: the services it shares with them (logger, clock, error writer,
+// shared state) and the facts they need (secret key, state folder, cookie
+// domain), injectable for tests.
+type Deps struct {
+	// Errors writes refusals and errors (the program's is the web layer's
+	// styled page with its logger). Default: a zero Errors (plain text).
+	Errors *Errors
 	// Logger receives refused attempts and operational messages.
 	// Default: slog.Default().
 	Logger *slog.Logger
@@ -150,8 +155,16 @@ type Env struct {
 	CheckOnly bool
 }
 
+// Errs returns the error writer, never nil.
+func (e Deps) Errs() *Errors {
+	if e.Errors == nil {
+		return &Errors{Logger: e.Logger}
+	}
+	return e.Errors
+}
+
 // Log returns the logger, defaulting to slog.Default().
-func (e Env) Log() *slog.Logger {
+func (e Deps) Log() *slog.Logger {
 	if e.Logger == nil {
 		return slog.Default()
 	}
@@ -159,7 +172,7 @@ func (e Env) Log() *slog.Logger {
 }
 
 // Clock returns the clock, defaulting to time.Now.
-func (e Env) Clock() func() time.Time {
+func (e Deps) Clock() func() time.Time {
 	if e.Now == nil {
 		return time.Now
 	}

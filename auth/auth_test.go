@@ -31,7 +31,7 @@ func (p fakeProvider) Identify(r *http.Request) (User, bool, error) {
 
 func (fakeProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Fake realm="t"`)
-	Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	(&Errors{}).Refuse(w, r, http.StatusUnauthorized, "authentication required")
 }
 
 func TestRequireAuth(t *testing.T) {
@@ -65,7 +65,7 @@ func TestRequireAuth(t *testing.T) {
 			if tt.user != "" {
 				r.Header.Set("X-User", tt.user)
 			}
-			RequireAuth(tt.p)(ok).ServeHTTP(rec, r)
+			RequireAuth(tt.p, &Errors{})(ok).ServeHTTP(rec, r)
 			if rec.Code != tt.wantStatus {
 				t.Fatalf("status %d, want %d", rec.Code, tt.wantStatus)
 			}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/backupweb/backupweb/ui"
 )
 
 // Unavailable is the behaviour of errors that mean something the answer
@@ -30,9 +29,14 @@ func IsUnavailable(err error) bool {
 	return errors.As(err, &u) && u.Unavailable()
 }
 
-// RetryError means the client must wait before trying again: too many
-// failed attempts from its address or for its user name. Answered with 429
-// and a Retry-After header.
+// Throttled is the behaviour of errors that mean the client must wait
+// before trying again (too many failed attempts from its address or for
+// its user name): answered 429 with Retry-After.
+type Throttled interface {
+	RetryAfter() time.Duration
+}
+
+// RetryError is the Throttled error the providers return.
 type RetryError struct {
 	After time.Duration
 }
@@ -41,29 +45,51 @@ func (e *RetryError) Error() string {
 	return fmt.Sprintf("auth: too many failed attempts; retry in %s", e.After.Round(time.Second))
 }
 
-// RetryAfterSeconds is the Retry-After value: whole seconds, rounded up,
-// at least 1.
-func (e *RetryError) RetryAfterSeconds() int {
-	s := int(math.Ceil(e.After.Seconds()))
-	if s < 1 {
-		s = 1
-	}
-	return s
+// RetryAfter is how long the client must wait.
+func (e *RetryError) RetryAfter() time.Duration { return e.After }
+
+// Reply is how an error is answered: the one table from error kinds to
+// what a client is told (see ReplyTo).
+type Reply struct {
+	// Status is the HTTP status.
+	Status int
+	// Message is the sentence a person is shown; the detail stays in the
+	// logs.
+	Message string
+	// RetryAfter, when above zero, is the Retry-After header, in whole
+	// seconds (rounded up).
+	RetryAfter int
+	// Unexpected tells that the error is none of the known kinds: it is
+	// logged at error level.
+	Unexpected bool
 }
 
-// StatusOf maps an error from Identify (or any authentication step) to an
-// HTTP status and the sentence a person is shown. It is the one table from
-// error kinds to statuses; the detail stays in the logs.
-func StatusOf(err error) (status int, message string) {
-	var retry *RetryError
+// ReplyTo maps an error from Identify (or any authentication step) to its
+// Reply, by behaviour: Throttled is 429 saying in how many minutes to try
+// again, Unavailable is 503 (retry in a second), anything else 500.
+func ReplyTo(err error) Reply {
+	var t Throttled
 	switch {
-	case errors.As(err, &retry):
-		return http.StatusTooManyRequests, "Too many failed attempts. Try again in " + inMinutes(retry.After) + "."
+	case errors.As(err, &t):
+		return Reply{Status: http.StatusTooManyRequests, RetryAfter: retryAfterSeconds(t.RetryAfter()),
+			Message: "Too many failed attempts. Try again in " + inMinutes(t.RetryAfter()) + "."}
 	case IsUnavailable(err):
-		return http.StatusServiceUnavailable, "The server is busy. Try again in a moment."
+		return Reply{Status: http.StatusServiceUnavailable, RetryAfter: 1, Message: "The server is busy. Try again in a moment."}
 	default:
-		return http.StatusInternalServerError, "Authentication failed because of a server error."
+		return Reply{Status: http.StatusInternalServerError, Message: "Authentication failed because of a server error.", Unexpected: true}
 	}
+}
+
+// SetRetryAfter sets the Retry-After header of rp, if it has one.
+func (rp Reply) SetRetryAfter(h http.Header) {
+	if rp.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(rp.RetryAfter))
+	}
+}
+
+// retryAfterSeconds is d in whole seconds, rounded up, at least 1.
+func retryAfterSeconds(d time.Duration) int {
+	return max(int(math.Ceil(d.Seconds())), 1)
 }
 
 // inMinutes says how long d is for a person: "1 minute", "15 minutes",
@@ -76,39 +102,54 @@ func inMinutes(d time.Duration) string {
 	return strconv.Itoa(m) + " minutes"
 }
 
-// WriteError answers r with the status StatusOf gives for err, sets
-// Retry-After where it applies, and logs unexpected errors.
-func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	status, msg := StatusOf(err)
-	var retry *RetryError
-	switch {
-	case errors.As(err, &retry):
-		w.Header().Set("Retry-After", strconv.Itoa(retry.RetryAfterSeconds()))
-	case status == http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", "1")
-	default:
-		slog.ErrorContext(r.Context(), "auth error", "path", r.URL.Path, "err", err)
-	}
-	Refuse(w, r, status, msg)
+// Errors writes every refusal and error response of the program, under
+// one rule: under /api/, on the forward-auth endpoints (/auth/…), or for a
+// client whose Accept names application/json, the JSON body
+// {"error": message}; otherwise the page Page renders. The web layer makes
+// the program's (package web, NewErrors: the styled error page, the
+// program's logger) and hands it to RequireAuth and every provider
+// (Deps.Errors). The zero value writes plain text pages and logs nothing.
+type Errors struct {
+	// Logger receives unexpected errors. Nil: they are not logged.
+	Logger *slog.Logger
+	// Page writes the status and page of a refusal for a person. Nil:
+	// the message as plain text.
+	Page func(w http.ResponseWriter, r *http.Request, status int, message string)
 }
 
-// Refuse writes an error response under the one rule every refusal and
-// error follows: under /api/, on the forward-auth endpoints (/auth/…), or
-// for a client whose Accept names application/json, the JSON body
-// {"error": message}; otherwise the styled error page (package ui, the
-// same stylesheet as every page), with a link back to the backups.
-func Refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
+// Refuse answers r with status and message.
+func (e *Errors) Refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Del("Content-Disposition")
-	if WantsJSON(r) {
+	switch {
+	case WantsJSON(r):
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		json.NewEncoder(w).Encode(map[string]string{"error": message})
+	case e != nil && e.Page != nil:
+		e.Page(w, r, status, message)
+	default:
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		fmt.Fprintln(w, message)
+	}
+}
+
+// Error answers r with the Reply for err (ReplyTo), Retry-After included,
+// and logs the error when it is unexpected. A client that went away gets
+// nothing.
+func (e *Errors) Error(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
 		return
 	}
-	ui.Render(w, status, "error", ui.ErrorPage{Status: status, Message: message})
+	rp := ReplyTo(err)
+	rp.SetRetryAfter(w.Header())
+	if rp.Unexpected && e != nil && e.Logger != nil {
+		e.Logger.ErrorContext(r.Context(), "auth: error", "path", r.URL.Path, "err", err)
+	}
+	e.Refuse(w, r, rp.Status, rp.Message)
 }
 
 // WantsJSON reports whether r gets JSON rather than a page: a path under

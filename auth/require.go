@@ -7,19 +7,19 @@ import (
 
 // RequireAuth returns middleware that lets a request through only when p
 // identifies its user, with the user in the request's context. Requests p
-// does not admit get p's Challenge; requests p cannot decide on get the
-// status StatusOf gives.
+// does not admit get p's Challenge; requests p cannot decide on are
+// answered by errs with the Reply ReplyTo gives (nil errs: plain text).
 //
 // Every response of a protected route carries Cache-Control: no-store, so
 // neither browsers nor shared caches keep what only an authenticated user
 // may see.
-func RequireAuth(p Provider) func(http.Handler) http.Handler {
+func RequireAuth(p Provider, errs *Errors) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Cache-Control", "no-store")
 			u, ok, err := p.Identify(r)
 			if err != nil {
-				WriteError(w, r, err)
+				errs.Error(w, r, err)
 				return
 			}
 			if !ok {

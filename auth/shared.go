@@ -10,7 +10,7 @@ import (
 
 // Shared is the state several instances of the program must agree on
 // ([server] store = redis): sessions, failure counts and the single use
-// of OAuth states. Env.Shared is nil when each process keeps its own
+// of OAuth states. Deps.Shared is nil when each process keeps its own
 // (sessions in state_dir, the rest in memory).
 //
 // Every method may fail when the store cannot be reached; providers then
@@ -33,7 +33,7 @@ type Shared interface {
 // Counter returns the failure counter a provider uses: shared through
 // e.Shared when the program has one, else counted in this process by a
 // throttle.Limiter configured by o.
-func (e Env) Counter(name string, o throttle.Options) throttle.Counter {
+func (e Deps) Counter(name string, o throttle.Options) throttle.Counter {
 	if e.Shared != nil {
 		return e.Shared.Counter(name, o)
 	}

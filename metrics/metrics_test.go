@@ -53,7 +53,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func TestBasicFamiliesMove(t *testing.T) {
 	m := metrics.New()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
-	p := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, MaxFailures: 2}, auth.Env{Logger: quiet()})
+	p := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, MaxFailures: 2}, auth.Deps{Logger: quiet()})
 	srv := httptest.NewServer(web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: quiet(), Observer: m}))
 	defer srv.Close()
 	get := func(path, user, pw string) {
@@ -106,7 +106,7 @@ func TestSessionFamiliesMove(t *testing.T) {
 	users := filepath.Join(dir, "users")
 	os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
 	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1},
-		auth.Env{Logger: quiet(), SecretKey: []byte(strings.Repeat("k", 32)), StateDir: filepath.Join(dir, "state")})
+		auth.Deps{Logger: quiet(), SecretKey: []byte(strings.Repeat("k", 32)), StateDir: filepath.Join(dir, "state")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func BenchmarkProxyInProcessSession(b *testing.B) {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	users := filepath.Join(dir, "users")
 	os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
-	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1}, auth.Env{SecretKey: []byte(strings.Repeat("k", 32)), StateDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1}, auth.Deps{SecretKey: []byte(strings.Repeat("k", 32)), StateDir: dir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -45,6 +45,9 @@ type Options struct {
 	DialTimeout, ResponseHeaderTimeout time.Duration
 	// Logger receives one error line per failed upstream request.
 	Logger *slog.Logger
+	// Errors writes the 502 and 504 answers (the program's is web's
+	// styled page). Default: a zero auth.Errors (plain text).
+	Errors *auth.Errors
 	// Transport replaces the tuned default, for tests.
 	Transport http.RoundTripper
 }
@@ -90,7 +93,7 @@ func New(o Options) http.Handler {
 		// polls, chunked downloads) and lets the others go out in full
 		// writes, without a flush per write.
 		FlushInterval: 0,
-		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { failed(o.Logger, w, r, err) },
+		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { failed(o.Logger, o.Errors, w, r, err) },
 		BufferPool:    bufferPool{},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -182,7 +185,7 @@ func stripOwnCookies(r *http.Request) {
 // failed answers a request the upstream could not serve: 504 when it did
 // not answer in time, 502 otherwise, with the error page (or JSON) and one
 // error line. A client that went away gets nothing.
-func failed(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+func failed(log *slog.Logger, errs *auth.Errors, w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return
 	}
@@ -193,5 +196,5 @@ func failed(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error)
 	}
 	log.LogAttrs(r.Context(), slog.LevelError, "proxy: upstream request failed",
 		slog.Int("status", status), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
-	auth.Refuse(w, r, status, msg)
+	errs.Refuse(w, r, status, msg)
 }

@@ -129,7 +129,7 @@ func guard(t testing.TB, up string, setup func(base string, log *slog.Logger) au
 	p := setup(base, log)
 	handler := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: log,
 		Proxy: proxy.New(proxy.Options{Upstream: target, UserHeader: "X-Forwarded-User", EmailHeader: "X-Forwarded-Email",
-			ResponseHeaderTimeout: 500 * time.Millisecond, Logger: log})})
+			ResponseHeaderTimeout: 500 * time.Millisecond, Logger: log, Errors: web.NewErrors(log)})})
 	h.Store(&handler)
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -160,7 +160,7 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 		},
 		"basic": func() signedIn {
 			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-				return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Env{Logger: log})
+				return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
 			})
 			return signedIn{g: g, client: jarClient(), mod: func(r *http.Request) { r.SetBasicAuth("api", "pw") }, user: "api"}
 		},
@@ -170,7 +170,7 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 			var p *login.Provider
 			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
 				var err error
-				p, err = login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1}, auth.Env{Logger: log, SecretKey: secret, StateDir: t.TempDir()})
+				p, err = login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1}, auth.Deps{Logger: log, SecretKey: secret, StateDir: t.TempDir()})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -206,7 +206,7 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 				})
 				p, err := oauth.New(oauth.Config{Provider: "generic", Issuer: op.Issuer, ClientID: "proxy", ClientSecret: "s",
 					RedirectURL: base + oauth.CallbackPath, Rule: oauth.Rule{Domains: []string{"example.com"}}},
-					auth.Env{Logger: log, SecretKey: secret, StateDir: t.TempDir()})
+					auth.Deps{Logger: log, SecretKey: secret, StateDir: t.TempDir()})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -342,7 +342,7 @@ func TestProxyRefusesBeforeTheUpstream(t *testing.T) {
 	up := startUpstream(t)
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Env{Logger: log})
+		return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
 	})
 	before := up.hits.Load()
 	resp, err := http.Get(g.url + "/anything")
@@ -408,7 +408,7 @@ func TestSmuggling(t *testing.T) {
 	up := startUpstream(t)
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Env{Logger: log})
+		return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
 	})
 	before := up.hits.Load()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.url, "http://"))

@@ -18,7 +18,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"html/template"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -80,32 +79,29 @@ func HumanSize(n int64) string {
 
 // Render writes the named page ("catalog", "login", "error") with data and
 // status. The page is executed into memory first, so a template error never
-// leaves a half-written page: it is logged (slog.Default()) and answered
-// with a bare 500.
+// leaves a half-written page: it is answered with a bare 500 and returned,
+// for the caller to log with its logger.
 // Render sets Content-Type, and Cache-Control: no-store unless the caller set
 // a Cache-Control already, since pages carry per-user data and CSRF tokens.
-func Render(w http.ResponseWriter, status int, page string, data any) {
+func Render(w http.ResponseWriter, status int, page string, data any) error {
 	sets, err := parsed()
 	if err != nil {
-		fail(w, err)
-		return
+		return fail(w, err)
 	}
 	t, ok := sets[page]
 	if !ok {
-		fail(w, fmt.Errorf("ui: no page named %q", page))
-		return
+		return fail(w, fmt.Errorf("ui: no page named %q", page))
 	}
-	write(w, status, func(b *bytes.Buffer) error { return t.ExecuteTemplate(b, "layout", data) })
+	return write(w, status, func(b *bytes.Buffer) error { return t.ExecuteTemplate(b, "layout", data) })
 }
 
 // RenderWith is Render for a template of the caller's own, such as the one
 // ParseLoginTemplate returns: t itself is executed with data.
-func RenderWith(w http.ResponseWriter, status int, t *template.Template, data any) {
+func RenderWith(w http.ResponseWriter, status int, t *template.Template, data any) error {
 	if t == nil {
-		fail(w, fmt.Errorf("ui: no template given"))
-		return
+		return fail(w, fmt.Errorf("ui: no template given"))
 	}
-	write(w, status, func(b *bytes.Buffer) error { return t.Execute(b, data) })
+	return write(w, status, func(b *bytes.Buffer) error { return t.Execute(b, data) })
 }
 
 // ParseLoginTemplate parses an operator's login page from the file at path.
@@ -122,11 +118,10 @@ func ParseLoginTemplate(path string) (*template.Template, error) {
 	return t, nil
 }
 
-func write(w http.ResponseWriter, status int, exec func(*bytes.Buffer) error) {
+func write(w http.ResponseWriter, status int, exec func(*bytes.Buffer) error) error {
 	var b bytes.Buffer
 	if err := exec(&b); err != nil {
-		fail(w, fmt.Errorf("ui: render: %w", err))
-		return
+		return fail(w, fmt.Errorf("ui: render: %w", err))
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -135,13 +130,16 @@ func write(w http.ResponseWriter, status int, exec func(*bytes.Buffer) error) {
 	}
 	w.WriteHeader(status)
 	w.Write(b.Bytes())
+	return nil
 }
 
-func fail(w http.ResponseWriter, err error) {
-	slog.Error("page could not be rendered", "err", err)
+// fail answers a page that could not be rendered with a bare 500 and
+// returns err.
+func fail(w http.ResponseWriter, err error) error {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	http.Error(w, "500 internal server error", http.StatusInternalServerError)
+	return err
 }
 
 // contentHash returns a short hex digest of b, used as ETag and as the

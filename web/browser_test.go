@@ -240,12 +240,12 @@ func TestBrowserSessionPages(t *testing.T) {
 // (404), a throttled client (429) — and checks that each is the styled
 // page, with the stylesheet applied and the sentence a person can act on.
 func TestBrowserErrorPages(t *testing.T) {
-	sessions, err := sessionauth.Open(auth.Env{SecretKey: []byte(strings.Repeat("k", 32)), CheckOnly: true}, "flask-login", time.Minute, time.Hour, 0)
+	sessions, err := sessionauth.Open(auth.Deps{SecretKey: []byte(strings.Repeat("k", 32)), CheckOnly: true}, "flask-login", time.Minute, time.Hour, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard := sessionauth.New(sessionauth.Options{Type: "flask-login", Manager: sessions.Manager, LoginPath: "/login"})
 	log, _ := quietLogger()
+	guard := sessionauth.New(sessionauth.Options{Type: "flask-login", Manager: sessions.Manager, LoginPath: "/login", Errors: NewErrors(log)})
 	serve := func(p auth.Provider) *httptest.Server {
 		srv := httptest.NewServer(NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: log}))
 		t.Cleanup(srv.Close)

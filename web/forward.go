@@ -31,17 +31,17 @@ const (
 // applies the provider exactly as a protected route does (throttling,
 // decoy work and logging included) to this request's cookies and
 // Authorization header. Bodies are never more than the error message.
-func forwardAuth(p auth.Provider, forward bool) http.HandlerFunc {
+func forwardAuth(p auth.Provider, errs *auth.Errors, forward bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		u, ok, err := p.Identify(r)
-		var retry interface{ RetryAfterSeconds() int }
+		var throttled auth.Throttled
 		switch {
-		case err != nil && !forward && errors.As(err, &retry):
+		case err != nil && !forward && errors.As(err, &throttled):
 			// nginx turns any status but 2xx, 401 and 403 into a 500.
-			auth.Refuse(w, r, http.StatusForbidden, "Too many failed attempts.")
+			errs.Refuse(w, r, http.StatusForbidden, "Too many failed attempts.")
 		case err != nil:
-			auth.WriteError(w, r, err)
+			errs.Error(w, r, err)
 		case ok:
 			w.Header().Set(userHeader, u.Name)
 			if email := u.Attrs["email"]; email != "" {
@@ -55,7 +55,7 @@ func forwardAuth(p auth.Provider, forward bool) http.HandlerFunc {
 			}
 			p.Challenge(w, r)
 		default:
-			challenge401(p, w, r)
+			challenge401(p, errs, w, r)
 		}
 	}
 }
@@ -63,9 +63,9 @@ func forwardAuth(p auth.Provider, forward bool) http.HandlerFunc {
 // challenge401 answers 401: the provider's own challenge for types that
 // answer with 401 (basic's WWW-Authenticate), a plain 401 for the session
 // types, whose challenge would redirect.
-func challenge401(p auth.Provider, w http.ResponseWriter, r *http.Request) {
+func challenge401(p auth.Provider, errs *auth.Errors, w http.ResponseWriter, r *http.Request) {
 	if _, isSession := p.(auth.LoginRedirecter); isSession {
-		auth.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
+		errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
 		return
 	}
 	p.Challenge(w, r)

@@ -52,6 +52,24 @@ type Options struct {
 	// Ready, when set, must also answer for /readyz to say ready: the
 	// store several instances share ([server] store = redis).
 	Ready auth.Checker
+	// Errors writes every refusal and error; give the providers the same
+	// (auth.Deps.Errors). Default: NewErrors(Logger).
+	Errors *auth.Errors
+}
+
+// NewErrors returns the program's error writer: JSON for API clients, and
+// for people the styled error page (package ui, the stylesheet of every
+// page, a link back); unexpected errors, and pages that cannot be
+// rendered, are logged to log.
+func NewErrors(log *slog.Logger) *auth.Errors {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &auth.Errors{Logger: log, Page: func(w http.ResponseWriter, r *http.Request, status int, message string) {
+		if err := ui.Render(w, status, "error", ui.ErrorPage{Status: status, Message: message}); err != nil {
+			log.ErrorContext(r.Context(), "web: rendering the error page", "err", err)
+		}
+	}}
 }
 
 // NewHandler returns the whole HTTP surface:
@@ -81,22 +99,26 @@ func NewHandler(o Options) http.Handler {
 		log = slog.Default()
 	}
 	p := o.Provider
-	if p == nil {
-		log.Error("web: no authentication provider given; every protected request is refused")
-		p = missingProvider{}
-	}
 	if o.Catalog == nil {
 		log.Error("web: no catalog given; the backups cannot be listed")
 	}
+	errs := o.Errors
+	if errs == nil {
+		errs = NewErrors(log)
+	}
+	if p == nil {
+		log.Error("web: no authentication provider given; every protected request is refused")
+		p = missingProvider{errs: errs}
+	}
 	res := o.Resolver.WithNotice(log, nil)
-	s := &site{cat: o.Catalog, log: log, now: time.Now}
-	protect := auth.RequireAuth(p)
+	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now}
+	protect := auth.RequireAuth(p, errs)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
 	mux.HandleFunc("GET /readyz", ready(p, o.Ready))
-	mux.HandleFunc(RequestAuthPath, forwardAuth(p, false))
-	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, true))
+	mux.HandleFunc(RequestAuthPath, forwardAuth(p, errs, false))
+	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, errs, true))
 	mux.Handle("GET /_backupweb/", ui.Static())
 	if o.Proxy == nil {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
@@ -288,7 +310,7 @@ var errNoProvider = errors.New("web: no authentication provider configured")
 
 // missingProvider stands in for a nil Options.Provider: it admits no one.
 // The zero value denies; "no authentication" must be chosen explicitly.
-type missingProvider struct{}
+type missingProvider struct{ errs *auth.Errors }
 
 func (missingProvider) Type() string { return "missing" }
 
@@ -296,6 +318,6 @@ func (missingProvider) Identify(*http.Request) (auth.User, bool, error) {
 	return auth.User{}, false, errNoProvider
 }
 
-func (missingProvider) Challenge(w http.ResponseWriter, r *http.Request) {
-	auth.Refuse(w, r, http.StatusInternalServerError, "Authentication is not configured.")
+func (m missingProvider) Challenge(w http.ResponseWriter, r *http.Request) {
+	m.errs.Refuse(w, r, http.StatusInternalServerError, "Authentication is not configured.")
 }

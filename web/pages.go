@@ -24,9 +24,10 @@ var errNoCatalog = errors.New("web: no catalog configured")
 
 // site holds what the handlers share.
 type site struct {
-	cat *catalog.Catalog
-	log *slog.Logger
-	now func() time.Time
+	cat  *catalog.Catalog
+	log  *slog.Logger
+	errs *auth.Errors
+	now  func() time.Time
 }
 
 // catalogPage serves GET /: the backups as an HTML table.
@@ -38,7 +39,9 @@ func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
 		return
 	}
-	ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Title: "Backups", User: viewer(u), Backups: list})
+	if err := ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Title: "Backups", User: viewer(u), Backups: list}); err != nil {
+		s.log.ErrorContext(r.Context(), "web: rendering the catalog page", "err", err)
+	}
 }
 
 // viewer turns the admitted user into the page's plain view data. The CSRF
@@ -95,10 +98,10 @@ func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// fail answers an error: JSON {"error": message} under /api/ (auth.Refuse),
-// the "error" page everywhere else.
+// fail answers an error through the program's error writer: JSON
+// {"error": message} for API clients, the "error" page everywhere else.
 func (s *site) fail(w http.ResponseWriter, r *http.Request, status int, message string) {
-	auth.Refuse(w, r, status, message)
+	s.errs.Refuse(w, r, status, message)
 }
 
 func (s *site) list() ([]catalog.Backup, error) {

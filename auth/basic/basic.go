@@ -66,6 +66,7 @@ type Provider struct {
 	verifier *password.Verifier
 	limiter  throttle.Counter
 	log      *slog.Logger
+	errs     *auth.Errors
 	now      func() time.Time
 	header   string // WWW-Authenticate value
 }
@@ -77,7 +78,7 @@ var (
 
 // New returns a Provider for cfg. cfg must have been validated (see Load);
 // New only fills defaults.
-func New(cfg Config, env auth.Env) *Provider {
+func New(cfg Config, env auth.Deps) *Provider {
 	if cfg.Realm == "" {
 		cfg.Realm = DefaultRealm
 	}
@@ -106,6 +107,7 @@ func New(cfg Config, env auth.Env) *Provider {
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		log:    env.Log(),
+		errs:   env.Errs(),
 		now:    env.Clock(),
 		header: `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
 	}
@@ -192,7 +194,7 @@ func (p *Provider) check(r *http.Request, user, pass string) (bool, error) {
 // browsers show their password prompt with the configured realm.
 func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", p.header)
-	auth.Refuse(w, r, http.StatusUnauthorized, "Authentication required: this service asks for a user name and password.")
+	p.errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: this service asks for a user name and password.")
 }
 
 // Reload empties the verification cache and lifts every throttling block.

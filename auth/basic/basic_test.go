@@ -51,11 +51,11 @@ type testServer struct {
 // provider through the factory and serves the real handler on loopback.
 func start(t *testing.T, ini string, env map[string]string) *testServer {
 	t.Helper()
-	return startEnv(t, ini, env, auth.Env{})
+	return startEnv(t, ini, env, auth.Deps{})
 }
 
 // startEnv is start with the provider's environment given (a clock).
-func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Env) *testServer {
+func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Deps) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "backupweb.ini")
@@ -279,7 +279,7 @@ func TestConfigProblems(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.ini")
 			os.WriteFile(path, []byte(tt.ini), 0o600)
 			cfg := config.Load(path, func(string) (string, bool) { return "", false })
-			_, err := factory.New(cfg.Auth, auth.Env{}, func(string) (string, bool) { return "", false })
+			_, err := factory.New(cfg.Auth, auth.Deps{}, func(string) (string, bool) { return "", false })
 			var errs, warns []string
 			for _, p := range cfg.Report.Problems() {
 				if p.Severity == config.Error {

@@ -16,14 +16,14 @@ import (
 // current user in it.
 func Example() {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost) // use `backupweb hash-password`
-	p := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Realm: "Backups"}, auth.Env{})
+	p := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Realm: "Backups"}, auth.Deps{})
 
 	hello := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, _ := auth.FromContext(r.Context()) // the current user
 		fmt.Fprintf(w, "hello %s (%s)", u.Name, u.Type)
 	})
 	mux := http.NewServeMux()
-	mux.Handle("GET /private", auth.RequireAuth(p)(hello))
+	mux.Handle("GET /private", auth.RequireAuth(p, nil)(hello)) // nil: refusals as plain text (or JSON)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

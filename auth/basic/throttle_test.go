@@ -75,7 +75,7 @@ func TestLimitHoldsUnderConcurrency(t *testing.T) {
 func TestFloodLogsBounded(t *testing.T) {
 	clock := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ini := "[authentication]\ntype = basic\nusername = api\npassword = pw\nmax_failures = 5\nfailure_window = 5s\n"
-	s := startEnv(t, ini, nil, auth.Env{Now: clock.Now})
+	s := startEnv(t, ini, nil, auth.Deps{Now: clock.Now})
 	sent := 0
 	for elapsed := time.Duration(0); elapsed < 10*time.Second; elapsed += 20 * time.Millisecond {
 		resp := s.get(t, "/api/me", basicAuth("api", "wrong"))

@@ -47,7 +47,7 @@ type Type struct {
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
 	// still checked, so every problem is reported, but nothing is built.
-	build func(s *config.Section, env auth.Env, secretOK bool) auth.Provider
+	build func(s *config.Section, env auth.Deps, secretOK bool) auth.Provider
 }
 
 // types is the table of authentication types, in the order documentation
@@ -56,13 +56,13 @@ var types = []Type{
 	{
 		Name:    none.Name,
 		Summary: "no authentication (default; not for production)",
-		build:   func(*config.Section, auth.Env, bool) auth.Provider { return none.Provider{} },
+		build:   func(*config.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
 	},
 	{
 		Name:    basic.Name,
 		Summary: "HTTP Basic authentication with one user",
 		Keys:    basic.Keys,
-		build: builder(basic.Load, func(c basic.Config, env auth.Env) (*basic.Provider, error) {
+		build: builder(basic.Load, func(c basic.Config, env auth.Deps) (*basic.Provider, error) {
 			return basic.New(c, env), nil
 		}),
 	},
@@ -87,8 +87,8 @@ var types = []Type{
 // problems) and New (build the provider) into a Type's build function. New
 // is not called when Load found errors, or when the type needs the secret
 // key and it is missing (the factory has recorded why).
-func builder[C any, P auth.Provider](load func(*config.Section) (C, bool), create func(C, auth.Env) (P, error)) func(*config.Section, auth.Env, bool) auth.Provider {
-	return func(s *config.Section, env auth.Env, secretOK bool) auth.Provider {
+func builder[C any, P auth.Provider](load func(*config.Section) (C, bool), create func(C, auth.Deps) (P, error)) func(*config.Section, auth.Deps, bool) auth.Provider {
+	return func(s *config.Section, env auth.Deps, secretOK bool) auth.Provider {
 		cfg, ok := load(s)
 		if !ok || !secretOK {
 			return nil
@@ -144,7 +144,7 @@ var ErrInvalid = errors.New("factory: invalid authentication configuration")
 // BACKUP_SECRET_KEY for the types that need it. Every problem found is
 // recorded in s's report, so check-config can show them all; New returns
 // ErrInvalid when any of them is an error.
-func New(s *config.Section, env auth.Env, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
+func New(s *config.Section, env auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
 	if s.Present() && !s.Has("type") {
 		// A section that is there but does not say which type is a
 		// configuration whose type line was lost (commented out,

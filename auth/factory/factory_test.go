@@ -18,7 +18,7 @@ func load(t *testing.T, ini string) *config.Config {
 }
 
 func TestNew(t *testing.T) {
-	env := auth.Env{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), CheckOnly: true}
+	env := auth.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), CheckOnly: true}
 	tests := []struct {
 		name, ini string
 		secret    string

@@ -174,15 +174,15 @@ func TestNewErrors(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
 	writeFile(t, users, usersText(t, "alice"))
-	env := auth.Env{SecretKey: testSecret, StateDir: filepath.Join(dir, "state")}
+	env := auth.Deps{SecretKey: testSecret, StateDir: filepath.Join(dir, "state")}
 	tests := []struct {
 		name string
 		cfg  Config
-		env  auth.Env
+		env  auth.Deps
 	}{
 		{"missing users file", Config{UsersFile: filepath.Join(dir, "nope")}, env},
-		{"no secret", Config{UsersFile: users, UseBcrypt: true}, auth.Env{StateDir: env.StateDir}},
-		{"no state dir", Config{UsersFile: users, UseBcrypt: true}, auth.Env{SecretKey: testSecret}},
+		{"no secret", Config{UsersFile: users, UseBcrypt: true}, auth.Deps{StateDir: env.StateDir}},
+		{"no state dir", Config{UsersFile: users, UseBcrypt: true}, auth.Deps{SecretKey: testSecret}},
 		{"bad login path", Config{UsersFile: users, UseBcrypt: true, LoginPath: "/api/x"}, env},
 	}
 	for _, tt := range tests {
@@ -204,7 +204,7 @@ func TestCheckOnlyCreatesNothing(t *testing.T) {
 	users := filepath.Join(dir, "users")
 	writeFile(t, users, usersText(t, "alice"))
 	state := filepath.Join(dir, "state")
-	p, err := New(Config{UsersFile: users, UseBcrypt: true}, auth.Env{SecretKey: testSecret, StateDir: state, CheckOnly: true})
+	p, err := New(Config{UsersFile: users, UseBcrypt: true}, auth.Deps{SecretKey: testSecret, StateDir: state, CheckOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

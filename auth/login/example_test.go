@@ -27,7 +27,7 @@ func Example() {
 	os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
 
 	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true},
-		auth.Env{
+		auth.Deps{
 			SecretKey: []byte(strings.Repeat("k", 32)), // BACKUP_SECRET_KEY, from `backupweb gen-secret`
 			StateDir:  filepath.Join(dir, "state"),
 			Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -40,7 +40,7 @@ func Example() {
 
 	mux := http.NewServeMux()
 	p.Mount(mux) // GET/POST /login, POST /logout
-	mux.Handle("GET /private", auth.RequireAuth(p)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /private", auth.RequireAuth(p, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, _ := auth.FromContext(r.Context())
 		fmt.Fprintln(w, "hello", u.Name)
 	})))

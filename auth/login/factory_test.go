@@ -44,7 +44,7 @@ func TestFactory(t *testing.T) {
 			text := "[authentication]\ntype = " + tt.typ + "\nusers_file = " + users + "\nuse_bcrypt = true\n"
 			s := config.Parse("backupweb.ini", strings.NewReader(text), rep).Section("authentication")
 			lookup := func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
-			env := auth.Env{StateDir: filepath.Join(dir, "state-"+strings.ReplaceAll(tt.name, " ", "-"))}
+			env := auth.Deps{StateDir: filepath.Join(dir, "state-"+strings.ReplaceAll(tt.name, " ", "-"))}
 			p, err := factory.New(s, env, lookup)
 			if (err == nil) != tt.ok {
 				t.Fatalf("factory.New: %v; problems %v", err, rep.Problems())

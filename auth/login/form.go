@@ -61,10 +61,10 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			auth.Refuse(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
+			p.errs.Refuse(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
 			return
 		}
-		auth.Refuse(w, r, http.StatusBadRequest, msgBadForm)
+		p.errs.Refuse(w, r, http.StatusBadRequest, msgBadForm)
 		return
 	}
 	name, pw := r.PostForm.Get("username"), r.PostForm.Get("password")
@@ -120,7 +120,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// against: if the user file changed during the check, the session is
 	// refused at its first request.
 	if err := p.guard.Begin(w, r, session.Data{Username: name, Cred: cred}); err != nil {
-		auth.WriteError(w, r, fmt.Errorf("login: %w", err))
+		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return
 	}
 	auth.LogSignedIn(p.log, r, Name, name)
@@ -192,24 +192,19 @@ func (p *Provider) check(ctx context.Context, name, pw string) (cred string, ok 
 	}
 }
 
-// renderError shows the form with the status and sentence auth.StatusOf
-// gives for err, and Retry-After where it applies. An abandoned request
-// gets nothing; unexpected errors are logged.
+// renderError shows the form with the status, sentence and Retry-After
+// of auth.ReplyTo(err): the one table every error is answered by. An
+// abandoned request gets nothing; unexpected errors are logged.
 func (p *Provider) renderError(w http.ResponseWriter, r *http.Request, err error, name, next string) {
 	if r.Context().Err() != nil {
 		return
 	}
-	status, msg := auth.StatusOf(err)
-	var retry *auth.RetryError
-	switch {
-	case errors.As(err, &retry):
-		w.Header().Set("Retry-After", fmt.Sprint(retry.RetryAfterSeconds()))
-	case status == http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", "1")
-	default:
+	rp := auth.ReplyTo(err)
+	rp.SetRetryAfter(w.Header())
+	if rp.Unexpected {
 		p.log.ErrorContext(r.Context(), "auth: login failed with an error", "auth_type", Name, "err", err)
 	}
-	p.render(w, r, status, name, next, msg)
+	p.render(w, r, rp.Status, name, next, rp.Message)
 }
 
 // render writes the login page: the configured template or the built-in
@@ -231,11 +226,15 @@ func (p *Provider) renderPage(w http.ResponseWriter, r *http.Request, status int
 	}
 	page.Title, page.Action, page.CSRFToken = pageTitle, p.cfg.LoginPath, p.mgr.FormToken(w, r)
 	w.Header().Set("Cache-Control", "no-store")
+	var err error
 	if p.tmpl != nil {
-		ui.RenderWith(w, status, p.tmpl, page)
-		return
+		err = ui.RenderWith(w, status, p.tmpl, page)
+	} else {
+		err = ui.Render(w, status, "login", page)
 	}
-	ui.Render(w, status, "login", page)
+	if err != nil {
+		p.log.ErrorContext(r.Context(), "auth: rendering the login page", "auth_type", Name, "err", err)
+	}
 }
 
 // redirectLocal answers 303 to loc, a path sessionauth.SafeNext accepted.

@@ -79,7 +79,7 @@ func writeFile(t testing.TB, path, text string) {
 type harness struct {
 	t         testing.TB
 	cfg       Config
-	env       auth.Env
+	env       auth.Deps
 	usersPath string
 	backups   string
 	clock     *fakeClock
@@ -101,7 +101,7 @@ func newHarness(t testing.TB, edit func(*Config)) *harness {
 	if edit != nil {
 		edit(&h.cfg)
 	}
-	h.env = auth.Env{
+	h.env = auth.Deps{
 		Logger:    slog.New(slog.NewTextHandler(h.logs, nil)),
 		SecretKey: testSecret,
 		StateDir:  filepath.Join(dir, "state"),

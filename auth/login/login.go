@@ -71,6 +71,7 @@ type Provider struct {
 	byUser   throttle.Counter   // failures per user name, from any address
 	tmpl     *template.Template // nil: the built-in page
 	log      *slog.Logger
+	errs     *auth.Errors
 
 	users atomic.Pointer[userSet]
 
@@ -102,7 +103,7 @@ var (
 // any, and opens the session store in env.StateDir; with env.CheckOnly it
 // keeps sessions in memory instead and does not watch the user file, so
 // validating a configuration creates nothing. env.SecretKey is required.
-func New(cfg Config, env auth.Env) (*Provider, error) {
+func New(cfg Config, env auth.Deps) (*Provider, error) {
 	cfg = cfg.withDefaults()
 	path, err := LoginPath(cfg.LoginPath)
 	if err != nil {
@@ -126,7 +127,8 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "user names") },
 		}),
-		log: env.Log(),
+		log:  env.Log(),
+		errs: env.Errs(),
 	}
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
 	if cfg.LoginTemplate != "" {
@@ -144,6 +146,7 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 		Manager:       p.mgr,
 		LoginPath:     cfg.LoginPath,
 		Logger:        env.Log(),
+		Errors:        env.Errs(),
 		RedirectHosts: sessionauth.RedirectHosts(env),
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password

@@ -148,63 +148,63 @@ func TestGitHub(t *testing.T) {
 	tests := []struct {
 		name   string
 		setup  func(f *fakeAPI)
-		env    auth.Env
+		env    auth.Deps
 		want   int
 		words  string
 		logged string
 	}{
 		{"primary verified, no public e-mail, JSON token", func(f *fakeAPI) {
 			f.user, f.emails = githubUser, githubEmails(ghEmail("old@other.org", false, true), ghEmail("octo@example.com", true, true))
-		}, auth.Env{}, http.StatusOK, "", ""},
+		}, auth.Deps{}, http.StatusOK, "", ""},
 		{"form-encoded token answer", func(f *fakeAPI) {
 			f.tokenAnswer = formToken
 			f.user, f.emails = githubUser, githubEmails(ghEmail("octo@example.com", true, true))
-		}, auth.Env{}, http.StatusOK, "", ""},
+		}, auth.Deps{}, http.StatusOK, "", ""},
 		{"primary not verified, a secondary verified", func(f *fakeAPI) {
 			f.user, f.emails = githubUser, githubEmails(ghEmail("octo@example.com", true, false), ghEmail("second@example.com", false, true))
-		}, auth.Env{}, http.StatusForbidden, "not verified", "e-mail not verified"},
+		}, auth.Deps{}, http.StatusForbidden, "not verified", "e-mail not verified"},
 		{"no primary address", func(f *fakeAPI) {
 			f.user, f.emails = githubUser, githubEmails(ghEmail("octo@example.com", false, true))
-		}, auth.Env{}, http.StatusForbidden, "No e-mail address", "no e-mail"},
+		}, auth.Deps{}, http.StatusForbidden, "No e-mail address", "no e-mail"},
 		{"no addresses at all", func(f *fakeAPI) {
 			f.user, f.emails = githubUser, "[]"
-		}, auth.Env{}, http.StatusForbidden, "No e-mail address", "no e-mail"},
+		}, auth.Deps{}, http.StatusForbidden, "No e-mail address", "no e-mail"},
 		{"other domain", func(f *fakeAPI) {
 			f.user, f.emails = githubUser, githubEmails(ghEmail("octo@evil-example.com", true, true))
-		}, auth.Env{}, http.StatusForbidden, "Access denied", "e-mail not admitted"},
+		}, auth.Deps{}, http.StatusForbidden, "Access denied", "e-mail not admitted"},
 		{"emails endpoint refused (scope missing)", func(f *fakeAPI) {
 			f.user, f.emails, f.emailsCode = githubUser, `{"message":"Not Found"}`, http.StatusNotFound
-		}, auth.Env{}, http.StatusBadGateway, "Identity provider unavailable", "user:email"},
+		}, auth.Deps{}, http.StatusBadGateway, "Identity provider unavailable", "user:email"},
 		{"GitHub's error in a 200 form answer", func(f *fakeAPI) {
 			f.tokenAnswer = func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/x-www-form-urlencoded")
 				fmt.Fprint(w, "error=bad_verification_code&error_description=The+code+passed+is+incorrect+or+expired.")
 			}
-		}, auth.Env{}, http.StatusBadGateway, "Identity provider unavailable", "error=bad_verification_code"},
+		}, auth.Deps{}, http.StatusBadGateway, "Identity provider unavailable", "error=bad_verification_code"},
 		{"token endpoint fails", func(f *fakeAPI) {
 			f.tokenAnswer = func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusInternalServerError)
 				fmt.Fprint(w, "<html>oops access_token=leaked-token-in-error-page</html>")
 			}
-		}, auth.Env{}, http.StatusBadGateway, "Identity provider unavailable", "500 Internal Server Error"},
+		}, auth.Deps{}, http.StatusBadGateway, "Identity provider unavailable", "500 Internal Server Error"},
 		{"token answer is garbage", func(f *fakeAPI) {
 			f.tokenAnswer = func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				fmt.Fprint(w, `{"access_token": [garbage`)
 			}
-		}, auth.Env{}, http.StatusBadGateway, "Identity provider unavailable", "cannot parse json"},
+		}, auth.Deps{}, http.StatusBadGateway, "Identity provider unavailable", "cannot parse json"},
 		{"user answer is garbage", func(f *fakeAPI) {
 			f.user, f.emails = `{"login": 17`, "[]"
-		}, auth.Env{}, http.StatusBadGateway, "Identity provider unavailable", "malformed JSON"},
+		}, auth.Deps{}, http.StatusBadGateway, "Identity provider unavailable", "malformed JSON"},
 		{"emails answer has the wrong shape", func(f *fakeAPI) {
 			f.user, f.emails = githubUser, `{"email":"octo@example.com"}`
-		}, auth.Env{}, http.StatusBadGateway, "Identity provider unavailable", "malformed JSON"},
+		}, auth.Deps{}, http.StatusBadGateway, "Identity provider unavailable", "malformed JSON"},
 		{"token endpoint hangs", func(f *fakeAPI) {
 			f.tokenAnswer = func(w http.ResponseWriter, r *http.Request) {
 				// Hold the answer until the client gives up.
 				<-r.Context().Done()
 			}
-		}, auth.Env{HTTPClient: &http.Client{Timeout: 200 * time.Millisecond}}, http.StatusBadGateway, "Identity provider unavailable", "redeeming the authorization code"},
+		}, auth.Deps{HTTPClient: &http.Client{Timeout: 200 * time.Millisecond}}, http.StatusBadGateway, "Identity provider unavailable", "redeeming the authorization code"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,7 +276,7 @@ func TestGitLab(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f.set(func(f *fakeAPI) { f.user, f.tokenAnswer = tt.user, tt.tokenAnswer })
 			s.use(Config{Provider: "gitlab", ClientID: "gl-client", ClientSecret: "gl-secret",
-				BaseURL: f.URL + "/gitlab", Rule: Rule{Domains: []string{"example.com"}}}, auth.Env{})
+				BaseURL: f.URL + "/gitlab", Rule: Rule{Domains: []string{"example.com"}}}, auth.Deps{})
 			c := browser(t)
 			resp, body := get(t, c, s.URL+LoginPath)
 			if resp.StatusCode != tt.want || !strings.Contains(body, tt.words) {
@@ -307,7 +307,7 @@ func TestUnreachableProvider(t *testing.T) {
 	s := newService(t)
 	cfg := githubConfig(f, Rule{All: true})
 	cfg.TokenURL = deadURL + "/token"
-	s.use(cfg, auth.Env{})
+	s.use(cfg, auth.Deps{})
 	resp, body := get(t, browser(t), s.URL+LoginPath)
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "could not be reached") {
 		t.Fatalf("got %d; %.300s", resp.StatusCode, body)

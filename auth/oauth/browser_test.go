@@ -18,7 +18,7 @@ import (
 func TestBrowserSignIn(t *testing.T) {
 	ctx := browsertest.New(t)
 	w := newWorld(t)
-	s := w.serve(t, "google", Rule{Domains: []string{"example.com"}}, auth.Env{})
+	s := w.serve(t, "google", Rule{Domains: []string{"example.com"}}, auth.Deps{})
 
 	must := func(err error) {
 		t.Helper()

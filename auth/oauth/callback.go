@@ -30,7 +30,7 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := p.takeFlow(w, r, q.Get("state"))
 	if err != nil && !errors.Is(err, errState) {
-		auth.WriteError(w, r, err)
+		p.errs.Error(w, r, err)
 		return
 	}
 	if err != nil {

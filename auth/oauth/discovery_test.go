@@ -72,7 +72,7 @@ func TestLazyDiscovery(t *testing.T) {
 	d := newFakeDiscovery(t)
 	d.set(true, "")
 	s := newService(t)
-	s.use(Config{Provider: "generic", Issuer: d.URL, ClientID: "c", ClientSecret: "s", Rule: Rule{All: true}}, auth.Env{})
+	s.use(Config{Provider: "generic", Issuer: d.URL, ClientID: "c", ClientSecret: "s", Rule: Rule{All: true}}, auth.Deps{})
 	if d.count() != 0 {
 		t.Fatal("New contacted the provider")
 	}
@@ -104,7 +104,7 @@ func TestDiscoveryIssuerMismatch(t *testing.T) {
 	d := newFakeDiscovery(t)
 	d.set(false, "https://elsewhere.example")
 	s := newService(t)
-	s.use(Config{Provider: "google", Issuer: d.URL, ClientID: "c", ClientSecret: "s", Rule: Rule{All: true}}, auth.Env{})
+	s.use(Config{Provider: "google", Issuer: d.URL, ClientID: "c", ClientSecret: "s", Rule: Rule{All: true}}, auth.Deps{})
 	resp, body := get(t, noFollow(browser(t)), s.URL+LoginPath)
 	if resp.StatusCode != http.StatusBadGateway || strings.Contains(body, "elsewhere") {
 		t.Fatalf("got %d; %.300s", resp.StatusCode, body)
@@ -116,7 +116,7 @@ func TestDiscoveredEndpointsCanBeOverridden(t *testing.T) {
 	d := newFakeDiscovery(t)
 	s := newService(t)
 	s.use(Config{Provider: "google", Issuer: d.URL, AuthURL: "https://login.example.com/auth",
-		ClientID: "c", ClientSecret: "s", Rule: Rule{All: true}}, auth.Env{})
+		ClientID: "c", ClientSecret: "s", Rule: Rule{All: true}}, auth.Deps{})
 	resp, _ := get(t, noFollow(browser(t)), s.URL+LoginPath)
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, "https://login.example.com/auth?") {
 		t.Fatalf("got %d to %q", resp.StatusCode, loc)

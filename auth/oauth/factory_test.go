@@ -41,7 +41,7 @@ func TestFactoryBuildsOAuth(t *testing.T) {
 			lookup := func(name string) (string, bool) {
 				return tt.secret, name == factory.SecretEnv && tt.secret != ""
 			}
-			p, err := factory.New(f.Section(factory.Section), auth.Env{StateDir: dir, CheckOnly: tt.checkOnly}, lookup)
+			p, err := factory.New(f.Section(factory.Section), auth.Deps{StateDir: dir, CheckOnly: tt.checkOnly}, lookup)
 			if (err == nil) != tt.ok {
 				t.Fatalf("factory.New: %v; problems %v", err, rep.Problems())
 			}

@@ -62,7 +62,7 @@ func (s *service) RedirectURL() string { return s.URL + CallbackPath }
 
 // use builds a provider for cfg (redirect_uri filled in when empty) and
 // serves it through the web handler, as the program does.
-func (s *service) use(cfg Config, env auth.Env) *Provider {
+func (s *service) use(cfg Config, env auth.Deps) *Provider {
 	s.t.Helper()
 	if cfg.RedirectURL == "" {
 		cfg.RedirectURL = s.RedirectURL()

@@ -141,7 +141,7 @@ func TestIDTokenVerification(t *testing.T) {
 	proxy := newTokenProxy(t, w.op.TokenEndpoint())
 	s := w.services["google"]
 	s.use(Config{Provider: "google", Issuer: w.op.Issuer, TokenURL: proxy.URL,
-		ClientID: "client-google", ClientSecret: "secret-google", Rule: Rule{Domains: []string{"example.com"}}}, auth.Env{})
+		ClientID: "client-google", ClientSecret: "secret-google", Rule: Rule{Domains: []string{"example.com"}}}, auth.Deps{})
 
 	// A genuine token for this client from an earlier sign-in, whose nonce
 	// belongs to that sign-in.

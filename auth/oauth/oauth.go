@@ -67,6 +67,7 @@ type Provider struct {
 	sessions *sessionauth.Sessions
 	client   *http.Client
 	log      *slog.Logger
+	errs     *auth.Errors
 	spend    func(ctx context.Context, state string) (unused bool, err error)
 	openID   *openID // nil without OpenID Connect
 }
@@ -84,7 +85,7 @@ var (
 // sessions and the sealed sign-in cookies; env.HTTPClient, when set, makes
 // every request to the identity provider (default: a client with a 10s
 // timeout). New makes no network request.
-func New(cfg Config, env auth.Env) (*Provider, error) {
+func New(cfg Config, env auth.Deps) (*Provider, error) {
 	k, ok := lookupKind(cfg.Provider)
 	if !ok {
 		return nil, fmt.Errorf("oauth: unknown provider %q", cfg.Provider)
@@ -109,6 +110,7 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 		sessions: sessions,
 		client:   client,
 		log:      env.Log(),
+		errs:     env.Errs(),
 	}
 	if env.Shared != nil && !env.CheckOnly {
 		p.spend = func(ctx context.Context, state string) (bool, error) {
@@ -124,6 +126,7 @@ func New(cfg Config, env auth.Env) (*Provider, error) {
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
 		Logger:         env.Log(),
+		Errors:         env.Errs(),
 		RedirectHosts:  sessionauth.RedirectHosts(env),
 		Admit:          p.admits,
 	})
@@ -180,11 +183,14 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 
 // signedOut is the page logout leads to. Its link starts a new sign-in.
 func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
-	ui.Render(w, http.StatusOK, "error", ui.ErrorPage{
+	err := ui.Render(w, http.StatusOK, "error", ui.ErrorPage{
 		Status:  http.StatusOK,
 		Title:   "Signed out",
 		Message: "You have signed out of this service. You may still be signed in at the identity provider.",
 	})
+	if err != nil {
+		p.log.ErrorContext(r.Context(), "oauth: rendering the signed-out page", "err", err)
+	}
 }
 
 // Close writes pending session changes and closes the session store.

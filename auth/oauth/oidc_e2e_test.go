@@ -76,7 +76,7 @@ func newWorld(t *testing.T, extra ...oidctest.Client) *world {
 }
 
 // serve configures mode's service with rule and returns it.
-func (w *world) serve(t *testing.T, mode string, rule Rule, env auth.Env) *service {
+func (w *world) serve(t *testing.T, mode string, rule Rule, env auth.Deps) *service {
 	t.Helper()
 	s := w.services[mode]
 	for _, m := range oidcModes {
@@ -121,7 +121,7 @@ func TestSignInAdmission(t *testing.T) {
 	for _, m := range oidcModes {
 		for _, rl := range rules {
 			t.Run(m.name+"/"+rl.name, func(t *testing.T) {
-				s := w.serve(t, m.name, rl.rule, auth.Env{})
+				s := w.serve(t, m.name, rl.rule, auth.Deps{})
 				for _, u := range opUsers {
 					c := browser(t)
 					resp, body := w.signIn(t, s, c, "/?from=test", u.Username)
@@ -181,7 +181,7 @@ func TestAuthorizationRedirect(t *testing.T) {
 	w := newWorld(t)
 	for _, m := range oidcModes {
 		t.Run(m.name, func(t *testing.T) {
-			s := w.serve(t, m.name, Rule{All: true}, auth.Env{})
+			s := w.serve(t, m.name, Rule{All: true}, auth.Deps{})
 			c := noFollow(browser(t))
 			resp, _ := get(t, c, s.URL+LoginPath+"?next=/api/backups%3Fx%3D1")
 			if resp.StatusCode != http.StatusFound {
@@ -258,7 +258,7 @@ func openFlow(t *testing.T, p *Provider, sealed string) flow {
 
 func TestUnsafeNextStaysLocal(t *testing.T) {
 	w := newWorld(t)
-	s := w.serve(t, "google", Rule{All: true}, auth.Env{})
+	s := w.serve(t, "google", Rule{All: true}, auth.Deps{})
 	for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", "/" + strings.Repeat("<", 2000)} {
 		c := browser(t)
 		resp, _ := w.signIn(t, s, c, next, "alice")
@@ -270,7 +270,7 @@ func TestUnsafeNextStaysLocal(t *testing.T) {
 
 func TestSignOut(t *testing.T) {
 	w := newWorld(t)
-	s := w.serve(t, "generic-oidc", Rule{Domains: []string{"example.com"}}, auth.Env{})
+	s := w.serve(t, "generic-oidc", Rule{Domains: []string{"example.com"}}, auth.Deps{})
 	c := browser(t)
 	if resp, _ := w.signIn(t, s, c, "/", "alice"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("sign-in: %d", resp.StatusCode)

@@ -66,7 +66,9 @@ func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, ema
 		p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: sign-in failed", slog.String("err", truncate(detail.Error(), 500)))
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	ui.Render(w, o.status, "error", ui.ErrorPage{Status: o.status, Title: o.title, Message: o.message})
+	if err := ui.Render(w, o.status, "error", ui.ErrorPage{Status: o.status, Title: o.title, Message: o.message}); err != nil {
+		p.log.ErrorContext(r.Context(), "oauth: rendering a sign-in page", "err", err)
+	}
 }
 
 // providerFailure answers a failure of the identity provider (or of its

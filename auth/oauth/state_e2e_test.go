@@ -46,7 +46,7 @@ func callWith(t *testing.T, u string, cookies ...*http.Cookie) (*http.Response, 
 
 func TestCallbackState(t *testing.T) {
 	w := newWorld(t)
-	s := w.serve(t, "google", Rule{All: true}, auth.Env{})
+	s := w.serve(t, "google", Rule{All: true}, auth.Deps{})
 
 	tamper := func(state string, i int) string {
 		b := []byte(state)
@@ -126,7 +126,7 @@ func TestCallbackState(t *testing.T) {
 
 func TestCallbackReplay(t *testing.T) {
 	w := newWorld(t)
-	s := w.serve(t, "generic-oidc", Rule{All: true}, auth.Env{})
+	s := w.serve(t, "generic-oidc", Rule{All: true}, auth.Deps{})
 	c := browser(t)
 	cb := w.reachCallback(t, s, c, "alice")
 	ck := s.flowCookie(t, c)
@@ -156,7 +156,7 @@ func TestCallbackReplay(t *testing.T) {
 
 func TestCallbackStateExpires(t *testing.T) {
 	w := newWorld(t)
-	s := w.serve(t, "google", Rule{All: true}, auth.Env{})
+	s := w.serve(t, "google", Rule{All: true}, auth.Deps{})
 	c := browser(t)
 	cb := w.reachCallback(t, s, c, "alice")
 	ck := s.flowCookie(t, c)
@@ -170,7 +170,7 @@ func TestProviderReturnsError(t *testing.T) {
 	w := newWorld(t)
 	for _, mode := range []string{"google", "generic-oauth2"} {
 		t.Run(mode, func(t *testing.T) {
-			s := w.serve(t, mode, Rule{All: true}, auth.Env{})
+			s := w.serve(t, mode, Rule{All: true}, auth.Deps{})
 			before := w.op.TokenRequests()
 			w.op.RejectNextAuthorization()
 			c := browser(t)
@@ -195,7 +195,7 @@ func TestProviderReturnsError(t *testing.T) {
 // TestParallelSignIns checks that two tabs signing in at once both finish.
 func TestParallelSignIns(t *testing.T) {
 	w := newWorld(t)
-	s := w.serve(t, "google", Rule{All: true}, auth.Env{})
+	s := w.serve(t, "google", Rule{All: true}, auth.Deps{})
 	c := browser(t)
 	first := w.reachCallback(t, s, c, "alice")
 	second := w.reachCallback(t, s, c, "alice")
@@ -211,7 +211,7 @@ func TestParallelSignIns(t *testing.T) {
 // than a few sign-in cookies.
 func TestAbandonedSignInsAreDropped(t *testing.T) {
 	w := newWorld(t)
-	s := w.serve(t, "google", Rule{All: true}, auth.Env{})
+	s := w.serve(t, "google", Rule{All: true}, auth.Deps{})
 	c := noFollow(browser(t))
 	u, _ := url.Parse(s.URL)
 	for range 3 * maxFlows {
@@ -233,7 +233,7 @@ func TestAbandonedSignInsAreDropped(t *testing.T) {
 // another site.
 func TestCallbackPages(t *testing.T) {
 	w := newWorld(t)
-	s := w.serve(t, "google", Rule{Domains: []string{"example.com"}}, auth.Env{})
+	s := w.serve(t, "google", Rule{Domains: []string{"example.com"}}, auth.Deps{})
 	refused, _ := w.signIn(t, s, browser(t), "/", "eve")
 	badState, _ := get(t, browser(t), s.URL+CallbackPath+"?code=x&state=y")
 	for _, resp := range []*http.Response{refused, badState} {

@@ -33,7 +33,7 @@ type Sessions struct {
 // timeout and lifetime.
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
-func Open(env auth.Env, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
+func Open(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
 	var store session.Store
 	switch {
 	case env.CheckOnly:
@@ -83,7 +83,7 @@ const KeyCheckFile = "key-check"
 // disk were made under another key and are no longer valid), and records
 // the current one. A failure to read or write the file is logged: it costs
 // only the warning.
-func checkKey(env auth.Env, mgr *session.Manager) {
+func checkKey(env auth.Deps, mgr *session.Manager) {
 	path := filepath.Join(env.StateDir, KeyCheckFile)
 	want := mgr.KeyCheck()
 	old, err := os.ReadFile(path)
@@ -112,7 +112,7 @@ func (s *Sessions) Count() (n int, ok bool) {
 // RedirectHosts returns the hosts a login's next may name: env's
 // RedirectHosts, and only when a cookie domain shares the sign-in with
 // them (otherwise a login on one host could not serve another).
-func RedirectHosts(env auth.Env) []string {
+func RedirectHosts(env auth.Deps) []string {
 	if env.CookieDomain == "" {
 		return nil
 	}

@@ -20,14 +20,14 @@ func TestOpen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	tests := []struct {
 		name     string
-		env      auth.Env
+		env      auth.Deps
 		wantErr  string
 		wantFile bool
 	}{
-		{"file store", auth.Env{StateDir: dir, SecretKey: testKey}, "", true},
-		{"check only creates nothing", auth.Env{StateDir: dir + "-check", SecretKey: testKey, CheckOnly: true}, "", false},
-		{"no state dir", auth.Env{SecretKey: testKey}, "state_dir", false},
-		{"short key", auth.Env{StateDir: dir + "-short", SecretKey: []byte("short")}, "gen-secret", false},
+		{"file store", auth.Deps{StateDir: dir, SecretKey: testKey}, "", true},
+		{"check only creates nothing", auth.Deps{StateDir: dir + "-check", SecretKey: testKey, CheckOnly: true}, "", false},
+		{"no state dir", auth.Deps{SecretKey: testKey}, "state_dir", false},
+		{"short key", auth.Deps{StateDir: dir + "-short", SecretKey: []byte("short")}, "gen-secret", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,7 +54,7 @@ func TestOpen(t *testing.T) {
 
 func TestLogoutRedirect(t *testing.T) {
 	for _, tt := range []struct{ redirect, want string }{{"", "/login?signed_out=1"}, {"/signed-out", "/signed-out"}} {
-		s, err := Open(auth.Env{SecretKey: testKey, CheckOnly: true}, "flask-login", time.Minute, time.Hour, 0)
+		s, err := Open(auth.Deps{SecretKey: testKey, CheckOnly: true}, "flask-login", time.Minute, time.Hour, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestLogoutRedirect(t *testing.T) {
 func TestOpenWarnsWhenTheKeyChanged(t *testing.T) {
 	dir := t.TempDir()
 	var logs strings.Builder
-	env := auth.Env{StateDir: dir, SecretKey: testKey, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	env := auth.Deps{StateDir: dir, SecretKey: testKey, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	open := func(key []byte) {
 		t.Helper()
 		env.SecretKey = key

@@ -45,6 +45,8 @@ type Options struct {
 	LogoutRedirect string
 	// Logger receives refused attempts. Default slog.Default().
 	Logger *slog.Logger
+	// Errors writes refusals and errors. Default: a zero auth.Errors.
+	Errors *auth.Errors
 	// RedirectHosts, when set (with a cookie domain), are the hosts
 	// (exact, or ".example.com" for its sub-domains) that next may name
 	// as an absolute https URL; see Guard.SafeNext.
@@ -65,6 +67,9 @@ type Guard struct {
 func New(o Options) *Guard {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Errors == nil {
+		o.Errors = &auth.Errors{}
 	}
 	if o.LogoutRedirect == "" {
 		o.LogoutRedirect = o.LoginPath
@@ -104,7 +109,7 @@ func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, LoginURL(g.o.LoginPath, r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
-	auth.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
+	g.o.Errors.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
 }
 
 // Begin starts a session for d after a successful login. The session gets
@@ -125,7 +130,7 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxLogoutBody)
 	s, ok, err := g.o.Manager.Load(r)
 	if err != nil {
-		auth.WriteError(w, r, err)
+		g.o.Errors.Error(w, r, err)
 		return
 	}
 	if ok {
@@ -135,15 +140,15 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		}
 		if !g.o.Manager.ValidCSRF(s, token) {
 			auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonBadCSRF, s.Username)
-			auth.Refuse(w, r, http.StatusForbidden, msgStaleForm)
+			g.o.Errors.Refuse(w, r, http.StatusForbidden, msgStaleForm)
 			return
 		}
 	} else if r.Header.Get(CSRFHeader) == "" && r.PostFormValue("csrf_token") == "" {
-		auth.Refuse(w, r, http.StatusForbidden, msgStaleForm)
+		g.o.Errors.Refuse(w, r, http.StatusForbidden, msgStaleForm)
 		return
 	}
 	if err := g.o.Manager.Destroy(w, r); err != nil {
-		auth.WriteError(w, r, err)
+		g.o.Errors.Error(w, r, err)
 		return
 	}
 	if ok {

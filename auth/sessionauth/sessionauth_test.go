@@ -98,7 +98,7 @@ func TestGuardSafeNextRedirectHosts(t *testing.T) {
 	if got := New(Options{Type: "t", LoginPath: "/login"}).SafeNext("https://backups.example.com/"); got != "/" {
 		t.Errorf("without redirect hosts: %q", got)
 	}
-	if RedirectHosts(auth.Env{RedirectHosts: []string{"a.example.com"}}) != nil {
+	if RedirectHosts(auth.Deps{RedirectHosts: []string{"a.example.com"}}) != nil {
 		t.Error("redirect hosts without a cookie domain must be ignored")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/redisstore"
+	"github.com/backupweb/backupweb/web"
 )
 
 // app is a loaded configuration with the provider it selects: everything
@@ -22,6 +23,7 @@ type app struct {
 	provider auth.Provider      // nil when the configuration has errors
 	metrics  *metrics.Metrics   // nil unless serving with [server] metrics_listen
 	shared   *redisstore.Client // nil unless serving with [server] store = redis
+	errs     *auth.Errors       // the one error writer, handed to the provider and the web layer
 }
 
 // load reads the configuration at path ("" for ./backupweb.ini or the
@@ -47,7 +49,8 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 			cfg.File.Section("server").Errorf("state_dir", "%v", err)
 		}
 	}
-	env := auth.Env{Logger: log, StateDir: cfg.Server.StateDir, CheckOnly: checkOnly,
+	a.errs = web.NewErrors(log)
+	env := auth.Deps{Logger: log, Errors: a.errs, StateDir: cfg.Server.StateDir, CheckOnly: checkOnly,
 		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts}
 	if !checkOnly && cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
 		a.metrics = metrics.New()

@@ -39,10 +39,6 @@ func runServe(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb serve:", err)
 		return exitUsage
 	}
-	// Code that logs without a logger of its own (auth.WriteError) writes
-	// in the same format to the same place.
-	slog.SetDefault(log)
-
 	a := c.load(*path, *listen, log, false)
 	if a.provider == nil || a.cfg.Report.HasErrors() {
 		printProblems(c.stderr, a.cfg.Report)
@@ -63,6 +59,7 @@ func runServe(c *cli, args []string) int {
 		Resolver:  peer.NewResolver(a.cfg.Server.TrustedProxies),
 		Logger:    log,
 		AccessLog: a.cfg.Server.AccessLog,
+		Errors:    a.errs,
 	}
 	if a.shared != nil {
 		opts.Ready = a.shared
@@ -76,6 +73,7 @@ func runServe(c *cli, args []string) int {
 			DialTimeout:           a.cfg.Proxy.DialTimeout,
 			ResponseHeaderTimeout: a.cfg.Proxy.ResponseHeaderTimeout,
 			Logger:                log,
+			Errors:                a.errs,
 		})
 	}
 	if a.metrics != nil {
