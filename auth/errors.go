@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // Unavailable is the behaviour of errors that mean something the answer
