@@ -149,10 +149,6 @@ type Deps struct {
 	// Shared). Nil: sessions in StateDir, counters and OAuth states in
 	// this process.
 	Shared Shared
-	// CheckOnly asks the provider to validate its configuration without
-	// acquiring anything: no state files opened or created, no network
-	// calls. check-config sets it; the provider it returns is not served.
-	CheckOnly bool
 }
 
 // Errs returns the error writer, never nil.

@@ -48,6 +48,9 @@ type Type struct {
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
 	// still checked, so every problem is reported, but nothing is built.
 	build func(s *config.Section, env auth.Deps, secretOK bool) auth.Provider
+	// check reads and validates the section as build does, and builds
+	// nothing: what check-config runs.
+	check func(s *config.Section) bool
 }
 
 // types is the table of authentication types, in the order documentation
@@ -57,6 +60,7 @@ var types = []Type{
 		Name:    none.Name,
 		Summary: "no authentication (default; not for production)",
 		build:   func(*config.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
+		check:   func(*config.Section) bool { return true },
 	},
 	{
 		Name:    basic.Name,
@@ -65,6 +69,7 @@ var types = []Type{
 		build: builder(basic.Load, func(c basic.Config, env auth.Deps) (*basic.Provider, error) {
 			return basic.New(c, env), nil
 		}),
+		check: loader(basic.Load),
 	},
 	{
 		Name:        login.Name,
@@ -73,6 +78,7 @@ var types = []Type{
 		Keys:        login.Keys,
 		NeedsSecret: true,
 		build:       builder(login.Load, login.New),
+		check:       loader(login.Load),
 	},
 	{
 		Name:        oauth.Name,
@@ -80,6 +86,7 @@ var types = []Type{
 		Keys:        oauth.Keys,
 		NeedsSecret: true,
 		build:       builder(oauth.Load, oauth.New),
+		check:       loader(oauth.Load),
 	},
 }
 
@@ -103,6 +110,14 @@ func builder[C any, P auth.Provider](load func(*config.Section) (C, bool), creat
 }
 
 // Types returns the table of authentication types.
+// loader turns a type's Load into Type.check.
+func loader[C any](load func(*config.Section) (C, bool)) func(*config.Section) bool {
+	return func(s *config.Section) bool {
+		_, ok := load(s)
+		return ok
+	}
+}
+
 func Types() []Type { return slices.Clone(types) }
 
 // Names returns the names of the types, for messages.
@@ -145,35 +160,59 @@ var ErrInvalid = errors.New("factory: invalid authentication configuration")
 // recorded in s's report, so check-config can show them all; New returns
 // ErrInvalid when any of them is an error.
 func New(s *config.Section, env auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
-	if s.Present() && !s.Has("type") {
-		// A section that is there but does not say which type is a
-		// configuration whose type line was lost (commented out,
-		// misspelt): never read it as "no authentication".
-		s.Errorf("", "has no type key; add a line type = <%s> (only a file without an [%s] section means type none)", strings.Join(Names(), "|"), Section)
-		return nil, ErrInvalid
-	}
-	name := s.String("type", none.Name)
-	t, ok := Lookup(strings.TrimSpace(name))
-	if !ok {
-		s.Errorf("type", "unknown authentication type %q; valid types are %s", name, strings.Join(Names(), ", "))
-		return nil, ErrInvalid
-	}
 	before := s.Report().ErrorCount()
-	warnKeys(s, t)
-	secretOK := true
-	if t.NeedsSecret {
-		key, err := secretKey(lookupEnv)
-		if err != nil {
-			s.Errorf("type", "%v", err)
-			secretOK = false
-		}
-		env.SecretKey = key
+	t, key, secretOK, err := resolve(s, lookupEnv)
+	if err != nil {
+		return nil, err
 	}
+	env.SecretKey = key
 	p := t.build(s, env, secretOK)
 	if p == nil || s.Report().ErrorCount() > before {
 		return nil, ErrInvalid
 	}
 	return p, nil
+}
+
+// Check validates s as New does, recording every problem in s's report,
+// and builds nothing: no file is opened or created, no connection made
+// (the user file and the login template are read, as they must be to be
+// checked). It returns the type named, and ErrInvalid when any problem is
+// an error. check-config runs it.
+func Check(s *config.Section, lookupEnv func(string) (string, bool)) (Type, error) {
+	before := s.Report().ErrorCount()
+	t, _, secretOK, err := resolve(s, lookupEnv)
+	if err != nil {
+		return Type{}, err
+	}
+	if !t.check(s) || !secretOK || s.Report().ErrorCount() > before {
+		return t, ErrInvalid
+	}
+	return t, nil
+}
+
+// resolve finds the type s names, warns about keys it does not read, and
+// reads the secret key when the type needs one (secretOK false when it is
+// missing or short, with the error recorded).
+func resolve(s *config.Section, lookupEnv func(string) (string, bool)) (t Type, key []byte, secretOK bool, err error) {
+	if s.Present() && !s.Has("type") {
+		s.Errorf("", "has no type key; add a line type = <%s> (only a file without an [%s] section means type none)", strings.Join(Names(), "|"), Section)
+		return Type{}, nil, false, ErrInvalid
+	}
+	name := s.String("type", none.Name)
+	t, ok := Lookup(strings.TrimSpace(name))
+	if !ok {
+		s.Errorf("type", "unknown authentication type %q; valid types are %s", name, strings.Join(Names(), ", "))
+		return Type{}, nil, false, ErrInvalid
+	}
+	warnKeys(s, t)
+	secretOK = true
+	if t.NeedsSecret {
+		if key, err = secretKey(lookupEnv); err != nil {
+			s.Errorf("type", "%v", err)
+			secretOK = false
+		}
+	}
+	return t, key, secretOK, nil
 }
 
 // warnKeys warns about keys no type knows and keys the chosen type ignores.

@@ -18,7 +18,7 @@ func load(t *testing.T, ini string) *config.Config {
 }
 
 func TestNew(t *testing.T) {
-	env := auth.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), CheckOnly: true}
+	env := auth.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StateDir: t.TempDir()}
 	tests := []struct {
 		name, ini string
 		secret    string
@@ -50,6 +50,19 @@ func TestNew(t *testing.T) {
 			}
 			if tt.want != "" && !strings.Contains(strings.Join(problemStrings(cfg.Report), "\n"), tt.want) {
 				t.Errorf("no problem mentioning %q:\n%v", tt.want, cfg.Report.Problems())
+			}
+			if c, ok := p.(interface{ Close() error }); ok {
+				c.Close()
+			}
+			// Check (check-config) reaches the same verdict and the same
+			// problems, building nothing.
+			checked := load(t, tt.ini)
+			typ, err := Check(checked.Auth, lookup)
+			if (err == nil) != (tt.wantType != "") || err == nil && typ.Name != tt.wantType {
+				t.Errorf("Check: %v, %v; want type %q", typ.Name, err, tt.wantType)
+			}
+			if got, want := problemStrings(checked.Report), problemStrings(cfg.Report); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("Check found %v, New found %v", got, want)
 			}
 		})
 	}

@@ -100,9 +100,10 @@ var (
 
 // New returns a provider for cfg (see Load; zero fields take their
 // defaults). It reads the user file, parses the replacement template if
-// any, and opens the session store in env.StateDir; with env.CheckOnly it
-// keeps sessions in memory instead and does not watch the user file, so
-// validating a configuration creates nothing. env.SecretKey is required.
+// any, and opens the session store in env.StateDir (or uses env.Shared's);
+// it watches the user file every cfg.PollInterval. env.SecretKey is
+// required. To validate a configuration without building anything, use
+// Load.
 func New(cfg Config, env auth.Deps) (*Provider, error) {
 	cfg = cfg.withDefaults()
 	path, err := LoginPath(cfg.LoginPath)
@@ -153,9 +154,6 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		// changed while the service was stopped included).
 		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) },
 	})
-	if env.CheckOnly {
-		return p, nil
-	}
 	if cfg.UseBcrypt {
 		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
 	}

@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,9 +42,19 @@ func TestFactoryBuildsOAuth(t *testing.T) {
 			lookup := func(name string) (string, bool) {
 				return tt.secret, name == factory.SecretEnv && tt.secret != ""
 			}
-			p, err := factory.New(f.Section(factory.Section), auth.Deps{StateDir: dir, CheckOnly: tt.checkOnly}, lookup)
+			var p auth.Provider
+			var err error
+			if tt.checkOnly {
+				var typ factory.Type
+				typ, err = factory.Check(f.Section(factory.Section), lookup)
+				if err == nil {
+					p = checkedType{typ.Name}
+				}
+			} else {
+				p, err = factory.New(f.Section(factory.Section), auth.Deps{StateDir: dir}, lookup)
+			}
 			if (err == nil) != tt.ok {
-				t.Fatalf("factory.New: %v; problems %v", err, rep.Problems())
+				t.Fatalf("factory: %v; problems %v", err, rep.Problems())
 			}
 			if !tt.ok {
 				if n := rep.ErrorCount(); n != 1 {
@@ -54,7 +65,7 @@ func TestFactoryBuildsOAuth(t *testing.T) {
 			if p.Type() != oauth.Name {
 				t.Fatalf("type %q", p.Type())
 			}
-			if _, ok := p.(auth.Mounter); !ok {
+			if _, ok := p.(auth.Mounter); !ok && !tt.checkOnly {
 				t.Error("the provider mounts no routes")
 			}
 			_, statErr := os.Stat(dir)
@@ -90,3 +101,10 @@ func TestFactoryListsOAuthKeys(t *testing.T) {
 		}
 	}
 }
+
+// checkedType stands for the type factory.Check named.
+type checkedType struct{ name string }
+
+func (c checkedType) Type() string                                  { return c.name }
+func (checkedType) Identify(*http.Request) (auth.User, bool, error) { return auth.User{}, false, nil }
+func (checkedType) Challenge(http.ResponseWriter, *http.Request)    {}

@@ -80,8 +80,7 @@ var (
 
 // New returns a Provider for cfg, which must have been validated (see
 // Load); New fills the defaults of empty fields. Sessions are kept in a
-// file store under env.StateDir, or in memory when env.CheckOnly is set, so
-// that checking a configuration touches no file. env.SecretKey keys the
+// file store under env.StateDir, or in env.Shared's store. env.SecretKey keys the
 // sessions and the sealed sign-in cookies; env.HTTPClient, when set, makes
 // every request to the identity provider (default: a client with a 10s
 // timeout). New makes no network request.
@@ -112,7 +111,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		log:      env.Log(),
 		errs:     env.Errs(),
 	}
-	if env.Shared != nil && !env.CheckOnly {
+	if env.Shared != nil {
 		p.spend = func(ctx context.Context, state string) (bool, error) {
 			return env.Shared.SpendOnce(ctx, "oauth-state", state, FlowTTL)
 		}

@@ -27,17 +27,13 @@ type Sessions struct {
 
 // Open returns the sessions of a session type: env.Shared's store when the
 // program shares state with other instances, else a file store under
-// env.StateDir ([server] state_dir) — or, with env.CheckOnly, a store in
-// memory, so that validating a configuration creates no file and opens no
-// connection — and a manager keyed by env.SecretKey with the given idle
-// timeout and lifetime.
+// env.StateDir ([server] state_dir); and a manager keyed by env.SecretKey
+// with the given idle timeout and lifetime.
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
 func Open(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
 	var store session.Store
 	switch {
-	case env.CheckOnly:
-		store = session.NewMemoryStore(env.Clock())
 	case env.Shared != nil:
 		store = env.Shared.SessionStore()
 	default:
@@ -62,12 +58,12 @@ func Open(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser in
 		MaxPerUser:   maxPerUser,
 		CookieDomain: env.CookieDomain,
 	})
-	s := &Sessions{Manager: mgr, store: store, shared: env.Shared != nil && !env.CheckOnly}
+	s := &Sessions{Manager: mgr, store: store, shared: env.Shared != nil}
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
-	if !env.CheckOnly && !s.shared {
+	if !s.shared {
 		checkKey(env, mgr)
 	}
 	return s, nil

@@ -25,7 +25,6 @@ func TestOpen(t *testing.T) {
 		wantFile bool
 	}{
 		{"file store", auth.Deps{StateDir: dir, SecretKey: testKey}, "", true},
-		{"check only creates nothing", auth.Deps{StateDir: dir + "-check", SecretKey: testKey, CheckOnly: true}, "", false},
 		{"no state dir", auth.Deps{SecretKey: testKey}, "state_dir", false},
 		{"short key", auth.Deps{StateDir: dir + "-short", SecretKey: []byte("short")}, "gen-secret", false},
 	}
@@ -54,7 +53,7 @@ func TestOpen(t *testing.T) {
 
 func TestLogoutRedirect(t *testing.T) {
 	for _, tt := range []struct{ redirect, want string }{{"", "/login?signed_out=1"}, {"/signed-out", "/signed-out"}} {
-		s, err := Open(auth.Deps{SecretKey: testKey, CheckOnly: true}, "flask-login", time.Minute, time.Hour, 0)
+		s, err := Open(auth.Deps{SecretKey: testKey, StateDir: t.TempDir()}, "flask-login", time.Minute, time.Hour, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,13 +24,14 @@ type app struct {
 	metrics  *metrics.Metrics   // nil unless serving with [server] metrics_listen
 	shared   *redisstore.Client // nil unless serving with [server] store = redis
 	errs     *auth.Errors       // the one error writer, handed to the provider and the web layer
+	typeName string             // the authentication type, "" when the configuration has errors
 }
 
 // load reads the configuration at path ("" for ./backupweb.ini or the
 // built-in defaults), applies listen when it is not empty, and builds the
-// authentication provider. With checkOnly the provider validates everything
-// but acquires nothing (no state files are created). Problems, all of them,
-// are in a.cfg.Report.
+// authentication provider. With checkOnly it runs the type's loader only
+// (factory.Check): everything is validated, nothing is built, opened,
+// created or connected. Problems, all of them, are in a.cfg.Report.
 func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 	cfg := config.Load(path, c.lookupEnv)
 	if listen != "" {
@@ -50,15 +51,26 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		}
 	}
 	a.errs = web.NewErrors(log)
-	env := auth.Deps{Logger: log, Errors: a.errs, StateDir: cfg.Server.StateDir, CheckOnly: checkOnly,
+	if checkOnly {
+		// Only the loaders: nothing is opened, created or connected.
+		t, err := factory.Check(cfg.Auth, c.lookupEnv)
+		if err == nil && !cfg.Report.HasErrors() {
+			a.typeName = t.Name
+		}
+		if err == nil && t.Name == "none" {
+			warnAuthOff(cfg)
+		}
+		return a
+	}
+	env := auth.Deps{Logger: log, Errors: a.errs, StateDir: cfg.Server.StateDir,
 		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts}
-	if !checkOnly && cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
+	if cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
 		a.metrics = metrics.New()
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name == "oauth" {
 			env.HTTPClient = a.metrics.InstrumentClient(strings.ToLower(cfg.Auth.String("provider", "")), nil)
 		}
 	}
-	if !checkOnly && cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() {
+	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() {
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name != "none" {
 			shared, err := redisstore.Open(cfg.Redis, log)
 			if err != nil {
@@ -70,7 +82,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 	}
 	p, err := factory.New(cfg.Auth, env, c.lookupEnv)
 	if err == nil && !cfg.Report.HasErrors() {
-		a.provider = p
+		a.provider, a.typeName = p, p.Type()
 	}
 	if err == nil && p.Type() == "none" {
 		warnAuthOff(cfg)

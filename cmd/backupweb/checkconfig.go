@@ -20,11 +20,11 @@ func runCheckConfig(c *cli, args []string) int {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := c.load(*path, "", quiet, true)
-	if printProblems(c.stderr, a.cfg.Report) > 0 || a.provider == nil {
+	if printProblems(c.stderr, a.cfg.Report) > 0 || a.typeName == "" {
 		fmt.Fprintln(c.stderr, "backupweb check-config: the configuration would not start")
 		return exitError
 	}
-	fmt.Fprintf(c.stdout, "configuration ok: %s, authentication type %s\n", sourceName(a.cfg.Source), a.provider.Type())
+	fmt.Fprintf(c.stdout, "configuration ok: %s, authentication type %s\n", sourceName(a.cfg.Source), a.typeName)
 	return exitOK
 }
 
