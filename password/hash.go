@@ -92,36 +92,52 @@ func IsBcrypt(s string) bool {
 // variant) and "$2$" are refused. After the prefix come a two-digit cost
 // from 04 to 31, "$", and 53 characters of bcrypt base-64.
 //
-// Every error wraps ErrMalformedHash and says what shape was expected (length, prefix,
+// Every error is a *HashError, which wraps ErrMalformedHash and says what
+// shape was expected (length, prefix,
 // cost, alphabet) without ever echoing the value, or its length: it is a
 // secret.
 func ParseHash(s string) (cost int, err error) {
 	if len(s) != hashLen {
 		// Never the length found: a plain password put here by mistake
 		// would have its length told to whoever reads the logs.
-		return 0, fmt.Errorf("%w: a bcrypt hash is exactly %d characters long", ErrMalformedHash, hashLen)
+		return 0, malformed("a bcrypt hash is exactly %d characters long", hashLen)
 	}
 	if s[0] != '$' || s[1] != '2' || s[3] != '$' {
-		return 0, fmt.Errorf("%w: it does not start with a bcrypt prefix", ErrMalformedHash)
+		return 0, malformed("it does not start with a bcrypt prefix")
 	}
 	switch s[2] {
 	case 'a', 'b', 'y':
 	default:
-		return 0, fmt.Errorf("%w: its bcrypt variant is not supported", ErrMalformedHash)
+		return 0, malformed("its bcrypt variant is not supported")
 	}
 	if !isDigit(s[4]) || !isDigit(s[5]) || s[6] != '$' {
-		return 0, fmt.Errorf("%w: its cost is not two digits followed by $", ErrMalformedHash)
+		return 0, malformed("its cost is not two digits followed by $")
 	}
 	cost = int(s[4]-'0')*10 + int(s[5]-'0')
 	if cost < MinCost || cost > MaxCost {
-		return 0, fmt.Errorf("%w: its cost %d is outside %d to %d", ErrMalformedHash, cost, MinCost, MaxCost)
+		return 0, malformed("its cost %d is outside %d to %d", cost, MinCost, MaxCost)
 	}
 	for i := 7; i < len(s); i++ {
 		if !inAlphabet[s[i]] {
-			return 0, fmt.Errorf("%w: its salt or digest holds a character outside bcrypt's base-64 alphabet", ErrMalformedHash)
+			return 0, malformed("its salt or digest holds a character outside bcrypt's base-64 alphabet")
 		}
 	}
 	return cost, nil
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// HashError is a value that is not a bcrypt hash. It wraps
+// ErrMalformedHash; Reason says what shape was expected, never the value.
+type HashError struct {
+	Reason string
+}
+
+func (e *HashError) Error() string { return ErrMalformedHash.Error() + ": " + e.Reason }
+
+func (e *HashError) Unwrap() error { return ErrMalformedHash }
+
+// malformed returns a *HashError with the reason format and args make.
+func malformed(format string, args ...any) error {
+	return &HashError{Reason: fmt.Sprintf(format, args...)}
+}

@@ -12,8 +12,8 @@ import (
 
 // Errors of Doc's edits that callers branch on.
 var (
-	ErrExists   = errors.New("userfile: user already exists")
-	ErrNotFound = errors.New("userfile: no such user")
+	ErrExists   = errors.New("user already exists")
+	ErrNotFound = errors.New("no such user")
 )
 
 // Doc is a user file held line by line for editing. Lines an edit does not
@@ -41,12 +41,12 @@ func Load(path string) (*Doc, error) {
 		return &Doc{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("userfile: %w", err)
+		return nil, err // an *fs.PathError, which names the file
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("userfile: reading %s: %w", path, err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if len(data) > MaxSize {
 		return nil, &LineError{File: path, Err: ErrTooLarge}
@@ -189,7 +189,7 @@ func checkStored(hash string) error {
 	}
 	for _, r := range hash {
 		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return errors.New("userfile: password hash holds whitespace or a control character")
+			return errors.New("password hash holds whitespace or a control character")
 		}
 	}
 	return nil

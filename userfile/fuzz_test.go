@@ -13,14 +13,14 @@ const fuzzName = "fuzz.txt"
 
 // problemShape is what every problem message must look like: the file, an
 // optional line number, then fixed text in which only numbers vary.
-var problemShape = regexp.MustCompile(`^userfile: fuzz\.txt(:[0-9]+)?: (.*)$`)
+var problemShape = regexp.MustCompile(`^fuzz\.txt(:[0-9]+)?: (.*)$`)
 
 // fixedMessages are the problem texts Parse may produce, numbers replaced
 // by N. A message ending in "…" may continue with a reason from package
 // password, which the echo check covers.
 func fixedMessages() []string {
 	msgs := []string{
-		strings.TrimPrefix(ErrMalformed.Error(), "userfile: "),
+		ErrMalformed.Error(),
 		"invalid user name: it is empty",
 		"invalid user name: it is not valid UTF-8",
 		"invalid user name: it is longer than N bytes",
@@ -38,7 +38,7 @@ func fixedMessages() []string {
 		"unsupported password value: an unknown kind of hash; " + supported,
 		"unsupported password value: not a hash (a plain password?) but use_bcrypt is on; " + supported,
 		"unsupported password value: malformed bcrypt hash: …",
-		strings.TrimPrefix(ErrHashWithoutBcrypt.Error(), "userfile: "),
+		ErrHashWithoutBcrypt.Error(),
 	}
 	for _, h := range foreignHashes {
 		msgs = append(msgs, "unsupported password value: "+h.what+"; "+supported)

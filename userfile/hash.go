@@ -10,12 +10,12 @@ import (
 
 // ErrUnsupportedHash is wrapped by the problem reported for a password value
 // that is not a bcrypt hash while bcrypt hashes are required.
-var ErrUnsupportedHash = errors.New("userfile: unsupported password value")
+var ErrUnsupportedHash = errors.New("unsupported password value")
 
 // ErrHashWithoutBcrypt is the problem reported for a bcrypt hash stored
 // while bcrypt is off: it would be compared as a plain password, so the
 // hash string itself would be accepted as the password.
-var ErrHashWithoutBcrypt = errors.New("userfile: the value is a bcrypt hash but use_bcrypt is off, so the hash itself would be accepted as the password; set use_bcrypt = True in [authentication]")
+var ErrHashWithoutBcrypt = errors.New("the value is a bcrypt hash but use_bcrypt is off, so the hash itself would be accepted as the password; set use_bcrypt = True in [authentication]")
 
 // supported ends every unsupported-value message: what would be accepted and
 // how to get it.
@@ -56,8 +56,11 @@ func checkValue(value string, bcrypt bool) error {
 	if hasBcryptPrefix(value) {
 		if _, err := password.ParseHash(value); err != nil {
 			// The reason names a length, a cost or a character class, never the value.
-			reason := strings.TrimPrefix(err.Error(), password.ErrMalformedHash.Error()+": ")
-			return fmt.Errorf("%w: malformed bcrypt hash: %s", ErrUnsupportedHash, reason)
+			var he *password.HashError
+			if !errors.As(err, &he) {
+				return fmt.Errorf("%w: %w", ErrUnsupportedHash, err)
+			}
+			return fmt.Errorf("%w: malformed bcrypt hash: %s", ErrUnsupportedHash, he.Reason)
 		}
 		return nil
 	}

@@ -13,7 +13,7 @@ const MaxNameLen = 256
 
 // ErrInvalidName is wrapped by every error ValidName returns, so callers can
 // tell a bad name from other failures with errors.Is.
-var ErrInvalidName = errors.New("userfile: invalid user name")
+var ErrInvalidName = errors.New("invalid user name")
 
 // ValidName reports why name cannot be a user name, or nil when it can.
 //

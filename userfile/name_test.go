@@ -9,7 +9,7 @@ import (
 func TestValidName(t *testing.T) {
 	tests := []struct {
 		name string
-		want string // "" when valid, else the reason after "userfile: invalid user name: "
+		want string // "" when valid, else the reason after "invalid user name: "
 	}{
 		{"alice", ""},
 		{"alice.smith@example.com", ""},
@@ -49,7 +49,7 @@ func TestValidName(t *testing.T) {
 			if !errors.Is(err, ErrInvalidName) {
 				t.Fatalf("ValidName(%q) = %v, want ErrInvalidName", tt.name, err)
 			}
-			if got, want := err.Error(), "userfile: invalid user name: "+tt.want; got != want {
+			if got, want := err.Error(), "invalid user name: "+tt.want; got != want {
 				t.Errorf("ValidName(%q) = %q, want %q", tt.name, got, want)
 			}
 		})

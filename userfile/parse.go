@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 )
 
 // MaxSize is the largest user file read, in bytes. It keeps a path pointed
@@ -35,12 +34,12 @@ const maxProblems = 50
 // Kinds of problem Parse reports, each wrapped in a *LineError and usable
 // with errors.Is on the joined error Parse returns.
 var (
-	ErrMalformed = errors.New("userfile: malformed line: no ':' between user name and password")
-	ErrDuplicate = errors.New("userfile: duplicate user name")
-	ErrNoUsers   = errors.New("userfile: no users defined")
-	ErrTooLarge  = fmt.Errorf("userfile: file larger than %d MiB", MaxSize>>20)
+	ErrMalformed = errors.New("malformed line: no ':' between user name and password")
+	ErrDuplicate = errors.New("duplicate user name")
+	ErrNoUsers   = errors.New("no users defined")
+	ErrTooLarge  = fmt.Errorf("file larger than %d MiB", MaxSize>>20)
 
-	errEmptyValue = errors.New("userfile: empty password value")
+	errEmptyValue = errors.New("empty password value")
 )
 
 // Entry is one user read from a user file.
@@ -58,16 +57,16 @@ type LineError struct {
 	Err  error
 }
 
-// Error formats the problem as "userfile: FILE:LINE: what is wrong".
+// Error formats the problem as "FILE:LINE: what is wrong".
 func (e *LineError) Error() string {
 	msg := "unknown problem"
 	if e.Err != nil {
-		msg = strings.TrimPrefix(e.Err.Error(), "userfile: ")
+		msg = e.Err.Error()
 	}
 	if e.Line == 0 {
-		return fmt.Sprintf("userfile: %s: %s", e.File, msg)
+		return fmt.Sprintf("%s: %s", e.File, msg)
 	}
-	return fmt.Sprintf("userfile: %s:%d: %s", e.File, e.Line, msg)
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, msg)
 }
 
 // Unwrap returns the kind of problem.
@@ -100,7 +99,7 @@ func Parse(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
 func ParseAll(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("userfile: reading %s: %w", name, err)
+		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	if len(data) > MaxSize {
 		return nil, &LineError{File: name, Err: ErrTooLarge}
@@ -148,7 +147,7 @@ func ParseAll(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
 		entries = append(entries, Entry{Name: user, Hash: value, Line: n})
 	}
 	if hidden > 0 {
-		problems = append(problems, &LineError{File: name, Err: fmt.Errorf("userfile: %d more problems not shown", hidden)})
+		problems = append(problems, &LineError{File: name, Err: fmt.Errorf("%d more problems not shown", hidden)})
 	}
 	if len(problems) > 0 {
 		good := entries[:0:0]
@@ -170,7 +169,7 @@ func ParseAll(name string, r io.Reader, bcrypt bool) ([]Entry, error) {
 func ParseFile(path string, bcrypt bool) ([]Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("userfile: %w", err)
+		return nil, err // an *fs.PathError, which names the file
 	}
 	defer f.Close()
 	return Parse(path, f, bcrypt)

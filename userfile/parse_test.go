@@ -72,55 +72,55 @@ func TestParseRefuses(t *testing.T) {
 		want   string // the first problem's message
 	}{
 		{"no colon", "alice " + hashA + "\n", true, ErrMalformed,
-			"userfile: users.txt:1: malformed line: no ':' between user name and password"},
+			"users.txt:1: malformed line: no ':' between user name and password"},
 		{"empty name", "# c\n:" + hashA + "\n", true, ErrInvalidName,
-			"userfile: users.txt:2: invalid user name: it is empty"},
+			"users.txt:2: invalid user name: it is empty"},
 		{"space in name", "al ice:" + hashA + "\n", true, ErrInvalidName,
-			"userfile: users.txt:1: invalid user name: it contains whitespace"},
+			"users.txt:1: invalid user name: it contains whitespace"},
 		{"space before colon", "alice :" + hashA + "\n", true, ErrInvalidName,
-			"userfile: users.txt:1: invalid user name: it contains whitespace"},
+			"users.txt:1: invalid user name: it contains whitespace"},
 		{"control character in name", "al\x01ice:" + hashA + "\n", true, ErrInvalidName,
-			"userfile: users.txt:1: invalid user name: it contains a control character"},
+			"users.txt:1: invalid user name: it contains a control character"},
 		{"bidi override in name", "al\u202eice:" + hashA + "\n", true, ErrInvalidName,
-			"userfile: users.txt:1: invalid user name: it contains an invisible formatting character"},
+			"users.txt:1: invalid user name: it contains an invisible formatting character"},
 		{"name not UTF-8", "al\xffice:" + hashA + "\n", true, ErrInvalidName,
-			"userfile: users.txt:1: invalid user name: it is not valid UTF-8"},
+			"users.txt:1: invalid user name: it is not valid UTF-8"},
 		{"name too long", strings.Repeat("n", 257) + ":" + hashA + "\n", true, ErrInvalidName,
-			"userfile: users.txt:1: invalid user name: it is longer than 256 bytes"},
+			"users.txt:1: invalid user name: it is longer than 256 bytes"},
 		{"empty value", "alice:\n", true, errEmptyValue,
-			"userfile: users.txt:1: empty password value"},
+			"users.txt:1: empty password value"},
 		{"empty plain value", "alice:   \n", false, errEmptyValue,
-			"userfile: users.txt:1: empty password value"},
+			"users.txt:1: empty password value"},
 		{"duplicate", "alice:" + hashA + "\n# c\nalice:" + hashB + "\n", true, ErrDuplicate,
-			"userfile: users.txt:3: duplicate user name (first defined on line 1)"},
+			"users.txt:3: duplicate user name (first defined on line 1)"},
 		{"duplicate in plain mode", "alice:one\nbob:two\nalice:three\n", false, ErrDuplicate,
-			"userfile: users.txt:3: duplicate user name (first defined on line 1)"},
+			"users.txt:3: duplicate user name (first defined on line 1)"},
 		{"plain password when bcrypt", "alice:s3cret\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: not a hash (a plain password?) but use_bcrypt is on; " + supported},
+			"users.txt:1: unsupported password value: not a hash (a plain password?) but use_bcrypt is on; " + supported},
 		{"htpasswd MD5", "alice:$apr1$hy9W5Tvu$fMVgjWNLQR0B1srp2.6Sa1\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: an htpasswd MD5 ($apr1$) hash; " + supported},
+			"users.txt:1: unsupported password value: an htpasswd MD5 ($apr1$) hash; " + supported},
 		{"htpasswd SHA", "alice:{SHA}GpHWL3ymc5liWkNopqtdSjuqYHM=\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: an htpasswd SHA-1 ({SHA}) hash; " + supported},
+			"users.txt:1: unsupported password value: an htpasswd SHA-1 ({SHA}) hash; " + supported},
 		{"bcrypt 2x", "alice:$2x$" + hashA[4:] + "\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: a bcrypt $2x$ hash (from a flawed old implementation); " + supported},
+			"users.txt:1: unsupported password value: a bcrypt $2x$ hash (from a flawed old implementation); " + supported},
 		{"SHA-512 crypt", "alice:$6$salt$digest\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: a SHA-512-crypt ($6$) hash; " + supported},
+			"users.txt:1: unsupported password value: a SHA-512-crypt ($6$) hash; " + supported},
 		{"argon2", "alice:$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: an Argon2 hash; " + supported},
+			"users.txt:1: unsupported password value: an Argon2 hash; " + supported},
 		{"werkzeug", "alice:pbkdf2:sha256:600000$salt$digest\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: a Werkzeug PBKDF2 hash; " + supported},
+			"users.txt:1: unsupported password value: a Werkzeug PBKDF2 hash; " + supported},
 		{"unknown dollar hash", "alice:$9$whatever\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: an unknown kind of hash; " + supported},
+			"users.txt:1: unsupported password value: an unknown kind of hash; " + supported},
 		{"truncated bcrypt", "alice:" + hashA[:59] + "\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: malformed bcrypt hash: a bcrypt hash is exactly 60 characters long"},
+			"users.txt:1: unsupported password value: malformed bcrypt hash: a bcrypt hash is exactly 60 characters long"},
 		{"bcrypt cost too low", "alice:$2b$03$" + hashA[7:] + "\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: malformed bcrypt hash: its cost 3 is outside 4 to 31"},
+			"users.txt:1: unsupported password value: malformed bcrypt hash: its cost 3 is outside 4 to 31"},
 		{"space after colon", "alice: " + hashA + "\n", true, ErrUnsupportedHash,
-			"userfile: users.txt:1: unsupported password value: whitespace between ':' and the bcrypt hash"},
-		{"empty file", "", true, ErrNoUsers, "userfile: users.txt: no users defined"},
-		{"only comments", "# nobody yet\n\n", false, ErrNoUsers, "userfile: users.txt: no users defined"},
-		{"only a byte order mark", "\ufeff", true, ErrNoUsers, "userfile: users.txt: no users defined"},
-		{"too large", strings.Repeat("#", MaxSize+1), true, ErrTooLarge, "userfile: users.txt: file larger than 16 MiB"},
+			"users.txt:1: unsupported password value: whitespace between ':' and the bcrypt hash"},
+		{"empty file", "", true, ErrNoUsers, "users.txt: no users defined"},
+		{"only comments", "# nobody yet\n\n", false, ErrNoUsers, "users.txt: no users defined"},
+		{"only a byte order mark", "\ufeff", true, ErrNoUsers, "users.txt: no users defined"},
+		{"too large", strings.Repeat("#", MaxSize+1), true, ErrTooLarge, "users.txt: file larger than 16 MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,7 +186,7 @@ func TestParseCapsProblems(t *testing.T) {
 	if len(ps) != maxProblems+1 {
 		t.Fatalf("got %d problems, want %d", len(ps), maxProblems+1)
 	}
-	if got, want := ps[maxProblems].Error(), "userfile: users.txt: 7 more problems not shown"; got != want {
+	if got, want := ps[maxProblems].Error(), "users.txt: 7 more problems not shown"; got != want {
 		t.Errorf("last problem = %q, want %q", got, want)
 	}
 }
@@ -230,7 +230,7 @@ func TestParseFile(t *testing.T) {
 	}
 	writeFile(t, path, "x:"+hashA+"\nx:"+hashB+"\n", 0o600)
 	_, err := ParseFile(path, true)
-	if want := fmt.Sprintf("userfile: %s:2: duplicate user name", path); err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := fmt.Sprintf("%s:2: duplicate user name", path); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want it to start %q", err, want)
 	}
 }

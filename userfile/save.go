@@ -38,19 +38,19 @@ func (d *Doc) Save(path string) error {
 	old, err := os.Stat(target)
 	switch {
 	case err == nil && !old.Mode().IsRegular():
-		return fmt.Errorf("userfile: %s is not a regular file", target)
+		return fmt.Errorf("%s is not a regular file", target)
 	case err == nil:
 		mode = old.Mode().Perm()
 	case errors.Is(err, fs.ErrNotExist):
 		old = nil
 	default:
-		return fmt.Errorf("userfile: %w", err)
+		return err // an *fs.PathError, which names the file
 	}
 
 	dir := filepath.Dir(target)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("userfile: creating a temporary file beside %s: %w", target, err)
+		return fmt.Errorf("creating a temporary file beside %s: %w", target, err)
 	}
 	renamed := false
 	defer func() {
@@ -60,24 +60,24 @@ func (d *Doc) Save(path string) error {
 		}
 	}()
 	if _, err := d.WriteTo(tmp); err != nil {
-		return fmt.Errorf("userfile: writing %s: %w", tmp.Name(), err)
+		return fmt.Errorf("writing %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("userfile: setting the mode of %s: %w", tmp.Name(), err)
+		return fmt.Errorf("setting the mode of %s: %w", tmp.Name(), err)
 	}
 	if old != nil {
 		if err := keepOwner(tmp, old); err != nil {
-			return fmt.Errorf("userfile: cannot keep the owner of %s, file left unchanged: %w", target, err)
+			return fmt.Errorf("cannot keep the owner of %s, file left unchanged: %w", target, err)
 		}
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("userfile: flushing %s: %w", tmp.Name(), err)
+		return fmt.Errorf("flushing %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("userfile: closing %s: %w", tmp.Name(), err)
+		return fmt.Errorf("closing %s: %w", tmp.Name(), err)
 	}
 	if err := renameFile(tmp.Name(), target); err != nil {
-		return fmt.Errorf("userfile: replacing %s: %w", target, err)
+		return fmt.Errorf("replacing %s: %w", target, err)
 	}
 	renamed = true
 	return syncDir(dir)
@@ -92,7 +92,7 @@ func resolveLink(path string) (string, error) {
 	}
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return "", fmt.Errorf("userfile: following the link %s: %w", path, err)
+		return "", fmt.Errorf("following the link %s: %w", path, err)
 	}
 	return target, nil
 }
@@ -101,11 +101,11 @@ func resolveLink(path string) (string, error) {
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("userfile: opening directory %s to flush it: %w", dir, err)
+		return fmt.Errorf("opening directory %s to flush it: %w", dir, err)
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("userfile: flushing directory %s: %w", dir, err)
+		return fmt.Errorf("flushing directory %s: %w", dir, err)
 	}
 	return nil
 }

@@ -256,7 +256,7 @@ func reportUsersError(s *config.Section, err error) {
 	for _, e := range flatten(err) {
 		var le *userfile.LineError
 		if errors.As(e, &le) {
-			s.Report().Errorf(le.File, le.Line, "", "", "%s", strings.TrimPrefix(le.Err.Error(), "userfile: "))
+			s.Report().Errorf(le.File, le.Line, "", "", "%v", le.Err)
 			located = true
 		}
 	}

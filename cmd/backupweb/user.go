@@ -122,7 +122,7 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	}
 	ua.name = names[0]
 	if err := userfile.ValidName(ua.name); err != nil {
-		return usageErr(strings.TrimPrefix(err.Error(), "userfile: "))
+		return usageErr(err.Error())
 	}
 	if err := checkCost(ua.cost); err != nil {
 		return usageErr(err.Error())

@@ -210,7 +210,7 @@ func TestUserWarnings(t *testing.T) {
 	}
 	for _, want := range []string{
 		"backupweb user add: warning: " + path + " is open to every account on this machine (mode 0644)",
-		"backupweb user add: warning: userfile: " + path + ":1: unsupported password value: not a hash",
+		"backupweb user add: warning: " + path + ":1: unsupported password value: not a hash",
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q lacks %q", stderr, want)
