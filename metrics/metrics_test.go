@@ -53,7 +53,10 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func TestBasicFamiliesMove(t *testing.T) {
 	m := metrics.New()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
-	p := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, MaxFailures: 2}, auth.Deps{Logger: quiet()})
+	p, err := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, MaxFailures: 2}, auth.Deps{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: quiet(), Observer: m}))
 	defer srv.Close()
 	get := func(path, user, pw string) {

@@ -160,7 +160,7 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 		},
 		"basic": func() signedIn {
 			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-				return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+				return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
 			})
 			return signedIn{g: g, client: jarClient(), mod: func(r *http.Request) { r.SetBasicAuth("api", "pw") }, user: "api"}
 		},
@@ -342,7 +342,7 @@ func TestProxyRefusesBeforeTheUpstream(t *testing.T) {
 	up := startUpstream(t)
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
 	})
 	before := up.hits.Load()
 	resp, err := http.Get(g.url + "/anything")
@@ -408,7 +408,7 @@ func TestSmuggling(t *testing.T) {
 	up := startUpstream(t)
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
 	})
 	before := up.hits.Load()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.url, "http://"))
@@ -445,4 +445,14 @@ func TestSmuggling(t *testing.T) {
 	if n := up.hits.Load() - before; n > 1 {
 		t.Fatalf("the upstream was hit %d times", n)
 	}
+}
+
+// mustBasic returns the Basic provider of cfg, failing t if New refuses it.
+func mustBasic(t testing.TB, cfg basic.Config, deps auth.Deps) *basic.Provider {
+	t.Helper()
+	p, err := basic.New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -32,9 +32,19 @@ import (
 // Name is the type's name in configuration.
 const Name = "basic"
 
-// DefaultRealm is the realm shown in the browser's password prompt when the
-// configuration names none.
-const DefaultRealm = "backupweb"
+// Defaults of Config, for fields left zero.
+const (
+	// DefaultRealm is the realm shown in the browser's password prompt.
+	DefaultRealm = "backupweb"
+	// DefaultMaxFailures is how many wrong credentials one client address
+	// may send within the failure window before it is answered 429.
+	DefaultMaxFailures = 10
+	// DefaultFailureWindow is how long failures are remembered.
+	DefaultFailureWindow = 15 * time.Minute
+	// DefaultCacheTTL is how long a verified credential is trusted without
+	// running bcrypt again.
+	DefaultCacheTTL = 5 * time.Minute
+)
 
 // Config is the typed configuration of a Basic provider.
 type Config struct {
@@ -49,12 +59,14 @@ type Config struct {
 	// Realm is the text of the browser's prompt. Default DefaultRealm.
 	Realm string
 	// MaxFailures is how many wrong credentials one client address may send
-	// within FailureWindow before it is answered 429. Default 10.
+	// within FailureWindow before it is answered 429. Default
+	// DefaultMaxFailures.
 	MaxFailures int
-	// FailureWindow is how long failures are remembered. Default 15m.
+	// FailureWindow is how long failures are remembered. Default
+	// DefaultFailureWindow.
 	FailureWindow time.Duration
 	// CacheTTL is how long a verified credential is trusted without running
-	// bcrypt again. Default 5m.
+	// bcrypt again. Default DefaultCacheTTL.
 	CacheTTL time.Duration
 }
 
@@ -76,20 +88,24 @@ var (
 	_ auth.Reloader = (*Provider)(nil)
 )
 
-// New returns a Provider for cfg. cfg must have been validated (see Load);
-// New only fills defaults.
-func New(cfg Config, env auth.Deps) *Provider {
+// New returns a Provider for cfg, its zero fields taking the defaults. It
+// refuses a configuration Validate refuses (an empty or malformed hash is
+// an error here, not a 500 at every request).
+func New(cfg Config, env auth.Deps) (*Provider, error) {
 	if cfg.Realm == "" {
 		cfg.Realm = DefaultRealm
 	}
 	if cfg.MaxFailures <= 0 {
-		cfg.MaxFailures = 10
+		cfg.MaxFailures = DefaultMaxFailures
 	}
 	if cfg.FailureWindow <= 0 {
-		cfg.FailureWindow = 15 * time.Minute
+		cfg.FailureWindow = DefaultFailureWindow
 	}
 	if cfg.CacheTTL <= 0 {
-		cfg.CacheTTL = 5 * time.Minute
+		cfg.CacheTTL = DefaultCacheTTL
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("basic: %w", err)
 	}
 	cost := password.Cost
 	if cfg.UseBcrypt {
@@ -110,7 +126,7 @@ func New(cfg Config, env auth.Deps) *Provider {
 		errs:   env.Errs(),
 		now:    env.Clock(),
 		header: `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
-	}
+	}, nil
 }
 
 // Type returns "basic".

@@ -2,6 +2,7 @@ package basic_test
 
 import (
 	"encoding/json"
+	"errors"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/config"
@@ -303,6 +305,46 @@ func TestConfigProblems(t *testing.T) {
 			}
 			if strings.Contains(all, "c.ini:") == false && len(all) > 0 {
 				t.Errorf("problems do not name the file:\n%s", all)
+			}
+		})
+	}
+}
+
+// TestNewValidates: a configuration Load would refuse is refused by New
+// too, with the key named and the value never echoed.
+func TestNewValidates(t *testing.T) {
+	hash := "$2b$04$QgwesizPF/ILU2ywZHluzeOcByhJ/ciBI5k5Gz23smBRZEf87h1pG"
+	tests := []struct {
+		name string
+		cfg  basic.Config
+		want string // "" when valid
+	}{
+		{"valid", basic.Config{Username: "u", Password: hash, UseBcrypt: true}, ""},
+		{"plain password", basic.Config{Username: "u", Password: "hunter2-long"}, ""},
+		{"no user", basic.Config{Password: hash, UseBcrypt: true}, "username: missing required key"},
+		{"no password", basic.Config{Username: "u", UseBcrypt: true}, "password: missing required key"},
+		{"plain value with bcrypt on", basic.Config{Username: "u", Password: "hunter2-long", UseBcrypt: true}, "password: password: not a bcrypt hash"},
+		{"hash with bcrypt off", basic.Config{Username: "u", Password: hash}, "password: is a bcrypt hash but use_bcrypt is off"},
+		{"realm with a newline", basic.Config{Username: "u", Password: hash, UseBcrypt: true, Realm: "a\nb"}, "realm: must not contain control characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := basic.New(tt.cfg, auth.Deps{})
+			if tt.want == "" {
+				if err != nil || p == nil {
+					t.Fatalf("New = %v, %v", p, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New error %v, want one containing %q", err, tt.want)
+			}
+			var ke *config.KeyError
+			if !errors.As(err, &ke) {
+				t.Errorf("%v is not a *config.KeyError", err)
+			}
+			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), hash) {
+				t.Errorf("error %q echoes the password", err)
 			}
 		})
 	}

@@ -41,7 +41,10 @@ func benchProvider(b *testing.B, cache bool) *Provider {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := New(Config{Username: "api", Password: strings.TrimSpace(string(raw)), UseBcrypt: true}, auth.Deps{})
+	p, err := New(Config{Username: "api", Password: strings.TrimSpace(string(raw)), UseBcrypt: true}, auth.Deps{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	if !cache {
 		p.verifier = password.NewVerifier(password.VerifierOptions{CacheSize: -1})
 	}

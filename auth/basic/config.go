@@ -1,8 +1,9 @@
 package basic
 
 import (
+	"errors"
+	"fmt"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/backupweb/backupweb/config"
@@ -20,40 +21,61 @@ var Keys = []string{"username", "password", "use_bcrypt", "realm", "max_failures
 func Load(s *config.Section) (cfg Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = Config{
-		Username:      s.Require("username"),
-		Password:      s.Require("password"),
+		Username:      s.String("username", ""),
+		Password:      s.String("password", ""),
 		UseBcrypt:     s.Bool("use_bcrypt", false),
 		Realm:         s.String("realm", DefaultRealm),
-		MaxFailures:   s.Int("max_failures", 10, 1, 1_000_000),
-		FailureWindow: s.Duration("failure_window", 15*time.Minute),
-		CacheTTL:      s.Duration("cache_ttl", 5*time.Minute),
+		MaxFailures:   s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
+		FailureWindow: s.Duration("failure_window", DefaultFailureWindow),
+		CacheTTL:      s.Duration("cache_ttl", DefaultCacheTTL),
 	}
-	if strings.ContainsFunc(cfg.Realm, unicode.IsControl) {
-		s.Errorf("realm", "must not contain control characters")
-	}
-	if cfg.Password != "" && !s.Report().HasErrorsAt(s.Name(), "password") {
-		checkPassword(s, cfg)
+	s.Record(cfg.Validate())
+	if s.Report().ErrorCount() == before {
+		warnPassword(s, cfg)
 	}
 	return cfg, s.Report().ErrorCount() == before
 }
 
-func checkPassword(s *config.Section, cfg Config) {
-	if !cfg.UseBcrypt {
-		if password.IsBcrypt(cfg.Password) {
-			// Compared as a plain password, the hash string itself would
-			// be accepted: fail closed.
-			s.Errorf("password", "is a bcrypt hash but use_bcrypt is off, so the hash itself would be accepted as the password; set use_bcrypt = True")
-		} else {
-			s.Warnf("password", "is stored in plain text; store a hash made by `backupweb hash-password` and set use_bcrypt = true%s", inlineCommentHint(cfg.Password))
+// Validate reports what makes c unusable, each problem a *config.KeyError
+// naming its key (errors.Join of them): a missing user name or password, a
+// realm with control characters, a bcrypt hash with UseBcrypt off (the hash
+// itself would be accepted as the password), a value that is not a bcrypt
+// hash with UseBcrypt on. Messages never hold the password or hash. Load
+// records them at their keys; New returns them.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &config.KeyError{Key: key, Err: fmt.Errorf(format, args...)})
+	}
+	if c.Username == "" {
+		bad("username", "missing required key; add a line \"username = ...\" under [authentication]")
+	}
+	switch {
+	case c.Password == "":
+		bad("password", "missing required key; add a line \"password = ...\" under [authentication] (a hash made by `backupweb hash-password`, with use_bcrypt = true)")
+	case !c.UseBcrypt && password.IsBcrypt(c.Password):
+		// Compared as a plain password, the hash string itself would be
+		// accepted: fail closed.
+		bad("password", "is a bcrypt hash but use_bcrypt is off, so the hash itself would be accepted as the password; set use_bcrypt = True")
+	case c.UseBcrypt:
+		if _, err := password.ParseHash(c.Password); err != nil {
+			bad("password", "%v%s", err, inlineCommentHint(c.Password))
 		}
+	}
+	if strings.ContainsFunc(c.Realm, unicode.IsControl) {
+		bad("realm", "must not contain control characters")
+	}
+	return errors.Join(errs...)
+}
+
+// warnPassword records the warnings of a usable password: one stored in
+// plain text, a weak bcrypt cost.
+func warnPassword(s *config.Section, cfg Config) {
+	if !cfg.UseBcrypt {
+		s.Warnf("password", "is stored in plain text; store a hash made by `backupweb hash-password` and set use_bcrypt = true%s", inlineCommentHint(cfg.Password))
 		return
 	}
-	cost, err := password.ParseHash(cfg.Password)
-	if err != nil {
-		s.Errorf("password", "%v%s", err, inlineCommentHint(cfg.Password))
-		return
-	}
-	if cost < 10 {
+	if cost, err := password.ParseHash(cfg.Password); err == nil && cost < 10 {
 		s.Warnf("password", "bcrypt cost %d is weak; the recommended cost is %d (`backupweb hash-password`)", cost, password.Cost)
 	}
 }

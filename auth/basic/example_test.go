@@ -16,7 +16,11 @@ import (
 // current user in it.
 func Example() {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost) // use `backupweb hash-password`
-	p := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Realm: "Backups"}, auth.Deps{})
+	p, err := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Realm: "Backups"}, auth.Deps{})
+	if err != nil {
+		fmt.Println(err) // a missing or malformed hash is refused here
+		return
+	}
 
 	hello := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, _ := auth.FromContext(r.Context()) // the current user

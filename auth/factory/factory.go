@@ -66,9 +66,7 @@ var types = []Type{
 		Name:    basic.Name,
 		Summary: "HTTP Basic authentication with one user",
 		Keys:    basic.Keys,
-		build: builder(basic.Load, func(c basic.Config, env auth.Deps) (*basic.Provider, error) {
-			return basic.New(c, env), nil
-		}),
+		build: builder(basic.Load, basic.New),
 		check: loader(basic.Load),
 	},
 	{
