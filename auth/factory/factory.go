@@ -66,8 +66,8 @@ var types = []Type{
 		Name:    basic.Name,
 		Summary: "HTTP Basic authentication with one user",
 		Keys:    basic.Keys,
-		build: builder(basic.Load, basic.New),
-		check: loader(basic.Load),
+		build:   builder(basic.Load, basic.New),
+		check:   loader(basic.Load),
 	},
 	{
 		Name:        login.Name,
