@@ -38,8 +38,8 @@ const maxFormBytes = 64 << 10
 // serveForm is GET on the login path: the form, or for a browser that is
 // signed in already, a 303 to next.
 func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
-	next := p.guard.SafeNext(r.URL.Query().Get("next"))
-	if _, ok, err := p.guard.Identify(r); err == nil && ok {
+	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
+	if _, ok, err := p.Guard.Identify(r); err == nil && ok {
 		redirectLocal(w, next)
 		return
 	}
@@ -68,9 +68,9 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, pw := r.PostForm.Get("username"), r.PostForm.Get("password")
-	next := p.guard.SafeNext(r.PostForm.Get("next"))
+	next := p.Guard.SafeNext(r.PostForm.Get("next"))
 	logged := logName(name)
-	if !p.mgr.CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
 		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, logged)
 		p.render(w, r, http.StatusForbidden, name, next, MsgBadCSRF)
 		return
@@ -119,7 +119,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// cred is the fingerprint of the very value the password was checked
 	// against: if the user file changed during the check, the session is
 	// refused at its first request.
-	if err := p.guard.Begin(w, r, session.Data{Username: name, Cred: cred}); err != nil {
+	if err := p.Guard.Begin(w, r, session.Data{Username: name, Cred: cred}); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return
 	}
@@ -224,7 +224,7 @@ func (p *Provider) renderPage(w http.ResponseWriter, r *http.Request, status int
 	if page.Next == "/" {
 		page.Next = ""
 	}
-	page.Title, page.Action, page.CSRFToken = pageTitle, p.cfg.LoginPath, p.mgr.FormToken(w, r)
+	page.Title, page.Action, page.CSRFToken = pageTitle, p.cfg.LoginPath, p.Manager().FormToken(w, r)
 	w.Header().Set("Cache-Control", "no-store")
 	var err error
 	if p.tmpl != nil {

@@ -62,10 +62,11 @@ const maxUserBlock = time.Hour
 // concurrent use. Close it to stop watching the user file and to write the
 // session store's pending changes.
 type Provider struct {
+	// Guard identifies requests by session, challenges, serves logout,
+	// and owns the sessions (readiness, closing).
+	*sessionauth.Guard
+
 	cfg      Config
-	guard    *sessionauth.Guard
-	sessions *sessionauth.Sessions
-	mgr      *session.Manager
 	verifier *password.Verifier
 	byAddr   throttle.Counter   // failures per client address
 	byUser   throttle.Counter   // failures per user name, from any address
@@ -137,23 +138,19 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 			return nil, fmt.Errorf("login: login template: %w", err)
 		}
 	}
-	if p.sessions, err = sessionauth.Open(env, Name, cfg.IdleTimeout, cfg.Lifetime, cfg.MaxSessionsPerUser); err != nil {
-		return nil, fmt.Errorf("login: %w", err)
-	}
-	p.mgr = p.sessions.Manager
-	p.users.Store(rd.set.bind(p.mgr.Fingerprint))
-	p.guard = sessionauth.New(sessionauth.Options{
-		Type:          Name,
-		Manager:       p.mgr,
-		LoginPath:     cfg.LoginPath,
-		Logger:        env.Log(),
-		Errors:        env.Errs(),
-		RedirectHosts: sessionauth.RedirectHosts(env),
+	p.Guard, err = sessionauth.Open(env, sessionauth.Options{
+		Type:        Name,
+		LoginPath:   cfg.LoginPath,
+		IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime, MaxPerUser: cfg.MaxSessionsPerUser,
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password
 		// changed while the service was stopped included).
 		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) },
 	})
+	if err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
 	if cfg.UseBcrypt {
 		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
 	}
@@ -167,30 +164,12 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 // Type returns "flask-login".
 func (p *Provider) Type() string { return Name }
 
-// LoginPath returns the path of the login page.
-func (p *Provider) LoginPath() string { return p.cfg.LoginPath }
-
-// Manager returns the session manager, for code that must share it.
-func (p *Provider) Manager() *session.Manager { return p.mgr }
-
-// Identify admits a request that carries the cookie of a live session
-// whose user is still in the user file. It never writes a response.
-func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
-	return p.guard.Identify(r)
-}
-
-// Challenge redirects a browser navigation to the login page, with next
-// set to the original path and query, and answers anything else 401.
-func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
-	p.guard.Challenge(w, r)
-}
-
 // Mount adds the login page (GET and POST at the login path) and POST
 // /logout to mux.
 func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+p.cfg.LoginPath, p.serveForm)
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
-	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.guard.Logout)
+	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
 }
 
 // Ready reports whether logins can be answered: the user file was loaded
@@ -200,20 +179,14 @@ func (p *Provider) Ready(ctx context.Context) error {
 	if p.users.Load() == nil {
 		return errors.New("the user file is not loaded")
 	}
-	return p.sessions.Ready(ctx)
+	return p.Guard.Ready(ctx)
 }
-
-// LoginURLFor returns the login page's URL with next (auth.LoginRedirecter).
-func (p *Provider) LoginURLFor(next string) string { return p.guard.LoginURLFor(next) }
 
 // OwnPaths returns the paths the provider serves: the login page and
 // logout.
 func (p *Provider) OwnPaths() []string {
 	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}
 }
-
-// SessionCount returns how many sessions the store holds, for metrics.
-func (p *Provider) SessionCount() (int, bool) { return p.sessions.Count() }
 
 // Close stops watching the user file and closes the session store, which
 // writes its pending activity refreshes. Later calls do nothing.
@@ -223,7 +196,7 @@ func (p *Provider) Close() error {
 			close(p.stop)
 			<-p.done
 		}
-		if err := p.sessions.Close(); err != nil {
+		if err := p.Guard.Close(); err != nil {
 			p.closeErr = fmt.Errorf("login: %w", err)
 		}
 	})

@@ -75,7 +75,7 @@ func (p *Provider) reloadLocked() (changed bool, err error) {
 		p.broken = true
 		p.last.digest = [32]byte{}
 	}
-	p.users.Store(next.bind(p.mgr.Fingerprint))
+	p.users.Store(next.bind(p.Manager().Fingerprint))
 	if p.cfg.UseBcrypt && len(next.hashes) > 0 {
 		// Memoised for the process: the first login for an unknown name
 		// must not be the one that pays for it.
@@ -83,7 +83,7 @@ func (p *Provider) reloadLocked() (changed bool, err error) {
 	}
 	ended := endedUsers(prev, next)
 	for _, name := range ended {
-		if derr := p.mgr.DeleteUser(context.Background(), name); derr != nil {
+		if derr := p.Manager().DeleteUser(context.Background(), name); derr != nil {
 			p.log.Error("auth: ending the sessions of a removed or changed user failed; they are refused at their next request", "auth_type", Name, "user", name, "err", derr)
 		}
 	}

@@ -81,7 +81,7 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		"name":     cleanName(id.Name),
 		"provider": p.cfg.Provider,
 	}}
-	if err := p.guard.Begin(w, r, d); err != nil {
+	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.serverError(w, r, err)
 		return
 	}

@@ -81,11 +81,11 @@ func flowCookieName(state string) string {
 // A browser that already holds a live session goes straight to next.
 func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	next := p.guard.SafeNext(r.URL.Query().Get("next"))
+	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
 	if len(next) > maxNext {
 		next = "/"
 	}
-	if _, ok, err := p.guard.Identify(r); err == nil && ok {
+	if _, ok, err := p.Guard.Identify(r); err == nil && ok {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
@@ -104,13 +104,13 @@ func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
 		f.Nonce = randomToken()
 		opts = append(opts, oauth2.SetAuthURLParam("nonce", f.Nonce))
 	}
-	sealed, err := p.mgr.Seal(sealPurpose, f.encode(), FlowTTL)
+	sealed, err := p.Manager().Seal(sealPurpose, f.encode(), FlowTTL)
 	if err != nil {
 		p.serverError(w, r, err)
 		return
 	}
 	p.dropOldFlows(w, r)
-	p.mgr.SetCookie(w, r, flowCookieName(f.State), sealed, FlowTTL)
+	p.Manager().SetCookie(w, r, flowCookieName(f.State), sealed, FlowTTL)
 	http.Redirect(w, r, p.oauth2Config(ep).AuthCodeURL(f.State, opts...), http.StatusFound)
 }
 
@@ -127,7 +127,7 @@ func (p *Provider) dropOldFlows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, n := range names {
-		p.mgr.ClearCookie(w, r, n)
+		p.Manager().ClearCookie(w, r, n)
 	}
 }
 
@@ -143,11 +143,11 @@ func (p *Provider) takeFlow(w http.ResponseWriter, r *http.Request, state string
 	if state == "" || name == "" {
 		return flow{}, errState
 	}
-	c, err := p.mgr.Cookie(r, name)
+	c, err := p.Manager().Cookie(r, name)
 	if err != nil {
 		return flow{}, errState
 	}
-	p.mgr.ClearCookie(w, r, name)
+	p.Manager().ClearCookie(w, r, name)
 	f, err := p.openSealed(c.Value)
 	if err != nil || subtle.ConstantTimeCompare([]byte(f.State), []byte(state)) != 1 {
 		return flow{}, errState
@@ -164,7 +164,7 @@ func (p *Provider) takeFlow(w http.ResponseWriter, r *http.Request, state string
 
 // openSealed opens a sign-in cookie's value.
 func (p *Provider) openSealed(sealed string) (flow, error) {
-	plain, err := p.mgr.Open(sealPurpose, sealed)
+	plain, err := p.Manager().Open(sealPurpose, sealed)
 	if err != nil {
 		return flow{}, err
 	}

@@ -60,16 +60,19 @@ const requestTimeout = 10 * time.Second
 // Provider signs users in through an identity provider and keeps their
 // sessions.
 type Provider struct {
-	cfg      Config
-	kind     *kind
-	guard    *sessionauth.Guard
-	mgr      *session.Manager
-	sessions *sessionauth.Sessions
-	client   *http.Client
-	log      *slog.Logger
-	errs     *auth.Errors
-	spend    func(ctx context.Context, state string) (unused bool, err error)
-	openID   *openID // nil without OpenID Connect
+	// Guard identifies requests by session, challenges, serves logout,
+	// and owns the sessions (readiness, closing). The identity provider is
+	// not asked for readiness: it is reached only at sign-in, and its
+	// outage must not take signed-in users off a load balancer.
+	*sessionauth.Guard
+
+	cfg    Config
+	kind   *kind
+	client *http.Client
+	log    *slog.Logger
+	errs   *auth.Errors
+	spend  func(ctx context.Context, state string) (unused bool, err error)
+	openID *openID // nil without OpenID Connect
 }
 
 var (
@@ -93,23 +96,16 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	if cfg.Rule.Empty() {
 		return nil, errors.New("oauth: the authorization rule admits nobody")
 	}
-	sessions, err := sessionauth.Open(env, Name, cfg.SessionIdleTimeout, cfg.SessionLifetime, cfg.MaxSessionsPerUser)
-	if err != nil {
-		return nil, fmt.Errorf("oauth: %w", err)
-	}
-	mgr := sessions.Manager
 	client := env.HTTPClient
 	if client == nil {
 		client = defaultClient()
 	}
 	p := &Provider{
-		cfg:      cfg,
-		kind:     k,
-		mgr:      mgr,
-		sessions: sessions,
-		client:   client,
-		log:      env.Log(),
-		errs:     env.Errs(),
+		cfg:    cfg,
+		kind:   k,
+		client: client,
+		log:    env.Log(),
+		errs:   env.Errs(),
 	}
 	if env.Shared != nil {
 		p.spend = func(ctx context.Context, state string) (bool, error) {
@@ -119,16 +115,17 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		spent := newSpentStates(FlowTTL, env.Clock())
 		p.spend = func(_ context.Context, state string) (bool, error) { return spent.spend(state), nil }
 	}
-	p.guard = sessionauth.New(sessionauth.Options{
+	var err error
+	p.Guard, err = sessionauth.Open(env, sessionauth.Options{
 		Type:           Name,
-		Manager:        mgr,
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
-		Logger:         env.Log(),
-		Errors:         env.Errs(),
-		RedirectHosts:  sessionauth.RedirectHosts(env),
-		Admit:          p.admits,
+		IdleTimeout:    cfg.SessionIdleTimeout, Lifetime: cfg.SessionLifetime, MaxPerUser: cfg.MaxSessionsPerUser,
+		Admit: p.admits,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
 	if cfg.OpenIDConnect() {
 		p.openID = &openID{
 			issuer: cfg.Issuer, clientID: cfg.ClientID,
@@ -153,23 +150,12 @@ func (p *Provider) Type() string { return Name }
 // Config returns the configuration in use, defaults applied.
 func (p *Provider) Config() Config { return p.cfg }
 
-// Identify admits r when it carries the cookie of a live session whose
-// e-mail the rule still admits (a session outlives a configuration change
-// only if the new rule admits it too).
-func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
-	return p.guard.Identify(r)
-}
-
 // admits reports whether a stored session still belongs to this provider
-// and is admitted by the current rule.
+// and is admitted by the current rule (a session outlives a configuration
+// change only if the new rule admits it too); the guard asks it at every
+// request.
 func (p *Provider) admits(d session.Data) bool {
 	return d.Attrs["provider"] == p.cfg.Provider && p.cfg.Rule.Admit(d.Username) == nil
-}
-
-// Challenge sends a browser navigation to LoginPath with next set to the
-// original path and query, and answers everything else 401.
-func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
-	p.guard.Challenge(w, r)
 }
 
 // Mount serves the sign-in routes, the callback and logout on mux.
@@ -177,7 +163,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+LoginPath, p.login)
 	mux.HandleFunc("GET "+CallbackPath, p.callback)
 	mux.HandleFunc("GET "+SignedOutPath, p.signedOut)
-	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.guard.Logout)
+	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
 }
 
 // signedOut is the page logout leads to. Its link starts a new sign-in.
@@ -192,25 +178,11 @@ func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Close writes pending session changes and closes the session store.
-func (p *Provider) Close() error { return p.sessions.Close() }
-
-// LoginURLFor returns the sign-in's URL with next (auth.LoginRedirecter).
-func (p *Provider) LoginURLFor(next string) string { return p.guard.LoginURLFor(next) }
-
 // OwnPaths returns the paths the provider serves: the sign-in, the
 // callback, the signed-out page and logout.
 func (p *Provider) OwnPaths() []string {
 	return []string{LoginPath, CallbackPath, SignedOutPath, sessionauth.LogoutPath}
 }
-
-// SessionCount returns how many sessions the store holds, for metrics.
-func (p *Provider) SessionCount() (int, bool) { return p.sessions.Count() }
-
-// Ready reports whether the session store answers. The identity provider
-// is not asked: it is reached only at sign-in, and its outage must not
-// take signed-in users off a load balancer.
-func (p *Provider) Ready(ctx context.Context) error { return p.sessions.Ready(ctx) }
 
 // endpoints are the provider's endpoints for one sign-in.
 type endpoints struct {

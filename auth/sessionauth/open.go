@@ -25,13 +25,13 @@ type Sessions struct {
 	shared bool // the store is env.Shared's, which the program closes
 }
 
-// Open returns the sessions of a session type: env.Shared's store when the
+// OpenSessions returns the sessions of a session type: env.Shared's store when the
 // program shares state with other instances, else a file store under
 // env.StateDir ([server] state_dir); and a manager keyed by env.SecretKey
 // with the given idle timeout and lifetime.
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
-func Open(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
+func OpenSessions(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
 	var store session.Store
 	switch {
 	case env.Shared != nil:

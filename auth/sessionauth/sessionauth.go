@@ -8,10 +8,12 @@
 package sessionauth
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
@@ -35,8 +37,13 @@ const CSRFHeader = "X-CSRF-Token"
 type Options struct {
 	// Type is the authentication type's name, for user records and logs.
 	Type string
-	// Manager keeps the sessions. Required.
+	// Manager keeps the sessions. Required by New; Open makes it (with
+	// the store under it, which the guard then owns and closes).
 	Manager *session.Manager
+	// IdleTimeout, Lifetime and MaxPerUser configure the sessions Open
+	// makes (see session.Options); zero takes the defaults.
+	IdleTimeout, Lifetime time.Duration
+	MaxPerUser            int
 	// LoginPath is where Challenge sends browsers, with ?next=. Required.
 	LoginPath string
 	// LogoutRedirect is where Logout sends the browser. Default LoginPath.
@@ -58,12 +65,39 @@ type Options struct {
 	Admit func(d session.Data) bool
 }
 
-// Guard identifies requests by session and serves logout.
+// Guard identifies requests by session and serves logout. Made by Open,
+// it owns the sessions (the store and the manager) and closes them; the
+// session types embed one, so that identifying, challenging, logout,
+// readiness and closing are written once.
 type Guard struct {
-	o Options
+	o        Options
+	sessions *Sessions // nil for a guard made by New
 }
 
-// New returns a Guard for o.
+// Open opens the sessions of the type o.Type (see OpenSessions: the
+// shared store, or a file store in deps.StateDir) and returns the guard
+// that owns them. o.Manager is ignored.
+func Open(deps auth.Deps, o Options) (*Guard, error) {
+	s, err := OpenSessions(deps, o.Type, o.IdleTimeout, o.Lifetime, o.MaxPerUser)
+	if err != nil {
+		return nil, err
+	}
+	o.Manager = s.Manager
+	if o.Logger == nil {
+		o.Logger = deps.Log()
+	}
+	if o.Errors == nil {
+		o.Errors = deps.Errs()
+	}
+	if o.RedirectHosts == nil {
+		o.RedirectHosts = RedirectHosts(deps)
+	}
+	g := New(o)
+	g.sessions = s
+	return g, nil
+}
+
+// New returns a Guard for o, over o.Manager, which it does not own.
 func New(o Options) *Guard {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -79,6 +113,35 @@ func New(o Options) *Guard {
 
 // Manager returns the session manager.
 func (g *Guard) Manager() *session.Manager { return g.o.Manager }
+
+// LoginPath returns the path of the login page.
+func (g *Guard) LoginPath() string { return g.o.LoginPath }
+
+// Ready reports whether the session store answers (see auth.Checker).
+func (g *Guard) Ready(ctx context.Context) error {
+	if g.sessions == nil {
+		return nil
+	}
+	return g.sessions.Ready(ctx)
+}
+
+// SessionCount returns how many sessions the store holds, when it can
+// tell cheaply (metrics).
+func (g *Guard) SessionCount() (int, bool) {
+	if g.sessions == nil {
+		return 0, false
+	}
+	return g.sessions.Count()
+}
+
+// Close writes the store's pending changes and releases it, when the
+// guard owns it.
+func (g *Guard) Close() error {
+	if g.sessions == nil {
+		return nil
+	}
+	return g.sessions.Close()
+}
 
 // Identify admits r when it carries the cookie of a live session whose user
 // is still admitted. The user record holds the session's user name and
