@@ -3,6 +3,7 @@ package login
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"regexp"
 	"strings"
@@ -82,6 +83,16 @@ type Config struct {
 	// is not read from the configuration. Default DefaultPollInterval; a
 	// negative value turns polling off (Reload, on SIGHUP, still works).
 	PollInterval time.Duration
+
+	// read holds what Load read to check the files it names, so that New
+	// does not read them a second time; nil for a Config made in code.
+	read *readFiles
+}
+
+// readFiles are the user file and login template as Load read them.
+type readFiles struct {
+	users *reading           // nil when the user file was not read
+	tmpl  *template.Template // nil without a template
 }
 
 // withDefaults returns cfg with its zero fields set to their defaults.
@@ -135,11 +146,12 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 	if cfg.IdleTimeout > cfg.Lifetime {
 		s.Warnf("session_idle_timeout", "is longer than session_lifetime, so sessions end after session_lifetime anyway")
 	}
+	cfg.read = &readFiles{}
 	if cfg.LoginTemplate != "" {
-		checkTemplate(s, cfg.LoginTemplate)
+		cfg.read.tmpl = checkTemplate(s, cfg.LoginTemplate)
 	}
 	if cfg.UsersFile != "" {
-		checkUsersFile(s, cfg)
+		cfg.read.users = checkUsersFile(s, cfg)
 	}
 	return cfg, errorCount(s.Report()) == before
 }
@@ -187,18 +199,19 @@ var formFields = []string{"username", "password", "csrf_token", "next"}
 // checkTemplate parses the replacement login page and executes it once
 // with sample data, so that a mistake shows at start-up rather than at
 // every login. A page without the username, password or csrf_token field
-// could never sign anyone in: an error. One without next: a warning.
-func checkTemplate(s *config.Section, path string) {
+// could never sign anyone in: an error. One without next: a warning. It
+// returns the template when it can be used.
+func checkTemplate(s *config.Section, path string) *template.Template {
 	t, err := ui.ParseLoginTemplate(path)
 	if err != nil {
 		s.Errorf("login_template", "%v", err)
-		return
+		return nil
 	}
 	var b strings.Builder
 	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: MsgBadCredentials, Username: "user"}
 	if err := t.Execute(&b, sample); err != nil {
 		s.Errorf("login_template", "the template fails with the login page's data: %v", err)
-		return
+		return nil
 	}
 	page := b.String()
 	for _, f := range formFields {
@@ -210,7 +223,9 @@ func checkTemplate(s *config.Section, path string) {
 			continue
 		}
 		s.Errorf("login_template", "the page has no form field named %s, so it could never sign anyone in; the form must post username, password, csrf_token and next to {{.Action}}", f)
+		return nil
 	}
+	return t
 }
 
 // fieldRE matches the name attribute of a form field, quoted or not.
@@ -218,14 +233,15 @@ func fieldRE(name string) *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\bname\s*=\s*["']?` + regexp.QuoteMeta(name) + `(["'\s/>]|$)`)
 }
 
-// checkUsersFile reads the user file as the provider will and records its
-// problems and warnings.
-func checkUsersFile(s *config.Section, cfg Config) {
-	entries, err := userfile.ParseFile(cfg.UsersFile, cfg.UseBcrypt)
+// checkUsersFile reads the user file as the provider does and records its
+// problems and warnings. It returns the reading when the file is good.
+func checkUsersFile(s *config.Section, cfg Config) *reading {
+	rd, err := readUsers(cfg.UsersFile, cfg.UseBcrypt)
 	if err != nil {
 		reportUsersError(s, err)
-		return
+		return nil
 	}
+	entries := rd.entries
 	holds := "password hashes"
 	if !cfg.UseBcrypt {
 		holds = "plain-text passwords"
@@ -233,7 +249,7 @@ func checkUsersFile(s *config.Section, cfg Config) {
 	config.CheckPrivate(s.Report(), cfg.UsersFile, holds)
 	if !cfg.UseBcrypt {
 		s.Warnf("use_bcrypt", "is off, so the user file holds plain-text passwords; store hashes made by `backupweb user passwd` and set use_bcrypt = true")
-		return
+		return &rd
 	}
 	costs := map[int]int{}
 	for _, e := range entries {
@@ -246,6 +262,7 @@ func checkUsersFile(s *config.Section, cfg Config) {
 	if len(costs) > 1 {
 		s.Report().Warnf(cfg.UsersFile, 0, "", "", "the hashes have different bcrypt costs, so the time a failed login takes can tell some users apart; rehash them with one cost (`backupweb user passwd`)")
 	}
+	return &rd
 }
 
 // reportUsersError records the problems of a user file: each problem the
@@ -269,9 +286,11 @@ func reportUsersError(s *config.Section, err error) {
 	}
 }
 
-// flatten returns the errors joined in err (errors.Join), or err alone.
+// flatten returns the errors joined in err (errors.Join, however deeply
+// wrapped), or err alone.
 func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
+	var j interface{ Unwrap() []error }
+	if errors.As(err, &j) {
 		return j.Unwrap()
 	}
 	return []error{err}

@@ -70,7 +70,10 @@ func TestLoadDefaults(t *testing.T) {
 		IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20,
 		MaxFailures: 10, MaxUserFailures: 5, FailureWindow: 15 * time.Minute,
 	}
-	if cfg != want {
+	if cfg.read == nil || cfg.read.users == nil {
+		t.Error("Load kept no reading of the user file for New")
+	}
+	if cfg.read = nil; cfg != want {
 		t.Errorf("Load = %+v\nwant %+v", cfg, want)
 	}
 }
@@ -96,7 +99,10 @@ func TestLoadAllKeys(t *testing.T) {
 		IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4,
 		MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
 	}
-	if cfg != want {
+	if cfg.read == nil || cfg.read.users == nil {
+		t.Error("Load kept no reading of the user file for New")
+	}
+	if cfg.read = nil; cfg != want {
 		t.Errorf("Load = %+v\nwant %+v", cfg, want)
 	}
 }

@@ -112,8 +112,11 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		return nil, fmt.Errorf("login: login path: %w", err)
 	}
 	cfg.LoginPath = path
-	rd, err := readUsers(cfg.UsersFile, cfg.UseBcrypt)
-	if err != nil {
+	// What Load read is not read again.
+	var rd reading
+	if cfg.read != nil && cfg.read.users != nil {
+		rd = *cfg.read.users
+	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
 		return nil, err
 	}
 	p := &Provider{
@@ -133,7 +136,11 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		errs: env.Errs(),
 	}
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
-	if cfg.LoginTemplate != "" {
+	switch {
+	case cfg.LoginTemplate == "":
+	case cfg.read != nil && cfg.read.tmpl != nil:
+		p.tmpl = cfg.read.tmpl
+	default:
 		if p.tmpl, err = ui.ParseLoginTemplate(cfg.LoginTemplate); err != nil {
 			return nil, fmt.Errorf("login: login template: %w", err)
 		}

@@ -148,6 +148,8 @@ type reading struct {
 	good []userfile.Entry
 	// empty is true when the file is well formed but lists no users.
 	empty bool
+	// entries are the users read from a good file.
+	entries []userfile.Entry
 }
 
 // readUsers reads and parses the user file. The stamp is taken from the
@@ -180,7 +182,7 @@ func readUsers(path string, bcrypt bool) (reading, error) {
 		rd.good = entries
 		return rd, fmt.Errorf("login: %w", err)
 	}
-	rd.set, rd.digest = newUserSet(entries, bcrypt), digestOf(entries)
+	rd.set, rd.digest, rd.entries = newUserSet(entries, bcrypt), digestOf(entries), entries
 	return rd, nil
 }
 
