@@ -141,3 +141,23 @@ func (e *HashError) Unwrap() error { return ErrMalformedHash }
 func malformed(format string, args ...any) error {
 	return &HashError{Reason: fmt.Sprintf(format, args...)}
 }
+
+// WeakCost is the cost below which a stored hash draws a warning.
+const WeakCost = 10
+
+// CostWarning returns the warning a stored hash of cost deserves, if any:
+// one sentence, for check-config and start-up, with the command that makes
+// a new hash (remedy). Every type warns with it, so the rule and the words
+// live here once.
+func CostWarning(cost int, remedy string) (string, bool) {
+	if cost >= WeakCost {
+		return "", false
+	}
+	return fmt.Sprintf("bcrypt cost %d is weak; the recommended cost is %d (%s)", cost, Cost, remedy), true
+}
+
+// PlainWarning is the warning a password stored in plain text deserves,
+// with the command that makes a hash (remedy).
+func PlainWarning(remedy string) string {
+	return "stored in plain text: whoever reads the file can sign in; store hashes made by " + remedy + " and set use_bcrypt = true"
+}

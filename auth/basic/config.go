@@ -72,11 +72,13 @@ func (c Config) Validate() error {
 // plain text, a weak bcrypt cost.
 func warnPassword(s *config.Section, cfg Config) {
 	if !cfg.UseBcrypt {
-		s.Warnf("password", "is stored in plain text; store a hash made by `backupweb hash-password` and set use_bcrypt = true%s", inlineCommentHint(cfg.Password))
+		s.Warnf("password", "is %s%s", password.PlainWarning("`backupweb hash-password`"), inlineCommentHint(cfg.Password))
 		return
 	}
-	if cost, err := password.ParseHash(cfg.Password); err == nil && cost < 10 {
-		s.Warnf("password", "bcrypt cost %d is weak; the recommended cost is %d (`backupweb hash-password`)", cost, password.Cost)
+	if cost, err := password.ParseHash(cfg.Password); err == nil {
+		if w, weak := password.CostWarning(cost, "`backupweb hash-password`"); weak {
+			s.Warnf("password", "%s", w)
+		}
 	}
 }
 

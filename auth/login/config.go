@@ -248,15 +248,15 @@ func checkUsersFile(s *config.Section, cfg Config) *reading {
 	}
 	config.CheckPrivate(s.Report(), cfg.UsersFile, holds)
 	if !cfg.UseBcrypt {
-		s.Warnf("use_bcrypt", "is off, so the user file holds plain-text passwords; store hashes made by `backupweb user passwd` and set use_bcrypt = true")
+		s.Warnf("use_bcrypt", "is off, so the user file's passwords are %s", password.PlainWarning("`backupweb user passwd`"))
 		return &rd
 	}
 	costs := map[int]int{}
 	for _, e := range entries {
 		cost, _ := password.ParseHash(e.Hash) // ParseFile checked it
 		costs[cost]++
-		if cost < 10 {
-			s.Report().Warnf(cfg.UsersFile, e.Line, "", "", "bcrypt cost %d is weak; the recommended cost is %d (`backupweb user passwd`)", cost, password.Cost)
+		if w, weak := password.CostWarning(cost, "`backupweb user passwd`"); weak {
+			s.Report().Warnf(cfg.UsersFile, e.Line, "", "", "%s", w)
 		}
 	}
 	if len(costs) > 1 {

@@ -143,7 +143,7 @@ func TestLoadProblems(t *testing.T) {
 		{"other hash kind", "users_file = " + apr1 + "\nuse_bcrypt = true", false, config.Error, apr1 + ":1", "$apr1$"},
 		{"plain value with bcrypt", "users_file = " + plainInBcrypt + "\nuse_bcrypt = true", false, config.Error, plainInBcrypt + ":1", "not a hash"},
 		{"empty file", "users_file = " + empty + "\nuse_bcrypt = true", false, config.Error, empty, "no users"},
-		{"plain passwords", "users_file = " + plainInBcrypt, true, config.Warning, "backupweb.ini", "plain-text passwords"},
+		{"plain passwords", "users_file = " + plainInBcrypt, true, config.Warning, "backupweb.ini", "passwords are stored in plain text"},
 		{"bcrypt hash with bcrypt off", "users_file = " + good, false, config.Error, good + ":3", "use_bcrypt is off, so the hash itself would be accepted"},
 		{"readable by others", "users_file = " + open + "\nuse_bcrypt = true", true, config.Warning, open, "chmod 600"},
 		{"weak cost", "users_file = " + good + "\nuse_bcrypt = true", true, config.Warning, good + ":3", "bcrypt cost 4 is weak"},
