@@ -35,6 +35,7 @@ func (f *File) Expand(lookup func(string) (string, bool)) {
 	for _, s := range f.allSections() {
 		for _, k := range s.keys {
 			e := s.entries[k]
+			e.literal = hasLiteralText(e.value)
 			e.value = expandValue(e.value, lookup, func(format string, args ...any) {
 				f.Report().Errorf(f.Name, e.line, s.name, k, format, args...)
 			})

@@ -105,6 +105,9 @@ type entry struct {
 	line  int
 	parts []string // the value's lines until finish joins them
 	value string
+	// literal tells whether the value, as written, holds text of its own
+	// besides ${NAME} references (set by Expand).
+	literal bool
 }
 
 // parser holds configparser's reading state between lines.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -95,10 +96,10 @@ var knownSections = []string{"server", "backups", "authentication", "proxy", "re
 // Config.Report.HasErrors or Config.Report.Err.
 //
 // Unknown keys in [server] and [backups], and unknown sections, are warnings
-// naming them. [authentication] is only expanded, not interpreted; but when
-// its password or client_secret is written in the file rather than taken
-// from a ${NAME} reference, the file's permissions are checked with
-// CheckPrivate.
+// naming them. [authentication] is only expanded, not interpreted: the
+// authentication factory reads it, and checks (CheckSecrets) that a secret
+// written in the file itself is in a private file. A [redis] password
+// written in the file is checked here.
 func Load(path string, lookup func(string) (string, bool)) *Config {
 	rep := &Report{}
 	cfg := &Config{Report: rep}
@@ -119,13 +120,8 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	f := cfg.File
 	checkSections(f)
 	cfg.Auth = f.Section("authentication")
-	if cfg.Source != "" {
-		checkSecretsPrivate(cfg.Auth, cfg.Source)
-		if e := f.Section("redis").find("password"); e != nil && hasLiteralText(e.value) {
-			CheckPrivate(rep, cfg.Source, "the Redis password")
-		}
-	}
 	f.Expand(lookup)
+	cfg.CheckSecrets(f.Section("redis"), map[string]string{"password": "the Redis password"})
 	cfg.Server = loadServer(f.Section("server"))
 	cfg.Backups = loadBackups(f.Section("backups"))
 	cfg.Proxy = loadProxy(f.Section("proxy"))
@@ -179,22 +175,20 @@ func readFile(path string, rep *Report) *File {
 	return Parse(path, fh, rep)
 }
 
-// checkSecretsPrivate warns when auth holds a secret written in the file
-// itself and the file is not private to its owner. It peeks at the raw
-// values without marking keys used.
-func checkSecretsPrivate(auth *Section, path string) {
-	what := ""
-	if e := auth.find("client_secret"); e != nil && hasLiteralText(e.value) {
-		what = "an OAuth client secret"
+// CheckSecrets warns when one of the keys of s that hold secrets (key:
+// what it holds, such as "an OAuth client secret") is written in the file
+// itself rather than taken from ${NAME}, and the file can be read by others
+// (see CheckPrivate). The authentication factory's table says which keys of
+// each type are secrets.
+func (c *Config) CheckSecrets(s *Section, secrets map[string]string) {
+	if c.Source == "" {
+		return
 	}
-	if e := auth.find("password"); e != nil && hasLiteralText(e.value) {
-		what = "a password"
-		if b := auth.find("use_bcrypt"); b != nil && boolWords[strings.ToLower(b.value)] {
-			what = "a password hash"
+	for _, key := range slices.Sorted(maps.Keys(secrets)) {
+		if e := s.find(key); e != nil && e.literal {
+			CheckPrivate(c.Report, c.Source, secrets[key])
+			return // one warning is enough: the remedy is the same
 		}
-	}
-	if what != "" {
-		CheckPrivate(auth.Report(), path, what)
 	}
 }
 

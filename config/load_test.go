@@ -184,27 +184,31 @@ func TestLoadProblems(t *testing.T) {
 	}
 }
 
-func TestLoadChecksSecretsInFile(t *testing.T) {
+func TestCheckSecrets(t *testing.T) {
+	secrets := map[string]string{"password": "a password or password hash", "client_secret": "an OAuth client secret"}
 	tests := []struct {
-		name, auth string
-		warn       string // "" when no permission warning is expected
+		name, ini string
+		warn      string // "" when no permission warning is expected
 	}{
-		{"literal password", "type = basic\npassword = plain-pass\n", "holds a password but its mode 0644"},
-		{"literal hash", "type = basic\nuse_bcrypt = True\npassword = $2b$12$abc\n", "holds a password hash but"},
-		{"literal client secret", "type = oauth\nclient_secret = cs-123\n", "holds an OAuth client secret but"},
-		{"secrets from environment", "type = oauth\nclient_secret = ${SECRET}\npassword = ${SECRET}\n", ""},
-		{"no secrets", "type = none\n", ""},
+		{"literal password", "[authentication]\ntype = basic\npassword = plain-pass\n", "holds a password or password hash but its mode 0644"},
+		{"literal hash", "[authentication]\ntype = basic\nuse_bcrypt = True\npassword = $2b$12$abc\n", "holds a password or password hash but"},
+		{"literal client secret", "[authentication]\ntype = oauth\nclient_secret = cs-123\n", "holds an OAuth client secret but"},
+		{"secrets from environment", "[authentication]\ntype = oauth\nclient_secret = ${SECRET}\npassword = ${SECRET}\n", ""},
+		{"no secrets", "[authentication]\ntype = none\n", ""},
+		{"literal redis password", "[server]\nstore = redis\n[redis]\npassword = redis-pass\n", "holds the Redis password but"},
+		{"redis password from environment", "[server]\nstore = redis\n[redis]\npassword = ${SECRET}\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := writeConfig(t, "[authentication]\n"+tt.auth)
+			path := writeConfig(t, tt.ini)
 			if err := os.Chmod(path, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			cfg := Load(path, lookupEnv)
+			cfg.CheckSecrets(cfg.Auth, secrets)
 			var warnings []string
 			for _, p := range cfg.Report.Problems() {
-				if strings.Contains(p.String(), "plain-pass") || strings.Contains(p.String(), "cs-123") || strings.Contains(p.String(), "$2b$") {
+				if strings.Contains(p.String(), "plain-pass") || strings.Contains(p.String(), "cs-123") || strings.Contains(p.String(), "$2b$") || strings.Contains(p.String(), "redis-pass") {
 					t.Errorf("problem shows a secret: %s", p)
 				}
 				warnings = append(warnings, p.String())
@@ -215,7 +219,7 @@ func TestLoadChecksSecretsInFile(t *testing.T) {
 			case tt.warn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tt.warn) || !strings.Contains(warnings[0], "chmod 600 "+path)):
 				t.Errorf("problems %q, want one containing %q", warnings, tt.warn)
 			}
-			if cfg.Auth.Unused() == nil {
+			if cfg.Auth.Present() && cfg.Auth.Unused() == nil {
 				t.Error("the permission check must not mark [authentication] keys as used")
 			}
 		})

@@ -43,6 +43,10 @@ type Type struct {
 	// NeedsSecret tells whether the type keeps sessions and so needs
 	// BACKUP_SECRET_KEY.
 	NeedsSecret bool
+	// Secrets are the keys that hold secrets, with what they hold: a file
+	// that writes one of them itself (not as ${NAME}) must be private to
+	// its owner (config.Config.CheckSecrets).
+	Secrets map[string]string
 	// build reads the type's keys from s and returns its provider, or nil
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
@@ -66,6 +70,7 @@ var types = []Type{
 		Name:    basic.Name,
 		Summary: "HTTP Basic authentication with one user",
 		Keys:    basic.Keys,
+		Secrets: map[string]string{"password": "a password or password hash"},
 		build:   builder(basic.Load, basic.New),
 		check:   loader(basic.Load),
 	},
@@ -83,6 +88,7 @@ var types = []Type{
 		Summary:     "sign-in through an OAuth 2.0 / OpenID Connect identity provider (google, github, gitlab, generic)",
 		Keys:        oauth.Keys,
 		NeedsSecret: true,
+		Secrets:     map[string]string{"client_secret": "an OAuth client secret"},
 		build:       builder(oauth.Load, oauth.New),
 		check:       loader(oauth.Load),
 	},
@@ -113,6 +119,15 @@ func loader[C any](load func(*config.Section) (C, bool)) func(*config.Section) b
 	return func(s *config.Section) bool {
 		_, ok := load(s)
 		return ok
+	}
+}
+
+// CheckSecrets checks, for the type cfg's [authentication] section names,
+// that a secret written in the file itself is in a private file (see
+// Type.Secrets).
+func CheckSecrets(cfg *config.Config) {
+	if t, ok := Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok {
+		cfg.CheckSecrets(cfg.Auth, t.Secrets)
 	}
 }
 

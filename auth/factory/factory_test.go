@@ -3,6 +3,8 @@ package factory
 import (
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -104,4 +106,23 @@ func problemStrings(rep *config.Report) []string {
 		out = append(out, p.String())
 	}
 	return out
+}
+
+// TestCheckSecretsFollowsTheTable: the keys the table marks as secrets,
+// written in a file others may read, draw the warning; other keys do not.
+func TestCheckSecretsFollowsTheTable(t *testing.T) {
+	for _, typ := range Types() {
+		for key, what := range typ.Secrets {
+			t.Run(typ.Name+"/"+key, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "backupweb.ini")
+				os.WriteFile(path, []byte("[authentication]\ntype = "+typ.Name+"\n"+key+" = written-here\nrealm = not-a-secret\n"), 0o644)
+				cfg := config.Load(path, func(string) (string, bool) { return "", false })
+				CheckSecrets(cfg)
+				got := strings.Join(problemStrings(cfg.Report), "\n")
+				if !strings.Contains(got, "holds "+what) || strings.Contains(got, "written-here") {
+					t.Errorf("problems %q, want a warning that the file holds %s, without the value", got, what)
+				}
+			})
+		}
+	}
 }

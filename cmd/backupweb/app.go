@@ -41,6 +41,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		}
 	}
 	factory.CheckPlacement(cfg.File, config.SectionKeys())
+	factory.CheckSecrets(cfg)
 	if cfg.Proxy.Upstream == nil {
 		cfg.CheckBackupsDir() // in proxy mode the catalog is not served
 	}
