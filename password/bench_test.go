@@ -17,12 +17,12 @@ func BenchmarkCheckCached(b *testing.B) {
 	pw := []byte("correct horse battery staple")
 	v := NewVerifier(VerifierOptions{})
 	ctx := context.Background()
-	if ok, err := v.Check(ctx, h, pw, true); !ok || err != nil {
+	if ok, err := v.Check(ctx, h, pw); !ok || err != nil {
 		b.Fatalf("priming Check = %v, %v", ok, err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if ok, err := v.Check(ctx, h, pw, true); !ok || err != nil {
+		if ok, err := v.Check(ctx, h, pw); !ok || err != nil {
 			b.Fatalf("Check = %v, %v", ok, err)
 		}
 	}
@@ -35,7 +35,7 @@ func BenchmarkCheckUncached(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if ok, err := v.Check(ctx, h, pw, true); !ok || err != nil {
+		if ok, err := v.Check(ctx, h, pw); !ok || err != nil {
 			b.Fatalf("Check = %v, %v", ok, err)
 		}
 	}
@@ -48,12 +48,12 @@ func BenchmarkCheckCachedParallel(b *testing.B) {
 	pw := []byte("correct horse battery staple")
 	v := NewVerifier(VerifierOptions{})
 	ctx := context.Background()
-	if ok, err := v.Check(ctx, h, pw, true); !ok || err != nil {
+	if ok, err := v.Check(ctx, h, pw); !ok || err != nil {
 		b.Fatalf("priming Check = %v, %v", ok, err)
 	}
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if ok, err := v.Check(ctx, h, pw, true); !ok || err != nil {
+			if ok, err := v.Check(ctx, h, pw); !ok || err != nil {
 				b.Errorf("Check = %v, %v", ok, err)
 				return
 			}
@@ -62,9 +62,9 @@ func BenchmarkCheckCachedParallel(b *testing.B) {
 }
 
 func BenchmarkCheckPlain(b *testing.B) {
-	v := NewVerifier(VerifierOptions{})
+	m := NewMatcher(false, NewVerifier(VerifierOptions{}))
 	pw := []byte("correct horse battery staple")
 	for b.Loop() {
-		v.Check(context.Background(), "correct horse battery staple", pw, false)
+		m.Match(context.Background(), "correct horse battery staple", pw)
 	}
 }

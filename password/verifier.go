@@ -107,23 +107,16 @@ func NewVerifier(o VerifierOptions) *Verifier {
 	return v
 }
 
-// Check reports whether pw matches stored.
-//
-// In bcrypt mode (bcryptMode true) stored must be a bcrypt hash accepted by
+// Check reports whether pw matches stored, a bcrypt hash accepted by
 // ParseHash; a password longer than MaxLen never matches, even when its
-// first 72 bytes are the right password. In plain mode stored is the
-// password itself; the two are compared as SHA-256 digests with
-// crypto/subtle, so the time taken reveals neither how much of pw is right
-// nor whether its length is; an empty stored value matches nothing.
+// first 72 bytes are the right password. (Plain stored passwords are
+// compared by the plain Matcher, see NewMatcher.)
 //
 // ok false with a nil error means "no". An error means the check could not
 // be made: a malformed stored hash (wrapping ErrMalformedHash), a full gate
 // (wrapping ErrBusy) or an ended context (wrapping ctx.Err()); it never
 // says whether the password was right.
-func (v *Verifier) Check(ctx context.Context, stored string, pw []byte, bcryptMode bool) (ok bool, err error) {
-	if !bcryptMode {
-		return plainEqual(stored, pw), nil
-	}
+func (v *Verifier) Check(ctx context.Context, stored string, pw []byte) (ok bool, err error) {
 	return v.verify(ctx, stored, pw, true)
 }
 
@@ -153,8 +146,8 @@ func (v *Verifier) Purge() {
 	}
 }
 
-// verify is the bcrypt path of Check; remember false keeps a success out of
-// the cache (the decoy path).
+// verify is Check; remember false keeps a success out of the cache (the
+// decoy path).
 func (v *Verifier) verify(ctx context.Context, stored string, pw []byte, remember bool) (bool, error) {
 	if len(pw) > MaxLen {
 		return false, nil

@@ -71,7 +71,7 @@ func TestCheck(t *testing.T) {
 	v := NewVerifier(VerifierOptions{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ok, err := v.Check(context.Background(), tt.stored, []byte(tt.pw), tt.bcrypt)
+			ok, err := NewMatcher(tt.bcrypt, v).Match(context.Background(), tt.stored, []byte(tt.pw))
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -90,7 +90,7 @@ func TestCacheHitAvoidsBcrypt(t *testing.T) {
 	v, calls := countingVerifier(VerifierOptions{})
 	ctx := context.Background()
 	for i := range 5 {
-		if ok, err := v.Check(ctx, h, []byte("pw"), true); !ok || err != nil {
+		if ok, err := v.Check(ctx, h, []byte("pw")); !ok || err != nil {
 			t.Fatalf("check %d: %v, %v", i, ok, err)
 		}
 	}
@@ -99,11 +99,11 @@ func TestCacheHitAvoidsBcrypt(t *testing.T) {
 	}
 	// The same password against another hash is another entry.
 	h2 := mustHash(t, "pw")
-	if ok, _ := v.Check(ctx, h2, []byte("pw"), true); !ok || calls.Load() != 2 {
+	if ok, _ := v.Check(ctx, h2, []byte("pw")); !ok || calls.Load() != 2 {
 		t.Fatalf("other hash: ok=%v, calls=%d; want true, 2", ok, calls.Load())
 	}
 	// A cached success never admits a different password.
-	if ok, _ := v.Check(ctx, h, []byte("pW"), true); ok {
+	if ok, _ := v.Check(ctx, h, []byte("pW")); ok {
 		t.Fatal("a different password matched through the cache")
 	}
 }
@@ -112,7 +112,7 @@ func TestCacheDisabled(t *testing.T) {
 	h := mustHash(t, "pw")
 	v, calls := countingVerifier(VerifierOptions{CacheSize: -1})
 	for range 3 {
-		if ok, err := v.Check(context.Background(), h, []byte("pw"), true); !ok || err != nil {
+		if ok, err := v.Check(context.Background(), h, []byte("pw")); !ok || err != nil {
 			t.Fatalf("Check = %v, %v", ok, err)
 		}
 	}
@@ -125,7 +125,7 @@ func TestFailuresNotCached(t *testing.T) {
 	h := mustHash(t, "pw")
 	v, calls := countingVerifier(VerifierOptions{})
 	for range 3 {
-		if ok, err := v.Check(context.Background(), h, []byte("wrong"), true); ok || err != nil {
+		if ok, err := v.Check(context.Background(), h, []byte("wrong")); ok || err != nil {
 			t.Fatalf("Check = %v, %v", ok, err)
 		}
 	}
@@ -153,7 +153,7 @@ func TestCacheTTL(t *testing.T) {
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)
-		if ok, err := v.Check(context.Background(), h, []byte("pw"), true); !ok || err != nil {
+		if ok, err := v.Check(context.Background(), h, []byte("pw")); !ok || err != nil {
 			t.Fatalf("step %d: Check = %v, %v", i, ok, err)
 		}
 		if n := calls.Load(); n != s.wantCalls {
@@ -172,7 +172,7 @@ func TestCacheEviction(t *testing.T) {
 	v.compare = func([]byte, []byte) error { calls.Add(1); return nil } // every password "matches"
 	check := func(pw string) {
 		t.Helper()
-		if ok, err := v.Check(context.Background(), h, []byte(pw), true); !ok || err != nil {
+		if ok, err := v.Check(context.Background(), h, []byte(pw)); !ok || err != nil {
 			t.Fatalf("Check(%s) = %v, %v", pw, ok, err)
 		}
 	}
@@ -208,12 +208,12 @@ func TestPurge(t *testing.T) {
 	h := mustHash(t, "pw")
 	v, calls := countingVerifier(VerifierOptions{})
 	ctx := context.Background()
-	v.Check(ctx, h, []byte("pw"), true)
+	v.Check(ctx, h, []byte("pw"))
 	v.Purge()
 	if l := v.cache.len(); l != 0 {
 		t.Fatalf("cache holds %d entries after Purge", l)
 	}
-	v.Check(ctx, h, []byte("pw"), true)
+	v.Check(ctx, h, []byte("pw"))
 	if n := calls.Load(); n != 2 {
 		t.Fatalf("bcrypt calls = %d, want 2 (Purge must force a recomputation)", n)
 	}
@@ -231,7 +231,7 @@ func TestPurgeDuringComputation(t *testing.T) {
 	}
 	done := make(chan bool)
 	go func() {
-		ok, _ := v.Check(context.Background(), h, []byte("pw"), true)
+		ok, _ := v.Check(context.Background(), h, []byte("pw"))
 		done <- ok
 	}()
 	<-entered
@@ -279,7 +279,7 @@ func TestSingleflight(t *testing.T) {
 			results := make(chan bool, n)
 			for range n {
 				go func() {
-					ok, err := v.Check(context.Background(), h, []byte(tc.pw), true)
+					ok, err := v.Check(context.Background(), h, []byte(tc.pw))
 					results <- ok && err == nil
 				}()
 			}
@@ -310,13 +310,13 @@ func TestFollowerOutlivesCancelledLeader(t *testing.T) {
 	leaderCtx, cancel := context.WithCancel(context.Background())
 	leaderErr := make(chan error, 1)
 	go func() {
-		_, err := v.Check(leaderCtx, h, []byte("pw"), true)
+		_, err := v.Check(leaderCtx, h, []byte("pw"))
 		leaderErr <- err
 	}()
 	await(joined, 1)
 	follower := make(chan bool, 1)
 	go func() {
-		ok, err := v.Check(context.Background(), h, []byte("pw"), true)
+		ok, err := v.Check(context.Background(), h, []byte("pw"))
 		follower <- ok && err == nil
 	}()
 	await(joined, 1)
@@ -345,7 +345,7 @@ func TestCheckBusy(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	ok, err := v.Check(ctx, h, []byte("pw"), true)
+	ok, err := v.Check(ctx, h, []byte("pw"))
 	if ok || !isContextErr(err) {
 		t.Fatalf("Check on a full gate with an ended context = %v, %v; want false and a context error", ok, err)
 	}

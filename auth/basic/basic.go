@@ -76,6 +76,7 @@ type Provider struct {
 	userSum  [sha256.Size]byte
 	cost     int // bcrypt cost of cfg.Password, for decoy checks
 	verifier *password.Verifier
+	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
 	limiter  throttle.Counter
 	log      *slog.Logger
 	errs     *auth.Errors
@@ -113,7 +114,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 			cost = c
 		}
 	}
-	return &Provider{
+	p := &Provider{
 		cfg:      cfg,
 		userSum:  sha256.Sum256([]byte(cfg.Username)),
 		cost:     cost,
@@ -126,7 +127,9 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		errs:   env.Errs(),
 		now:    env.Clock(),
 		header: `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
-	}, nil
+	}
+	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
+	return p, nil
 }
 
 // Type returns "basic".
@@ -198,12 +201,9 @@ func (p *Provider) check(r *http.Request, user, pass string) (bool, error) {
 	sum := sha256.Sum256([]byte(user))
 	userOK := subtle.ConstantTimeCompare(sum[:], p.userSum[:]) == 1
 	if !userOK {
-		if p.cfg.UseBcrypt {
-			return false, p.verifier.CheckDecoy(r.Context(), p.cost, []byte(pass))
-		}
-		return false, nil
+		return false, p.match.Decoy(r.Context(), p.cost, []byte(pass))
 	}
-	return p.verifier.Check(r.Context(), p.cfg.Password, []byte(pass), p.cfg.UseBcrypt)
+	return p.match.Match(r.Context(), p.cfg.Password, []byte(pass))
 }
 
 // Challenge answers 401 with the WWW-Authenticate header that makes

@@ -182,13 +182,10 @@ func (p *Provider) check(ctx context.Context, name, pw string) (cred string, ok 
 	stored, known := set.hashes[name]
 	switch {
 	case known:
-		ok, err = p.verifier.Check(ctx, stored, []byte(pw), p.cfg.UseBcrypt)
+		ok, err = p.match.Match(ctx, stored, []byte(pw))
 		return set.creds[name], ok, err
-	case p.cfg.UseBcrypt:
-		return "", false, p.verifier.CheckDecoy(ctx, set.decoyCost, []byte(pw))
 	default:
-		_, err := p.verifier.Check(ctx, "", []byte(pw), false)
-		return "", false, err
+		return "", false, p.match.Decoy(ctx, set.decoyCost, []byte(pw))
 	}
 }
 

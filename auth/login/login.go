@@ -68,6 +68,7 @@ type Provider struct {
 
 	cfg      Config
 	verifier *password.Verifier
+	match    password.Matcher   // bcrypt or plain, chosen at load by use_bcrypt
 	byAddr   throttle.Counter   // failures per client address
 	byUser   throttle.Counter   // failures per user name, from any address
 	tmpl     *template.Template // nil: the built-in page
@@ -135,6 +136,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		log:  env.Log(),
 		errs: env.Errs(),
 	}
+	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
 	switch {
 	case cfg.LoginTemplate == "":
