@@ -35,6 +35,14 @@ type Checker interface {
 	Ready(ctx context.Context) error
 }
 
+// Watcher is implemented by providers whose data can change on disk while
+// the program runs (the flask-login user file): Watch follows the changes
+// until ctx ends. The program runs it, with the SIGHUP loop that calls
+// Reloader.Reload, from one place.
+type Watcher interface {
+	Watch(ctx context.Context)
+}
+
 // LoginRedirecter is implemented by the session types: the URL of their
 // login page with next, checked by their rules for next (a local path, or
 // an allowed host). The forward-auth endpoint sends browsers there.

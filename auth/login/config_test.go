@@ -1,6 +1,7 @@
 package login
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,16 +206,22 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-func TestNewWatchesTheUserFile(t *testing.T) {
+func TestWatchEndsWithItsContext(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
 	writeFile(t, users, usersText(t, "alice"))
-	p, err := New(Config{UsersFile: users, UseBcrypt: true}, auth.Deps{SecretKey: testSecret, StateDir: filepath.Join(dir, "state")})
+	p, err := New(Config{UsersFile: users, UseBcrypt: true, PollInterval: time.Millisecond}, auth.Deps{SecretKey: testSecret, StateDir: filepath.Join(dir, "state")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if p.stop == nil {
-		t.Error("New did not start the watcher")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Watch(ctx); close(done) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch did not return when its context ended")
 	}
 }

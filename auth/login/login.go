@@ -86,8 +86,6 @@ type Provider struct {
 	}
 	onPoll func() // test hook: runs after a poll has reloaded
 
-	stop      chan struct{} // nil when not polling
-	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -98,13 +96,14 @@ var (
 	_ auth.Reloader = (*Provider)(nil)
 	_ io.Closer     = (*Provider)(nil)
 	_ auth.Checker  = (*Provider)(nil)
+	_ auth.Watcher  = (*Provider)(nil)
 )
 
 // New returns a provider for cfg (see Load; zero fields take their
 // defaults). It reads the user file, parses the replacement template if
 // any, and opens the session store in env.StateDir (or uses env.Shared's);
-// it watches the user file every cfg.PollInterval. env.SecretKey is
-// required. To validate a configuration without building anything, use
+// the program runs Watch to follow changes of the user file. env.SecretKey
+// is required. To validate a configuration without building anything, use
 // Load.
 func New(cfg Config, env auth.Deps) (*Provider, error) {
 	cfg = cfg.withDefaults()
@@ -163,10 +162,6 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	if cfg.UseBcrypt {
 		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
 	}
-	if cfg.PollInterval > 0 {
-		p.stop, p.done = make(chan struct{}), make(chan struct{})
-		go p.watch(cfg.PollInterval)
-	}
 	return p, nil
 }
 
@@ -197,14 +192,10 @@ func (p *Provider) OwnPaths() []string {
 	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}
 }
 
-// Close stops watching the user file and closes the session store, which
-// writes its pending activity refreshes. Later calls do nothing.
+// Close closes the session store, which writes its pending activity
+// refreshes. Later calls do nothing.
 func (p *Provider) Close() error {
 	p.closeOnce.Do(func() {
-		if p.stop != nil {
-			close(p.stop)
-			<-p.done
-		}
 		if err := p.Guard.Close(); err != nil {
 			p.closeErr = fmt.Errorf("login: %w", err)
 		}

@@ -109,14 +109,19 @@ func (p *Provider) poll() {
 	}
 }
 
-// watch polls the user file every interval until Close.
-func (p *Provider) watch(interval time.Duration) {
-	defer close(p.done)
-	t := time.NewTicker(interval)
+// Watch checks the user file for changes every Config.PollInterval and
+// reloads it when it changed, until ctx ends (auth.Watcher: the program
+// runs it, beside its SIGHUP loop). A negative PollInterval: it returns at
+// once.
+func (p *Provider) Watch(ctx context.Context) {
+	if p.cfg.PollInterval <= 0 {
+		return
+	}
+	t := time.NewTicker(p.cfg.PollInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-p.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			p.poll()

@@ -1,6 +1,7 @@
 package login
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"strings"
@@ -157,6 +158,9 @@ func TestReloadZeroUsers(t *testing.T) {
 // TestWatcher lets the real poller find an edit.
 func TestWatcher(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.PollInterval = 5 * time.Millisecond })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go h.p.Watch(ctx)
 	reloaded := make(chan struct{}, 1)
 	h.p.reloadMu.Lock()
 	h.p.onPoll = func() {

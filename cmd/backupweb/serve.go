@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/backupweb/backupweb/auth"
@@ -100,8 +101,8 @@ func runServe(c *cli, args []string) int {
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.provider.Type(), "serving", guarding)
 
-	stopReload := c.reloadOnHangup(a.provider)
-	defer stopReload()
+	stopFollowing := c.keepCurrent(a.provider)
+	defer stopFollowing()
 	if err := web.Serve(c.ctx, web.NewServer(handler, log), ln); err != nil {
 		log.Error("server stopped", "err", err)
 		return exitError
@@ -110,27 +111,32 @@ func runServe(c *cli, args []string) int {
 	return exitOK
 }
 
-// reloadOnHangup calls the provider's Reload on every SIGHUP, when it has
-// one, and returns a function that stops listening for the signal.
-func (c *cli) reloadOnHangup(p auth.Provider) (stop func()) {
-	r, ok := p.(auth.Reloader)
-	if !ok {
-		return func() {}
+// keepCurrent is the one place that keeps the provider's data current
+// while serving: it runs the provider's Watch (the user file's poller),
+// and calls its Reload on every SIGHUP, both under one context; the
+// function it returns stops them and waits for them.
+func (c *cli) keepCurrent(p auth.Provider) (stop func()) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	var wg sync.WaitGroup
+	if w, ok := p.(auth.Watcher); ok {
+		wg.Go(func() { w.Watch(ctx) })
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-hup:
-				r.Reload() // providers log their own reload outcome
-			case <-done:
-				return
+	if r, ok := p.(auth.Reloader); ok {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		wg.Go(func() {
+			defer signal.Stop(hup)
+			for {
+				select {
+				case <-hup:
+					r.Reload() // providers log their own reload outcome
+				case <-ctx.Done():
+					return
+				}
 			}
-		}
-	}()
-	return func() { signal.Stop(hup); close(done) }
+		})
+	}
+	return func() { cancel(); wg.Wait() }
 }
 
 // serveMetrics serves m at /metrics on its own listener until the returned
