@@ -1,6 +1,10 @@
 package ui
 
-import "github.com/backupweb/backupweb/catalog"
+import (
+	"html/template"
+
+	"github.com/backupweb/backupweb/catalog"
+)
 
 // CatalogPage is the data of the "catalog" page, the list of backups at /.
 type CatalogPage struct {
@@ -75,4 +79,15 @@ type ErrorPage struct {
 	Title string
 	// Message is one sentence for a person; never internal detail.
 	Message string
+}
+
+// LogoutButton returns the form that signs the user out: a POST to
+// /logout carrying the session's CSRF token (auth.User.CSRFToken) in the
+// csrf_token field, with one button. A host application that shows pages
+// of its own to users of a session type puts it in them; the built-in
+// pages show the same form.
+func LogoutButton(csrfToken string) template.HTML {
+	return template.HTML(`<form method="post" action="/logout" class="logout">` +
+		`<input type="hidden" name="csrf_token" value="` + template.HTMLEscapeString(csrfToken) + `">` +
+		`<button type="submit">Log out</button></form>`)
 }

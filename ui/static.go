@@ -86,3 +86,18 @@ func Static() http.Handler {
 		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
 	})
 }
+
+// Mount serves Static at /_backupweb/ on mux, unless mux serves that path
+// already: the web layer and every type with pages of its own (the login
+// page, the OAuth pages) call it, so a session type mounted in a host
+// application brings its stylesheet along, and mounting twice is harmless.
+func Mount(mux *http.ServeMux) {
+	probe, _ := http.NewRequest(http.MethodGet, "/_backupweb/style.css", nil)
+	if _, pattern := mux.Handler(probe); pattern == staticPattern {
+		return
+	}
+	mux.Handle(staticPattern, Static())
+}
+
+// staticPattern is the pattern Mount serves Static at.
+const staticPattern = "GET /_backupweb/"

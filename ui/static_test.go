@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -64,5 +65,25 @@ func TestStaticURL(t *testing.T) {
 	}
 	if got := staticURL("none.css"); got != "/_backupweb/none.css" {
 		t.Fatalf("staticURL(unknown) = %q", got)
+	}
+}
+
+// TestMountOnce: Mount serves the assets, and a second Mount (the web
+// layer's, then a provider's) neither panics nor changes anything.
+func TestMountOnce(t *testing.T) {
+	mux := http.NewServeMux()
+	Mount(mux)
+	Mount(mux)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", "/_backupweb/style.css", nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/css; charset=utf-8" {
+		t.Fatalf("GET style.css: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}
+
+func TestLogoutButton(t *testing.T) {
+	got := string(LogoutButton(`t"><script>`))
+	if !strings.Contains(got, `action="/logout"`) || !strings.Contains(got, `name="csrf_token" value="t&#34;&gt;&lt;script&gt;"`) || strings.Contains(got, "<script>") {
+		t.Errorf("LogoutButton = %s", got)
 	}
 }

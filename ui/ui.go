@@ -53,6 +53,8 @@ var funcs = template.FuncMap{
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	// displayTime formats a time in UTC for people.
 	"displayTime": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" },
+	// logoutButton is LogoutButton: the one logout form.
+	"logoutButton": LogoutButton,
 	// pathEscape escapes a backup name as one URL path segment.
 	"pathEscape": url.PathEscape,
 	// static returns the cache-busting URL of a file under /_backupweb/.

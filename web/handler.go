@@ -119,7 +119,7 @@ func NewHandler(o Options) http.Handler {
 	mux.HandleFunc("GET /readyz", ready(p, o.Ready))
 	mux.HandleFunc(RequestAuthPath, forwardAuth(p, errs, false))
 	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, errs, true))
-	mux.Handle("GET /_backupweb/", ui.Static())
+	ui.Mount(mux)
 	if o.Proxy == nil {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
 		mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
@@ -163,16 +163,11 @@ func NewHandler(o Options) http.Handler {
 		setRoute(r)
 	})
 
-	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusForbidden, "Cross-origin requests are not allowed.")
-	}))
-
 	var access *slog.Logger
 	if o.AccessLog {
 		access = log
 	}
-	own := securityHeaders(limitBody(s, cop.Handler(root)))
+	own := SecurityHeaders(limitBody(s, CrossOrigin(errs)(root)))
 	if o.Proxy != nil {
 		own = proxyOrOwn(p, protect(o.Proxy), own)
 	}

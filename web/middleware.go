@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+
+	"github.com/backupweb/backupweb/auth"
 )
 
 // contentSecurityPolicy is sent with every response. The pages use no
@@ -14,13 +16,14 @@ import (
 const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// securityHeaders sets the headers every response carries, whatever writes
-// it: the Content-Security-Policy, X-Content-Type-Options: nosniff,
+// SecurityHeaders is the middleware that sets the headers every response
+// of the program carries, whatever writes it; a host application that
+// mounts a session type's pages wraps them with it too: the Content-Security-Policy, X-Content-Type-Options: nosniff,
 // Referrer-Policy: no-referrer (download links hold backup names) and
 // X-Frame-Options: DENY for browsers without frame-ancestors. It does not
 // set Strict-Transport-Security: the service speaks plain HTTP behind a TLS
 // proxy, which is where HSTS belongs.
-func securityHeaders(next http.Handler) http.Handler {
+func SecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setSecurityHeaders(w.Header())
 		next.ServeHTTP(w, r)
@@ -32,6 +35,20 @@ func setSecurityHeaders(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
+}
+
+// CrossOrigin is the middleware that refuses, through errs (403, the
+// error page or JSON), a state-changing request (any method but GET, HEAD,
+// OPTIONS) that a browser marks as coming from another site
+// (Sec-Fetch-Site, or an Origin that does not match Host): Go's
+// http.CrossOriginProtection. Requests without those headers, from scripts
+// and curl, pass. It stands beside the CSRF tokens of every form.
+func CrossOrigin(errs *auth.Errors) func(http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		errs.Refuse(w, r, http.StatusForbidden, "Cross-origin requests are not allowed.")
+	}))
+	return cop.Handler
 }
 
 // recoverer turns a panic in any handler into a logged error and a 500

@@ -14,6 +14,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/ui"
+	"github.com/backupweb/backupweb/web"
 )
 
 // Protecting a handler with the session login: the provider mounts its
@@ -39,12 +41,17 @@ func Example() {
 	defer p.Close()
 
 	mux := http.NewServeMux()
-	p.Mount(mux) // GET/POST /login, POST /logout
+	p.Mount(mux) // GET/POST /login, POST /logout, the stylesheet under /_backupweb/
 	mux.Handle("GET /private", auth.RequireAuth(p, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, _ := auth.FromContext(r.Context())
 		fmt.Fprintln(w, "hello", u.Name)
+		// A page of the host application signs the user out with this
+		// form (put it in an html/template page as is).
+		fmt.Fprintln(w, ui.LogoutButton(u.CSRFToken()))
 	})))
-	srv := httptest.NewServer(mux)
+	// The security headers and the cross-origin protection of the
+	// program's own pages (web.CrossOrigin takes the error writer).
+	srv := httptest.NewServer(web.SecurityHeaders(web.CrossOrigin(nil)(mux)))
 	defer srv.Close()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
@@ -57,7 +64,12 @@ func Example() {
 	resp, _ = client.Get(srv.URL + "/private")
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode)
+
+	resp, _ = client.Get(srv.URL + "/_backupweb/style.css")
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, resp.Header.Get("Content-Type"))
 	// Output:
 	// 303 /login?next=%2Fprivate%3Fx%3D1
 	// 401
+	// 200 text/css; charset=utf-8
 }

@@ -158,8 +158,11 @@ func (p *Provider) admits(d session.Data) bool {
 	return d.Attrs["provider"] == p.cfg.Provider && p.cfg.Rule.Admit(d.Username) == nil
 }
 
-// Mount serves the sign-in routes, the callback and logout on mux.
+// Mount serves the sign-in routes, the callback and logout on mux, and,
+// unless mux has them already, the stylesheet and icon of its pages
+// (ui.Mount).
 func (p *Provider) Mount(mux *http.ServeMux) {
+	ui.Mount(mux)
 	mux.HandleFunc("GET "+LoginPath, p.login)
 	mux.HandleFunc("GET "+CallbackPath, p.callback)
 	mux.HandleFunc("GET "+SignedOutPath, p.signedOut)
