@@ -128,7 +128,8 @@ func (cfg Config) withDefaults() Config {
 func Load(s *config.Section) (cfg Config, ok bool) {
 	before := errorCount(s.Report())
 	cfg = Config{
-		UsersFile:          s.RequireHint("users_file", "set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)"),
+		UsersFile:          s.String("users_file", ""),
+		LoginPath:          s.String("login_view", ""),
 		UseBcrypt:          s.Bool("use_bcrypt", false),
 		LoginTemplate:      s.String("login_template", ""),
 		IdleTimeout:        s.Duration("session_idle_timeout", DefaultIdleTimeout),
@@ -138,11 +139,8 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		FailureWindow:      s.Duration("failure_window", DefaultFailureWindow),
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 	}
-	path, err := LoginPath(s.String("login_view", ""))
-	if err != nil {
-		s.Errorf("login_view", "%v", err)
-	}
-	cfg.LoginPath = path
+	s.Record(cfg.Validate())
+	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)
 	if cfg.IdleTimeout > cfg.Lifetime {
 		s.Warnf("session_idle_timeout", "is longer than session_lifetime, so sessions end after session_lifetime anyway")
 	}
@@ -154,6 +152,22 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		cfg.read.users = checkUsersFile(s, cfg)
 	}
 	return cfg, errorCount(s.Report()) == before
+}
+
+// Validate reports what makes c unusable, each problem a *config.KeyError
+// naming its key (errors.Join of them): no user file named, a login_view
+// that is not a plain path or takes a route of the program. What the
+// files hold is checked by reading them (Load, New). Load records the
+// problems at their keys; New returns them.
+func (c Config) Validate() error {
+	var errs []error
+	if c.UsersFile == "" {
+		errs = append(errs, &config.KeyError{Key: "users_file", Err: errors.New("missing required key; set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)")})
+	}
+	if _, err := LoginPath(c.LoginPath); err != nil {
+		errs = append(errs, &config.KeyError{Key: "login_view", Err: err})
+	}
+	return errors.Join(errs...)
 }
 
 // LoginPath turns a login_view value into the login page's path: a value

@@ -225,3 +225,25 @@ func TestWatchEndsWithItsContext(t *testing.T) {
 		t.Fatal("Watch did not return when its context ended")
 	}
 }
+
+// TestValidate: New refuses what Load refuses, naming the key.
+func TestValidate(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no user file", Config{}, "users_file: missing required key"},
+		{"login path of the program", Config{UsersFile: "/x", LoginPath: "/api/login"}, "login_view: paths under /api/"},
+		{"login path with dots", Config{UsersFile: "/x", LoginPath: "/a/../b"}, "login_view: must be a plain path"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate = %v, want %q", err, tt.want)
+			}
+			if _, err := New(tt.cfg, auth.Deps{SecretKey: testSecret, StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

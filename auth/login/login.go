@@ -107,13 +107,13 @@ var (
 // Load.
 func New(cfg Config, env auth.Deps) (*Provider, error) {
 	cfg = cfg.withDefaults()
-	path, err := LoginPath(cfg.LoginPath)
-	if err != nil {
-		return nil, fmt.Errorf("login: login path: %w", err)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("login: %w", err)
 	}
-	cfg.LoginPath = path
+	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)
 	// What Load read is not read again.
 	var rd reading
+	var err error
 	if cfg.read != nil && cfg.read.users != nil {
 		rd = *cfg.read.users
 	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -139,6 +140,9 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 	}
 	if known {
 		cfg = checkKind(s, k, cfg)
+		// The rules New applies, in one place; what Load found already
+		// at a key is not said twice.
+		s.Record(cfg.Validate())
 	}
 	return cfg, s.Report().ErrorCount() == before
 }
@@ -173,26 +177,106 @@ func checkKind(s *config.Section, k *kind, cfg Config) Config {
 // loadRedirect reads redirect_uri: an absolute http or https URL whose path
 // is CallbackPath, without query or fragment.
 func loadRedirect(s *config.Section) string {
-	const hint = "set it to this service's public address followed by " + CallbackPath + ", as registered with the identity provider (e.g. https://backups.example.com" + CallbackPath + ")"
-	v := s.RequireHint("redirect_uri", hint)
+	v := s.RequireHint("redirect_uri", redirectHint)
 	if v == "" {
 		return ""
 	}
-	u, err := url.Parse(v)
-	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
-		s.Errorf("redirect_uri", "must be an absolute http:// or https:// URL; %s", hint)
+	if err := checkRedirect(v); err != nil {
+		s.Errorf("redirect_uri", "%v", err)
 		return ""
-	case u.EscapedPath() != CallbackPath:
-		s.Errorf("redirect_uri", "its path must be %s (this service serves the callback there); %s", CallbackPath, hint)
-		return ""
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		s.Errorf("redirect_uri", "must not have a query, a fragment or a user name; %s", hint)
-		return ""
-	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+	}
+	if u, _ := url.Parse(v); u.Scheme == "http" && !isLoopback(u.Hostname()) {
 		s.Warnf("redirect_uri", "uses http: the authorization code would cross the network unencrypted, and providers such as Google accept http only for localhost; behind a TLS proxy write https://")
 	}
 	return v
+}
+
+// redirectHint says what redirect_uri must be.
+const redirectHint = "set it to this service's public address followed by " + CallbackPath + ", as registered with the identity provider (e.g. https://backups.example.com" + CallbackPath + ")"
+
+// checkRedirect is the rule of redirect_uri: an absolute http or https URL
+// whose path is CallbackPath, without query, fragment or user.
+func checkRedirect(v string) error {
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("must be an absolute http:// or https:// URL; %s", redirectHint)
+	case u.EscapedPath() != CallbackPath:
+		return fmt.Errorf("its path must be %s (this service serves the callback there); %s", CallbackPath, redirectHint)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("must not have a query, a fragment or a user name; %s", redirectHint)
+	}
+	return nil
+}
+
+// checkEndpoint is the rule of the endpoint, issuer and base_url keys: an
+// absolute http or https URL without fragment or user name.
+func checkEndpoint(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || u.User != nil {
+		return errors.New("must be an absolute http:// or https:// URL without fragment or user name")
+	}
+	return nil
+}
+
+// Validate reports what makes c unusable, each problem a *config.KeyError
+// naming its key (errors.Join of them): an unknown provider, a missing
+// client id, secret or redirect URL, a redirect URL or endpoint of the
+// wrong shape, a generic provider without endpoints or issuer, a rule that
+// admits nobody or has malformed entries, OpenID Connect without the
+// openid scope. Load records them at their keys (with its warnings); New
+// returns them. Messages never hold the client secret.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key string, err error) { errs = append(errs, &config.KeyError{Key: key, Err: err}) }
+	k, known := lookupKind(c.Provider)
+	if !known {
+		bad("provider", fmt.Errorf("unknown provider %q; valid providers are %s", c.Provider, strings.Join(ProviderNames(), ", ")))
+	}
+	for key, v := range map[string]string{"client_id": c.ClientID, "client_secret": c.ClientSecret, "redirect_uri": c.RedirectURL} {
+		if v == "" {
+			bad(key, errors.New("missing required key"))
+		}
+	}
+	if c.RedirectURL != "" {
+		if err := checkRedirect(c.RedirectURL); err != nil {
+			bad("redirect_uri", err)
+		}
+	}
+	for key, v := range map[string]string{"authorization_endpoint": c.AuthURL, "token_endpoint": c.TokenURL, "userinfo_endpoint": c.UserinfoURL, "issuer": c.Issuer, "base_url": c.BaseURL} {
+		if v != "" {
+			if err := checkEndpoint(v); err != nil {
+				bad(key, err)
+			}
+		}
+	}
+	if c.Rule.Empty() {
+		bad("authorized_domains", errors.New("set authorized_domains or authorized_users (or both) to say who may sign in; authorized_domains = * admits every account the identity provider vouches for"))
+	}
+	for _, d := range c.Rule.Domains {
+		if err := checkDomain(d); err != nil {
+			bad("authorized_domains", err)
+		}
+	}
+	for _, u := range c.Rule.Users {
+		if err := checkUser(u); err != nil {
+			bad("authorized_users", err)
+		}
+	}
+	if known {
+		if k.name == "generic" && c.Issuer == "" {
+			for key, v := range map[string]string{"authorization_endpoint": c.AuthURL, "token_endpoint": c.TokenURL, "userinfo_endpoint": c.UserinfoURL} {
+				if v == "" {
+					bad(key, errors.New("missing required key: provider generic needs authorization_endpoint, token_endpoint and userinfo_endpoint, or an issuer for OpenID Connect discovery"))
+				}
+			}
+		}
+		if d := c.withDefaults(k); d.OpenIDConnect() && !slices.Contains(d.Scopes, "openid") {
+			bad("scopes", fmt.Errorf("must include openid: provider %s is used with OpenID Connect", k.name))
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
 }
 
 // loadURL reads an optional absolute http(s) URL.
@@ -201,12 +285,11 @@ func loadURL(s *config.Section, key string) string {
 	if v == "" {
 		return ""
 	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || u.User != nil {
-		s.Errorf(key, "must be an absolute http:// or https:// URL without fragment or user name")
+	if err := checkEndpoint(v); err != nil {
+		s.Errorf(key, "%v", err)
 		return ""
 	}
-	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+	if u, _ := url.Parse(v); u.Scheme == "http" && !isLoopback(u.Hostname()) {
 		s.Warnf(key, "uses http: the client secret, codes and tokens would cross the network unencrypted; use https://")
 	}
 	return v

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/config"
 )
 
@@ -242,5 +243,51 @@ func TestLoadWarnings(t *testing.T) {
 	_, ok, problems := loadSection(t, "provider = google\nclient_id = c\nclient_secret = s\nredirect_uri = http://127.0.0.1:8080/oauth/callback\nauthorized_domains = *\n")
 	if !ok || len(problems) != 0 {
 		t.Errorf("loopback http: ok=%v problems=%v", ok, problems)
+	}
+}
+
+// TestValidate: the rules of a Config are one method, which New applies
+// to a Config made in code; each problem names its key and none shows the
+// client secret.
+func TestValidate(t *testing.T) {
+	good := Config{Provider: "github", ClientID: "id", ClientSecret: "the-secret", RedirectURL: "https://b.example.com" + CallbackPath,
+		Rule: Rule{Domains: []string{"example.com"}}}
+	tests := []struct {
+		name string
+		edit func(*Config)
+		want string // "" when valid
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"unknown provider", func(c *Config) { c.Provider = "myspace" }, "provider: unknown provider"},
+		{"no client id", func(c *Config) { c.ClientID = "" }, "client_id: missing required key"},
+		{"no secret", func(c *Config) { c.ClientSecret = "" }, "client_secret: missing required key"},
+		{"redirect elsewhere", func(c *Config) { c.RedirectURL = "https://b.example.com/callback" }, "redirect_uri: its path must be " + CallbackPath},
+		{"relative endpoint", func(c *Config) { c.TokenURL = "/token" }, "token_endpoint: must be an absolute"},
+		{"nobody admitted", func(c *Config) { c.Rule = Rule{} }, "authorized_domains: set authorized_domains or authorized_users"},
+		{"malformed user", func(c *Config) { c.Rule = Rule{Users: []string{"not-an-address"}} }, "authorized_users:"},
+		{"generic without endpoints", func(c *Config) { c.Provider = "generic" }, "authorization_endpoint: missing required key"},
+		{"OpenID Connect without openid", func(c *Config) { c.Provider, c.Scopes = "google", []string{"email"} }, "scopes: must include openid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good
+			tt.edit(&c)
+			err := c.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate = %v, want %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "the-secret") {
+				t.Errorf("error %q shows the client secret", err)
+			}
+			if _, nerr := New(c, auth.Deps{StateDir: t.TempDir(), SecretKey: []byte(strings.Repeat("k", 32))}); nerr == nil || !strings.Contains(nerr.Error(), tt.want) {
+				t.Errorf("New = %v, want the same refusal", nerr)
+			}
+		})
 	}
 }

@@ -23,7 +23,6 @@ package oauth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -81,21 +80,18 @@ var (
 	_ io.Closer     = (*Provider)(nil)
 )
 
-// New returns a Provider for cfg, which must have been validated (see
-// Load); New fills the defaults of empty fields. Sessions are kept in a
+// New returns a Provider for cfg, its empty fields taking the defaults; it
+// refuses a configuration Validate refuses. Sessions are kept in a
 // file store under env.StateDir, or in env.Shared's store. env.SecretKey keys the
 // sessions and the sealed sign-in cookies; env.HTTPClient, when set, makes
 // every request to the identity provider (default: a client with a 10s
 // timeout). New makes no network request.
 func New(cfg Config, env auth.Deps) (*Provider, error) {
-	k, ok := lookupKind(cfg.Provider)
-	if !ok {
-		return nil, fmt.Errorf("oauth: unknown provider %q", cfg.Provider)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
 	}
+	k, _ := lookupKind(cfg.Provider)
 	cfg = cfg.withDefaults(k)
-	if cfg.Rule.Empty() {
-		return nil, errors.New("oauth: the authorization rule admits nobody")
-	}
 	client := env.HTTPClient
 	if client == nil {
 		client = defaultClient()
