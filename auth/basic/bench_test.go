@@ -21,7 +21,7 @@ import (
 
 // The benchmarks serve requests through the whole handler (routing,
 // security headers, peer resolution, RequireAuth) with a cost-12 hash, the
-// specification's work factor. Compare:
+// recommended work factor (password.Cost, 12). Compare:
 //
 //	BenchmarkUnprotected         GET /healthz, no authentication at all
 //	BenchmarkProtectedNone       GET /api/me with type none: the route's own cost

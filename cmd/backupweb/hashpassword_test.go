@@ -60,7 +60,7 @@ func TestHashPassword(t *testing.T) {
 }
 
 // TestHashPasswordDefaultCost runs hash-password as operators do, at the
-// specification's cost of 12.
+// default cost of 12.
 func TestHashPasswordDefaultCost(t *testing.T) {
 	c, stdout, stderr := bufferedCLI(strings.NewReader("correct horse\n"))
 	if code := runHashPassword(c, nil); code != exitOK {
