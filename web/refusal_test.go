@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"github.com/backupweb/backupweb/password"
 	"net/http/httptest"
 	"strings"
@@ -31,6 +32,9 @@ func TestOneRefusalRule(t *testing.T) {
 		{"413", &fakeProvider{admit: true}, "POST", "/", strings.Repeat("x", MaxBodyBytes+1), 413},
 		{"429 throttled", &fakeProvider{err: &auth.RetryError{After: 3 * time.Minute}}, "GET", "/", "", 429},
 		{"503 busy", &fakeProvider{err: password.ErrBusy}, "GET", "/", "", 503},
+		{"503 store down", &fakeProvider{err: unavailableErr{}}, "GET", "/", "", 503},
+		{"500 unexpected", &fakeProvider{err: errors.New("disk on fire")}, "GET", "/", "", 500},
+		{"403 cross-origin", &fakeProvider{admit: true}, "POST", "/cross-origin", "", 403},
 	}
 	clients := []struct {
 		name   string
@@ -56,7 +60,16 @@ func TestOneRefusalRule(t *testing.T) {
 			}
 			t.Run(tc.name+"/"+cl.name, func(t *testing.T) {
 				h := NewHandler(Options{Provider: tc.p, Catalog: catalog.New(t.TempDir())})
+				if path == "/cross-origin" {
+					path = "/logout"
+					if cl.prefix != "" {
+						path = "/api/backups"
+					}
+				}
 				req := httptest.NewRequest(tc.method, path, strings.NewReader(tc.body))
+				if tc.name == "403 cross-origin" {
+					req.Header.Set("Sec-Fetch-Site", "cross-site")
+				}
 				if cl.accept != "" {
 					req.Header.Set("Accept", cl.accept)
 				}
@@ -82,13 +95,41 @@ func TestOneRefusalRule(t *testing.T) {
 			})
 		}
 	}
-	// The forward-auth paths answer JSON, whatever Accept says.
-	h := NewHandler(Options{Provider: &fakeProvider{admit: false}, Catalog: catalog.New(t.TempDir())})
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("GET", "/auth/request", nil)
-	req.Header.Set("Accept", "text/html")
-	h.ServeHTTP(rec, req)
-	if !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-		t.Errorf("/auth/…: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	// The forward-auth paths answer JSON, whatever Accept says, with the
+	// same statuses (nginx's /auth/request turns 429 into 403, which it
+	// understands) and Retry-After.
+	for _, tc := range []struct {
+		name   string
+		p      auth.Provider
+		path   string
+		status int
+	}{
+		{"401", &fakeProvider{admit: false}, "/auth/request", 401},
+		{"401 forward", &fakeProvider{admit: false}, "/auth/forward", 401},
+		{"429 forward", &fakeProvider{err: &auth.RetryError{After: time.Minute}}, "/auth/forward", 429},
+		{"429 as 403 for nginx", &fakeProvider{err: &auth.RetryError{After: time.Minute}}, "/auth/request", 403},
+		{"503", &fakeProvider{err: unavailableErr{}}, "/auth/forward", 503},
+		{"500", &fakeProvider{err: errors.New("disk on fire")}, "/auth/request", 500},
+	} {
+		t.Run("forward-auth/"+tc.name, func(t *testing.T) {
+			h := NewHandler(Options{Provider: tc.p, Catalog: catalog.New(t.TempDir())})
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", tc.path, nil)
+			req.Header.Set("Accept", "text/html")
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.status || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+				t.Errorf("%s: %d %q, want %d JSON", tc.path, rec.Code, rec.Header().Get("Content-Type"), tc.status)
+			}
+			if (rec.Code == 429 || rec.Code == 503) && rec.Header().Get("Retry-After") == "" {
+				t.Error("no Retry-After")
+			}
+		})
 	}
 }
+
+// unavailableErr is an error of a store that does not answer, recognised
+// by its behaviour.
+type unavailableErr struct{}
+
+func (unavailableErr) Error() string     { return "store: not answering" }
+func (unavailableErr) Unavailable() bool { return true }
