@@ -285,7 +285,8 @@ func ready(p auth.Provider, also auth.Checker) http.HandlerFunc {
 				continue
 			}
 			if err := c.Ready(r.Context()); err != nil {
-				w.Header().Set("Retry-After", "5")
+				// Plain text for machines, but Retry-After as everywhere.
+				auth.Reply{RetryAfter: 5}.SetRetryAfter(w.Header())
 				w.WriteHeader(http.StatusServiceUnavailable)
 				fmt.Fprintf(w, "not ready: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 				return
