@@ -14,6 +14,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/redistest"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
@@ -418,7 +419,7 @@ func TestConnections(t *testing.T) {
 // session, and nothing else breaks.
 func TestOutage(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{Persist: true})
-	var buf syncBuffer
+	var buf logtest.Buffer
 	c := open(t, srv.Config(), slog.New(slog.NewTextHandler(&buf, nil)))
 	s := c.SessionStore()
 	ctx := context.Background()
@@ -492,7 +493,7 @@ func TestOutage(t *testing.T) {
 func TestOpenWhileDown(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	srv.Stop()
-	var buf syncBuffer
+	var buf logtest.Buffer
 	c := open(t, srv.Config(), slog.New(slog.NewTextHandler(&buf, nil)))
 	if _, _, err := c.SessionStore().Find(context.Background(), "k"); !auth.IsUnavailable(err) {
 		t.Fatalf("Find while down = %v", err)
@@ -527,22 +528,4 @@ func waitUntil(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

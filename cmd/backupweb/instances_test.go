@@ -157,19 +157,11 @@ func signOut(t testing.TB, base, sid string) {
 	}
 }
 
-// twoInstances starts a Redis server with a password and two instances of
-// flask-login sharing it, and returns them with the user file.
-func twoInstances(t *testing.T, extra string) (a, b *instance, users string) {
-	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
-	dir := t.TempDir()
-	users = filepath.Join(dir, "users.txt")
-	for _, u := range []string{"alice", "bob"} {
-		if code, _, errs := runUserCmd("pw-"+u+"\n", "add", "-file", users, "-cost", "4", u); code != 0 {
-			t.Fatalf("user add %s: %s", u, errs)
-		}
-	}
-	os.Mkdir(filepath.Join(dir, "backups"), 0o700)
-	conf := fmt.Sprintf(`[server]
+// redisConfig is the configuration of an instance of flask-login with
+// the users of users, sharing srv, with extra lines in [redis] and in
+// [authentication].
+func redisConfig(srv *redistest.Server, dir, users, redisExtra, authExtra string) string {
+	return fmt.Sprintf(`[server]
 listen = 127.0.0.1:0
 store = redis
 state_dir = %s
@@ -177,14 +169,34 @@ access_log = false
 [redis]
 url = %s
 password = ${REDIS_PASSWORD}
-prefix = pair:
+%s
 [backups]
 dir = %s
 [authentication]
 type = flask-login
 use_bcrypt = true
 users_file = %s
-%s`, filepath.Join(dir, "state"), srv.URL(), filepath.Join(dir, "backups"), users, extra)
+%s`, filepath.Join(dir, "state"), srv.URL(), redisExtra, dir, users, authExtra)
+}
+
+// addUsers writes a user file in dir with each name, password "pw-NAME".
+func addUsers(t testing.TB, dir string, names ...string) string {
+	users := filepath.Join(dir, "users.txt")
+	for _, u := range names {
+		if code, _, errs := runUserCmd("pw-"+u+"\n", "add", "-file", users, "-cost", "4", u); code != 0 {
+			t.Fatalf("user add %s: %s", u, errs)
+		}
+	}
+	return users
+}
+
+// twoInstances starts a Redis server with a password and two instances of
+// flask-login sharing it, and returns them with the user file.
+func twoInstances(t *testing.T, extra string) (a, b *instance, users string) {
+	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
+	dir := t.TempDir()
+	users = addUsers(t, dir, "alice", "bob")
+	conf := redisConfig(srv, dir, users, "prefix = pair:", extra)
 	return startInstance(t, conf), startInstance(t, conf), users
 }
 
@@ -310,23 +322,7 @@ func TestRevocationDelay(t *testing.T) {
 func TestRedisOutage(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{Password: redisPassword, Persist: true})
 	dir := t.TempDir()
-	users := filepath.Join(dir, "users.txt")
-	runUserCmd("pw-alice\n", "add", "-file", users, "-cost", "4", "alice")
-	in := startInstance(t, fmt.Sprintf(`[server]
-listen = 127.0.0.1:0
-store = redis
-state_dir = %s
-[redis]
-url = %s
-password = ${REDIS_PASSWORD}
-command_timeout = 500ms
-[backups]
-dir = %s
-[authentication]
-type = flask-login
-use_bcrypt = true
-users_file = %s
-`, filepath.Join(dir, "state"), srv.URL(), dir, users))
+	in := startInstance(t, redisConfig(srv, dir, addUsers(t, dir, "alice"), "command_timeout = 500ms", ""))
 	sid, _ := signIn(t, in.url, "alice", "pw-alice")
 	if code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); code != http.StatusOK {
 		t.Fatalf("/readyz before the outage: %d", code)
@@ -488,21 +484,7 @@ func TestServeStartsWhileRedisDown(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
 	srv.Stop()
 	dir := t.TempDir()
-	users := filepath.Join(dir, "users.txt")
-	runUserCmd("pw-alice\n", "add", "-file", users, "-cost", "4", "alice")
-	in := startInstance(t, fmt.Sprintf(`[server]
-listen = 127.0.0.1:0
-store = redis
-[redis]
-url = %s
-password = ${REDIS_PASSWORD}
-[backups]
-dir = %s
-[authentication]
-type = flask-login
-use_bcrypt = true
-users_file = %s
-`, srv.URL(), dir, users))
+	in := startInstance(t, redisConfig(srv, dir, addUsers(t, dir, "alice"), "", ""))
 	if code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); code != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz with Redis down: %d", code)
 	}
