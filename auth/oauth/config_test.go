@@ -1,6 +1,8 @@
 package oauth
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -289,5 +291,27 @@ func TestValidate(t *testing.T) {
 				t.Errorf("New = %v, want the same refusal", nerr)
 			}
 		})
+	}
+}
+
+// TestSignInRefusalsFollowTheOneRule: a refused callback is the styled
+// page for a browser and {"error": ...} for a client asking for JSON.
+func TestSignInRefusalsFollowTheOneRule(t *testing.T) {
+	p, err := New(Config{Provider: "github", ClientID: "id", ClientSecret: "s", RedirectURL: "https://b.example.com" + CallbackPath,
+		Rule: Rule{All: true}}, auth.Deps{StateDir: t.TempDir(), SecretKey: []byte(strings.Repeat("k", 32))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	mux := http.NewServeMux()
+	p.Mount(mux)
+	for accept, want := range map[string]string{"text/html": "<html", "application/json": `{"error":`} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", CallbackPath+"?state=nope&code=x", nil)
+		req.Header.Set("Accept", accept)
+		mux.ServeHTTP(rec, req)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("Accept %s: %d %.100q, want 400 with %q", accept, rec.Code, rec.Body.String(), want)
+		}
 	}
 }

@@ -66,6 +66,13 @@ func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, ema
 		p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: sign-in failed", slog.String("err", truncate(detail.Error(), 500)))
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if auth.WantsJSON(r) {
+		// The one rule of the program's refusals: a client that asks
+		// for JSON gets {"error": ...}, from the one writer.
+		p.errs.Refuse(w, r, o.status, o.message)
+		return
+	}
+	// A person gets the same styled page, with the sign-in's own title.
 	if err := ui.Render(w, o.status, "error", ui.ErrorPage{Status: o.status, Title: o.title, Message: o.message}); err != nil {
 		p.log.ErrorContext(r.Context(), "oauth: rendering a sign-in page", "err", err)
 	}
