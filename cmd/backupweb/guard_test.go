@@ -107,6 +107,13 @@ var forgedIdentity = map[string]string{
 // 127.0.0.1) with the README's forward-auth configuration.
 func guardedSetup(t *testing.T) (backupweb, upstream string) {
 	t.Helper()
+	return guardedWith(t, "")
+}
+
+// guardedWith is guardedSetup with the README's [authentication] section
+// replaced by authSection ("" keeps it).
+func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) {
+	t.Helper()
 	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<!doctype html><title>Guarded</title><h1 id=guarded>Guarded interface</h1><p id=user>%s</p><p id=email>%s</p><p id=path>%s</p>",
@@ -123,6 +130,9 @@ func guardedSetup(t *testing.T) (backupweb, upstream string) {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
 	ini := readmeSnippet(t, "backupweb's configuration for all three", "ini")
+	if authSection != "" {
+		ini = ini[:strings.Index(ini, "[authentication]")] + authSection
+	}
 	ini = strings.Replace(ini, "listen = 127.0.0.1:8080", "listen = 127.0.0.1:0", 1)
 	ini = strings.Replace(ini, "/etc/backupweb/users", filepath.Join(dir, "users"), 1)
 	ini += "\n[backups]\ndir = " + dir + "\n[server]\n"
@@ -143,11 +153,11 @@ func place(conf, backupweb, upstream, listen string) string {
 	return strings.NewReplacer("127.0.0.1:8080", backupweb, "127.0.0.1:5000", upstream, "127.0.0.1:8443", listen).Replace(conf)
 }
 
-func startNginx(t *testing.T, backupweb, upstream string) string {
+// startNginx runs nginx with the README's configuration on listen.
+func startNginx(t *testing.T, listen, backupweb, upstream string) string {
 	t.Helper()
 	nginx := toolstest.Need(t, "nginx", "nginx-light")
 	dir := t.TempDir()
-	listen := freeAddr(t)
 	server := place(readmeSnippet(t, "**nginx**", "nginx"), backupweb, upstream, listen)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
@@ -176,11 +186,11 @@ http {
 	return "http://" + listen
 }
 
-func startCaddy(t *testing.T, backupweb, upstream string) string {
+// startCaddy runs Caddy with the README's configuration on listen.
+func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 	t.Helper()
 	caddy := toolstest.Need(t, "caddy", "caddy")
 	dir := t.TempDir()
-	listen := freeAddr(t)
 	site := place(readmeSnippet(t, "**Caddy**", "caddy"), backupweb, upstream, listen)
 	conf := "{\n\tadmin off\n\tauto_https off\n}\n" + site
 	os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(conf), 0o600)
@@ -264,19 +274,19 @@ func throughProxy(t *testing.T, front string) {
 
 func TestGuardWithNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startNginx(t, backupweb, upstream))
+	throughProxy(t, startNginx(t, freeAddr(t), backupweb, upstream))
 }
 
 func TestGuardWithCaddy(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startCaddy(t, backupweb, upstream))
+	throughProxy(t, startCaddy(t, freeAddr(t), backupweb, upstream))
 }
 
 // TestBrowserThroughNginx: a browser asks nginx for a page of the guarded
 // interface, lands on backupweb's login form, signs in and sees the page.
 func TestBrowserThroughNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	front := startNginx(t, backupweb, upstream)
+	front := startNginx(t, freeAddr(t), backupweb, upstream)
 	ctx := browsertest.New(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(front+"/app/page?x=1"),

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/oidctest"
 )
 
 // traefikForwardAuth does what Traefik's forwardAuth middleware does with
@@ -113,5 +115,53 @@ func TestReadmeTraefikForwardAuth(t *testing.T) {
 	}
 	if v := got.Values("X-Auth-Request-Email"); len(v) != 0 {
 		t.Errorf("the guarded service would get X-Auth-Request-Email %q for a user without an e-mail", v)
+	}
+}
+
+// TestGuardWithEmail runs the README's nginx and Caddy configurations in
+// front of backupweb with type oauth, whose users have an e-mail: after a
+// sign-in through the proxy, the guarded interface reads the user and the
+// e-mail backupweb vouches for, whatever the client adds.
+func TestGuardWithEmail(t *testing.T) {
+	for name, start := range map[string]func(t *testing.T, listen, backupweb, upstream string) string{"nginx": startNginx, "caddy": startCaddy} {
+		t.Run(name, func(t *testing.T) {
+			listen := freeAddr(t)
+			callback := "http://" + listen + "/oauth/callback"
+			op := oidctest.Start(t, oidctest.Options{
+				Users:   []oidctest.User{{Username: "carol", Password: "carol-pw", Email: "carol@example.com", EmailVerified: true}},
+				Clients: []oidctest.Client{{ID: "guard", Secret: "guard-secret", RedirectURIs: []string{callback}}},
+			})
+			backupweb, upstream := guardedWith(t, "[authentication]\ntype = oauth\nprovider = generic\nissuer = "+op.Issuer+
+				"\nclient_id = guard\nclient_secret = guard-secret\nredirect_uri = "+callback+"\nauthorized_domains = example.com\n")
+			front := start(t, listen, backupweb, upstream)
+			jar, _ := cookiejar.New(nil)
+			c := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+			page, err := c.Get(front + "/oauth/login?next=/app/page")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := op.SubmitLogin(c, page, "carol", "carol-pw")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/app/page" {
+				t.Fatalf("sign-in through %s ended at %s with %d", name, resp.Request.URL, resp.StatusCode)
+			}
+			req, _ := http.NewRequest("GET", front+"/app/page", nil)
+			for k, v := range forgedIdentity {
+				req.Header[k] = []string{v}
+			}
+			resp, err = c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), "<p id=user>carol@example.com</p><p id=email>carol@example.com</p>") {
+				t.Fatalf("the guarded interface read, through %s: %d\n%s", name, resp.StatusCode, body)
+			}
+		})
 	}
 }
