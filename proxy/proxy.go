@@ -117,7 +117,7 @@ func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 // already removed hop-by-hop headers (those named in Connection included)
 // and the inbound X-Forwarded-* headers from pr.Out; every other spelling
 // of an identity or forwarding header goes here (see sanitize.go).
-func rewrite(o Options, reserved map[string]bool, pr *httputil.ProxyRequest) {
+func rewrite(o Options, reserved []string, pr *httputil.ProxyRequest) {
 	pr.SetURL(o.Upstream)
 	out, in := pr.Out, pr.In
 	h := out.Header

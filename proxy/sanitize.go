@@ -34,14 +34,42 @@ func foldName(name string) string {
 	return strings.ReplaceAll(strings.ToLower(name), "_", "-")
 }
 
+// foldHasPrefix reports whether name, read as foldName reads it, begins
+// with folded (itself already folded). It allocates nothing: it runs for
+// every header of every proxied request. Header names are ASCII tokens, so
+// ASCII folding is the whole rule.
+func foldHasPrefix(name, folded string) bool {
+	if len(name) < len(folded) {
+		return false
+	}
+	for i := 0; i < len(folded); i++ {
+		c := name[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case c == '_':
+			c = '-'
+		}
+		if c != folded[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// foldEqual reports whether name, read as foldName reads it, is folded.
+func foldEqual(name, folded string) bool {
+	return len(name) == len(folded) && foldHasPrefix(name, folded)
+}
+
 // reservedNames returns the folded names of the headers that carry
 // identity to the upstream (o's user and e-mail headers and the groups
 // header): the client's spellings of them are always dropped.
-func reservedNames(o Options) map[string]bool {
-	names := map[string]bool{foldName(groupsHeader): true}
+func reservedNames(o Options) []string {
+	names := []string{foldName(groupsHeader)}
 	for _, n := range []string{o.UserHeader, o.EmailHeader} {
 		if n != "" {
-			names[foldName(n)] = true
+			names = append(names, foldName(n))
 		}
 	}
 	return names
@@ -51,14 +79,21 @@ func reservedNames(o Options) map[string]bool {
 // it, must not reach the upstream: a spelling of a reserved identity
 // header, or of a forwarding header (X-Forwarded-*, X-Real-IP, Forwarded),
 // which backupweb sets itself from what it believes.
-func forged(name string, reserved map[string]bool) bool {
-	f := foldName(name)
-	return reserved[f] || strings.HasPrefix(f, "x-forwarded-") || f == "x-real-ip" || f == "forwarded"
+func forged(name string, reserved []string) bool {
+	if foldHasPrefix(name, "x-forwarded-") || foldEqual(name, "x-real-ip") || foldEqual(name, "forwarded") {
+		return true
+	}
+	for _, r := range reserved {
+		if foldEqual(name, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropForged removes from h every header that forged refuses, whatever its
 // spelling.
-func dropForged(h http.Header, reserved map[string]bool) {
+func dropForged(h http.Header, reserved []string) {
 	for name := range h {
 		if forged(name, reserved) {
 			delete(h, name)
@@ -74,7 +109,7 @@ func dropForged(h http.Header, reserved map[string]bool) {
 // set.
 func dropH2C(h http.Header) {
 	for name := range h {
-		if foldName(name) == "http2-settings" {
+		if foldEqual(name, "http2-settings") {
 			delete(h, name)
 		}
 	}
