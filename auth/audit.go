@@ -7,7 +7,10 @@ import (
 	"github.com/backupweb/backupweb/peer"
 )
 
-// Reasons for refused attempts, as they appear in logs.
+// Reasons for refused attempts, as they appear in logs and as the values
+// of the reason label of backupweb_auth_refused_total. Each is a fixed
+// sentence: what a client sent (an error code, a name) never becomes part
+// of a reason; it goes to the log line's detail instead (LogRefusedDetail).
 const (
 	ReasonBadCredentials = "bad credentials"
 	ReasonMalformed      = "malformed credentials"
@@ -15,19 +18,50 @@ const (
 	ReasonBadCSRF        = "missing or wrong csrf token"
 	ReasonTooLong        = "password longer than 72 bytes"
 	ReasonExpired        = "session expired"
+	ReasonNotAdmitted    = "session no longer admitted (user removed or password changed)"
+	// The OAuth sign-in's reasons.
+	ReasonBadState         = "missing or wrong oauth state"
+	ReasonNoCode           = "callback without code"
+	ReasonProviderRefused  = "identity provider refused"
+	ReasonNoEmail          = "no e-mail from identity provider"
+	ReasonEmailUnverified  = "e-mail not verified"
+	ReasonEmailNotAdmitted = "e-mail not admitted"
+	ReasonIDTokenRejected  = "id token rejected"
+	// ReasonOther stands, in metrics, for any reason not listed here.
+	ReasonOther = "other"
 )
+
+// RefusalReasons returns the fixed set of reasons a refusal is counted
+// under (ReasonOther included), in a stable order.
+func RefusalReasons() []string {
+	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
+		ReasonExpired, ReasonNotAdmitted, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
+		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonOther}
+}
 
 // LogRefused writes the contract's line for a refused authentication
 // attempt: warning level, the word "auth", the type, the reason, the client
 // address (forwarded only from trusted proxies, see package peer) and the
 // user name when one was given. Values go through slog's handlers, which
 // quote and escape them, so a user name holding a newline cannot forge a
-// line. Callers must never pass a password, hash, token or key.
+// line. Callers must never pass a password, hash, token or key. reason
+// should be one of the Reason constants: it is counted as a metric label.
 func LogRefused(log *slog.Logger, r *http.Request, authType, reason, username string) {
+	LogRefusedDetail(log, r, authType, reason, "", username)
+}
+
+// LogRefusedDetail is LogRefused with a detail for the operator (an error
+// code the identity provider sent, a verification error): it goes to the
+// log line's detail attribute only, never into the reason, so that text a
+// client chose cannot create metric series. Empty: no detail.
+func LogRefusedDetail(log *slog.Logger, r *http.Request, authType, reason, detail, username string) {
 	attrs := []slog.Attr{
 		slog.String("auth_type", authType),
 		slog.String("reason", reason),
 		slog.String("client", peer.Of(r).String()),
+	}
+	if detail != "" {
+		attrs = append(attrs, slog.String("detail", detail))
 	}
 	if username != "" {
 		attrs = append(attrs, slog.String("user", username))

@@ -29,11 +29,30 @@ func witnessAdmitted(ctx context.Context, u User) {
 
 // Checker is implemented by providers that can tell whether they are able
 // to answer authenticated requests right now (their user file is loaded,
-// their session store answers). /readyz asks it; the error says, in one
-// line, what is not ready.
+// their session store answers). /readyz asks it. The error should be a
+// *NotReady naming the kind of part that is down: /readyz shows only that
+// kind to its unauthenticated clients, and logs the rest.
 type Checker interface {
 	Ready(ctx context.Context) error
 }
+
+// NotReady is a Checker's answer: Part says, in words fit for anyone who
+// can reach /readyz, what kind of part is down ("the session store does
+// not answer"); Err holds the detail (addresses, error texts), which goes
+// to the log only.
+type NotReady struct {
+	Part string
+	Err  error
+}
+
+func (e *NotReady) Error() string {
+	if e.Err == nil {
+		return e.Part
+	}
+	return e.Part + ": " + e.Err.Error()
+}
+
+func (e *NotReady) Unwrap() error { return e.Err }
 
 // Watcher is implemented by providers whose data can change on disk while
 // the program runs (the flask-login user file): Watch follows the changes

@@ -7,7 +7,8 @@
 // password.Observer, session.Observer) that *Metrics implements, and that
 // ride in each request's context (Attach), the way net/http/httptrace's
 // hooks do. Every label has a bounded set of values: types, reasons and
-// providers come from fixed lists, routes are ServeMux patterns (never raw
+// providers come from fixed lists (a reason outside its list is counted as
+// "other"; details go to the log), routes are ServeMux patterns (never raw
 // paths) and status codes are classes ("2xx").
 package metrics
 
@@ -160,8 +161,41 @@ func statusClass(status int) string {
 	return strconv.Itoa(status/100) + "xx"
 }
 
-// Refused counts a refused attempt (auth.Events).
-func (m *Metrics) Refused(authType, reason string) { m.refused.WithLabelValues(authType, reason).Inc() }
+// Refused counts a refused attempt (auth.Events). The reason label is one
+// of auth.RefusalReasons: any other text is counted as "other", so that no
+// value a client chose (an OAuth error code, a name) can create a series.
+func (m *Metrics) Refused(authType, reason string) {
+	m.refused.WithLabelValues(authType, fixed(refusalReasons, reason)).Inc()
+}
+
+// The fixed sets of label values fed from what happens at run time; any
+// other value is counted as "other".
+var (
+	refusalReasons = setOf(auth.RefusalReasons()...)
+	endReasons     = setOf(EndReasons()...)
+)
+
+// EndReasons returns the values of backupweb_sessions_ended_total's reason
+// label.
+func EndReasons() []string {
+	return []string{"logout", "expired", "revoked", "limit", "user removed", auth.ReasonOther}
+}
+
+func setOf(values ...string) map[string]bool {
+	s := make(map[string]bool, len(values))
+	for _, v := range values {
+		s[v] = true
+	}
+	return s
+}
+
+// fixed returns v when set holds it, "other" otherwise.
+func fixed(set map[string]bool, v string) string {
+	if set[v] {
+		return v
+	}
+	return auth.ReasonOther
+}
 
 // Throttled counts a throttled request (auth.Events).
 func (m *Metrics) Throttled(authType string) { m.throttled.WithLabelValues(authType).Inc() }
@@ -192,7 +226,7 @@ func (m *Metrics) SessionStarted(authType string) { m.started.WithLabelValues(au
 
 // SessionsEnded counts ended sessions (session.Observer).
 func (m *Metrics) SessionsEnded(authType, reason string, n int) {
-	m.ended.WithLabelValues(authType, reason).Add(float64(n))
+	m.ended.WithLabelValues(authType, fixed(endReasons, reason)).Add(float64(n))
 }
 
 // InstrumentClient returns a copy of c (http.DefaultClient when nil) whose

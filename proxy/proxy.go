@@ -52,14 +52,6 @@ type Options struct {
 	Transport http.RoundTripper
 }
 
-// ownCookie reports whether a cookie is one of backupweb's own (session,
-// login form, OAuth flow, with or without the __Host-/__Secure- prefix):
-// those never reach the upstream.
-func ownCookie(name string) bool {
-	name = strings.TrimPrefix(strings.TrimPrefix(name, "__Host-"), "__Secure-")
-	return strings.HasPrefix(name, "backupweb_")
-}
-
 // New returns the proxy handler. It expects to run behind auth.RequireAuth
 // (the user is read from the context; type none sends no identity) and
 // behind peer's middleware.
@@ -85,9 +77,12 @@ func New(o Options) http.Handler {
 			ExpectContinueTimeout: time.Second,
 		}
 	}
+	reserved := reservedNames(o)
+	cookies := &cookieGuard{log: o.Logger, upstream: o.Upstream.Redacted()}
 	rp := &httputil.ReverseProxy{
-		Rewrite:   func(pr *httputil.ProxyRequest) { rewrite(o, pr) },
-		Transport: o.Transport,
+		Rewrite:        func(pr *httputil.ProxyRequest) { rewrite(o, reserved, pr) },
+		ModifyResponse: cookies.strip,
+		Transport:      o.Transport,
 		// Zero: ReverseProxy flushes at once every answer it recognises
 		// as streaming (text/event-stream, or no Content-Length: long
 		// polls, chunked downloads) and lets the others go out in full
@@ -120,16 +115,14 @@ func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 
 // rewrite turns the inbound request into the upstream's. ReverseProxy has
 // already removed hop-by-hop headers (those named in Connection included)
-// and the inbound X-Forwarded-* headers from pr.Out.
-func rewrite(o Options, pr *httputil.ProxyRequest) {
+// and the inbound X-Forwarded-* headers from pr.Out; every other spelling
+// of an identity or forwarding header goes here (see sanitize.go).
+func rewrite(o Options, reserved []string, pr *httputil.ProxyRequest) {
 	pr.SetURL(o.Upstream)
 	out, in := pr.Out, pr.In
 	h := out.Header
-	for _, name := range []string{o.UserHeader, o.EmailHeader, "X-Forwarded-User", "X-Forwarded-Email", "X-Real-IP", "Forwarded"} {
-		if name != "" {
-			h.Del(name)
-		}
-	}
+	dropForged(h, reserved)
+	dropH2C(h)
 	if !o.PassAuthorization {
 		h.Del("Authorization")
 	}

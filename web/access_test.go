@@ -106,7 +106,7 @@ func TestReadyz(t *testing.T) {
 			}
 			continue
 		}
-		if rec.Code != 503 || rec.Body.String() != "not ready: session store: unreachable\n" || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
+		if rec.Code != 503 || rec.Body.String() != "not ready: the authentication provider is not ready\n" || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
 			t.Errorf("/readyz when not ready: %d %q %q", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
 		}
 	}

@@ -11,7 +11,6 @@ package web
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"path"
@@ -116,7 +115,7 @@ func NewHandler(o Options) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
-	mux.HandleFunc("GET /readyz", ready(p, o.Ready))
+	mux.HandleFunc("GET /readyz", ready(p, o.Ready, log))
 	mux.HandleFunc(RequestAuthPath, forwardAuth(p, errs, false))
 	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, errs, true))
 	ui.Mount(mux)
@@ -266,39 +265,6 @@ func health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write([]byte("ok"))
-}
-
-// ready answers /readyz: 200 "ready" when the provider can answer
-// authenticated requests (see auth.Checker), else 503 with one line saying
-// what is not ready. Like /healthz it is plain text for machines and not
-// protected.
-func ready(p auth.Provider, also auth.Checker) http.HandlerFunc {
-	checks := []auth.Checker{also}
-	if c, ok := p.(auth.Checker); ok {
-		checks = append(checks, c)
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		for _, c := range checks {
-			if c == nil {
-				continue
-			}
-			if err := c.Ready(r.Context()); err != nil {
-				// Plain text for machines, but Retry-After as everywhere.
-				auth.Reply{RetryAfter: 5}.SetRetryAfter(w.Header())
-				w.WriteHeader(http.StatusServiceUnavailable)
-				fmt.Fprintf(w, "not ready: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
-				return
-			}
-		}
-		if _, missing := p.(missingProvider); missing {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "not ready: no authentication provider configured")
-			return
-		}
-		w.Write([]byte("ready"))
-	}
 }
 
 // errNoProvider is what missingProvider reports for every request.

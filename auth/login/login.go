@@ -31,7 +31,6 @@ package login
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -183,7 +182,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 // still ready: its unchanged users are served.
 func (p *Provider) Ready(ctx context.Context) error {
 	if p.users.Load() == nil {
-		return errors.New("the user file is not loaded")
+		return &auth.NotReady{Part: "the user file is not loaded"}
 	}
 	return p.Guard.Ready(ctx)
 }

@@ -24,25 +24,25 @@ type outcome struct {
 var (
 	outBadState = outcome{http.StatusBadRequest, "Sign-in expired",
 		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri.",
-		"missing or wrong oauth state"}
+		auth.ReasonBadState}
 	outBadCallback = outcome{http.StatusBadRequest, "Sign-in incomplete",
 		"The identity provider sent the browser back without an authorization code. Start the sign-in again.",
-		"callback without code"}
+		auth.ReasonNoCode}
 	outDenied = outcome{http.StatusUnauthorized, "Sign-in refused",
 		"The identity provider did not sign you in. Start again if that was a mistake.",
-		"identity provider refused"}
+		auth.ReasonProviderRefused}
 	outNoEmail = outcome{http.StatusForbidden, "No e-mail address",
 		"The identity provider did not tell your e-mail address, which decides who may use this service.",
-		"no e-mail from identity provider"}
+		auth.ReasonNoEmail}
 	outUnverified = outcome{http.StatusForbidden, "E-mail address not verified",
 		"Your e-mail address is not verified with the identity provider. Verify it there, then sign in again.",
-		"e-mail not verified"}
+		auth.ReasonEmailUnverified}
 	outNotAdmitted = outcome{http.StatusForbidden, "Access denied",
 		"Your account is not allowed to use this service. Ask its administrator to admit your e-mail address or domain.",
-		"e-mail not admitted"}
+		auth.ReasonEmailNotAdmitted}
 	outIDToken = outcome{http.StatusBadGateway, "Sign-in could not be verified",
 		"The identity provider's answer could not be verified, so you were not signed in. The administrator will find the details in the service log.",
-		"id token rejected"}
+		auth.ReasonIDTokenRejected}
 	outProvider = outcome{http.StatusBadGateway, "Identity provider unavailable",
 		"The identity provider could not be reached or sent an answer that could not be used. Try again in a moment; if it persists, the administrator will find the details in the service log.",
 		""}
@@ -53,15 +53,16 @@ var (
 
 // refuse answers a failed sign-in with o's page and logs it: one warning
 // line with the word auth, the reason and the e-mail when known (see
-// auth.LogRefused), plus the reason's detail for the operator when there is
-// one. detail must never hold a token, code or secret.
+// auth.LogRefusedDetail), plus the reason's detail for the operator when
+// there is one, in the log only (the reason itself is a fixed sentence, a
+// metric label). detail must never hold a token, code or secret.
 func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, email string, detail error) {
-	reason := o.reason
-	if detail != nil {
-		reason += ": " + truncate(detail.Error(), 500)
-	}
 	if o.reason != "" {
-		auth.LogRefused(p.log, r, Name, reason, email)
+		d := ""
+		if detail != nil {
+			d = truncate(detail.Error(), 500)
+		}
+		auth.LogRefusedDetail(p.log, r, Name, o.reason, d, email)
 	} else if detail != nil {
 		p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: sign-in failed", slog.String("err", truncate(detail.Error(), 500)))
 	}

@@ -119,7 +119,7 @@ func RedirectHosts(env auth.Deps) []string {
 func (s *Sessions) Ready(ctx context.Context) error {
 	if p, ok := s.store.(session.Pinger); ok {
 		if err := p.Ping(ctx); err != nil {
-			return fmt.Errorf("session store: %w", err)
+			return &auth.NotReady{Part: "the session store does not answer", Err: err}
 		}
 	}
 	return nil

@@ -154,7 +154,7 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 	if g.o.Admit != nil && !g.o.Admit(s.Data) {
 		// Only this session ends: the user may hold a newer one, made
 		// with the current password, that stays good.
-		auth.LogRefused(g.o.Logger, r, g.o.Type, "session no longer admitted (user removed or password changed)", s.Username)
+		auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonNotAdmitted, s.Username)
 		if err := g.o.Manager.Revoke(r.Context(), s); err != nil {
 			g.o.Logger.Error("auth: ending a session that is no longer admitted", "user", s.Username, "err", err)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -72,15 +74,50 @@ func waitPort(t *testing.T, addr string, stderr func() string) {
 	t.Fatalf("nothing listens on %s:\n%s", addr, stderr())
 }
 
+// asWSGIReads returns the value a WSGI application reads for the header
+// name: every spelling of it (case-folded, "_" read as "-") joined with
+// commas, as gunicorn builds HTTP_X_FORWARDED_USER.
+func asWSGIReads(h http.Header, name string) string {
+	want := strings.ReplaceAll(strings.ToLower(name), "_", "-")
+	var vals []string
+	for k, v := range h {
+		if strings.ReplaceAll(strings.ToLower(k), "_", "-") == want {
+			vals = append(vals, v...)
+		}
+	}
+	sort.Strings(vals)
+	return strings.Join(vals, ",")
+}
+
+// forgedIdentity are the identity headers a signed-in client adds to pass
+// as someone else, in the spellings an upstream may read.
+var forgedIdentity = map[string]string{
+	"X-Forwarded-User":     "mallory",
+	"X_Forwarded_User":     "mallory",
+	"x_forwarded_user":     "mallory",
+	"X-Forwarded-Email":    "mallory@evil.example",
+	"X_Forwarded_Email":    "mallory@evil.example",
+	"X-Auth-Request-User":  "mallory",
+	"X-Auth-Request-Email": "mallory@evil.example",
+	"X_Auth_Request_Email": "mallory@evil.example",
+}
+
 // guardedSetup runs the guarded interface (an echo of what it got, as an
 // HTML page) and backupweb (flask-login, alice/alice-pw, trusting
 // 127.0.0.1) with the README's forward-auth configuration.
 func guardedSetup(t *testing.T) (backupweb, upstream string) {
 	t.Helper()
+	return guardedWith(t, "")
+}
+
+// guardedWith is guardedSetup with the README's [authentication] section
+// replaced by authSection ("" keeps it).
+func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) {
+	t.Helper()
 	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, "<!doctype html><title>Guarded</title><h1 id=guarded>Guarded interface</h1><p id=user>%s</p><p id=path>%s</p>",
-			r.Header.Get("X-Forwarded-User"), r.URL.RequestURI())
+		fmt.Fprintf(w, "<!doctype html><title>Guarded</title><h1 id=guarded>Guarded interface</h1><p id=user>%s</p><p id=email>%s</p><p id=path>%s</p>",
+			html.EscapeString(asWSGIReads(r.Header, "X-Forwarded-User")), html.EscapeString(asWSGIReads(r.Header, "X-Forwarded-Email")), r.URL.RequestURI())
 	})}
 	uln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -93,6 +130,9 @@ func guardedSetup(t *testing.T) (backupweb, upstream string) {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
 	ini := readmeSnippet(t, "backupweb's configuration for all three", "ini")
+	if authSection != "" {
+		ini = ini[:strings.Index(ini, "[authentication]")] + authSection
+	}
 	ini = strings.Replace(ini, "listen = 127.0.0.1:8080", "listen = 127.0.0.1:0", 1)
 	ini = strings.Replace(ini, "/etc/backupweb/users", filepath.Join(dir, "users"), 1)
 	ini += "\n[backups]\ndir = " + dir + "\n[server]\n"
@@ -113,11 +153,11 @@ func place(conf, backupweb, upstream, listen string) string {
 	return strings.NewReplacer("127.0.0.1:8080", backupweb, "127.0.0.1:5000", upstream, "127.0.0.1:8443", listen).Replace(conf)
 }
 
-func startNginx(t *testing.T, backupweb, upstream string) string {
+// startNginx runs nginx with the README's configuration on listen.
+func startNginx(t *testing.T, listen, backupweb, upstream string) string {
 	t.Helper()
 	nginx := toolstest.Need(t, "nginx", "nginx-light")
 	dir := t.TempDir()
-	listen := freeAddr(t)
 	server := place(readmeSnippet(t, "**nginx**", "nginx"), backupweb, upstream, listen)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
@@ -146,11 +186,11 @@ http {
 	return "http://" + listen
 }
 
-func startCaddy(t *testing.T, backupweb, upstream string) string {
+// startCaddy runs Caddy with the README's configuration on listen.
+func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 	t.Helper()
 	caddy := toolstest.Need(t, "caddy", "caddy")
 	dir := t.TempDir()
-	listen := freeAddr(t)
 	site := place(readmeSnippet(t, "**Caddy**", "caddy"), backupweb, upstream, listen)
 	conf := "{\n\tadmin off\n\tauto_https off\n}\n" + site
 	os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(conf), 0o600)
@@ -216,33 +256,37 @@ func throughProxy(t *testing.T, front string) {
 	}
 	forged, _ := http.NewRequest("GET", front+"/app/page?x=1&y=2", nil)
 	forged.Header.Set("Accept", "text/html")
-	forged.Header.Set("X-Forwarded-User", "mallory")
+	for k, v := range forgedIdentity {
+		forged.Header[k] = []string{v}
+	}
 	resp, err = c.Do(forged)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<p id=user>alice</p>") || !strings.Contains(string(body), "/app/page?x=1&amp;y=2") && !strings.Contains(string(body), "/app/page?x=1&y=2") {
+	// alice has no e-mail: the guarded interface must see none, neither
+	// the client's nor a placeholder's text.
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<p id=user>alice</p><p id=email></p>") || !strings.Contains(string(body), "/app/page?x=1&amp;y=2") && !strings.Contains(string(body), "/app/page?x=1&y=2") {
 		t.Fatalf("signed in: %d\n%s", resp.StatusCode, body)
 	}
 }
 
 func TestGuardWithNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startNginx(t, backupweb, upstream))
+	throughProxy(t, startNginx(t, freeAddr(t), backupweb, upstream))
 }
 
 func TestGuardWithCaddy(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startCaddy(t, backupweb, upstream))
+	throughProxy(t, startCaddy(t, freeAddr(t), backupweb, upstream))
 }
 
 // TestBrowserThroughNginx: a browser asks nginx for a page of the guarded
 // interface, lands on backupweb's login form, signs in and sees the page.
 func TestBrowserThroughNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	front := startNginx(t, backupweb, upstream)
+	front := startNginx(t, freeAddr(t), backupweb, upstream)
 	ctx := browsertest.New(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(front+"/app/page?x=1"),

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/oidctest"
+)
+
+// traefikForwardAuth does what Traefik's forwardAuth middleware does with
+// the README's settings (no Traefik is packaged for Debian, so none runs
+// here): it asks address with the client's headers (authRequestHeaders is
+// not set, so all of them) and the X-Forwarded-* headers Traefik adds; a
+// 2xx answer lets the request go on, with each of copy first deleted from
+// it and then set from the answer when the answer has it; any other answer
+// goes back to the client. It returns the headers the guarded service
+// would get, or the answer that stopped the request.
+func traefikForwardAuth(t *testing.T, address string, copy []string, client *http.Request) (http.Header, *http.Response) {
+	t.Helper()
+	ask, _ := http.NewRequest(http.MethodGet, address, nil)
+	ask.Header = client.Header.Clone()
+	ask.Header.Set("X-Forwarded-Method", client.Method)
+	ask.Header.Set("X-Forwarded-Proto", "http")
+	ask.Header.Set("X-Forwarded-Host", client.Host)
+	ask.Header.Set("X-Forwarded-Uri", client.URL.RequestURI())
+	ask.Header.Set("X-Forwarded-For", "127.0.0.1")
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, resp
+	}
+	out := client.Header.Clone()
+	for _, name := range copy {
+		out.Del(name)
+		if v := resp.Header.Values(name); len(v) > 0 {
+			out[http.CanonicalHeaderKey(name)] = append([]string(nil), v...)
+		}
+	}
+	return out, nil
+}
+
+// TestReadmeTraefikForwardAuth reads the README's Traefik configuration
+// and checks, against the real backupweb, the headers its forwardAuth
+// copies to the guarded service: the signed-in user, no e-mail for a user
+// without one (the client's X-Auth-Request-Email is not kept), and a
+// browser without a session sent to the login page.
+func TestReadmeTraefikForwardAuth(t *testing.T) {
+	conf := readmeSnippet(t, "**Traefik**", "yaml")
+	m := regexp.MustCompile(`address: "([^"]+)"`).FindStringSubmatch(conf)
+	h := regexp.MustCompile(`authResponseHeaders: \[([^\]]*)\]`).FindStringSubmatch(conf)
+	if m == nil || h == nil {
+		t.Fatalf("the README's Traefik configuration has no forwardAuth address or authResponseHeaders:\n%s", conf)
+	}
+	var copy []string
+	for _, name := range strings.Split(h[1], ",") {
+		copy = append(copy, strings.Trim(strings.TrimSpace(name), `"`))
+	}
+	backupweb, _ := guardedSetup(t)
+	address := strings.Replace(m[1], "127.0.0.1:8080", backupweb, 1)
+
+	// Without a session, a browser is sent to the login page. Traefik asks
+	// with the address's own Host, so X-Forwarded-Host names another host
+	// and next falls back to / (no redirect_hosts in this configuration).
+	page, _ := http.NewRequest("GET", "http://backups.example.com/app/page?x=1", nil)
+	page.Header.Set("Accept", "text/html")
+	if _, resp := traefikForwardAuth(t, address, copy, page); resp == nil || resp.StatusCode != http.StatusFound ||
+		resp.Header.Get("Location") != "/login?next=%2F" {
+		t.Fatalf("a browser without a session: %v", resp)
+	}
+
+	// Sign in at backupweb (Traefik's backupweb-own router sends /login there).
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get("http://" + backupweb + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	tok := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(body)
+	if tok == nil {
+		t.Fatalf("no login form:\n%s", body)
+	}
+	resp, err = c.PostForm("http://"+backupweb+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {string(tok[1])}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	page.Header = http.Header{"Accept": {"text/html"}}
+	for k, v := range forgedIdentity {
+		page.Header[k] = []string{v}
+	}
+	u, _ := url.Parse("http://" + backupweb + "/")
+	for _, ck := range jar.Cookies(u) {
+		page.AddCookie(ck)
+	}
+	got, stopped := traefikForwardAuth(t, address, copy, page)
+	if stopped != nil {
+		t.Fatalf("a signed-in request was stopped: %d", stopped.StatusCode)
+	}
+	if v := got.Values("X-Auth-Request-User"); len(v) != 1 || v[0] != "alice" {
+		t.Errorf("the guarded service would get X-Auth-Request-User %q, want alice", v)
+	}
+	if v := got.Values("X-Auth-Request-Email"); len(v) != 0 {
+		t.Errorf("the guarded service would get X-Auth-Request-Email %q for a user without an e-mail", v)
+	}
+}
+
+// TestGuardWithEmail runs the README's nginx and Caddy configurations in
+// front of backupweb with type oauth, whose users have an e-mail: after a
+// sign-in through the proxy, the guarded interface reads the user and the
+// e-mail backupweb vouches for, whatever the client adds.
+func TestGuardWithEmail(t *testing.T) {
+	for name, start := range map[string]func(t *testing.T, listen, backupweb, upstream string) string{"nginx": startNginx, "caddy": startCaddy} {
+		t.Run(name, func(t *testing.T) {
+			listen := freeAddr(t)
+			callback := "http://" + listen + "/oauth/callback"
+			op := oidctest.Start(t, oidctest.Options{
+				Users:   []oidctest.User{{Username: "carol", Password: "carol-pw", Email: "carol@example.com", EmailVerified: true}},
+				Clients: []oidctest.Client{{ID: "guard", Secret: "guard-secret", RedirectURIs: []string{callback}}},
+			})
+			backupweb, upstream := guardedWith(t, "[authentication]\ntype = oauth\nprovider = generic\nissuer = "+op.Issuer+
+				"\nclient_id = guard\nclient_secret = guard-secret\nredirect_uri = "+callback+"\nauthorized_domains = example.com\n")
+			front := start(t, listen, backupweb, upstream)
+			jar, _ := cookiejar.New(nil)
+			c := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+			page, err := c.Get(front + "/oauth/login?next=/app/page")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := op.SubmitLogin(c, page, "carol", "carol-pw")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/app/page" {
+				t.Fatalf("sign-in through %s ended at %s with %d", name, resp.Request.URL, resp.StatusCode)
+			}
+			req, _ := http.NewRequest("GET", front+"/app/page", nil)
+			for k, v := range forgedIdentity {
+				req.Header[k] = []string{v}
+			}
+			resp, err = c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), "<p id=user>carol@example.com</p><p id=email>carol@example.com</p>") {
+				t.Fatalf("the guarded interface read, through %s: %d\n%s", name, resp.StatusCode, body)
+			}
+		})
+	}
+}
