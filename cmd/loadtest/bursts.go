@@ -63,7 +63,7 @@ func (e *env) loginBurst(name string, n int) *result {
 	}
 	refused := s.stop()
 	res := rec.result(name, elapsed)
-	res.detail = append(res.detail, fmt.Sprintf("%d rounds of %d people", rounds, n))
+	res.detail = append(res.detail, fmt.Sprintf("%s of %d people", plural(rounds, "round"), n))
 	checkRight(res, func(code int) bool { return code == http.StatusSeeOther }, "303", refused)
 	if notIn > 0 {
 		res.failf("%d clients answered 303 could not open /api/me with the session it set", notIn)
@@ -115,10 +115,18 @@ func (e *env) coldStart(name, path string) *result {
 		maxChecks = max(maxChecks, checks)
 	}
 	res := rec.result(name, elapsed)
-	res.detail = append(res.detail, fmt.Sprintf("%d fresh starts, bursts of %d, at most %d bcrypt checks a burst", starts, e.opts.conns, maxChecks))
+	res.detail = append(res.detail, fmt.Sprintf("%s, bursts of %d, at most %s a burst", plural(starts, "fresh start"), e.opts.conns, plural(maxChecks, "bcrypt check")))
 	checkRight(res, is2xx, "2xx", refused)
 	if maxChecks > 1 {
 		res.failf("a burst of one credential made %d bcrypt checks, not one", maxChecks)
 	}
 	return res
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
