@@ -42,37 +42,38 @@ func officeUser(i int) (name, password string) {
 	return fmt.Sprintf("user%02d", i), fmt.Sprintf("office password %02d, long enough", i)
 }
 
-var (
-	hashesOnce sync.Once
-	hashes     [officeUsers + 1]string
-)
-
-// userHashes returns the cost-12 hashes of alice's (index 0) and the
-// office users' passwords, computed once, in parallel.
-func userHashes() []string {
-	hashesOnce.Do(func() {
-		var wg sync.WaitGroup
-		for i := range hashes {
-			wg.Go(func() {
-				_, pw := officeUser(i)
-				h, err := bcrypt.GenerateFromPassword([]byte(pw), hashCost)
-				if err != nil {
-					panic(err) // only for passwords over 72 bytes, which these are not
-				}
-				hashes[i] = string(h)
-			})
-		}
-		wg.Wait()
-	})
-	return hashes[:]
+var hashes [officeUsers + 1]struct {
+	once sync.Once
+	hash string
 }
 
-// usersFile is the flask-login user file: alice and the office users.
+// hashOf returns the cost-12 hash of person i's password (officeUser),
+// computed once.
+func hashOf(i int) string {
+	h := &hashes[i]
+	h.once.Do(func() {
+		_, pw := officeUser(i)
+		b, err := bcrypt.GenerateFromPassword([]byte(pw), hashCost)
+		if err != nil {
+			panic(err) // only for passwords over 72 bytes, which these are not
+		}
+		h.hash = string(b)
+	})
+	return h.hash
+}
+
+// usersFile is the flask-login user file: alice and the office users,
+// whose hashes are computed in parallel the first time.
 func usersFile() string {
+	var wg sync.WaitGroup
+	for i := range hashes {
+		wg.Go(func() { hashOf(i) })
+	}
+	wg.Wait()
 	var b strings.Builder
-	for i, h := range userHashes() {
+	for i := range hashes {
 		name, _ := officeUser(i)
-		b.WriteString(name + ":" + h + "\n")
+		b.WriteString(name + ":" + hashOf(i) + "\n")
 	}
 	return b.String()
 }
@@ -93,7 +94,7 @@ use_bcrypt = true
 max_failures = %d
 failure_window = %s
 `, goodUser, maxFailures, failureWindow) + more,
-		env: []string{"LOAD_BASIC_HASH=" + userHashes()[0]},
+		env: []string{"LOAD_BASIC_HASH=" + hashOf(0)},
 	}
 }
 

@@ -26,7 +26,7 @@ func steady(clients []*http.Client, duration time.Duration, maxRequests int64, r
 	deadline := start.Add(duration)
 	for i, c := range clients {
 		wg.Go(func() {
-			for time.Now().Before(deadline) && sent.Add(1) <= maxRequests {
+			for running(deadline) && sent.Add(1) <= maxRequests {
 				t := time.Now()
 				code, err := send(i, c)
 				rec.add(code, time.Since(t), err)

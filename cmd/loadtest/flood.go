@@ -116,7 +116,7 @@ func (e *env) flood(d floodDef) *result {
 	deadline := start.Add(e.opts.duration)
 	for _, f := range floods {
 		wg.Go(func() {
-			for time.Now().Before(deadline) && sent.Add(1) <= e.opts.maxRequests {
+			for running(deadline) && sent.Add(1) <= e.opts.maxRequests {
 				t := time.Now()
 				code, err := f()
 				rec.add(code, time.Since(t), err)
@@ -124,7 +124,7 @@ func (e *env) flood(d floodDef) *result {
 		})
 	}
 	tick := time.NewTicker(20 * time.Millisecond)
-	for time.Now().Before(deadline) && sent.Load() < e.opts.maxRequests {
+	for running(deadline) && sent.Load() < e.opts.maxRequests {
 		<-tick.C
 		t := time.Now()
 		code, err := good()

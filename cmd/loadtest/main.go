@@ -46,8 +46,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 func main() {
@@ -59,6 +63,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(2)
 	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		signal.Stop(sig) // a second signal ends the program at once
+		fmt.Fprintln(os.Stderr, "loadtest: interrupted: finishing the running part, stopping its servers")
+		stopping.Store(true)
+	}()
 	ok, err := run(o, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
@@ -68,6 +80,13 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// stopping is set by SIGINT or SIGTERM: every loop ends at its next check,
+// the servers are stopped, and the scenarios not begun are not run.
+var stopping atomic.Bool
+
+// running reports whether a loop bounded by deadline goes on.
+func running(deadline time.Time) bool { return !stopping.Load() && time.Now().Before(deadline) }
 
 // env is what every scenario shares: the settings, the program to load
 // and the folder where servers keep their files.
@@ -114,12 +133,17 @@ func run(o options, out io.Writer) (bool, error) {
 		if err := build.Run(); err != nil {
 			return false, fmt.Errorf("building ./cmd/backupweb (run from the module's root, or give -bin): %w", err)
 		}
-	} else if _, err := os.Stat(e.bin); err != nil {
-		return false, fmt.Errorf("-bin: %w", err)
+	} else {
+		if e.bin, err = filepath.Abs(e.bin); err != nil {
+			return false, fmt.Errorf("-bin: %w", err)
+		}
+		if _, err := os.Stat(e.bin); err != nil {
+			return false, fmt.Errorf("-bin: %w", err)
+		}
 	}
 	var all []*result
 	for _, s := range scenarios {
-		if !slices.Contains(o.scenarios, s.name) {
+		if !slices.Contains(o.scenarios, s.name) || stopping.Load() {
 			continue
 		}
 		for _, res := range s.run(e) {
@@ -128,6 +152,9 @@ func run(o options, out io.Writer) (bool, error) {
 		}
 	}
 	fmt.Fprintln(out, tally(all))
+	if stopping.Load() {
+		return false, errors.New("interrupted: the results above are partial")
+	}
 	for _, r := range all {
 		if r.skipped == "" && !r.passed() {
 			return false, nil

@@ -67,7 +67,7 @@ func runProxy(e *env) []*result {
 	start := time.Now()
 	deadline := start.Add(e.opts.duration)
 	loads := 0
-	for time.Now().Before(deadline) && sent.Add(1+pageAssets) <= e.opts.maxRequests {
+	for running(deadline) && sent.Add(1+pageAssets) <= e.opts.maxRequests {
 		loads++
 		send(clients[0], "/")
 		var wg sync.WaitGroup

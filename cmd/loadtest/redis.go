@@ -46,7 +46,7 @@ func startRedis(dir string) (rs *redisServer, skip string, err error) {
 	rs.cmd = exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", home,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no",
 		"--logfile", filepath.Join(home, "redis.log"))
-	rs.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	rs.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := rs.cmd.Start(); err != nil {
 		return nil, "", fmt.Errorf("starting redis-server: %w", err)
 	}

@@ -90,8 +90,10 @@ func startServer(bin, dir string, spec serverSpec) (*server, error) {
 	}
 	cmd := exec.Command(bin, "serve", "-config", cfg)
 	cmd.Env = append(os.Environ(), spec.env...)
-	// The server dies with this program, whatever ends it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The server dies with this program, whatever ends it, and has a
+	// process group of its own: a Ctrl-C reaches this program only, which
+	// then stops the server itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
