@@ -33,7 +33,7 @@ func (e *env) loginBurst(name string, n int) *result {
 	var elapsed time.Duration
 	rounds, sent, notIn := 0, int64(0), 0
 	deadline := time.Now().Add(e.opts.duration)
-	for !stopping.Load() && (rounds == 0 || running(deadline) && sent+int64(n) <= e.opts.maxRequests) {
+	for !stopping.Load() && sent+int64(n) <= e.opts.maxRequests && (rounds == 0 || running(deadline)) {
 		rounds++
 		sent += int64(n)
 		clients := clientsFrom("127.0.0.1", n)
@@ -91,7 +91,7 @@ func (e *env) coldStart(name, path string) *result {
 	starts, refused, maxChecks := 0, 0, 0
 	var sent int64
 	deadline := time.Now().Add(e.opts.duration)
-	for !stopping.Load() && (starts == 0 || running(deadline) && sent+int64(e.opts.conns) <= e.opts.maxRequests) {
+	for !stopping.Load() && sent+int64(e.opts.conns) <= e.opts.maxRequests && (starts == 0 || running(deadline)) {
 		starts++
 		sent += int64(e.opts.conns)
 		s, err := startServer(e.bin, e.dir, basicSpec("", ""))

@@ -119,7 +119,9 @@ func TestCheckFlood(t *testing.T) {
 		{name: "the bound, the rest throttled", statuses: map[int]int{401: 10, 429: 5000}, elapsed: 10 * time.Second, pass: true},
 		{name: "one verdict too many", statuses: map[int]int{401: 11, 429: 5000}, elapsed: 10 * time.Second, reason: "11 wrong verdicts, more than 10"},
 		{name: "a second window allows twice the bound", statuses: map[int]int{401: 20, 429: 5}, elapsed: 16 * time.Minute, pass: true},
-		{name: "an unexpected answer", statuses: map[int]int{401: 3, 403: 1}, elapsed: time.Second, reason: "1 answers were neither 401 nor 429"},
+		{name: "busy answers are neither verdicts nor failures", statuses: map[int]int{401: 10, 429: 50, 503: 3}, elapsed: time.Second, pass: true},
+		{name: "an unexpected answer", statuses: map[int]int{401: 3, 403: 1}, elapsed: time.Second, reason: "1 answers were neither 401, 429 nor 503"},
+		{name: "a grant to a wrong credential", statuses: map[int]int{200: 1, 429: 9}, elapsed: time.Second, reason: "1 answers were neither"},
 		{name: "nothing answered", statuses: map[int]int{}, elapsed: time.Second, reason: "no request was answered"},
 	}
 	for _, tt := range tests {

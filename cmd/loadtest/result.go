@@ -190,9 +190,11 @@ func checkRight(res *result, want func(code int) bool, wantText string, refusedL
 func is2xx(code int) bool { return code >= 200 && code < 300 }
 
 // verdicts counts a flood's answers: wrong are the verdicts "wrong
-// credential" (401), throttled the 429s; any other answer is unexpected.
+// credential" (401), throttled the 429s, busy the 503s a check gets when
+// it waited too long for a bcrypt slot (documented, and neither a verdict
+// nor a grant); any other answer is unexpected.
 type verdicts struct {
-	wrong, throttled, other int
+	wrong, throttled, busy, other int
 }
 
 // countVerdicts splits a flood's status counts into verdicts.
@@ -204,6 +206,8 @@ func countVerdicts(statuses map[int]int) verdicts {
 			v.wrong += n
 		case 429:
 			v.throttled += n
+		case 503:
+			v.busy += n
 		default:
 			v.other += n
 		}
@@ -220,15 +224,15 @@ func windows(elapsed, window time.Duration) int {
 // checkFlood is the verdict of a flood of wrong credentials from one
 // address: at most limit wrong verdicts (what = the key that bounds them,
 // like "max_failures = 10 per address") in each window the run touched,
-// and nothing but 401 and 429.
+// and nothing but 401, 429 and 503.
 func checkFlood(res *result, v verdicts, limit int, what string, window time.Duration) {
 	bound := limit * windows(res.elapsed, window)
-	res.detail = append(res.detail, fmt.Sprintf("wrong verdicts %d (at most %d: %s, window %s), throttled 429 %d", v.wrong, bound, what, window, v.throttled))
+	res.detail = append(res.detail, fmt.Sprintf("wrong verdicts %d (at most %d: %s, window %s), throttled 429 %d, busy 503 %d", v.wrong, bound, what, window, v.throttled, v.busy))
 	if v.wrong > bound {
 		res.failf("%d wrong verdicts, more than %d (%s)", v.wrong, bound, what)
 	}
 	if v.other > 0 {
-		res.failf("%d answers were neither 401 nor 429", v.other)
+		res.failf("%d answers were neither 401, 429 nor 503", v.other)
 	}
 	if res.requests == 0 {
 		res.failf("no request was answered")
