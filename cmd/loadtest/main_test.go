@@ -189,6 +189,10 @@ func TestSummaryLine(t *testing.T) {
 	if strings.Contains(line, "\n") {
 		t.Errorf("line %q spans several lines", line)
 	}
+	broken := failed("session", errors.New("backupweb stopped before listening:\nlevel=ERROR msg=\"bad key\"\n"))
+	if got := broken.line(); strings.Contains(got, "\n") || !strings.HasSuffix(got, `FAIL (backupweb stopped before listening: | level=ERROR msg="bad key")`) {
+		t.Errorf("a part that could not run: line %q", got)
+	}
 	skipped := &result{name: "redis basic", skipped: "redis-server not found"}
 	if got := skipped.line(); got != "redis basic: SKIP (redis-server not found)" {
 		t.Errorf("skipped line %q", got)

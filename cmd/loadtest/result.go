@@ -73,9 +73,12 @@ func (r *recorder) result(name string, elapsed time.Duration) *result {
 	return res
 }
 
-// failf records a problem: the part fails.
+// failf records a problem: the part fails. A problem of several lines
+// (a server's first log lines) is joined with " | ", so that the summary
+// stays one line.
 func (res *result) failf(format string, args ...any) {
-	res.problems = append(res.problems, fmt.Sprintf(format, args...))
+	msg := strings.TrimSpace(fmt.Sprintf(format, args...))
+	res.problems = append(res.problems, strings.ReplaceAll(msg, "\n", " | "))
 }
 
 // passed reports whether the part ran and found nothing wrong.
