@@ -249,7 +249,10 @@ func TestMetricValue(t *testing.T) {
 		"backupweb_bcrypt_check_duration_seconds_sum 0.75\n" +
 		"backupweb_bcrypt_check_duration_seconds_count 3\n"
 	if n, err := metricValue(text, "backupweb_bcrypt_check_duration_seconds_count"); err != nil || n != 3 {
-		t.Errorf("count = %d, %v; want 3", n, err)
+		t.Errorf("count = %v, %v; want 3", n, err)
+	}
+	if sum, err := metricValue(text, "backupweb_bcrypt_check_duration_seconds_sum"); err != nil || sum != 0.75 {
+		t.Errorf("sum = %v, %v; want 0.75", sum, err)
 	}
 	if _, err := metricValue(text, "backupweb_missing"); err == nil || !strings.Contains(err.Error(), "backupweb_missing not found") {
 		t.Errorf("missing metric: %v", err)

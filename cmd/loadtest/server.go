@@ -167,30 +167,39 @@ func (s *server) stop() int {
 	return int(s.refused.Load())
 }
 
-// bcryptChecks reads the number of bcrypt comparisons the server has made
-// from its metrics (backupweb_bcrypt_check_duration_seconds_count).
-func (s *server) bcryptChecks() (int, error) {
+// bcryptWork reads from the server's metrics how many bcrypt comparisons
+// it has made and how long they took in all
+// (backupweb_bcrypt_check_duration_seconds, count and sum).
+func (s *server) bcryptWork() (checks int, total time.Duration, err error) {
 	resp, err := http.Get("http://" + s.metrics + "/metrics")
 	if err != nil {
-		return 0, fmt.Errorf("reading metrics: %w", err)
+		return 0, 0, fmt.Errorf("reading metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("reading metrics: %w", err)
+		return 0, 0, fmt.Errorf("reading metrics: %w", err)
 	}
-	return metricValue(string(body), "backupweb_bcrypt_check_duration_seconds_count")
+	n, err := metricValue(string(body), "backupweb_bcrypt_check_duration_seconds_count")
+	if err != nil {
+		return 0, 0, err
+	}
+	sum, err := metricValue(string(body), "backupweb_bcrypt_check_duration_seconds_sum")
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(n), time.Duration(sum * float64(time.Second)), nil
 }
 
 // metricValue finds the value of an unlabelled sample in Prometheus text.
-func metricValue(text, name string) (int, error) {
+func metricValue(text, name string) (float64, error) {
 	for _, line := range strings.Split(text, "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil {
 				return 0, fmt.Errorf("metric %s: value %q: %w", name, v, err)
 			}
-			return int(n), nil
+			return n, nil
 		}
 	}
 	return 0, fmt.Errorf("metric %s not found in /metrics", name)
