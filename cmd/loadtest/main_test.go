@@ -91,6 +91,7 @@ func TestCheckRight(t *testing.T) {
 		{name: "one 429", statuses: map[int]int{200: 99, 429: 1}, reason: "1 of 100 answers to a right credential were not 2xx: 429:1"},
 		{name: "nginx's 403", statuses: map[int]int{403: 3}, reason: "403:3"},
 		{name: "a redirect to the login page", statuses: map[int]int{200: 1, 302: 1}, reason: "302:1"},
+		{name: "busy", statuses: map[int]int{303: 1, 503: 1}, reason: "503:1; a 503 is the server at capacity"},
 		{name: "a transport error", statuses: map[int]int{200: 1, statusError: 2}, reason: "err:2"},
 		{name: "nothing answered", statuses: map[int]int{}, reason: "no request was answered"},
 		{name: "an auth refused line", statuses: map[int]int{200: 10}, refused: 1, reason: `logged 1 "auth refused" lines`},

@@ -183,6 +183,9 @@ func checkRight(res *result, want func(code int) bool, wantText string, refusedL
 	if n > 0 {
 		res.failf("%d of %d answers to a right credential were not %s: %s", n, res.requests, wantText, formatStatuses(bad))
 	}
+	if bad[503] > 0 {
+		res.failf("a 503 is the server at capacity (a bcrypt check waited over 5 s for a slot) or its store not answering, not the throttle")
+	}
 	res.detail = append(res.detail, fmt.Sprintf("auth refused lines %d", refusedLines))
 	if refusedLines > 0 {
 		res.failf("the server logged %d \"auth refused\" lines for right credentials", refusedLines)
