@@ -1,161 +1,172 @@
-// Command loadtest measures how backupweb holds up under a flood of wrong
-// credentials: while many clients from one address send wrong passwords, a
-// second client from another address, holding good credentials, measures
-// the latency of its own requests to /api/backups.
+// Command loadtest loads the real backupweb program the way users do, on
+// loopback, and checks the one rule of its throttle: a request that would
+// succeed is never refused because other requests are in flight, and a
+// flood of wrong credentials gets at most max_failures wrong verdicts per
+// window.
 //
-// It builds and starts the real program on loopback (127.0.0.1:0), floods
-// it from 127.0.0.1, measures from 127.0.0.2 (Linux routes all of
-// 127.0.0.0/8 to the loopback device), stops by itself after -duration and
-// never sends more than -max-requests requests. Nothing leaves the machine.
+// The right-credential scenarios send right credentials over -conns
+// parallel keep-alive connections (32 by default) and fail on any answer
+// that is not a 2xx (303 for logins), and on any "auth refused" line in
+// the server's log:
 //
-//	go run ./cmd/loadtest -scenario basic
-//	go run ./cmd/loadtest -scenario login
+//   - basic: a right Basic password to /api/backups;
+//   - session: a valid flask-login session cookie to /api/backups;
+//   - forward: /auth/request and /auth/forward, with Basic and with a session;
+//   - proxy: the built-in reverse proxy in front of a small upstream this
+//     program starts, a page and its 30 assets at once, right password;
+//   - logins: 12, then 20, people sign in through the form from one address
+//     at the same instant;
+//   - redis: basic and session with store = redis, on a redis-server this
+//     program starts (skipped when redis-server is missing, failed instead
+//     under BACKUPWEB_REQUIRE_TOOLS=1);
+//   - cold-start: on a fresh start, the first requests all at one instant;
+//     they must share one bcrypt check.
 //
-// It exits 1 when the measuring client's 99th percentile exceeds -goal.
+// The flood scenarios (flood-basic, flood-login) send wrong credentials
+// from 127.0.0.1 while a client at 127.0.0.2 with right credentials
+// measures its latency; they report the wrong verdicts (401) against the
+// bound and the 429s.
+//
+// It builds ./cmd/backupweb (run it from the module's root), or loads the
+// binary named by -bin. Every part is bounded by -duration and
+// -max-requests and stops by itself; nothing leaves 127.0.0.1 and
+// 127.0.0.2 (Linux routes all of 127.0.0.0/8 to the loopback device).
+//
+//	go run ./cmd/loadtest                        # every scenario, 10 s a part
+//	go run ./cmd/loadtest -scenario basic,logins -duration 3s
+//
+// It prints one summary line per part (requests, req/s, status counts,
+// p50/p99, PASS or FAIL with the reason) and then the line "N passed, N
+// failed"; it exits 1 when anything failed, 2 on wrong usage.
 package main
 
 import (
-	"context"
-	"flag"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
-	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
 func main() {
-	scenario := flag.String("scenario", "basic", "basic (wrong Basic passwords) or login (wrong logins on the login page)")
-	duration := flag.Duration("duration", 10*time.Second, "how long the flood lasts")
-	flooders := flag.Int("flooders", 0, "concurrent flooding clients (default 16 for basic, 64 for login)")
-	maxRequests := flag.Int64("max-requests", 2_000_000, "upper bound on flood requests")
-	goal := flag.Duration("goal", 100*time.Millisecond, "the measuring client's 99th percentile must stay under this")
-	flag.Parse()
-
-	if err := run(*scenario, *duration, *flooders, *maxRequests, *goal); err != nil {
+	o, err := parseArgs(os.Args[1:], os.Stderr)
+	if errors.Is(err, errHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(2)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		signal.Stop(sig) // a second signal ends the program at once
+		fmt.Fprintln(os.Stderr, "loadtest: interrupted: finishing the running part, stopping its servers")
+		stopping.Store(true)
+	}()
+	ok, err := run(o, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+	if !ok {
 		os.Exit(1)
 	}
 }
 
-func run(scenario string, duration time.Duration, flooders int, maxRequests int64, goal time.Duration) error {
-	var sc scenarioDef
-	switch scenario {
-	case "basic":
-		sc = basicScenario()
-	case "login":
-		sc = loginScenario()
-	default:
-		return fmt.Errorf("unknown scenario %q (basic or login)", scenario)
-	}
-	if flooders <= 0 {
-		flooders = sc.flooders
-	}
+// stopping is set by SIGINT or SIGTERM: every loop ends at its next check,
+// the servers are stopped, and the scenarios not begun are not run.
+var stopping atomic.Bool
+
+// running reports whether a loop bounded by deadline goes on.
+func running(deadline time.Time) bool { return !stopping.Load() && time.Now().Before(deadline) }
+
+// env is what every scenario shares: the settings, the program to load
+// and the folder where servers keep their files.
+type env struct {
+	opts options
+	bin  string
+	dir  string
+}
+
+// scenario is one named way of loading the program; run returns one
+// result per part.
+type scenario struct {
+	name  string
+	about string
+	run   func(e *env) []*result
+}
+
+// scenarios is the table of scenarios, in the order they run.
+var scenarios = []scenario{
+	{"basic", "right Basic password to /api/backups at -conns connections: only 2xx", runBasic},
+	{"session", "valid flask-login session to /api/backups at -conns connections: only 2xx", runSession},
+	{"forward", "/auth/request and /auth/forward with Basic and with a session: only 2xx", runForward},
+	{"proxy", "built-in proxy, right password, a page and its 30 assets at once: only 2xx", runProxy},
+	{"logins", "12, then 20, right logins through the form from one address at once: all 303", runLogins},
+	{"redis", "basic and session with store = redis (a redis-server started here): only 2xx", runRedis},
+	{"cold-start", "the first -conns requests at the same instant on a fresh start: only 2xx, one bcrypt check", runColdStart},
+	{"flood-basic", "wrong Basic passwords from 127.0.0.1, measured from 127.0.0.2: verdicts within max_failures", runFloodBasic},
+	{"flood-login", "wrong logins from 127.0.0.1, measured from 127.0.0.2: verdicts within max_failures", runFloodLogin},
+}
+
+// run builds (or takes) the program, runs the chosen scenarios, prints a
+// line per part and the tally, and reports whether everything passed.
+func run(o options, out io.Writer) (bool, error) {
 	dir, err := os.MkdirTemp("", "backupweb-load-")
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.RemoveAll(dir)
-
-	bin := filepath.Join(dir, "backupweb")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/backupweb")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building backupweb: %w", err)
-	}
-	srv, err := startServer(bin, dir, sc)
-	if err != nil {
-		return err
-	}
-	defer srv.stop()
-	fmt.Printf("scenario %s: server %s, %d flooding clients from 127.0.0.1 for %s\n", scenario, srv.base, flooders, duration)
-
-	good, err := sc.login(newClient("127.0.0.2"), srv.base)
-	if err != nil {
-		return fmt.Errorf("measuring client cannot log in: %w", err)
-	}
-	// Warm the credential cache (basic) before measuring.
-	if _, err := good(); err != nil {
-		return err
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), duration)
-	defer cancel()
-	var sent atomic.Int64
-	statuses := newCounter()
-	var wg sync.WaitGroup
-	for i := range flooders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			flood := sc.flood(newClient("127.0.0.1"), srv.base, i)
-			for ctx.Err() == nil && sent.Add(1) <= maxRequests {
-				statuses.add(flood(ctx))
-			}
-		}()
-	}
-
-	var lat []time.Duration
-	goodStatuses := newCounter()
-	tick := time.NewTicker(20 * time.Millisecond)
-	for ctx.Err() == nil {
-		<-tick.C
-		start := time.Now()
-		code, err := good()
-		lat = append(lat, time.Since(start))
-		if err != nil {
-			code = -1
+	e := &env{opts: o, dir: dir, bin: o.bin}
+	if e.bin == "" {
+		e.bin = filepath.Join(dir, "backupweb")
+		build := exec.Command("go", "build", "-o", e.bin, "./cmd/backupweb")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return false, fmt.Errorf("building ./cmd/backupweb (run from the module's root, or give -bin): %w", err)
 		}
-		goodStatuses.add(code)
+	} else {
+		if e.bin, err = filepath.Abs(e.bin); err != nil {
+			return false, fmt.Errorf("-bin: %w", err)
+		}
+		if _, err := os.Stat(e.bin); err != nil {
+			return false, fmt.Errorf("-bin: %w", err)
+		}
 	}
-	tick.Stop()
-	wg.Wait()
-
-	slices.Sort(lat)
-	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
-	fmt.Printf("flood: %d requests, statuses %s\n", min(sent.Load(), maxRequests), statuses)
-	fmt.Printf("measuring client: %d requests, statuses %s\n", len(lat), goodStatuses)
-	fmt.Printf("latency p50 %s  p95 %s  p99 %s  max %s (goal p99 < %s)\n",
-		p(0.50).Round(time.Microsecond), p(0.95).Round(time.Microsecond), p(0.99).Round(time.Microsecond),
-		lat[len(lat)-1].Round(time.Microsecond), goal)
-	if goodStatuses.m[200] != len(lat) {
-		return fmt.Errorf("the measuring client got answers other than 200: %s", goodStatuses)
+	var all []*result
+	for _, s := range scenarios {
+		if !slices.Contains(o.scenarios, s.name) || stopping.Load() {
+			continue
+		}
+		for _, res := range s.run(e) {
+			fmt.Fprintln(out, res.line())
+			all = append(all, res)
+		}
 	}
-	if p(0.99) >= goal {
-		return fmt.Errorf("p99 %s is over the goal %s", p(0.99), goal)
+	fmt.Fprintln(out, tally(all))
+	if stopping.Load() {
+		return false, errors.New("interrupted: the results above are partial")
 	}
-	fmt.Println("PASS")
-	return nil
+	for _, r := range all {
+		if r.skipped == "" && !r.passed() {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
-// counter counts response statuses.
-type counter struct {
-	mu sync.Mutex
-	m  map[int]int
-}
-
-func newCounter() *counter { return &counter{m: map[int]int{}} }
-
-func (c *counter) add(code int) {
-	c.mu.Lock()
-	c.m[code]++
-	c.mu.Unlock()
-}
-
-func (c *counter) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	keys := make([]int, 0, len(c.m))
-	for k := range c.m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	s := ""
-	for _, k := range keys {
-		s += fmt.Sprintf("%d:%d ", k, c.m[k])
-	}
-	return s
+// failed is a part that could not be run at all (its server did not
+// start, a login failed): it fails with err as its reason.
+func failed(name string, err error) *result {
+	res := &result{name: name, statuses: map[int]int{}}
+	res.failf("%v", err)
+	return res
 }
