@@ -42,8 +42,8 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 	}
 	factory.CheckPlacement(cfg.File, config.SectionKeys())
 	factory.CheckSecrets(cfg)
-	if cfg.Proxy.Upstream == nil {
-		cfg.CheckBackupsDir() // in proxy mode the catalog is not served
+	if cfg.Server.Mode == config.ModeCatalog {
+		cfg.CheckBackupsDir() // in proxy and forward-auth modes the catalog is not served
 	}
 	a := &app{cfg: cfg}
 	if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.NeedsSecret && cfg.Server.Store != config.StoreRedis {

@@ -1,0 +1,153 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/backupweb/backupweb/auth"
+)
+
+// DefaultRecheckInterval is how often the requests still being answered
+// (WebSockets, event streams, long polls, downloads) have their credential
+// checked again: a logout, an expiry or a removed user closes them within
+// about two intervals.
+const DefaultRecheckInterval = 250 * time.Millisecond
+
+// recheckTimeout bounds one check (one session lookup).
+const recheckTimeout = 2 * time.Second
+
+// maxParallelChecks bounds the checks of one sweep that run at once.
+const maxParallelChecks = 16
+
+// errEnded is the cause of a request cut because its sign-in ended.
+var errEnded = errors.New("proxy: the sign-in that admitted the request has ended")
+
+// live keeps the proxied requests still being answered, each with the
+// check of the credential that admitted it, and checks again those that
+// have lasted at least one interval: a request whose credential no longer
+// admits its user is cut (its context cancelled: an upgraded connection
+// is closed both ways, a streamed answer aborted). Short requests come and
+// go without ever being checked. A sweeper goroutine runs while there is
+// something to check, and ends with the last request.
+type live struct {
+	rc       auth.Rechecker
+	interval time.Duration
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	held    map[*liveReq]struct{}
+	running bool
+}
+
+// liveReq is one request in flight.
+type liveReq struct {
+	check  func(context.Context) (bool, error)
+	cancel context.CancelCauseFunc
+	since  time.Time
+	user   string
+	typ    string
+	method string
+	path   string
+}
+
+// newLive returns the registry over rc; nil rc: nothing is tracked.
+func newLive(rc auth.Rechecker, interval time.Duration, log *slog.Logger) *live {
+	if rc == nil {
+		return nil
+	}
+	if interval <= 0 {
+		interval = DefaultRecheckInterval
+	}
+	return &live{rc: rc, interval: interval, log: log, held: map[*liveReq]struct{}{}}
+}
+
+// track registers r, admitted as the user in its context, and returns the
+// request to serve (with a context the registry may cancel) and the
+// function to call when it has been answered. Requests without a user
+// (skip_auth_routes, type none) or whose credential cannot end are
+// returned as they are.
+func (l *live) track(r *http.Request) (*http.Request, func()) {
+	if l == nil {
+		return r, func() {}
+	}
+	u, ok := auth.FromContext(r.Context())
+	if !ok {
+		return r, func() {}
+	}
+	check := l.rc.Recheck(r, u)
+	if check == nil {
+		return r, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	h := &liveReq{check: check, cancel: cancel, since: time.Now(), user: u.Name, typ: u.Type, method: r.Method, path: r.URL.Path}
+	l.mu.Lock()
+	l.held[h] = struct{}{}
+	if !l.running {
+		l.running = true
+		go l.sweep()
+	}
+	l.mu.Unlock()
+	return r.WithContext(ctx), func() {
+		l.mu.Lock()
+		delete(l.held, h)
+		l.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// sweep checks, every interval, the requests that have lasted at least
+// one interval, until none is left.
+func (l *live) sweep() {
+	t := time.NewTicker(l.interval)
+	defer t.Stop()
+	for range t.C {
+		l.mu.Lock()
+		if len(l.held) == 0 {
+			l.running = false
+			l.mu.Unlock()
+			return
+		}
+		now := time.Now()
+		due := make([]*liveReq, 0, len(l.held))
+		for h := range l.held {
+			if now.Sub(h.since) >= l.interval {
+				due = append(due, h)
+			}
+		}
+		l.mu.Unlock()
+		var g errgroup.Group
+		g.SetLimit(maxParallelChecks)
+		for _, h := range due {
+			g.Go(func() error { l.recheck(h); return nil })
+		}
+		g.Wait()
+	}
+}
+
+// recheck checks h's credential and cuts h when it no longer admits its
+// user, or when the check cannot tell (fail closed).
+func (l *live) recheck(h *liveReq) {
+	ctx, cancel := context.WithTimeout(context.Background(), recheckTimeout)
+	ok, err := h.check(ctx)
+	cancel()
+	if ok && err == nil {
+		return
+	}
+	attrs := []slog.Attr{slog.String("auth_type", h.typ), slog.String("user", h.user),
+		slog.String("method", h.method), slog.String("path", h.path)}
+	if err != nil {
+		l.log.LogAttrs(context.Background(), slog.LevelWarn, "proxy: closed a live connection: its sign-in could not be checked", append(attrs, slog.String("err", err.Error()))...)
+	} else {
+		l.log.LogAttrs(context.Background(), slog.LevelInfo, "proxy: closed a live connection: its sign-in has ended", attrs...)
+	}
+	l.mu.Lock()
+	delete(l.held, h)
+	l.mu.Unlock()
+	h.cancel(errEnded)
+}
