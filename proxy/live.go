@@ -3,8 +3,10 @@ package proxy
 import (
 	"context"
 	"errors"
+	stdlog "log"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +26,23 @@ const recheckTimeout = 2 * time.Second
 
 // maxParallelChecks bounds the checks of one sweep that run at once.
 const maxParallelChecks = 16
+
+// errorLog is the ReverseProxy's logger: its messages (a body copy that
+// failed midway) go to log at warning level, except those about requests
+// the recheck cut on purpose, which recheck has logged already.
+func errorLog(log *slog.Logger) *stdlog.Logger {
+	return stdlog.New(errorLogWriter{log}, "", 0)
+}
+
+type errorLogWriter struct{ log *slog.Logger }
+
+func (w errorLogWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if !strings.Contains(msg, errEnded.Error()) {
+		w.log.Warn("proxy: " + strings.TrimPrefix(msg, "httputil: "))
+	}
+	return len(p), nil
+}
 
 // errEnded is the cause of a request cut because its sign-in ended.
 var errEnded = errors.New("proxy: the sign-in that admitted the request has ended")

@@ -127,6 +127,7 @@ func New(o Options) *Handler {
 		// polls, chunked downloads) and lets the others go out in full
 		// writes, without a flush per write.
 		FlushInterval: 0,
+		ErrorLog:      errorLog(o.Logger),
 		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { failed(o.Logger, o.Errors, w, r, err) },
 		BufferPool:    bufferPool{},
 	}

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,19 +146,31 @@ func newLoginSetup(t *testing.T, users map[string]string, deps auth.Deps) (*logi
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { p.Close() })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { p.Watch(ctx); close(done) }() // as the program runs it
+		t.Cleanup(func() { cancel(); <-done; p.Close() })
 		lp.p = p
 		return p
 	}
 }
+
+// hashes memoises the bcrypt hash of each (name, password), so that every
+// user file of a test (and of two instances) holds the same line for an
+// unchanged user: a new hash is a changed password.
+var hashes sync.Map
 
 // writeUsers replaces the user file at path with users (name -> password).
 func writeUsers(t *testing.T, path string, users map[string]string) {
 	t.Helper()
 	var b strings.Builder
 	for name, pw := range users {
-		hash, _ := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
-		b.WriteString(name + ":" + string(hash) + "\n")
+		h, ok := hashes.Load(name + "\x00" + pw)
+		if !ok {
+			sum, _ := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+			h, _ = hashes.LoadOrStore(name+"\x00"+pw, string(sum))
+		}
+		b.WriteString(name + ":" + h.(string) + "\n")
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
