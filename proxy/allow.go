@@ -27,3 +27,9 @@ func allowed(o Options, w http.ResponseWriter, r *http.Request) bool {
 func (h *Handler) SkipsAuth(r *http.Request) bool {
 	return h.o.SkipAuthRoutes.Match(r)
 }
+
+// RecheckNow checks at once the sign-in of every request still being
+// answered, rather than at the next interval. The web layer calls it after
+// a sign-out on this instance, so that the connections of the session
+// just ended close at once.
+func (h *Handler) RecheckNow() { h.live.now() }

@@ -62,6 +62,7 @@ type live struct {
 	mu      sync.Mutex
 	held    map[*liveReq]struct{}
 	running bool
+	wake    chan struct{} // a sweep of every request at once, see now
 }
 
 // liveReq is one request in flight.
@@ -83,7 +84,7 @@ func newLive(rc auth.Rechecker, interval time.Duration, log *slog.Logger) *live 
 	if interval <= 0 {
 		interval = DefaultRecheckInterval
 	}
-	return &live{rc: rc, interval: interval, log: log, held: map[*liveReq]struct{}{}}
+	return &live{rc: rc, interval: interval, log: log, held: map[*liveReq]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
 // track registers r, admitted as the user in its context, and returns the
@@ -120,12 +121,31 @@ func (l *live) track(r *http.Request) (*http.Request, func()) {
 	}
 }
 
+// now asks the sweeper, if one runs, to check every request at once,
+// without waiting for the next interval: after a sign-out on this
+// instance, its connections close at once rather than within an interval.
+func (l *live) now() {
+	if l == nil {
+		return
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default: // a sweep is asked for already
+	}
+}
+
 // sweep checks, every interval, the requests that have lasted at least
-// one interval, until none is left.
+// one interval (every request, when woken by now), until none is left.
 func (l *live) sweep() {
 	t := time.NewTicker(l.interval)
 	defer t.Stop()
-	for range t.C {
+	for {
+		all := false
+		select {
+		case <-t.C:
+		case <-l.wake:
+			all = true
+		}
 		l.mu.Lock()
 		if len(l.held) == 0 {
 			l.running = false
@@ -135,7 +155,7 @@ func (l *live) sweep() {
 		now := time.Now()
 		due := make([]*liveReq, 0, len(l.held))
 		for h := range l.held {
-			if now.Sub(h.since) >= l.interval {
+			if all || now.Sub(h.since) >= l.interval {
 				due = append(due, h)
 			}
 		}

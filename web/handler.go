@@ -191,6 +191,10 @@ var keptPaths = []string{"/healthz", "/readyz", "/auth/request", "/auth/forward"
 // sign-in ([proxy] skip_auth_routes): proxy.Handler.
 type skipper interface{ SkipsAuth(r *http.Request) bool }
 
+// rechecker is implemented by a proxy that can check the sign-ins of its
+// live connections at once (proxy.Handler).
+type rechecker interface{ RecheckNow() }
+
 // proxyOrOwn sends a request for one of backupweb's own paths to own, and
 // every other to the upstream: behind RequireAuth (protect), or straight
 // when the proxy says the request skips sign-in.
@@ -206,9 +210,15 @@ func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handle
 			kept[k] = true
 		}
 	}
+	recheck, _ := upstream.(rechecker)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if kept[r.URL.Path] || strings.HasPrefix(r.URL.Path, "/_backupweb/") || r.RequestURI == "*" {
 			own.ServeHTTP(w, r)
+			if recheck != nil && r.Method == http.MethodPost && kept[r.URL.Path] {
+				// A sign-out (or a sign-in, which ends the session the
+				// browser held): close what the ended session keeps open.
+				recheck.RecheckNow()
+			}
 			return
 		}
 		// One label for every proxied path: the upstream's paths are
