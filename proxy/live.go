@@ -65,15 +65,15 @@ type live struct {
 	wake    chan struct{} // a sweep of every request at once, see now
 }
 
-// liveReq is one request in flight.
+// liveReq is one request in flight. Its check is made at its first
+// recheck, so that the requests that end before (nearly all) cost nothing
+// but their registration.
 type liveReq struct {
-	check  func(context.Context) (bool, error)
+	req    *http.Request
+	u      auth.User
+	check  func(context.Context) (bool, error) // nil until the first recheck
 	cancel context.CancelCauseFunc
 	since  time.Time
-	user   string
-	typ    string
-	method string
-	path   string
 }
 
 // newLive returns the registry over rc; nil rc: nothing is tracked.
@@ -90,8 +90,9 @@ func newLive(rc auth.Rechecker, interval time.Duration, log *slog.Logger) *live 
 // track registers r, admitted as the user in its context, and returns the
 // request to serve (with a context the registry may cancel) and the
 // function to call when it has been answered. Requests without a user
-// (skip_auth_routes, type none) or whose credential cannot end are
-// returned as they are.
+// (skip_auth_routes) or of type none are returned as they are; one whose
+// credential cannot end (Recheck gives no check) is dropped at its first
+// recheck.
 func (l *live) track(r *http.Request) (*http.Request, func()) {
 	if l == nil {
 		return r, func() {}
@@ -100,12 +101,11 @@ func (l *live) track(r *http.Request) (*http.Request, func()) {
 	if !ok {
 		return r, func() {}
 	}
-	check := l.rc.Recheck(r, u)
-	if check == nil {
+	if u.Type == "none" {
 		return r, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
-	h := &liveReq{check: check, cancel: cancel, since: time.Now(), user: u.Name, typ: u.Type, method: r.Method, path: r.URL.Path}
+	h := &liveReq{req: r, u: u, cancel: cancel, since: time.Now()}
 	l.mu.Lock()
 	l.held[h] = struct{}{}
 	if !l.running {
@@ -172,14 +172,24 @@ func (l *live) sweep() {
 // recheck checks h's credential and cuts h when it no longer admits its
 // user, or when the check cannot tell (fail closed).
 func (l *live) recheck(h *liveReq) {
+	if h.check == nil {
+		// Only this sweep's goroutine touches h.check.
+		if h.check = l.rc.Recheck(h.req, h.u); h.check == nil {
+			// Nothing that could end: never checked again.
+			l.mu.Lock()
+			delete(l.held, h)
+			l.mu.Unlock()
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), recheckTimeout)
 	ok, err := h.check(ctx)
 	cancel()
 	if ok && err == nil {
 		return
 	}
-	attrs := []slog.Attr{slog.String("auth_type", h.typ), slog.String("user", h.user),
-		slog.String("method", h.method), slog.String("path", h.path)}
+	attrs := []slog.Attr{slog.String("auth_type", h.u.Type), slog.String("user", h.u.Name),
+		slog.String("method", h.req.Method), slog.String("path", h.req.URL.Path)}
 	if err != nil {
 		l.log.LogAttrs(context.Background(), slog.LevelWarn, "proxy: closed a live connection: its sign-in could not be checked", append(attrs, slog.String("err", err.Error()))...)
 	} else {
