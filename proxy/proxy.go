@@ -8,6 +8,14 @@
 // backupweb believes. The answer streams back as it arrives; WebSocket
 // upgrades pass; connections to the upstream are kept alive and reused.
 //
+// What the application answers is its own: its caching headers pass as
+// they are, and only a Location naming the upstream's address is turned
+// into the client's (redirect.go). Requests on [proxy] skip_auth_routes
+// pass without sign-in and without identity; [proxy] allow_users refuses
+// other signed-in users with 403 (allow.go). A request still being
+// answered (a WebSocket, an event stream, a long poll) is closed once the
+// sign-in that admitted it has ended (live.go).
+//
 // It is built on net/http/httputil.ReverseProxy's Rewrite hook. It does
 // not use ProxyRequest.SetXForwarded, which appends to an X-Forwarded-For
 // the client wrote: the forwarding headers are set from package peer's
