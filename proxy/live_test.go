@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/oauth"
 	"github.com/backupweb/backupweb/internal/clocktest"
+	"github.com/backupweb/backupweb/internal/oidctest"
 	"github.com/backupweb/backupweb/internal/redistest"
 	"github.com/backupweb/backupweb/proxy"
 	"github.com/backupweb/backupweb/redisstore"
+	"github.com/backupweb/backupweb/session"
 )
 
 // closeLimit is how soon after its sign-in ends a live connection must be
@@ -36,18 +39,18 @@ func withJar(r *http.Request, c *http.Client, base string) *http.Request {
 }
 
 // logout signs c out at base through POST /logout with the session's CSRF
-// token, which lp's manager computes (the page that shows it is not what
-// is tested here).
-func logout(t *testing.T, lp *loginProvider, c *http.Client, base string) {
+// token, which the provider's session manager m computes (the page that
+// shows it is not what is tested here).
+func logout(t *testing.T, m *session.Manager, c *http.Client, base string) {
 	t.Helper()
 	probe, _ := http.NewRequest("GET", base+"/", nil)
 	withCookies(c, base)(probe)
-	s, ok, err := lp.p.Manager().Load(probe)
+	s, ok, err := m.Load(probe)
 	if err != nil || !ok {
 		t.Fatalf("no session to log out of: %v", err)
 	}
 	req, _ := http.NewRequest("POST", base+"/logout", nil)
-	req.Header.Set("X-CSRF-Token", lp.p.Manager().CSRFToken(s))
+	req.Header.Set("X-CSRF-Token", m.CSRFToken(s))
 	withCookies(c, base)(req)
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
@@ -73,7 +76,7 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 		end  func(t *testing.T, lp *loginProvider, clock *clocktest.Clock, c *http.Client, base string)
 	}{
 		{"logout", func(t *testing.T, lp *loginProvider, _ *clocktest.Clock, c *http.Client, base string) {
-			logout(t, lp, c, base)
+			logout(t, lp.p.Manager(), c, base)
 		}},
 		{"user del", func(t *testing.T, lp *loginProvider, _ *clocktest.Clock, _ *http.Client, _ string) {
 			writeUsers(t, lp.users, map[string]string{"bob": "pw"})
@@ -166,7 +169,7 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 			t.Fatalf("first event %q", line)
 		}
 		r.ReadString('\n')
-		logout(t, lp, alice, g.url)
+		logout(t, lp.p.Manager(), alice, g.url)
 		done := make(chan error, 1)
 		go func() {
 			for {
@@ -215,8 +218,49 @@ func TestLiveConnectionsEndOnEveryInstance(t *testing.T) {
 	if err := conn.echo("still through B"); err != nil {
 		t.Fatalf("a good session's WebSocket on B: %v", err)
 	}
-	logout(t, lps[0], alice, gs[0].url)
+	logout(t, lps[0].p.Manager(), alice, gs[0].url)
 	took := conn.closedWithin(t, closeLimit)
 	ws.wait(t, "closed", closeLimit)
 	t.Logf("closed on B %s after the logout on A", took)
+}
+
+// TestLiveConnectionsEndForOAuth: the same for an oauth session (a real
+// OpenID Connect provider in the test): a logout closes its WebSocket.
+func TestLiveConnectionsEndForOAuth(t *testing.T) {
+	ws := startWSEcho(t)
+	var p *oauth.Provider
+	var op *oidctest.Provider
+	g := guardWith(t, ws.URL, proxy.Options{}, func(base string, log *slog.Logger) auth.Provider {
+		op = oidctest.Start(t, oidctest.Options{
+			Users:   []oidctest.User{{Username: "carol", Password: "pw", Email: "carol@example.com", EmailVerified: true}},
+			Clients: []oidctest.Client{{ID: "proxy", Secret: "s", RedirectURIs: []string{base + oauth.CallbackPath}}},
+		})
+		var err error
+		p, err = oauth.New(oauth.Config{Provider: "generic", Issuer: op.Issuer, ClientID: "proxy", ClientSecret: "s",
+			RedirectURL: base + oauth.CallbackPath, Rule: oauth.Rule{Domains: []string{"example.com"}}},
+			auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		return p
+	})
+	c := jarClient()
+	page, err := c.Get(g.url + oauth.LoginPath + "?next=/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := op.SubmitLogin(c, page, "carol", "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	conn := dialWS(t, g.url, "/comms", withCookies(c, g.url))
+	ws.wait(t, "open", 5*time.Second)
+	if err := conn.echo("carol"); err != nil {
+		t.Fatal(err)
+	}
+	logout(t, p.Manager(), c, g.url)
+	conn.closedWithin(t, closeLimit)
+	ws.wait(t, "closed", closeLimit)
 }
