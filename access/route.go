@@ -142,8 +142,8 @@ func (rs Routes) Match(r *http.Request) bool {
 }
 
 // Canonical returns u's path decoded, and whether it is in canonical form:
-// it starts with /, has no "." or ".." segment and no empty segment
-// (doubled slash), holds no backslash or control character, and its
+// it starts with /, has no "." or ".." segment (nor one followed by path
+// parameters, "..;x") and no empty segment (doubled slash), holds no backslash or control character, and its
 // escaped form encodes no slash or backslash (%2F, %5C), which an
 // application could read either as a separator or as a character. Letter
 // case is kept: patterns are case-sensitive, as paths are.
@@ -158,6 +158,13 @@ func Canonical(u *url.URL) (string, bool) {
 	}
 	if strings.ContainsFunc(p, func(c rune) bool { return c == '\\' || c < 0x20 || c == 0x7f }) {
 		return "", false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		// "..;x" is a dot segment to servers that strip path
+		// parameters (Tomcat, Jetty): "/public/..;/admin" is /admin.
+		if name, _, params := strings.Cut(seg, ";"); params && (name == "." || name == "..") {
+			return "", false
+		}
 	}
 	clean := path.Clean(p)
 	if strings.HasSuffix(p, "/") && clean != "/" {

@@ -88,6 +88,10 @@ func TestMatch(t *testing.T) {
 		{"GET", "/public\\..\\admin", false},                 // backslashes
 		{"GET", "/admin?next=/public/x", false},              // the query names an allowed path
 		{"GET", "/admin#/public/", false},                    // a fragment (never sent, but still)
+		{"GET", "/public/..;/admin", false},                  // a dot segment with a path parameter
+		{"GET", "/public/..%3Bx/admin", false},               // the same, its ; encoded
+		{"GET", "/public/.;/app.js", false},                  // a single dot with a parameter
+		{"GET", "/public/app.js;v=2", true},                  // a parameter on an ordinary segment
 		{"GET", "/public/app.js", true},                      // prefix route
 		{"GET", "/public/", true},                            // trailing slash kept
 		{"POST", "/api/hook", true},
