@@ -78,6 +78,7 @@ func TestSkipAuthRoutes(t *testing.T) {
 		{"GET", "//rest/noauth/health", false},
 		{"GET", "/public/..%2Fadmin", false},
 		{"GET", "/public/%2e%2e/admin", false},
+		{"GET", "/public/..;/admin", false},
 		{"GET", "/admin?x=/public/", false},
 	} {
 		resp, got := send(tt.method, tt.target, false)
