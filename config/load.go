@@ -69,6 +69,12 @@ type Server struct {
 	// (default: sessions in StateDir, the rest in memory) or StoreRedis
 	// (everything several instances must agree on, in Config.Redis).
 	Store string
+	// Mode is what the instance serves, [server] mode: ModeCatalog (its
+	// backup catalog), ModeProxy (the guarded interface of [proxy]
+	// upstream) or ModeForwardAuth (only the answers nginx, Traefik or
+	// Caddy ask for, and the sign-in pages). Default: ModeProxy when
+	// upstream is set, else ModeCatalog.
+	Mode string
 }
 
 // Backups is the [backups] section.
@@ -126,6 +132,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	cfg.Backups = loadBackups(f.Section("backups"))
 	cfg.Proxy = loadProxy(f.Section("proxy"))
 	cfg.Server.Store, cfg.Redis = loadStore(f.Section("server"), f.Section("redis"))
+	cfg.Server.Mode = loadMode(f.Section("server"), f.Section("backups"), f.Section("proxy"), cfg.Proxy)
 	return cfg
 }
 
@@ -194,7 +201,7 @@ func (c *Config) CheckSecrets(s *Section, secrets map[string]string) {
 
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "cookie_domain", "store"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "cookie_domain", "store", "mode"}
 	backupsKeys = []string{"dir"}
 )
 

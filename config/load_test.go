@@ -25,7 +25,7 @@ func TestLoadDefaultsWithoutFile(t *testing.T) {
 	if cfg.Source != "" || cfg.Report == nil || len(cfg.Report.Problems()) != 0 {
 		t.Fatalf("Source %q, problems %v", cfg.Source, cfg.Report.Problems())
 	}
-	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state", AccessLog: true, Store: StoreFile}
+	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state", AccessLog: true, Store: StoreFile, Mode: ModeCatalog}
 	if !reflect.DeepEqual(cfg.Server, want) || cfg.Backups.Dir != "./backups" {
 		t.Errorf("Server %+v, Backups %+v", cfg.Server, cfg.Backups)
 	}
@@ -92,6 +92,7 @@ client_secret = ${SECRET}
 		StateDir:      "/var/lib/backupweb",
 		MetricsListen: "127.0.0.1:9090",
 		Store:         "file",
+		Mode:          ModeCatalog,
 		TrustedProxies: []netip.Prefix{
 			netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16"),
 			netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fd00::/8"),
@@ -158,7 +159,23 @@ func TestLoadProblems(t *testing.T) {
 		{"redis missing CA", "[server]\nstore = redis\n[redis]\nurl = rediss://127.0.0.1:6380\ntls_ca = /nonexistent/ca.pem\n", []string{"error: :5: [redis] tls_ca: cannot read /nonexistent/ca.pem"}},
 		{"redis unknown key", "[server]\nstore = redis\n[redis]\nhost = 127.0.0.1\n", []string{"warning: :4: [redis] host: unknown key, ignored"}},
 		{"upstream over plain http on a private address", "[proxy]\nupstream = http://192.168.1.20:8200\n", nil},
-		{"bad header name", "[proxy]\nuser_header = X User\n", []string{"error: :2: [proxy] user_header: is not a header name"}},
+		{"bad header name", "[proxy]\nupstream = http://127.0.0.1:5000\nuser_header = X User\n", []string{"error: :3: [proxy] user_header: is not a header name"}},
+		{"forward-auth with an upstream", "[server]\nmode = forward-auth\n[proxy]\nupstream = http://127.0.0.1:5000\n", []string{"error: :2: [server] mode: is \"forward-auth\" but [proxy] upstream is set"}},
+		{"proxy mode without upstream", "[server]\nmode = proxy\n", []string{"error: :2: [server] mode: is \"proxy\" but [proxy] upstream is not set"}},
+		{"unknown mode", "[server]\nmode = gateway\n", []string{"error: :2: [server] mode: must be \"catalog\""}},
+		{"forward-auth with backups", "[server]\nmode = forward-auth\n[backups]\ndir = /srv/backups\n", []string{"warning: :4: [backups] dir: is not used: in forward-auth mode"}},
+		{"proxy with backups", "[proxy]\nupstream = http://127.0.0.1:5000\n[backups]\ndir = /srv/backups\n", []string{"warning: :4: [backups] dir: is not used: in proxy mode"}},
+		{"proxy keys without upstream", "[server]\nmode = forward-auth\n[proxy]\npass_host_header = true\nskip_auth_routes = ^/health$\nallow_users = alice\n",
+			[]string{"warning: :4: [proxy] pass_host_header: is not used", "warning: :5: [proxy] skip_auth_routes: is not used"}},
+		{"skip routes", "[proxy]\nupstream = http://127.0.0.1:5000\nskip_auth_routes = GET|HEAD=^/rest/noauth/health$,\n  ^/public/\n", nil},
+		{"skip route catch-all", "[proxy]\nupstream = http://127.0.0.1:5000\n\nskip_auth_routes = ^/health$, ^/\n", []string{"error: :4: [proxy] skip_auth_routes: \"^/\": the path pattern matches every path"}},
+		{"skip route catch-all dot-star", "[proxy]\nupstream = http://127.0.0.1:5000\nskip_auth_routes = GET=^.*\n", []string{"error: :3: [proxy] skip_auth_routes: \"GET=^.*\": the path pattern matches every path"}},
+		{"skip route unanchored", "[proxy]\nupstream = http://127.0.0.1:5000\nskip_auth_routes = .*\n", []string{"error: :3: [proxy] skip_auth_routes: \".*\": the path pattern does not start with ^"}},
+		{"skip route catch-all allowed", "[proxy]\nupstream = http://127.0.0.1:5000\nskip_auth_routes = ^/\nallow_anonymous = true\n", nil},
+		{"skip route bad pattern", "[proxy]\nupstream = http://127.0.0.1:5000\nskip_auth_routes = ^/api/(\n", []string{"error: :3: [proxy] skip_auth_routes: \"^/api/(\": the path pattern is not a regular expression"}},
+		{"skip route bad method", "[proxy]\nupstream = http://127.0.0.1:5000\nskip_auth_routes = GE T=^/x\n", []string{"error: :3: [proxy] skip_auth_routes: \"GE T=^/x\": \"GE T\" is not a method name"}},
+		{"pass host header not a boolean", "[proxy]\nupstream = http://127.0.0.1:5000\npass_host_header = maybe\nrewrite_redirects = nope\n",
+			[]string{"error: :3: [proxy] pass_host_header: not a boolean", "error: :4: [proxy] rewrite_redirects: not a boolean"}},
 		{"cookie domain that is an address", "[server]\ncookie_domain = 10.0.0.1\n", []string{"error: :2: [server] cookie_domain: must be a domain"}},
 		{"bad metrics listener", "[server]\nmetrics_listen = 9090\n", []string{"error: :2: [server] metrics_listen: must be HOST:PORT"}},
 		{"metrics on the main listener", "[server]\nlisten = 127.0.0.1:8080\nmetrics_listen = 127.0.0.1:8080\n", []string{"error: :3: [server] metrics_listen: must differ from listen"}},

@@ -1,11 +1,14 @@
 package config
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/backupweb/backupweb/access"
 )
 
 // Proxy is the [proxy] section: backupweb as the authenticating reverse
@@ -34,6 +37,24 @@ type Proxy struct {
 	// sub-domains) that a login's next may name as an absolute https URL,
 	// [proxy] redirect_hosts; used only with [server] cookie_domain.
 	RedirectHosts []string
+	// PassHostHeader sends the client's Host to the upstream instead of
+	// the upstream's own, [proxy] pass_host_header, default false.
+	PassHostHeader bool
+	// RewriteRedirects rewrites a Location or Content-Location answer
+	// that names the upstream's own address to the client's scheme and
+	// host, [proxy] rewrite_redirects, default true.
+	RewriteRedirects bool
+	// SkipAuthRoutes pass the built-in proxy without sign-in and without
+	// identity headers, [proxy] skip_auth_routes (METHODS=^/pattern or
+	// ^/pattern entries), default none.
+	SkipAuthRoutes access.Routes
+	// AllowUsers, when set, are the only signed-in users who may pass the
+	// proxy (and the forward-authentication endpoints); others get 403,
+	// [proxy] allow_users, default empty (every signed-in user).
+	AllowUsers []string
+	// AllowAnonymous accepts skip_auth_routes entries that are unanchored
+	// or match every path, [proxy] allow_anonymous, default false.
+	AllowAnonymous bool
 }
 
 // Defaults of [proxy].
@@ -44,7 +65,8 @@ const (
 	DefaultResponseHeaderTimeout = 60 * time.Second
 )
 
-var proxyKeys = []string{"upstream", "user_header", "email_header", "pass_authorization", "dial_timeout", "response_header_timeout", "redirect_hosts"}
+var proxyKeys = []string{"upstream", "user_header", "email_header", "pass_authorization", "dial_timeout", "response_header_timeout", "redirect_hosts",
+	"pass_host_header", "rewrite_redirects", "skip_auth_routes", "allow_users", "allow_anonymous"}
 
 // loadProxy reads [proxy].
 func loadProxy(s *Section) Proxy {
@@ -55,7 +77,12 @@ func loadProxy(s *Section) Proxy {
 		PassAuthorization:     s.Bool("pass_authorization", false),
 		DialTimeout:           s.Duration("dial_timeout", DefaultDialTimeout),
 		ResponseHeaderTimeout: s.Duration("response_header_timeout", DefaultResponseHeaderTimeout),
+		PassHostHeader:        s.Bool("pass_host_header", false),
+		RewriteRedirects:      s.Bool("rewrite_redirects", true),
+		AllowAnonymous:        s.Bool("allow_anonymous", false),
+		AllowUsers:            s.List("allow_users"),
 	}
+	p.SkipAuthRoutes = loadSkipAuthRoutes(s, p.AllowAnonymous)
 	for _, k := range []string{"user_header", "email_header"} {
 		if v := s.String(k, ""); v != "" && !validHeaderName(v) {
 			s.Errorf(k, "is not a header name (letters, digits and -, such as X-Forwarded-User)")
@@ -82,6 +109,30 @@ func loadProxy(s *Section) Proxy {
 		s.Warnf("upstream", "uses plain http to %s, which is neither loopback nor a private address: requests, the user's identity and the guarded interface's answers cross the network unencrypted; use https", u.Hostname())
 	}
 	return p
+}
+
+// loadSkipAuthRoutes reads [proxy] skip_auth_routes. An entry that cannot
+// be used is an error; one that is unanchored or matches every path is an
+// error too unless allow_anonymous = true says the operator means it.
+func loadSkipAuthRoutes(s *Section, allowAnonymous bool) access.Routes {
+	var out access.Routes
+	for _, e := range s.List("skip_auth_routes") {
+		r, problem, err := access.Parse(e)
+		if err != nil {
+			s.Errorf("skip_auth_routes", "%v", err)
+			continue
+		}
+		if problem != nil && !allowAnonymous {
+			hint := "anchor it with ^ and name the application's public paths only, such as GET=^/rest/noauth/health$"
+			if errors.Is(problem, access.ErrCatchAll) {
+				hint = "it would let everyone in without signing in; name the public paths only, such as GET=^/rest/noauth/health$"
+			}
+			s.Errorf("skip_auth_routes", "%q: %v: %s (or set allow_anonymous = true if that is what you mean)", e, problem, hint)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // localHost reports whether host is loopback, "localhost" or a private

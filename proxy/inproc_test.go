@@ -36,8 +36,14 @@ func (stubRT) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func inproc(b *testing.B, p auth.Provider, cookie *http.Cookie) {
 	u, _ := url.Parse("http://upstream.invalid")
+	// As the program wires it: redirects rewritten, live requests
+	// tracked for the types whose sign-in can end.
+	o := proxy.Options{Upstream: u, UserHeader: "X-Forwarded-User", Transport: stubRT{}, RewriteRedirects: true}
+	if rc, ok := p.(auth.Rechecker); ok {
+		o.Rechecker = rc
+	}
 	h := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(b.TempDir()), Logger: slog.New(slog.DiscardHandler),
-		Proxy: proxy.New(proxy.Options{Upstream: u, UserHeader: "X-Forwarded-User", Transport: stubRT{}})})
+		Proxy: proxy.New(o)})
 	req := httptest.NewRequest("GET", "/page", nil)
 	if cookie != nil {
 		req.AddCookie(cookie)

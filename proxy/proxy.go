@@ -8,6 +8,14 @@
 // backupweb believes. The answer streams back as it arrives; WebSocket
 // upgrades pass; connections to the upstream are kept alive and reused.
 //
+// What the application answers is its own: its caching headers pass as
+// they are, and only a Location naming the upstream's address is turned
+// into the client's (redirect.go). Requests on [proxy] skip_auth_routes
+// pass without sign-in and without identity; [proxy] allow_users refuses
+// other signed-in users with 403 (allow.go). A request still being
+// answered (a WebSocket, an event stream, a long poll) is closed once the
+// sign-in that admitted it has ended (live.go).
+//
 // It is built on net/http/httputil.ReverseProxy's Rewrite hook. It does
 // not use ProxyRequest.SetXForwarded, which appends to an X-Forwarded-For
 // the client wrote: the forwarding headers are set from package peer's
@@ -26,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/peer"
 )
@@ -50,12 +59,41 @@ type Options struct {
 	Errors *auth.Errors
 	// Transport replaces the tuned default, for tests.
 	Transport http.RoundTripper
+	// PassHostHeader sends the client's Host to the upstream rather than
+	// the upstream's own address ([proxy] pass_host_header).
+	PassHostHeader bool
+	// RewriteRedirects rewrites Location and Content-Location answers
+	// that name the upstream's address to the client's scheme and host
+	// ([proxy] rewrite_redirects; the program's default is true).
+	RewriteRedirects bool
+	// SkipAuthRoutes are the requests that pass without sign-in and
+	// without identity headers ([proxy] skip_auth_routes); the web layer
+	// asks Handler.SkipsAuth before RequireAuth.
+	SkipAuthRoutes access.Routes
+	// AllowUsers, when not empty, are the only signed-in users who may
+	// pass; others get 403 ([proxy] allow_users).
+	AllowUsers []string
+	// Rechecker, when set (the provider, if it implements
+	// auth.Rechecker), checks again the credential of every request still
+	// being answered after RecheckInterval (default
+	// DefaultRecheckInterval), and the requests whose sign-in has ended
+	// (logout, expiry, user removed, password changed) are closed.
+	Rechecker       auth.Rechecker
+	RecheckInterval time.Duration
+}
+
+// Handler is the proxy: an http.Handler, and the judge of which requests
+// skip sign-in (SkipsAuth).
+type Handler struct {
+	o    Options
+	rp   *httputil.ReverseProxy
+	live *live
 }
 
 // New returns the proxy handler. It expects to run behind auth.RequireAuth
-// (the user is read from the context; type none sends no identity) and
-// behind peer's middleware.
-func New(o Options) http.Handler {
+// (the user is read from the context; type none sends no identity), except
+// for the requests SkipsAuth names, and behind peer's middleware.
+func New(o Options) *Handler {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 5 * time.Second
 	}
@@ -64,6 +102,9 @@ func New(o Options) http.Handler {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Errors == nil {
+		o.Errors = &auth.Errors{Logger: o.Logger}
 	}
 	if o.Transport == nil {
 		o.Transport = &http.Transport{
@@ -80,26 +121,42 @@ func New(o Options) http.Handler {
 	reserved := reservedNames(o)
 	cookies := &cookieGuard{log: o.Logger, upstream: o.Upstream.Redacted()}
 	rp := &httputil.ReverseProxy{
-		Rewrite:        func(pr *httputil.ProxyRequest) { rewrite(o, reserved, pr) },
-		ModifyResponse: cookies.strip,
-		Transport:      o.Transport,
+		Rewrite: func(pr *httputil.ProxyRequest) { rewrite(o, reserved, pr) },
+		ModifyResponse: func(resp *http.Response) error {
+			rewriteRedirects(o, resp)
+			return cookies.strip(resp)
+		},
+		Transport: o.Transport,
 		// Zero: ReverseProxy flushes at once every answer it recognises
 		// as streaming (text/event-stream, or no Content-Length: long
 		// polls, chunked downloads) and lets the others go out in full
 		// writes, without a flush per write.
 		FlushInterval: 0,
+		ErrorLog:      errorLog(o.Logger),
 		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { failed(o.Logger, o.Errors, w, r, err) },
 		BufferPool:    bufferPool{},
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Long polls, event streams, large uploads and downloads must not
-		// be cut by the server's own read and write deadlines, which are
-		// meant for backupweb's pages.
-		rc := http.NewResponseController(w)
-		rc.SetReadDeadline(time.Time{})
-		rc.SetWriteDeadline(time.Time{})
-		rp.ServeHTTP(w, r)
-	})
+	return &Handler{o: o, rp: rp, live: newLive(o.Rechecker, o.RecheckInterval, o.Logger)}
+}
+
+// ServeHTTP passes r to the upstream.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !allowed(h.o, w, r) {
+		return
+	}
+	// The application's caching headers are its own: RequireAuth's
+	// no-store is for backupweb's pages, and an answer without caching
+	// headers gets none from us either.
+	w.Header().Del("Cache-Control")
+	// Long polls, event streams, large uploads and downloads must not
+	// be cut by the server's own read and write deadlines, which are
+	// meant for backupweb's pages.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	rc.SetWriteDeadline(time.Time{})
+	r, done := h.live.track(r)
+	defer done()
+	h.rp.ServeHTTP(w, withClientHost(h.o, r))
 }
 
 // buffers are the copy buffers of the proxy, reused across requests: a
@@ -120,6 +177,7 @@ func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 func rewrite(o Options, reserved []string, pr *httputil.ProxyRequest) {
 	pr.SetURL(o.Upstream)
 	out, in := pr.Out, pr.In
+	setHost(o, out, in)
 	h := out.Header
 	dropForged(h, reserved)
 	dropH2C(h)
@@ -179,6 +237,11 @@ func stripOwnCookies(r *http.Request) {
 // not answer in time, 502 otherwise, with the error page (or JSON) and one
 // error line. A client that went away gets nothing.
 func failed(log *slog.Logger, errs *auth.Errors, w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(context.Cause(r.Context()), errEnded) {
+		// Cut by the recheck before the upstream answered.
+		errs.Refuse(w, r, http.StatusUnauthorized, "Your sign-in has ended: sign in again.")
+		return
+	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return
 	}

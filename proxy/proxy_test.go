@@ -120,6 +120,14 @@ type guarded struct {
 
 func guard(t testing.TB, up string, setup func(base string, log *slog.Logger) auth.Provider) guarded {
 	t.Helper()
+	return guardWith(t, up, proxy.Options{}, setup)
+}
+
+// guardWith is guard with the proxy's options o; the upstream, headers,
+// timeout, logger and error writer are set as guard sets them, and the
+// provider is the proxy's Rechecker when it is one.
+func guardWith(t testing.TB, up string, o proxy.Options, setup func(base string, log *slog.Logger) auth.Provider) guarded {
+	t.Helper()
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	var h atomic.Pointer[http.Handler]
@@ -127,9 +135,13 @@ func guard(t testing.TB, up string, setup func(base string, log *slog.Logger) au
 	base := "http://" + srv.Listener.Addr().String()
 	target, _ := url.Parse(up)
 	p := setup(base, log)
-	handler := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: log,
-		Proxy: proxy.New(proxy.Options{Upstream: target, UserHeader: "X-Forwarded-User", EmailHeader: "X-Forwarded-Email",
-			ResponseHeaderTimeout: 500 * time.Millisecond, Logger: log, Errors: web.NewErrors(log)})})
+	o.Upstream, o.UserHeader, o.EmailHeader = target, "X-Forwarded-User", "X-Forwarded-Email"
+	o.ResponseHeaderTimeout, o.Logger, o.Errors = 500*time.Millisecond, log, web.NewErrors(log)
+	if rc, ok := p.(auth.Rechecker); ok && o.Rechecker == nil {
+		o.Rechecker = rc
+	}
+	handler := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: log, AllowUsers: o.AllowUsers,
+		Proxy: proxy.New(o)})
 	h.Store(&handler)
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -31,7 +32,11 @@ const (
 // applies the provider exactly as a protected route does (throttling,
 // decoy work and logging included) to this request's cookies and
 // Authorization header. Bodies are never more than the error message.
-func forwardAuth(p auth.Provider, errs *auth.Errors, forward bool) http.HandlerFunc {
+//
+// A signed-in user not in allow (when it is not empty: [proxy]
+// allow_users) is answered 403, which nginx, Traefik and Caddy pass on to
+// the browser, never a redirect to the sign-in page.
+func forwardAuth(p auth.Provider, errs *auth.Errors, log *slog.Logger, forward bool, allow []string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		u, ok, err := p.Identify(r)
@@ -42,6 +47,9 @@ func forwardAuth(p auth.Provider, errs *auth.Errors, forward bool) http.HandlerF
 			errs.Refuse(w, r, http.StatusForbidden, "Too many failed attempts.")
 		case err != nil:
 			errs.Error(w, r, err)
+		case ok && !auth.AllowedBy(allow, u):
+			auth.LogNotAllowed(log, r, u)
+			errs.Refuse(w, r, http.StatusForbidden, auth.MsgNotAllowed)
 		case ok:
 			w.Header().Set(userHeader, u.Name)
 			if email := u.Attrs["email"]; email != "" {

@@ -48,6 +48,15 @@ type Options struct {
 	// routes are not served. Proxied requests get neither backupweb's
 	// security headers nor its body limit: they are the upstream's.
 	Proxy http.Handler
+	// AllowUsers, when not empty, are the only signed-in users the
+	// forward-authentication endpoints admit ([proxy] allow_users); the
+	// others get 403. The built-in proxy applies the same list itself.
+	AllowUsers []string
+	// NoCatalog serves no catalog routes even without a Proxy: the
+	// forward-authentication-only instance ([server] mode = forward-auth),
+	// which answers /auth/request, /auth/forward, the sign-in pages and
+	// the probes, and 404 everywhere else. Catalog is then not needed.
+	NoCatalog bool
 	// Ready, when set, must also answer for /readyz to say ready: the
 	// store several instances share ([server] store = redis).
 	Ready auth.Checker
@@ -98,7 +107,7 @@ func NewHandler(o Options) http.Handler {
 		log = slog.Default()
 	}
 	p := o.Provider
-	if o.Catalog == nil {
+	if o.Catalog == nil && o.Proxy == nil && !o.NoCatalog {
 		log.Error("web: no catalog given; the backups cannot be listed")
 	}
 	errs := o.Errors
@@ -116,10 +125,10 @@ func NewHandler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
 	mux.HandleFunc("GET /readyz", ready(p, o.Ready, log))
-	mux.HandleFunc(RequestAuthPath, forwardAuth(p, errs, false))
-	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, errs, true))
+	mux.HandleFunc(RequestAuthPath, forwardAuth(p, errs, log, false, o.AllowUsers))
+	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, errs, log, true, o.AllowUsers))
 	ui.Mount(mux)
-	if o.Proxy == nil {
+	if o.Proxy == nil && !o.NoCatalog {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
 		mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
 		mux.Handle("GET /api/me", protect(http.HandlerFunc(s.apiMe)))
@@ -168,7 +177,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	own := SecurityHeaders(limitBody(s, CrossOrigin(errs)(root)))
 	if o.Proxy != nil {
-		own = proxyOrOwn(p, protect(o.Proxy), own)
+		own = proxyOrOwn(p, o.Proxy, protect, own)
 	}
 	return recoverer(log, s, res.Middleware(observe(access, o.Observer, own)))
 }
@@ -177,9 +186,20 @@ func NewHandler(o Options) http.Handler {
 // everything under /_backupweb/ and the provider's own (auth.PathOwner).
 var keptPaths = []string{"/healthz", "/readyz", "/auth/request", "/auth/forward"}
 
+// skipper is implemented by a proxy that names requests passing without
+// sign-in ([proxy] skip_auth_routes): proxy.Handler.
+type skipper interface{ SkipsAuth(r *http.Request) bool }
+
+// rechecker is implemented by a proxy that can check the sign-ins of its
+// live connections at once (proxy.Handler).
+type rechecker interface{ RecheckNow() }
+
 // proxyOrOwn sends a request for one of backupweb's own paths to own, and
-// every other to proxied (the upstream, behind RequireAuth).
-func proxyOrOwn(p auth.Provider, proxied, own http.Handler) http.Handler {
+// every other to the upstream: behind RequireAuth (protect), or straight
+// when the proxy says the request skips sign-in.
+func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handler) http.Handler, own http.Handler) http.Handler {
+	proxied := protect(upstream)
+	skip, _ := upstream.(skipper)
 	kept := map[string]bool{}
 	for _, k := range keptPaths {
 		kept[k] = true
@@ -189,14 +209,24 @@ func proxyOrOwn(p auth.Provider, proxied, own http.Handler) http.Handler {
 			kept[k] = true
 		}
 	}
+	recheck, _ := upstream.(rechecker)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if kept[r.URL.Path] || strings.HasPrefix(r.URL.Path, "/_backupweb/") || r.RequestURI == "*" {
 			own.ServeHTTP(w, r)
+			if recheck != nil && r.Method == http.MethodPost && kept[r.URL.Path] {
+				// A sign-out (or a sign-in, which ends the session the
+				// browser held): close what the ended session keeps open.
+				recheck.RecheckNow()
+			}
 			return
 		}
 		// One label for every proxied path: the upstream's paths are
 		// not ours to name, and labels must stay bounded.
 		setRouteLabel(r, "proxy")
+		if skip != nil && skip.SkipsAuth(r) {
+			upstream.ServeHTTP(w, r)
+			return
+		}
 		proxied.ServeHTTP(w, r)
 	})
 }

@@ -74,6 +74,8 @@ type Guard struct {
 	sessions *Sessions // nil for a guard made by New
 }
 
+var _ auth.Rechecker = (*Guard)(nil)
+
 // Open opens the sessions of the type o.Type (see OpenSessions: the
 // shared store, or a file store in deps.StateDir) and returns the guard
 // that owns them. o.Manager is ignored.
@@ -162,6 +164,30 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 	}
 	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs}
 	return u.WithCSRF(func() string { return g.o.Manager.CSRFToken(s) }), true, nil
+}
+
+// Recheck returns the check of r's session (auth.Rechecker): it is still
+// in the store, neither idle nor past its lifetime, of the same user, and
+// still admitted (Options.Admit: the user is listed with the credential
+// the session was made with). It records no activity, so a WebSocket left
+// open does not keep its session alive. A request without a session cookie
+// (which Identify would not have admitted) gets a check that always says
+// no.
+func (g *Guard) Recheck(r *http.Request, u auth.User) func(ctx context.Context) (bool, error) {
+	h, ok := g.o.Manager.Hold(r)
+	if !ok {
+		return func(context.Context) (bool, error) { return false, nil }
+	}
+	return func(ctx context.Context) (bool, error) {
+		d, ok, err := g.o.Manager.Still(ctx, h)
+		if err != nil || !ok {
+			return false, err
+		}
+		if d.Username != u.Name || g.o.Admit != nil && !g.o.Admit(d) {
+			return false, nil
+		}
+		return true, nil
+	}
 }
 
 // Challenge sends a browser navigation (a GET accepting text/html) to the

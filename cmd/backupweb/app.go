@@ -42,8 +42,8 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 	}
 	factory.CheckPlacement(cfg.File, config.SectionKeys())
 	factory.CheckSecrets(cfg)
-	if cfg.Proxy.Upstream == nil {
-		cfg.CheckBackupsDir() // in proxy mode the catalog is not served
+	if cfg.Server.Mode == config.ModeCatalog {
+		cfg.CheckBackupsDir() // in proxy and forward-auth modes the catalog is not served
 	}
 	a := &app{cfg: cfg}
 	if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.NeedsSecret && cfg.Server.Store != config.StoreRedis {
@@ -94,11 +94,18 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 // warnAuthOff records the warning that authentication is off: a pointed
 // one when the address can be reached from other machines.
 func warnAuthOff(cfg *config.Config) {
+	what, all := "read the backups", "read and download every backup"
+	switch cfg.Server.Mode {
+	case config.ModeProxy:
+		what, all = "use the guarded interface", "use the guarded interface"
+	case config.ModeForwardAuth:
+		what, all = "pass the forward-authentication check", "pass the forward-authentication check"
+	}
 	if !loopbackListen(cfg.Server.Listen) {
-		cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none) and backupweb listens on %s: anyone who can reach this address can read and download every backup; set type = basic, flask-login or oauth in an [authentication] section", cfg.Server.Listen)
+		cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none) and backupweb listens on %s: anyone who can reach this address can %s; set type = basic, flask-login or oauth in an [authentication] section", cfg.Server.Listen, all)
 		return
 	}
-	cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none): anyone who can reach this address can read the backups; set [authentication] type for production")
+	cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none): anyone who can reach this address can %s; set [authentication] type for production", what)
 }
 
 // loopbackListen reports whether addr only accepts connections from this

@@ -32,6 +32,12 @@ func TestCheckConfig(t *testing.T) {
 			map[string]string{"RP": "redis-secret"}, exitOK, nil, []string{"redis-secret"}},
 		{"redis password in the url", "[server]\nstore = redis\n[redis]\nurl = redis://u:redis-secret@127.0.0.1:6379/0\n", nil, exitError,
 			[]string{"error:", "[redis] url: must not hold a password"}, []string{"redis-secret"}},
+		{"catch-all skip_auth_routes refused", "[proxy]\nupstream = http://127.0.0.1:8384\nskip_auth_routes = GET=^/rest/noauth/health$,\n  ^.*\n", nil, exitError,
+			[]string{"error:", ":3: [proxy] skip_auth_routes:", `"^.*": the path pattern matches every path`, "allow_anonymous = true"}, nil},
+		{"unanchored skip_auth_routes refused", "[proxy]\nupstream = http://127.0.0.1:8384\nskip_auth_routes = /rest/noauth/health\n", nil, exitError,
+			[]string{"error:", ":3: [proxy] skip_auth_routes:", "does not start with ^"}, nil},
+		{"catch-all skip_auth_routes chosen", "[proxy]\nupstream = http://127.0.0.1:8384\nskip_auth_routes = ^/\nallow_anonymous = true\n", nil, exitOK, nil, nil},
+		{"forward-auth instance warns of no catalog folder", "[server]\nmode = forward-auth\n", nil, exitOK, nil, []string{"backup"}},
 		{"plain password warns but passes", "[authentication]\ntype = basic\nusername = u\npassword = hunter2\n", nil, exitOK,
 			[]string{"warning:", "plain text"}, []string{"hunter2"}},
 	}

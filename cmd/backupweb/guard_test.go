@@ -116,8 +116,8 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	t.Helper()
 	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, "<!doctype html><title>Guarded</title><h1 id=guarded>Guarded interface</h1><p id=user>%s</p><p id=email>%s</p><p id=path>%s</p>",
-			html.EscapeString(asWSGIReads(r.Header, "X-Forwarded-User")), html.EscapeString(asWSGIReads(r.Header, "X-Forwarded-Email")), r.URL.RequestURI())
+		fmt.Fprintf(w, "<!doctype html><title>Guarded</title><h1 id=guarded>Guarded interface</h1><p id=user>%s</p><p id=email>%s</p><p id=path>%s</p><p id=cookie>%s</p>",
+			html.EscapeString(asWSGIReads(r.Header, "X-Forwarded-User")), html.EscapeString(asWSGIReads(r.Header, "X-Forwarded-Email")), r.URL.RequestURI(), html.EscapeString(strings.Join(r.Header.Values("Cookie"), " | ")))
 	})}
 	uln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -135,8 +135,6 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	}
 	ini = strings.Replace(ini, "listen = 127.0.0.1:8080", "listen = 127.0.0.1:0", 1)
 	ini = strings.Replace(ini, "/etc/backupweb/users", filepath.Join(dir, "users"), 1)
-	ini += "\n[backups]\ndir = " + dir + "\n[server]\n"
-	ini = strings.Replace(ini, "\n[server]\n", "", 1) // keep one [server]: state_dir goes there
 	ini = strings.Replace(ini, "trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state"), 1)
 	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
 
@@ -145,7 +143,22 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	done := make(chan int, 1)
 	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return waitListening(t, stderr, done), uln.Addr().String()
+	addr := waitListening(t, stderr, done)
+	// Forward-auth only: no catalog, and no word about a backups folder.
+	if strings.Contains(stderr.String(), "backups") {
+		t.Errorf("a forward-auth instance spoke of backups:\n%s", stderr)
+	}
+	for _, path := range []string{"/", "/api/backups", "/api/me"} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("forward-auth instance: %s answered %d, want 404 (no catalog)", path, resp.StatusCode)
+		}
+	}
+	return addr, uln.Addr().String()
 }
 
 // place puts the real addresses into a README configuration.
@@ -209,7 +222,12 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 // throughProxy signs in through front (nginx or Caddy in front of
 // backupweb and the guarded interface) as a browser would, and checks each
 // step of the forward-authentication dance.
-func throughProxy(t *testing.T, front string) {
+//
+// With strictCookies (nginx, whose README snippet strips them) it then
+// checks that the application never gets backupweb's cookies, and that
+// paths merely starting like backupweb's (/login.html, /logout-all) are
+// the application's.
+func throughProxy(t *testing.T, front string, strictCookies bool) {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -270,16 +288,49 @@ func throughProxy(t *testing.T, front string) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<p id=user>alice</p><p id=email></p>") || !strings.Contains(string(body), "/app/page?x=1&amp;y=2") && !strings.Contains(string(body), "/app/page?x=1&y=2") {
 		t.Fatalf("signed in: %d\n%s", resp.StatusCode, body)
 	}
+	if !strictCookies {
+		return
+	}
+	// The application gets the browser's cookies, never backupweb's, in
+	// any position and with any prefix.
+	u, _ := url.Parse(front)
+	for _, ck := range []*http.Cookie{{Name: "theme", Value: "dark"}, {Name: "backupweb_oauth_abc", Value: "flow"},
+		{Name: "__Host-backupweb_csrf", Value: "x"}, {Name: "lang", Value: "en"}, {Name: "xbackupweb_session", Value: "app"}} {
+		jar.SetCookies(u, []*http.Cookie{ck})
+	}
+	for _, path := range []string{"/app/page", "/login.html", "/logout-all", "/loginx", "/_backupwebx"} {
+		resp := get(path, "text/html")
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := regexp.MustCompile(`<p id=cookie>([^<]*)</p>`).FindSubmatch(body)
+		if resp.StatusCode != http.StatusOK || m == nil {
+			t.Fatalf("%s: %d, want the application's page\n%.300s", path, resp.StatusCode, body)
+		}
+		if path == "/app/page" {
+			t.Logf("the browser sent %d cookies; the application got %q", len(jar.Cookies(u)), m[1])
+		}
+		for c := range strings.SplitSeq(html.UnescapeString(string(m[1])), "; ") {
+			name, _, _ := strings.Cut(c, "=")
+			if strings.HasPrefix(strings.TrimPrefix(strings.TrimPrefix(name, "__Host-"), "__Secure-"), "backupweb_") || c == "" {
+				t.Errorf("%s: the application got the cookies %q", path, m[1])
+			}
+		}
+		for _, want := range []string{"theme=dark", "lang=en", "xbackupweb_session=app"} {
+			if !strings.Contains(string(m[1]), want) {
+				t.Errorf("%s: the application's cookie %s was lost: %q", path, want, m[1])
+			}
+		}
+	}
 }
 
 func TestGuardWithNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startNginx(t, freeAddr(t), backupweb, upstream))
+	throughProxy(t, startNginx(t, freeAddr(t), backupweb, upstream), true)
 }
 
 func TestGuardWithCaddy(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startCaddy(t, freeAddr(t), backupweb, upstream))
+	throughProxy(t, startCaddy(t, freeAddr(t), backupweb, upstream), false)
 }
 
 // TestBrowserThroughNginx: a browser asks nginx for a page of the guarded
@@ -325,5 +376,5 @@ func TestReadmeProxyConfiguration(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
 	t.Cleanup(func() { cancel(); <-done })
-	throughProxy(t, "http://"+waitListening(t, stderr, done))
+	throughProxy(t, "http://"+waitListening(t, stderr, done), false)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/buildinfo"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/proxy"
@@ -55,27 +56,39 @@ func runServe(c *cli, args []string) int {
 	}
 
 	opts := web.Options{
-		Provider:  a.provider,
-		Catalog:   catalog.New(a.cfg.Backups.Dir).WithLogger(log),
-		Resolver:  peer.NewResolver(a.cfg.Server.TrustedProxies),
-		Logger:    log,
-		AccessLog: a.cfg.Server.AccessLog,
-		Errors:    a.errs,
+		Provider:   a.provider,
+		Resolver:   peer.NewResolver(a.cfg.Server.TrustedProxies),
+		Logger:     log,
+		AccessLog:  a.cfg.Server.AccessLog,
+		Errors:     a.errs,
+		AllowUsers: a.cfg.Proxy.AllowUsers,
+		NoCatalog:  a.cfg.Server.Mode == config.ModeForwardAuth,
+	}
+	if a.cfg.Server.Mode == config.ModeCatalog {
+		opts.Catalog = catalog.New(a.cfg.Backups.Dir).WithLogger(log)
 	}
 	if a.shared != nil {
 		opts.Ready = a.shared
 	}
 	if up := a.cfg.Proxy.Upstream; up != nil {
-		opts.Proxy = proxy.New(proxy.Options{
+		po := proxy.Options{
 			Upstream:              up,
 			UserHeader:            a.cfg.Proxy.UserHeader,
 			EmailHeader:           a.cfg.Proxy.EmailHeader,
 			PassAuthorization:     a.cfg.Proxy.PassAuthorization,
 			DialTimeout:           a.cfg.Proxy.DialTimeout,
 			ResponseHeaderTimeout: a.cfg.Proxy.ResponseHeaderTimeout,
+			PassHostHeader:        a.cfg.Proxy.PassHostHeader,
+			RewriteRedirects:      a.cfg.Proxy.RewriteRedirects,
+			SkipAuthRoutes:        a.cfg.Proxy.SkipAuthRoutes,
+			AllowUsers:            a.cfg.Proxy.AllowUsers,
 			Logger:                log,
 			Errors:                a.errs,
-		})
+		}
+		if rc, ok := a.provider.(auth.Rechecker); ok {
+			po.Rechecker = rc
+		}
+		opts.Proxy = proxy.New(po)
 	}
 	if a.metrics != nil {
 		opts.Observer = a.metrics
@@ -96,8 +109,11 @@ func runServe(c *cli, args []string) int {
 		return exitError
 	}
 	guarding := "backups " + a.cfg.Backups.Dir
-	if up := a.cfg.Proxy.Upstream; up != nil {
-		guarding = "upstream " + up.Redacted()
+	switch {
+	case a.cfg.Proxy.Upstream != nil:
+		guarding = "upstream " + a.cfg.Proxy.Upstream.Redacted()
+	case a.cfg.Server.Mode == config.ModeForwardAuth:
+		guarding = "forward-auth answers only"
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.provider.Type(), "serving", guarding)
 
