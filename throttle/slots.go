@@ -33,6 +33,13 @@ type Verdict struct {
 	Slot Slot
 }
 
+// MaxCheck is the longest an attempt may hold a slot: callers check
+// credentials under a deadline of MaxCheck (the bcrypt gate's wait and a
+// check take a few seconds at most), and counters kept in a store lease
+// slots for longer, so that a lease never runs out under a live check
+// while one held by a process that stopped is freed.
+const MaxCheck = 25 * time.Second
+
 // Slot is one attempt's hold on a slot of a key.
 type Slot struct {
 	// Key is the key as counted (bounded in length).
