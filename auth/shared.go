@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
 )
@@ -38,4 +39,17 @@ func (e Deps) Counter(name string, o throttle.Options) throttle.Counter {
 		return e.Shared.Counter(name, o)
 	}
 	return throttle.Local(throttle.New(o))
+}
+
+// AttemptWait is how long an attempt waits for a throttling slot without
+// any verdict arriving (throttle.Options.Wait): twice the time of one
+// bcrypt check at cost on this machine (measured once, see
+// password.CheckTime), and never less than throttle.DefaultWait, since a
+// loaded machine checks slower than it measured at start. Plain passwords
+// take throttle.DefaultWait.
+func AttemptWait(bcrypt bool, cost int) time.Duration {
+	if !bcrypt {
+		return throttle.DefaultWait
+	}
+	return max(2*password.CheckTime(cost), throttle.DefaultWait)
 }

@@ -71,6 +71,10 @@ type Provider struct {
 	match    password.Matcher   // bcrypt or plain, chosen at load by use_bcrypt
 	byAddr   throttle.Counter   // failures per client address
 	byUser   throttle.Counter   // failures per user name, from any address
+	byDevice throttle.Counter   // failures per device cookie, instead of byUser
+	// deviceKey signs device cookies; now is the clock they expire by.
+	deviceKey []byte
+	now       func() time.Time
 	tmpl     *template.Template // nil: the built-in page
 	log      *slog.Logger
 	errs     *auth.Errors
@@ -119,21 +123,27 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
 		return nil, err
 	}
+	wait := auth.AttemptWait(cfg.UseBcrypt, rd.set.decoyCost)
 	p := &Provider{
 		cfg: cfg,
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
 		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock()}),
 		byAddr: env.Counter(Name+".addr", throttle.Options{
-			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
+			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		byUser: env.Counter(Name+".user", throttle.Options{
-			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(),
+			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "user names") },
+		}),
+		byDevice: env.Counter(Name+".device", throttle.Options{
+			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(), Wait: wait,
+			OnFull: func() { auth.LogFlood(env.Log(), Name, "device cookies") },
 		}),
 		log:  env.Log(),
 		errs: env.Errs(),
+		now:  env.Clock(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
@@ -156,6 +166,9 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) },
 	})
 	if err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	if p.deviceKey, err = p.Manager().PurposeKey("device-cookie"); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
