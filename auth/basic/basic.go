@@ -121,7 +121,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
 		limiter: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
-			Wait: auth.AttemptWait(cfg.UseBcrypt, cost),
+			Wait:   auth.AttemptWait(cfg.UseBcrypt, cost),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		log:    env.Log(),

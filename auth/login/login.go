@@ -68,16 +68,16 @@ type Provider struct {
 
 	cfg      Config
 	verifier *password.Verifier
-	match    password.Matcher   // bcrypt or plain, chosen at load by use_bcrypt
-	byAddr   throttle.Counter   // failures per client address
-	byUser   throttle.Counter   // failures per user name, from any address
-	byDevice throttle.Counter   // failures per device cookie, instead of byUser
+	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
+	byAddr   throttle.Counter // failures per client address
+	byUser   throttle.Counter // failures per user name, from any address
+	byDevice throttle.Counter // failures per device cookie, instead of byUser
 	// deviceKey signs device cookies; now is the clock they expire by.
 	deviceKey []byte
 	now       func() time.Time
-	tmpl     *template.Template // nil: the built-in page
-	log      *slog.Logger
-	errs     *auth.Errors
+	tmpl      *template.Template // nil: the built-in page
+	log       *slog.Logger
+	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
 
