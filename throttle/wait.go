@@ -70,10 +70,8 @@ func Await(ctx context.Context, n *Notifier, key string, patience, maxWait, poll
 		}
 		select {
 		case <-w.ch:
-			// A verdict arrived: patience starts again.
-			if !pt.Stop() {
-				<-pt.C
-			}
+			// A verdict arrived: patience starts again. (Since Go 1.23
+			// Reset leaves no stale tick to drain.)
 			pt.Reset(patience)
 		case <-tick:
 		case <-pt.C:
