@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/redistest"
 	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/redisstore"
 	"github.com/backupweb/backupweb/throttle"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -301,19 +303,43 @@ func TestWaitingLoginNotLogged(t *testing.T) {
 	}
 }
 
-// TestReloadForgetsCounts: SIGHUP forgets the counts, not only the blocks.
+// TestReloadForgetsCounts: SIGHUP forgets the counts, not only the
+// blocks, of addresses, names and devices, in memory and in Redis alike.
 func TestReloadForgetsCounts(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxUserFailures = 3 })
-	b := h.browser()
-	for range 2 {
-		b.login("alice", "wrong", "/")
-	}
-	if err := h.p.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2 {
-		if r := b.login("alice", "wrong", "/"); r.status != http.StatusUnauthorized {
-			t.Fatalf("failure %d after the reload: %d, want 401", i+1, r.status)
-		}
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			h := newHarness(t, func(c *Config) { c.MaxUserFailures = 3 })
+			if store == "redis" {
+				srv := redistest.Start(t, redistest.Options{})
+				c, err := redisstore.Open(srv.Config(), h.env.Logger)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				h.stop()
+				h.env.Shared = c
+				h.start()
+			}
+			b := h.browser()
+			for range 2 {
+				b.login("alice", "wrong", "/")
+			}
+			if err := h.p.Reload(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				if r := b.login("alice", "wrong", "/"); r.status != http.StatusUnauthorized {
+					t.Fatalf("failure %d after the reload: %d, want 401", i+1, r.status)
+				}
+			}
+			b.login("alice", "wrong", "/")
+			if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusTooManyRequests {
+				t.Fatalf("blocked name: %d, want 429", r.status)
+			}
+			if err := h.p.Reload(); err != nil {
+				t.Fatal(err)
+			}
+			b.mustLogin("alice")
+		})
 	}
 }

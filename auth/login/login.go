@@ -12,7 +12,11 @@
 // with type oauth.
 //
 // Guessing is made slow and unrewarding: failed logins are counted per
-// client address and per user name (429 with Retry-After past the limits),
+// client address and per user name (429 with Retry-After past the limits;
+// a browser that signed in before counts per device instead of per name,
+// see DeviceCookie), each attempt holding a slot of both only while it is
+// checked (package throttle), so right logins arriving together are never
+// refused for it and a success resets its own name's count only,
 // every wrong password and every unknown user name costs the same bcrypt
 // work (unknown names are checked against a decoy hash of the usual cost),
 // bcrypt work is capped by a gate, both cases get one and the same answer,
