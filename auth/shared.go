@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
@@ -52,4 +53,16 @@ func AttemptWait(bcrypt bool, cost int) time.Duration {
 		return throttle.DefaultWait
 	}
 	return max(2*password.CheckTime(cost), throttle.DefaultWait)
+}
+
+// LoadAttemptWait reads the attempt_wait key of s (types basic and
+// flask-login): absent, 0 (derived by AttemptWait); else a duration up to
+// throttle.MaxCheck.
+func LoadAttemptWait(s *config.Section) time.Duration {
+	d := s.Duration("attempt_wait", 0)
+	if d > throttle.MaxCheck {
+		s.Errorf("attempt_wait", "must be at most %s: a check holds its slot no longer", throttle.MaxCheck)
+		return 0
+	}
+	return d
 }

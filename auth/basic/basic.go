@@ -13,6 +13,7 @@
 package basic
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -68,6 +69,11 @@ type Config struct {
 	// CacheTTL is how long a verified credential is trusted without running
 	// bcrypt again. Default DefaultCacheTTL.
 	CacheTTL time.Duration
+	// AttemptWait is how long a request waits for a throttling slot held
+	// by others in flight without any verdict arriving
+	// (throttle.Options.Wait), at most throttle.MaxCheck. Default:
+	// derived, auth.AttemptWait.
+	AttemptWait time.Duration
 }
 
 // Provider checks HTTP Basic credentials against one user.
@@ -121,7 +127,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
 		limiter: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
-			Wait:   auth.AttemptWait(cfg.UseBcrypt, cost),
+			Wait:   cmp.Or(cfg.AttemptWait, auth.AttemptWait(cfg.UseBcrypt, cost)),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		log:    env.Log(),

@@ -277,6 +277,8 @@ func TestConfigProblems(t *testing.T) {
 		{"unknown key", "[authentication]\ntype = basic\nusername = u\npassword = p\ncolour = blue\n", "", "colour: unknown key", ""},
 		{"key of another type", "[authentication]\ntype = basic\nusername = u\npassword = p\nusers_file = x\n", "", "users_file: is not used by authentication type basic", ""},
 		{"control character in realm", "[authentication]\ntype = basic\nusername = u\npassword = p\nrealm = a\x01b\n", "realm", "", ""},
+		{"attempt_wait too long", "[authentication]\ntype = basic\nusername = u\npassword = p\nattempt_wait = 1m\n", "attempt_wait: must be at most 25s", "", ""},
+		{"attempt_wait not a duration", "[authentication]\ntype = basic\nusername = u\npassword = p\nattempt_wait = soon\n", "attempt_wait", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

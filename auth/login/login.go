@@ -127,7 +127,10 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
 		return nil, err
 	}
-	wait := auth.AttemptWait(cfg.UseBcrypt, rd.set.decoyCost)
+	wait := cfg.AttemptWait
+	if wait <= 0 {
+		wait = auth.AttemptWait(cfg.UseBcrypt, rd.set.decoyCost)
+	}
 	p := &Provider{
 		cfg: cfg,
 		// Successes are not cached: a login is checked once per session,
