@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // decoys memoises one decoy hash per work factor for the whole process.
@@ -18,6 +19,7 @@ var decoys struct {
 type decoy struct {
 	mu   sync.Mutex
 	hash string
+	took time.Duration // how long computing hash took
 }
 
 // DecoyHash returns a valid bcrypt hash, at the given cost, of a random
@@ -39,8 +41,30 @@ func DecoyHash(cost int) string {
 	return h
 }
 
+// CheckTime returns how long one bcrypt check at cost takes on this
+// machine, as measured when the decoy hash of that cost was computed
+// (computing it now if it was not yet: one bcrypt computation). Callers
+// derive from it how long an attempt may wait for the verdicts of others
+// (see throttle.Options.Wait).
+func CheckTime(cost int) time.Duration {
+	d, err := decoyOf(cost)
+	if err != nil {
+		return 0
+	}
+	return d.took
+}
+
 // decoyHash is DecoyHash with its error, for callers that must report it.
 func decoyHash(cost int) (string, error) {
+	d, err := decoyOf(cost)
+	if err != nil {
+		return "", err
+	}
+	return d.hash, nil
+}
+
+// decoyOf returns the memoised decoy of cost, computing it on first use.
+func decoyOf(cost int) (*decoy, error) {
 	cost = min(max(cost, MinCost), MaxCost)
 
 	decoys.mu.Lock()
@@ -57,14 +81,15 @@ func decoyHash(cost int) (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.hash != "" {
-		return d.hash, nil
+		return d, nil
 	}
 	// rand.Text gives 26 characters (130 bits) of randomness, well
 	// within MaxLen.
+	start := time.Now()
 	h, err := Hash([]byte(rand.Text()), cost)
 	if err != nil {
-		return "", fmt.Errorf("password: making the decoy hash: %w", err)
+		return nil, fmt.Errorf("password: making the decoy hash: %w", err)
 	}
-	d.hash = h
-	return h, nil
+	d.hash, d.took = h, time.Since(start)
+	return d, nil
 }

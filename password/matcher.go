@@ -17,6 +17,12 @@ type Matcher interface {
 	Decoy(ctx context.Context, cost int, pw []byte) error
 	// Bcrypt reports whether stored values are bcrypt hashes.
 	Bcrypt() bool
+	// Cached reports whether pw is known to match stored without any
+	// costly work: a verification remembered by the cache. It never says
+	// "no": false means "not known", and the caller runs Match (counted
+	// by its throttle) to find out. A credential answered from the cache
+	// needs no attempt slot, since it cannot be a guess.
+	Cached(ctx context.Context, stored string, pw []byte) bool
 }
 
 // NewMatcher returns the bcrypt Matcher over v (stored values are bcrypt
@@ -42,6 +48,10 @@ func (m bcryptMatcher) Decoy(ctx context.Context, cost int, pw []byte) error {
 
 func (bcryptMatcher) Bcrypt() bool { return true }
 
+func (m bcryptMatcher) Cached(ctx context.Context, stored string, pw []byte) bool {
+	return m.v.Cached(ctx, stored, pw)
+}
+
 type plainMatcher struct{}
 
 func (plainMatcher) Match(_ context.Context, stored string, pw []byte) (bool, error) {
@@ -56,3 +66,7 @@ func (plainMatcher) Decoy(_ context.Context, _ int, pw []byte) error {
 }
 
 func (plainMatcher) Bcrypt() bool { return false }
+
+// Cached is always false: plain values are not cached, every check is
+// counted.
+func (plainMatcher) Cached(context.Context, string, []byte) bool { return false }

@@ -136,6 +136,23 @@ func (v *Verifier) CheckDecoy(ctx context.Context, cost int, pw []byte) error {
 	return err
 }
 
+// Cached reports whether the cache remembers that pw matches stored: a
+// lookup only, no bcrypt and no gate. false means "not known", never
+// "wrong". A hit is reported to ctx's Observer; a miss is not, since the
+// Check that follows it looks again and reports it.
+func (v *Verifier) Cached(ctx context.Context, stored string, pw []byte) bool {
+	if v.cache == nil || len(pw) > MaxLen {
+		return false
+	}
+	hit, _ := v.cache.get(v.key(stored, pw), v.now())
+	if hit {
+		if obs := observerOf(ctx); obs != nil {
+			obs.CacheLookup(true)
+		}
+	}
+	return hit
+}
+
 // Purge forgets every remembered verification. Call it when the
 // configuration or a user file changes, so that a removed or changed
 // password stops working at once rather than after CacheTTL. A check that

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -232,112 +231,6 @@ func TestRevocationReachesOtherInstances(t *testing.T) {
 		trials, delays[trials/2], delays[trials*99/100], delays[trials-1], stale)
 }
 
-func TestCounter(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	// Two clients stand for two instances: the count is the same.
-	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
-	o := throttle.Options{Max: 4, Window: time.Minute, Block: 10 * time.Minute}
-	ca, cb := a.Counter("basic.addr", o), b.Counter("basic.addr", o)
-	ctx := context.Background()
-	for i := range 4 {
-		c := ca
-		if i%2 == 1 {
-			c = cb
-		}
-		v, err := c.Reserve(ctx, "192.0.2.1")
-		if err != nil || !v.OK {
-			t.Fatalf("attempt %d: %+v, %v", i+1, v, err)
-		}
-		if (i == 3) != v.StartedBlock {
-			t.Fatalf("attempt %d: StartedBlock %v", i+1, v.StartedBlock)
-		}
-	}
-	v, err := ca.Reserve(ctx, "192.0.2.1")
-	if err != nil || v.OK || v.RetryAfter < 9*time.Minute || !v.FirstRefusal {
-		t.Fatalf("fifth attempt: %+v, %v; want refused for about 10 minutes, first refusal", v, err)
-	}
-	if v, _ := cb.Reserve(ctx, "192.0.2.1"); v.OK || v.FirstRefusal {
-		t.Fatalf("sixth attempt, other instance: %+v; want refused, not the first", v)
-	}
-	if v, _ := cb.Reserve(ctx, "192.0.2.2"); !v.OK {
-		t.Fatal("another address was refused")
-	}
-	// Another counter's name is another count.
-	if v, _ := a.Counter("flask-login.addr", o).Reserve(ctx, "192.0.2.1"); !v.OK {
-		t.Fatal("a counter of another name shares the block")
-	}
-	// Lifting blocks, from either instance, lifts them everywhere, and says
-	// how many refusals the block made.
-	n, err := cb.ClearBlocks(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("ClearBlocks = %d, %v; want 1", n, err)
-	}
-	if v, _ := ca.Reserve(ctx, "192.0.2.1"); !v.OK {
-		t.Fatalf("after ClearBlocks: %+v", v)
-	}
-
-	// Release takes a success back; a release of the attempt that blocked
-	// lifts that block.
-	for range 3 {
-		ca.Reserve(ctx, "u")
-	}
-	v, _ = ca.Reserve(ctx, "u")
-	if !v.StartedBlock {
-		t.Fatalf("fourth attempt did not block: %+v", v)
-	}
-	if err := ca.Release(ctx, v); err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := cb.Reserve(ctx, "u"); !v.OK {
-		t.Fatalf("after the blocking attempt was released: %+v", v)
-	}
-	if err := cb.Reset(ctx, "u"); err != nil {
-		t.Fatal(err)
-	}
-	if ks := keys(t, a); ks["t:basic.addr:u"] != -2*time.Millisecond && ks["t:basic.addr:u"] != 0 {
-		t.Errorf("after Reset the key remains: %v", ks)
-	}
-	// Every counter key expires.
-	for k, d := range keys(t, a) {
-		if d < 0 {
-			t.Errorf("key %s does not expire", k)
-		}
-	}
-	// A long key is stored as its digest.
-	long := strings.Repeat("x", 500)
-	if v, err := ca.Reserve(ctx, long); err != nil || !v.OK || len(v.Key) > maxKeyLen {
-		t.Errorf("long key: %+v, %v", v, err)
-	}
-}
-
-// TestCounterHoldsUnderConcurrency: however many attempts arrive at once,
-// on however many instances, no more than Max are let through.
-func TestCounterHoldsUnderConcurrency(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	o := throttle.Options{Max: 5, Window: time.Minute}
-	counters := []throttle.Counter{open(t, srv.Config(), nil).Counter("x", o), open(t, srv.Config(), nil).Counter("x", o)}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	ok := 0
-	for i := range 100 {
-		wg.Go(func() {
-			v, err := counters[i%2].Reserve(context.Background(), "k")
-			if err != nil {
-				t.Error(err)
-			}
-			mu.Lock()
-			if v.OK {
-				ok++
-			}
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	if ok != 5 {
-		t.Fatalf("%d of 100 parallel attempts on two instances went through, want exactly 5", ok)
-	}
-}
-
 func TestSpendOnce(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
@@ -439,8 +332,8 @@ func TestOutage(t *testing.T) {
 		if ok || !auth.IsUnavailable(err) {
 			t.Fatalf("during the outage, Find %d = %v, %v; want an Unavailable error (never a cached answer)", i, ok, err)
 		}
-		if _, err := c.Counter("x", throttle.Options{}).Reserve(ctx, "a"); !auth.IsUnavailable(err) {
-			t.Fatalf("Reserve during the outage = %v", err)
+		if _, err := c.Counter("x", throttle.Options{}).Acquire(ctx, "a"); !auth.IsUnavailable(err) {
+			t.Fatalf("Acquire during the outage = %v", err)
 		}
 		if _, err := c.SpendOnce(ctx, "k", "t", time.Minute); !auth.IsUnavailable(err) {
 			t.Fatalf("SpendOnce during the outage = %v", err)

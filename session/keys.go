@@ -84,3 +84,18 @@ func (mp *macPool) sum(dst []byte, prefix string, msg []byte) []byte {
 	mp.pool.Put(h)
 	return dst
 }
+
+// labelPurposePrefix starts the HKDF label of the keys PurposeKey hands out.
+const labelPurposePrefix = "backupweb/session/v1 key "
+
+// PurposeKey returns a 32-byte key derived from the secret key for
+// purpose alone (HKDF label "backupweb/session/v1 key <purpose>"), for a
+// package that signs values of its own beside the sessions (the login's
+// device cookies): independent of every key the Manager uses itself, and
+// the same across restarts with the same secret key.
+func (m *Manager) PurposeKey(purpose string) ([]byte, error) {
+	if purpose == "" {
+		return nil, fmt.Errorf("session: derive keys: empty purpose")
+	}
+	return m.keys.derive(labelPurposePrefix + purpose)
+}

@@ -12,7 +12,7 @@ func BenchmarkAllow(b *testing.B) {
 	keys := make([]string, 10000)
 	for i := range keys {
 		keys[i] = fmt.Sprint("ip:198.51.100.", i)
-		l.Fail(keys[i])
+		l.Record(keys[i])
 	}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -35,7 +35,7 @@ func BenchmarkFail(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		l.Fail(keys[i%len(keys)])
+		l.Record(keys[i%len(keys)])
 		i++
 	}
 }

@@ -21,6 +21,10 @@ type entry struct {
 	// refused counts the attempts refused during the current or last
 	// block, until the block is reported over (Verdict.BlockEnded).
 	refused int
+	// inflight counts the attempts holding a slot of the key (Acquire)
+	// whose verdict is not known yet. While it is above zero the entry is
+	// in no list, so neither eviction nor expiry can forget the slots.
+	inflight int
 	// prev and next link the entries of one of the shard's lists, most
 	// recent failure first; inBlocked tells which list, listed whether e is
 	// in one.

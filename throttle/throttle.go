@@ -16,10 +16,23 @@
 // MaxBlock. A key is forgotten entirely, past blocks included, once Window
 // has passed with its count at zero and no block.
 //
+// Attempts in flight. An attempt whose verdict is not known yet (a
+// password being checked) holds a slot of its key while it is in flight
+// (Acquire): a key's slots are its recorded failures plus its attempts in
+// flight, and never more than Max. The verdict settles the slot: a success
+// gives it back (Release), a failure turns it into a recorded failure
+// (Fail), and only recorded failures reaching Max block the key. So however
+// many attempts arrive at once, at most Max wrong verdicts are given before
+// the key is blocked, and right attempts never block it. An attempt that
+// finds every slot taken waits (bounded by Options.Wait and MaxWait, and by
+// its context) for earlier verdicts instead of being refused at once; if
+// none frees a slot in time it is refused as Busy, which says nothing about
+// its credentials.
+//
 // What it does not do: it does not decide what a key is (the caller chooses,
 // knowing that a user-name key lets anyone lock that user out and an address
-// key is shared behind a NAT), does not persist across restarts, and does
-// not sleep or delay anyone itself.
+// key is shared behind a NAT), does not persist across restarts, and never
+// delays an attempt except to wait for a slot.
 package throttle
 
 import (
@@ -37,6 +50,9 @@ const (
 	DefaultBlock    = DefaultWindow
 	DefaultMaxBlock = 24 * time.Hour
 	DefaultMaxKeys  = 100000
+	// DefaultWait is Options.Wait's default: about two bcrypt checks at
+	// the recommended cost on a busy machine.
+	DefaultWait = time.Second
 )
 
 // longest caps Window, Block and MaxBlock so that time arithmetic cannot overflow.
@@ -68,6 +84,16 @@ type Options struct {
 	MaxKeys int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Wait is how long Acquire waits for a slot of a key whose slots are
+	// all taken without any of them being given back: the patience for
+	// the next verdict of an attempt in flight. Each slot given back or
+	// failure recorded starts it again. Default DefaultWait; callers that
+	// know their check's cost pass about twice that (see
+	// password.CheckTime). Negative: Acquire never waits.
+	Wait time.Duration
+	// MaxWait bounds Acquire's whole wait, however many verdicts arrive
+	// meanwhile. Default ten times Wait.
+	MaxWait time.Duration
 	// OnFull, when set, is called once, the first time a key that still
 	// mattered is forgotten because MaxKeys were tracked: a flood of new
 	// keys (addresses, user names) is itself worth an operator's look.
@@ -94,6 +120,9 @@ type Limiter struct {
 	perShard int
 	onFull   func()
 	fullOnce sync.Once
+	wait     time.Duration
+	maxWait  time.Duration
+	waiters  Notifier
 }
 
 // New returns a Limiter configured by o.
@@ -125,6 +154,7 @@ func New(o Options) *Limiter {
 	if l.now == nil {
 		l.now = time.Now
 	}
+	l.wait, l.maxWait = WaitBounds(o.Wait, o.MaxWait)
 	l.interval = max(l.window/time.Duration(l.max), 1)
 	l.limit = l.interval * time.Duration(l.max)
 	l.base = l.now()
@@ -145,84 +175,6 @@ func New(o Options) *Limiter {
 	return l
 }
 
-// Verdict is the answer of Reserve.
-type Verdict struct {
-	// OK tells whether the attempt may go ahead. It has then already been
-	// counted as a failure: call Release if it succeeds.
-	OK bool
-	// RetryAfter is, when !OK, how long until the key may try again;
-	// callers put it in a Retry-After header with RetryAfterSeconds.
-	RetryAfter time.Duration
-	// FirstRefusal is true, when !OK, for the first attempt refused since
-	// the key was blocked: log that one, not every refusal of a flood.
-	FirstRefusal bool
-	// BlockEnded, when above zero, says that a block of the key ended
-	// since the key's last attempt, and how many attempts it refused: the
-	// line that closes the one FirstRefusal opened.
-	BlockEnded int
-
-	// Key and StartedBlock are for the Counter that made the verdict, so
-	// that its Release can take the attempt back: the key as counted, and
-	// whether this attempt's failure, counted ahead, blocked it.
-	Key          string
-	StartedBlock bool
-}
-
-// Reserve asks whether key may make an attempt now and, when it may, counts
-// the attempt as a failure before it is checked: an attempt in flight
-// counts like a failed one, so however many attempts arrive at once, no
-// more than Max of them are checked inside a window before the key is
-// blocked. Call Release with the verdict when the attempt succeeds; a
-// failed attempt needs nothing more. A refused attempt is counted for
-// Verdict.FirstRefusal and BlockEnded; it does not lengthen the block.
-func (l *Limiter) Reserve(key string) Verdict {
-	if l == nil {
-		return Verdict{OK: true}
-	}
-	key = l.normalise(key)
-	s := l.shardOf(key)
-	now := l.clock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.entries[key]
-	if e != nil && now < e.blockedUntil {
-		e.refused++
-		return Verdict{RetryAfter: e.blockedUntil - now, FirstRefusal: e.refused == 1}
-	}
-	v := Verdict{OK: true, Key: key}
-	if e != nil && e.refused > 0 {
-		v.BlockEnded, e.refused = e.refused, 0
-	}
-	v.StartedBlock = l.fail(s, e, key, now)
-	return v
-}
-
-// Release takes back the failure Reserve counted for an attempt that
-// succeeded. If that failure had blocked the key, the block is lifted as
-// if it had never been.
-func (l *Limiter) Release(v Verdict) {
-	if l == nil || !v.OK || v.Key == "" {
-		return
-	}
-	s := l.shardOf(v.Key)
-	now := l.clock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.entries[v.Key]
-	if e == nil {
-		return
-	}
-	if v.StartedBlock && now < e.blockedUntil {
-		e.blockedUntil, e.strikes = now, max(e.strikes-1, 0)
-		// The count was emptied by the block; the other attempts of the
-		// burst that blocked it are still failures.
-		e.tat = now + l.limit - l.interval
-	} else {
-		e.tat = max(now, e.tat-l.interval)
-	}
-	e.forgetAt = max(e.tat, e.blockedUntil) + l.window
-}
-
 // Allow reports whether key may try now, without counting anything. When
 // it may not, retryAfter is how long until it may.
 func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
@@ -241,10 +193,10 @@ func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 	return false, e.blockedUntil - now
 }
 
-// Fail records a failed attempt by key that was not reserved, blocking it
+// Record records a failed attempt by key that held no slot, blocking it
 // if this failure brings its count to Max. A failure recorded while the
 // key is blocked is ignored.
-func (l *Limiter) Fail(key string) {
+func (l *Limiter) Record(key string) {
 	if l == nil {
 		return
 	}
@@ -269,7 +221,7 @@ func (l *Limiter) fail(s *shard, e *entry, key string, now time.Duration) (block
 		s.entries[key] = e
 	case now >= e.forgetAt:
 		s.unlink(e)
-		*e = entry{key: key, refused: e.refused}
+		*e = entry{key: key, inflight: e.inflight}
 	}
 	e.tat = max(e.tat, now) + l.interval
 	// The count is (tat-now)/interval rounded up: time that passed between
@@ -281,51 +233,15 @@ func (l *Limiter) fail(s *shard, e *entry, key string, now time.Duration) (block
 		blocked = true
 	}
 	e.forgetAt = max(e.tat, e.blockedUntil) + l.window
-	s.touch(e, now)
+	if e.inflight == 0 {
+		s.touch(e, now) // an entry with attempts in flight stays out of the lists: it cannot be evicted
+	}
 	before := s.evicted
 	s.trim(now, l.perShard)
 	if s.evicted > before && l.onFull != nil {
 		l.fullOnce.Do(l.onFull)
 	}
 	return blocked
-}
-
-// ClearBlocks lifts every block and forgets the blocked keys entirely, past
-// blocks included, and returns how many it lifted: what an operator does
-// (SIGHUP) to let a locked-out user in without a restart.
-func (l *Limiter) ClearBlocks() int {
-	if l == nil {
-		return 0
-	}
-	now := l.clock()
-	n := 0
-	for i := range l.shards {
-		s := &l.shards[i]
-		s.mu.Lock()
-		for _, e := range s.entries {
-			if now < e.blockedUntil {
-				s.remove(e)
-				n++
-			}
-		}
-		s.mu.Unlock()
-	}
-	return n
-}
-
-// Reset forgets key entirely, past blocks included: call it after a
-// successful login.
-func (l *Limiter) Reset(key string) {
-	if l == nil {
-		return
-	}
-	key = l.normalise(key)
-	s := l.shardOf(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e := s.entries[key]; e != nil {
-		s.remove(e)
-	}
 }
 
 // Len returns the number of keys tracked, some of which may have expired
@@ -405,5 +321,5 @@ func AddrKey(a netip.Addr) string {
 // applied (MaxKeys, Now and OnFull aside). A Counter kept elsewhere uses
 // it to count by the same rules.
 func (l *Limiter) Settings() Options {
-	return Options{Max: l.max, Window: l.window, Block: l.block, MaxBlock: l.maxBlock}
+	return Options{Max: l.max, Window: l.window, Block: l.block, MaxBlock: l.maxBlock, Wait: l.wait, MaxWait: l.maxWait}
 }

@@ -35,7 +35,7 @@ func runSteps(t *testing.T, o Options, steps []step) {
 			l.Reset("k")
 		}
 		for range s.fails {
-			l.Fail("k")
+			l.Record("k")
 		}
 		ok, retry := l.Allow("k")
 		if ok != s.wantOK || retry != s.wantRetry {
@@ -130,7 +130,7 @@ func TestDefaults(t *testing.T) {
 	if huge.window != longest || huge.block != longest || huge.maxBlock != longest {
 		t.Fatal("huge durations are not capped")
 	}
-	huge.Fail("k")
+	huge.Record("k")
 	if ok, retry := huge.Allow("k"); ok || retry <= 0 {
 		t.Fatalf("huge settings: Allow = %v, %v", ok, retry)
 	}
@@ -138,7 +138,7 @@ func TestDefaults(t *testing.T) {
 
 func TestKeysAreIndependent(t *testing.T) {
 	l := New(Options{Max: 1})
-	l.Fail("ip:192.0.2.1")
+	l.Record("ip:192.0.2.1")
 	if ok, _ := l.Allow("ip:192.0.2.1"); ok {
 		t.Fatal("failed key allowed")
 	}
@@ -146,7 +146,7 @@ func TestKeysAreIndependent(t *testing.T) {
 		t.Fatal("other key blocked")
 	}
 	long := strings.Repeat("a", 500)
-	l.Fail(long + "1")
+	l.Record(long + "1")
 	if ok, _ := l.Allow(long + "2"); !ok {
 		t.Fatal("long keys sharing a prefix share a count")
 	}
@@ -162,7 +162,7 @@ func TestMaxKeys(t *testing.T) {
 			l := New(Options{Max: 1, MaxKeys: maxKeys, Now: clock.Now})
 			const keys = 20000
 			for i := range keys {
-				l.Fail(fmt.Sprint("k", i))
+				l.Record(fmt.Sprint("k", i))
 				clock.Advance(time.Millisecond)
 			}
 			if n := l.Len(); n > maxKeys || n == 0 {
@@ -182,11 +182,11 @@ func TestExpiredKeysDropped(t *testing.T) {
 	clock := newClock()
 	l := New(Options{Max: 5, Window: time.Minute, MaxKeys: 1000, Now: clock.Now})
 	for i := range 100 {
-		l.Fail(fmt.Sprint("old", i))
+		l.Record(fmt.Sprint("old", i))
 	}
 	clock.Advance(2 * time.Minute)
 	for i := range 100 {
-		l.Fail(fmt.Sprint("new", i))
+		l.Record(fmt.Sprint("new", i))
 	}
 	if n := l.Len(); n > 100 {
 		t.Fatalf("tracking %d keys; expired ones were not dropped", n)
@@ -195,7 +195,7 @@ func TestExpiredKeysDropped(t *testing.T) {
 
 func TestNilLimiter(t *testing.T) {
 	var l *Limiter
-	l.Fail("k")
+	l.Record("k")
 	l.Reset("k")
 	if ok, retry := l.Allow("k"); !ok || retry != 0 || l.Len() != 0 {
 		t.Fatal("a nil Limiter must allow everything")
@@ -236,7 +236,7 @@ func TestConcurrentUse(t *testing.T) {
 					clock.Advance(time.Second)
 				default:
 					if ok, _ := l.Allow(key); ok {
-						l.Fail(key)
+						l.Record(key)
 					}
 				}
 			}
@@ -280,7 +280,7 @@ func TestBlocksWithRealClock(t *testing.T) {
 		if ok, _ := l.Allow("k"); !ok {
 			t.Fatal("blocked too early")
 		}
-		l.Fail("k")
+		l.Record("k")
 	}
 	if ok, wait := l.Allow("k"); ok || wait <= 0 {
 		t.Fatalf("not blocked after Max failures: ok=%v wait=%v", ok, wait)

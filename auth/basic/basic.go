@@ -13,6 +13,7 @@
 package basic
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -68,6 +69,11 @@ type Config struct {
 	// CacheTTL is how long a verified credential is trusted without running
 	// bcrypt again. Default DefaultCacheTTL.
 	CacheTTL time.Duration
+	// AttemptWait is how long a request waits for a throttling slot held
+	// by others in flight without any verdict arriving
+	// (throttle.Options.Wait), at most throttle.MaxCheck. Default:
+	// derived, auth.AttemptWait.
+	AttemptWait time.Duration
 }
 
 // Provider checks HTTP Basic credentials against one user.
@@ -121,6 +127,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
 		limiter: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
+			Wait:   cmp.Or(cfg.AttemptWait, auth.AttemptWait(cfg.UseBcrypt, cost)),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		log:    env.Log(),
@@ -137,43 +144,58 @@ func (p *Provider) Type() string { return Name }
 
 // Identify checks r's Basic credentials. A request without any is simply
 // not admitted; wrong or malformed ones are logged as refused attempts and
-// counted against the client address. A throttled address gets a
-// *auth.RetryError before any bcrypt work is spent on it.
+// counted against the client address. A blocked address gets a
+// *auth.RetryError before any work is spent on it. A credential the
+// verification cache remembers is admitted without an attempt slot; any
+// other attempt holds one of the address's slots while it is checked,
+// waiting a bounded time for one when others hold them all (see package
+// throttle), and only a wrong credential is recorded as a failure.
 func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
-	user, pass, err := ParseAuthorization(r.Header.Get("Authorization"))
-	if errors.Is(err, ErrNoCredentials) {
+	user, pass, perr := ParseAuthorization(r.Header.Get("Authorization"))
+	if errors.Is(perr, ErrNoCredentials) {
 		return auth.User{}, false, nil
 	}
+	ctx := r.Context()
 	client := throttle.AddrKey(peer.Of(r).Addr) // an IPv6 client counts per /64
-	// The attempt is counted as a failure before it is checked, so that a
-	// burst of parallel guesses cannot all be checked before the first
-	// failure is recorded; a success takes it back.
-	v, rerr := p.limiter.Reserve(r.Context(), client)
-	if rerr != nil {
-		// Not counted, so not checked: fail closed.
-		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", rerr)
-	}
-	if v.BlockEnded > 0 {
-		auth.LogBlockEnded(p.log, r, Name, client, v.BlockEnded)
-	}
-	if !v.OK {
-		auth.CountThrottled(r, Name)
-		if v.FirstRefusal {
-			auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, user)
-		}
-		return auth.User{}, false, &auth.RetryError{After: v.RetryAfter}
-	}
+	v, err := p.limiter.Check(ctx, client)
 	if err != nil {
+		// Not counted, so not checked: fail closed.
+		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
+	}
+	if err := p.admit(r, v, client, user); err != nil {
+		return auth.User{}, false, err
+	}
+	if perr == nil && p.userIs(user) && p.match.Cached(ctx, p.cfg.Password, []byte(pass)) {
+		return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
+	}
+	if v, err = p.limiter.Acquire(ctx, client); err != nil {
+		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
+	}
+	if err := p.admit(r, v, client, user); err != nil {
+		return auth.User{}, false, err
+	}
+	settled := false
+	defer func() {
+		if !settled { // no verdict (an error, a panic): the slot goes back
+			p.release(r, v.Slot)
+		}
+	}()
+	if perr != nil {
+		settled = true
+		p.fail(r, v.Slot)
 		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, "")
 		return auth.User{}, false, nil
 	}
-	ok, err := p.check(r, user, pass)
+	cctx, cancel := context.WithTimeout(ctx, throttle.MaxCheck)
+	defer cancel()
+	ok, err := p.check(cctx, user, pass)
 	if err != nil {
 		// Not a verdict: the attempt is not held against the client.
-		p.release(r, v)
 		return auth.User{}, false, fmt.Errorf("basic: verifying password: %w", err)
 	}
 	if !ok {
+		settled = true
+		p.fail(r, v.Slot)
 		reason := auth.ReasonBadCredentials
 		if p.cfg.UseBcrypt && len(pass) > password.MaxLen {
 			reason = auth.ReasonTooLong
@@ -181,29 +203,62 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		auth.LogRefused(p.log, r, Name, reason, user)
 		return auth.User{}, false, nil
 	}
-	p.release(r, v)
 	return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
 }
 
-// release takes back the attempt of v. Failing to is logged: the attempt
-// then counts as a failure, which errs on the safe side.
-func (p *Provider) release(r *http.Request, v throttle.Verdict) {
-	if err := p.limiter.Release(r.Context(), v); err != nil {
-		p.log.WarnContext(r.Context(), "auth: taking back a counted attempt failed", "auth_type", Name, "err", err)
+// admit turns a throttling verdict that is not OK into the error Identify
+// returns: a blocked address is refused (its first refusal logged, each
+// counted), an attempt that found every slot taken by others in flight
+// for as long as it could wait is answered 429 too, but neither logged
+// nor counted as a refused attempt, since nothing is known against it.
+func (p *Provider) admit(r *http.Request, v throttle.Verdict, client, user string) error {
+	if v.BlockEnded > 0 {
+		auth.LogBlockEnded(p.log, r, Name, client, v.BlockEnded)
 	}
+	switch {
+	case v.OK:
+		return nil
+	case v.Busy:
+		return &auth.RetryError{After: v.RetryAfter}
+	}
+	auth.CountThrottled(r, Name)
+	if v.FirstRefusal {
+		auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, user)
+	}
+	return &auth.RetryError{After: v.RetryAfter}
+}
+
+// release gives back the slot of an attempt that succeeded or got no
+// verdict. Failing to is logged: the slot then stays taken until its
+// lease runs out (a shared store), which errs on the safe side.
+func (p *Provider) release(r *http.Request, s throttle.Slot) {
+	if err := p.limiter.Release(context.WithoutCancel(r.Context()), s); err != nil {
+		p.log.WarnContext(r.Context(), "auth: giving back an attempt slot failed", "auth_type", Name, "err", err)
+	}
+}
+
+// fail records the failure of the attempt holding s.
+func (p *Provider) fail(r *http.Request, s throttle.Slot) {
+	if _, err := p.limiter.Fail(context.WithoutCancel(r.Context()), s); err != nil {
+		p.log.WarnContext(r.Context(), "auth: recording a failed attempt failed", "auth_type", Name, "err", err)
+	}
+}
+
+// userIs compares user with the configured name in constant time.
+func (p *Provider) userIs(user string) bool {
+	sum := sha256.Sum256([]byte(user))
+	return subtle.ConstantTimeCompare(sum[:], p.userSum[:]) == 1
 }
 
 // check compares user and pass with the configuration. The user name is
 // compared in constant time, and a wrong one still costs a full bcrypt
 // check against a decoy hash, so neither timing nor the cache tells an
 // attacker whether the name was right.
-func (p *Provider) check(r *http.Request, user, pass string) (bool, error) {
-	sum := sha256.Sum256([]byte(user))
-	userOK := subtle.ConstantTimeCompare(sum[:], p.userSum[:]) == 1
-	if !userOK {
-		return false, p.match.Decoy(r.Context(), p.cost, []byte(pass))
+func (p *Provider) check(ctx context.Context, user, pass string) (bool, error) {
+	if !p.userIs(user) {
+		return false, p.match.Decoy(ctx, p.cost, []byte(pass))
 	}
-	return p.match.Match(r.Context(), p.cfg.Password, []byte(pass))
+	return p.match.Match(ctx, p.cfg.Password, []byte(pass))
 }
 
 // Challenge answers 401 with the WWW-Authenticate header that makes
@@ -213,17 +268,17 @@ func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 	p.errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: this service asks for a user name and password.")
 }
 
-// Reload empties the verification cache and lifts every throttling block.
-// The program calls it on SIGHUP, so an operator can force every
-// credential to be checked afresh and let a locked-out client in without
-// a restart.
+// Reload empties the verification cache, lifts every throttling block and
+// forgets every failure count. The program calls it on SIGHUP, so an
+// operator can force every credential to be checked afresh and let a
+// locked-out client in without a restart.
 func (p *Provider) Reload() error {
 	p.verifier.Purge()
-	n, err := p.limiter.ClearBlocks(context.Background())
+	n, err := p.limiter.Clear(context.Background())
 	if err != nil {
 		p.log.Error("auth: lifting throttling blocks on SIGHUP failed", "auth_type", Name, "err", err)
 	}
-	p.log.Info("auth: reloaded on SIGHUP: credential cache emptied, throttling blocks lifted", "auth_type", Name, "blocks_cleared", n)
+	p.log.Info("auth: reloaded on SIGHUP: credential cache emptied, throttling blocks lifted and counts forgotten", "auth_type", Name, "blocks_cleared", n)
 	return nil
 }
 

@@ -47,6 +47,7 @@ type testServer struct {
 	logs *logtest.Buffer
 	cfg  *config.Config
 	p    auth.Provider
+	work *checkCounter // the bcrypt work done for the requests
 }
 
 // start writes ini to a file, loads it as the program does, builds the
@@ -77,9 +78,10 @@ func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Deps) *
 	os.Mkdir(backups, 0o700)
 	os.WriteFile(filepath.Join(backups, "db.tar.gz"), []byte("data"), 0o600)
 	h := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(backups), Resolver: peer.NewResolver(cfg.Server.TrustedProxies), Logger: log})
-	srv := httptest.NewServer(h)
+	work := &checkCounter{}
+	srv := httptest.NewServer(work.observe(h))
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, logs: logs, cfg: cfg, p: p}
+	return &testServer{Server: srv, logs: logs, cfg: cfg, p: p, work: work}
 }
 
 func (s *testServer) get(t *testing.T, path string, mod func(*http.Request)) *http.Response {
@@ -275,6 +277,8 @@ func TestConfigProblems(t *testing.T) {
 		{"unknown key", "[authentication]\ntype = basic\nusername = u\npassword = p\ncolour = blue\n", "", "colour: unknown key", ""},
 		{"key of another type", "[authentication]\ntype = basic\nusername = u\npassword = p\nusers_file = x\n", "", "users_file: is not used by authentication type basic", ""},
 		{"control character in realm", "[authentication]\ntype = basic\nusername = u\npassword = p\nrealm = a\x01b\n", "realm", "", ""},
+		{"attempt_wait too long", "[authentication]\ntype = basic\nusername = u\npassword = p\nattempt_wait = 1m\n", "attempt_wait: must be at most 25s", "", ""},
+		{"attempt_wait not a duration", "[authentication]\ntype = basic\nusername = u\npassword = p\nattempt_wait = soon\n", "attempt_wait", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

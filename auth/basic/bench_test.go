@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
@@ -107,4 +109,38 @@ func BenchmarkLoopbackProtectedBasicMetrics(b *testing.B) {
 	h := web.NewHandler(web.Options{Provider: benchProvider(b, true), Catalog: catalog.New(dir),
 		Observer: metrics.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	benchtest.Loopback(b, h, "/api/me", func(r *http.Request) { r.SetBasicAuth("api", "s3cret-Backup!") })
+}
+
+// BenchmarkLoopbackRightPassword32 is 32 parallel clients over loopback
+// sending the right Basic password to a fresh provider (cost-12 hash,
+// max_failures 10), the way a dashboard or a browser loading a page's
+// assets does: it reports the throughput and, as "refused/op", the share
+// of answers that were not 200, which must be zero.
+//
+// go test -run '^$' -bench LoopbackRightPassword32 -benchtime 10s ./auth/basic
+func BenchmarkLoopbackRightPassword32(b *testing.B) {
+	srv := httptest.NewServer(benchHandler(b, benchProvider(b, true)))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32, MaxConnsPerHost: 32}}
+	defer client.CloseIdleConnections()
+	var refused atomic.Int64
+	b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest("GET", srv.URL+"/api/me", nil)
+			req.SetBasicAuth("api", "s3cret-Backup!")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				refused.Add(1)
+			}
+		}
+	})
+	b.ReportMetric(float64(refused.Load())/float64(b.N), "refused/op")
 }

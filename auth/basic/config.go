@@ -6,12 +6,13 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/password"
 )
 
 // Keys are the [authentication] keys type basic reads, besides "type".
-var Keys = []string{"username", "password", "use_bcrypt", "realm", "max_failures", "failure_window", "cache_ttl"}
+var Keys = []string{"username", "password", "use_bcrypt", "realm", "max_failures", "failure_window", "cache_ttl", "attempt_wait"}
 
 // Load reads a Config from the [authentication] section. Problems (missing
 // keys, a malformed hash, a realm with control characters) are recorded in
@@ -28,6 +29,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		MaxFailures:   s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
 		FailureWindow: s.Duration("failure_window", DefaultFailureWindow),
 		CacheTTL:      s.Duration("cache_ttl", DefaultCacheTTL),
+		AttemptWait:   auth.LoadAttemptWait(s),
 	}
 	s.Record(cfg.Validate())
 	if s.Report().ErrorCount() == before {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/password"
@@ -21,7 +22,7 @@ import (
 var Keys = []string{
 	"users_file", "use_bcrypt", "login_view", "login_template",
 	"session_idle_timeout", "session_lifetime", "max_sessions_per_user",
-	"max_failures", "max_user_failures", "failure_window",
+	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
 }
 
 // Defaults of the keys.
@@ -75,10 +76,15 @@ type Config struct {
 	// from any address, within FailureWindow before logins for that name
 	// are answered 429. Default 5. It slows a distributed guess at one
 	// account; the price is that anyone can hold one account's logins off
-	// for a window.
+	// for a window (except from browsers with a device cookie for it, see
+	// DeviceCookie).
 	MaxUserFailures int
 	// FailureWindow is how long failures are remembered. Default 15m.
 	FailureWindow time.Duration
+	// AttemptWait is how long a login waits for a throttling slot held by
+	// others in flight without any verdict arriving (throttle.Options.Wait),
+	// at most throttle.MaxCheck. Default: derived, auth.AttemptWait.
+	AttemptWait time.Duration
 	// PollInterval is how often the user file is checked for changes. It
 	// is not read from the configuration. Default DefaultPollInterval; a
 	// negative value turns polling off (Reload, on SIGHUP, still works).
@@ -138,6 +144,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		MaxUserFailures:    s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
 		FailureWindow:      s.Duration("failure_window", DefaultFailureWindow),
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
+		AttemptWait:        auth.LoadAttemptWait(s),
 	}
 	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)

@@ -91,6 +91,7 @@ func TestLoadAllKeys(t *testing.T) {
 		"users_file = " + users, "use_bcrypt = yes", "login_view = /signin", "login_template = " + tmpl,
 		"session_idle_timeout = 10m", "session_lifetime = 2h", "max_failures = 20",
 		"max_user_failures = 3", "failure_window = 600", "max_sessions_per_user = 4",
+		"attempt_wait = 3s",
 	}, "\n"))
 	if !ok {
 		t.Fatalf("Load refused: %v", problems)
@@ -99,6 +100,7 @@ func TestLoadAllKeys(t *testing.T) {
 		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
 		IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4,
 		MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
+		AttemptWait: 3 * time.Second,
 	}
 	if cfg.read == nil || cfg.read.users == nil {
 		t.Error("Load kept no reading of the user file for New")
@@ -150,6 +152,7 @@ func TestLoadProblems(t *testing.T) {
 		{"weak cost", "users_file = " + good + "\nuse_bcrypt = true", true, config.Warning, good + ":3", "bcrypt cost 4 is weak"},
 		{"idle longer than lifetime", "users_file = " + good + "\nuse_bcrypt = true\nsession_idle_timeout = 2h\nsession_lifetime = 1h", true, config.Warning, "backupweb.ini:5", "longer than session_lifetime"},
 		{"bad duration", "users_file = " + good + "\nuse_bcrypt = true\nfailure_window = soon", false, config.Error, "backupweb.ini:5", "failure_window"},
+		{"attempt_wait too long", "users_file = " + good + "\nuse_bcrypt = true\nattempt_wait = 30s", false, config.Error, "backupweb.ini:5", "attempt_wait: must be at most 25s"},
 		{"bad number", "users_file = " + good + "\nuse_bcrypt = true\nmax_user_failures = 0", false, config.Error, "backupweb.ini:5", "max_user_failures"},
 		{"bad login view", "users_file = " + good + "\nuse_bcrypt = true\nlogin_view = /api/x", false, config.Error, "backupweb.ini:5", "login_view"},
 		{"missing template", "users_file = " + good + "\nuse_bcrypt = true\nlogin_template = " + filepath.Join(dir, "none.html"), false, config.Error, "backupweb.ini:5", "login_template"},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/auth"
@@ -51,10 +50,12 @@ func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveLogin is POST on the login path. In order: the form's CSRF token
-// (403), the failure limits of the client address and of the user name
-// (429), empty fields (401), the password (401, one message for an unknown
-// name and a wrong password); then the session starts with a fresh id and
-// the browser is sent to next.
+// (403), empty fields (401), the failure limits of the client address and
+// of the user name, or of the device when the browser carries a device
+// cookie for that name (429), the password (401, one message for an
+// unknown name and a wrong password); then the session starts with a
+// fresh id, the browser gets a fresh device cookie, and is sent to next.
+// Refusals are JSON for a client that asks for it (auth.WantsJSON).
 func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -71,6 +72,8 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	next := p.Guard.SafeNext(r.PostForm.Get("next"))
 	logged := logName(name)
 	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		// Refused before anything is counted: a forged form costs nothing
+		// and proves nothing.
 		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, logged)
 		p.render(w, r, http.StatusForbidden, name, next, MsgBadCSRF)
 		return
@@ -80,28 +83,35 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusUnauthorized, name, next, MsgEmpty)
 		return
 	}
-	client, userKey := peer.Of(r).String(), name
-	// Counted as failures before the check (see throttle.Reserve), taken
-	// back on success.
-	byAddr, byUser, wait, limited, err := p.reserve(r, client, userKey)
+	// The address's limit, and the name's, or instead the device's when
+	// the browser carries a device cookie signed for this name.
+	limits := []limit{{p.byAddr, throttle.AddrKey(peer.Of(r).Addr), peer.Of(r).String()}} // an IPv6 client counts per /64
+	dev, byDevice := p.device(r, name)
+	if byDevice {
+		limits = append(limits, limit{p.byDevice, dev, "device of user " + logged})
+	} else {
+		limits = append(limits, limit{p.byUser, name, "user " + logged})
+	}
+	slots, err := p.acquire(r, limits, logged)
 	if err != nil {
 		p.renderError(w, r, err, name, next)
 		return
 	}
-	if limited {
-		auth.CountThrottled(r, Name)
-		if byAddr.FirstRefusal || byUser.FirstRefusal {
-			auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, logged)
+	settled := false
+	defer func() {
+		if !settled { // no verdict (an error, a panic): the slots go back
+			p.settle(r, limits, slots, false)
 		}
-		p.renderError(w, r, &auth.RetryError{After: wait}, name, next)
-		return
-	}
-	cred, ok, err := p.check(r.Context(), name, pw)
+	}()
+	ctx, cancel := context.WithTimeout(r.Context(), throttle.MaxCheck)
+	defer cancel()
+	cred, ok, err := p.check(ctx, name, pw)
 	if err != nil {
-		p.release(r, byAddr, byUser)
 		p.renderError(w, r, err, name, next)
 		return
 	}
+	settled = true
+	p.settle(r, limits, slots, !ok)
 	if !ok {
 		reason := auth.ReasonBadCredentials
 		if p.cfg.UseBcrypt && len(pw) > password.MaxLen {
@@ -111,9 +121,12 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusUnauthorized, name, next, MsgBadCredentials)
 		return
 	}
-	// Forgets the reservations with the rest; a failure to only leaves
-	// them counted, which errs on the safe side.
-	if err := errors.Join(p.byAddr.Reset(r.Context(), throttle.AddrKey(peer.Of(r).Addr)), p.byUser.Reset(r.Context(), userKey)); err != nil {
+	// A success forgets the failures of its own name (or device) only:
+	// the address's count stands, so signing in between guesses at other
+	// names earns nothing. A failure to forget leaves them counted, which
+	// errs on the safe side.
+	last := limits[len(limits)-1]
+	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
 		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
 	}
 	// cred is the fingerprint of the very value the password was checked
@@ -123,52 +136,91 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return
 	}
+	p.issueDevice(w, r, name)
 	auth.LogSignedIn(p.log, r, Name, name)
 	redirectLocal(w, next)
 }
 
-// reserve counts the attempt against the client address and the user name
-// before the password is checked (see throttle.Limiter.Reserve). When
-// either has used up its failures, limited is true, wait says for how
-// long, and whatever was reserved is taken back: a refused attempt is not
-// a verdict. Ends of blocks are logged here, once each. An error means
-// the attempt could not be counted, and must not be checked.
-func (p *Provider) reserve(r *http.Request, client, userKey string) (byAddr, byUser throttle.Verdict, wait time.Duration, limited bool, err error) {
-	ctx := r.Context()
-	byAddr, err = p.byAddr.Reserve(ctx, throttle.AddrKey(peer.Of(r).Addr)) // an IPv6 client counts per /64
-	if err != nil {
-		return byAddr, byUser, 0, false, fmt.Errorf("login: counting the attempt: %w", err)
-	}
-	if byAddr.BlockEnded > 0 {
-		auth.LogBlockEnded(p.log, r, Name, client, byAddr.BlockEnded)
-	}
-	if !byAddr.OK {
-		// The name is not counted (nor remembered) for a client that is
-		// already held off: a blocked address cannot fill the table of
-		// user names.
-		return byAddr, throttle.Verdict{}, byAddr.RetryAfter, true, nil
-	}
-	byUser, err = p.byUser.Reserve(ctx, userKey)
-	if err != nil {
-		p.release(r, byAddr, throttle.Verdict{})
-		return byAddr, byUser, 0, false, fmt.Errorf("login: counting the attempt: %w", err)
-	}
-	if byUser.BlockEnded > 0 {
-		auth.LogBlockEnded(p.log, r, Name, "user "+logName(userKey), byUser.BlockEnded)
-	}
-	if byAddr.OK && byUser.OK {
-		return byAddr, byUser, 0, false, nil
-	}
-	p.release(r, byAddr, byUser)
-	return byAddr, byUser, max(byAddr.RetryAfter, byUser.RetryAfter), true, nil
+// limit is one throttling limit a login attempt is counted against: a
+// counter, the key in it, and how the key is named in logs.
+type limit struct {
+	c          throttle.Counter
+	key, label string
 }
 
-// release takes back the attempts of the two verdicts. Failing to is
-// logged: the attempt then counts as a failure, which errs on the safe
-// side.
-func (p *Provider) release(r *http.Request, byAddr, byUser throttle.Verdict) {
-	if err := errors.Join(p.byAddr.Release(r.Context(), byAddr), p.byUser.Release(r.Context(), byUser)); err != nil {
-		p.log.WarnContext(r.Context(), "auth: taking back a counted attempt failed", "auth_type", Name, "err", err)
+// acquire takes a slot of each limit for the attempt, in order, after
+// checking that none is blocked (so that a blocked address has nothing
+// counted for the names it tries). Each slot may wait a bounded time when
+// others in flight hold them all (see package throttle). Ends of blocks
+// are logged here, once each. On any refusal the slots taken are given
+// back and the error says why: a *auth.RetryError (429), or a store that
+// did not answer, in which case the attempt must not be checked.
+func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]throttle.Slot, error) {
+	ctx := r.Context()
+	for _, l := range limits {
+		v, err := l.c.Check(ctx, l.key)
+		if err != nil {
+			return nil, fmt.Errorf("login: counting the attempt: %w", err)
+		}
+		if err := p.admit(r, v, l.label, logged); err != nil {
+			return nil, err
+		}
+	}
+	slots := make([]throttle.Slot, 0, len(limits))
+	for i, l := range limits {
+		v, err := l.c.Acquire(ctx, l.key)
+		if err != nil {
+			err = fmt.Errorf("login: counting the attempt: %w", err)
+		} else {
+			err = p.admit(r, v, l.label, logged)
+		}
+		if err != nil {
+			p.settle(r, limits[:i], slots, false)
+			return nil, err
+		}
+		slots = append(slots, v.Slot)
+	}
+	return slots, nil
+}
+
+// admit turns a throttling verdict that is not OK into the error that
+// refuses the attempt: a blocked key is refused (its first refusal logged,
+// each counted); an attempt that found every slot taken by others in
+// flight for as long as it could wait is answered 429 too, but neither
+// logged nor counted as a refused attempt, since nothing is known against
+// it.
+func (p *Provider) admit(r *http.Request, v throttle.Verdict, label, logged string) error {
+	if v.BlockEnded > 0 {
+		auth.LogBlockEnded(p.log, r, Name, label, v.BlockEnded)
+	}
+	switch {
+	case v.OK:
+		return nil
+	case v.Busy:
+		return &auth.RetryError{After: v.RetryAfter}
+	}
+	auth.CountThrottled(r, Name)
+	if v.FirstRefusal {
+		auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, logged)
+	}
+	return &auth.RetryError{After: v.RetryAfter}
+}
+
+// settle ends the attempt's slots: recorded as failures when failed, else
+// given back. Failing to is logged: a slot not given back stays taken
+// until its lease runs out (a shared store), which errs on the safe side.
+func (p *Provider) settle(r *http.Request, limits []limit, slots []throttle.Slot, failed bool) {
+	ctx := context.WithoutCancel(r.Context())
+	for i, s := range slots {
+		var err error
+		if failed {
+			_, err = limits[i].c.Fail(ctx, s)
+		} else {
+			err = limits[i].c.Release(ctx, s)
+		}
+		if err != nil {
+			p.log.WarnContext(r.Context(), "auth: settling an attempt slot failed", "auth_type", Name, "failed", failed, "err", err)
+		}
 	}
 }
 
@@ -209,6 +261,12 @@ func (p *Provider) renderError(w http.ResponseWriter, r *http.Request, err error
 // missing). The user name typed is shown again when it could be a user
 // name at all.
 func (p *Provider) render(w http.ResponseWriter, r *http.Request, status int, name, next, msg string) {
+	if status >= http.StatusBadRequest && auth.WantsJSON(r) {
+		// The one refusal rule: a client that asks for JSON gets it here
+		// as on every other route; the form is for browsers.
+		p.errs.Refuse(w, r, status, msg)
+		return
+	}
 	if userfile.ValidName(name) != nil {
 		name = ""
 	}

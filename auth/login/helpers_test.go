@@ -19,6 +19,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/web"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -87,6 +88,9 @@ type harness struct {
 	p         *Provider
 	srv       *httptest.Server
 	handler   http.Handler
+	// resolver, when set before start, is the handler's client-address
+	// resolver (to believe X-Forwarded-For from the test's loopback).
+	resolver *peer.Resolver
 }
 
 // newHarness starts a provider for alice and bob (bcrypt, cost 4) with
@@ -127,7 +131,7 @@ func (h *harness) start() {
 		h.t.Fatalf("New: %v", err)
 	}
 	h.p = p
-	h.handler = web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(h.backups), Logger: h.env.Logger})
+	h.handler = web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(h.backups), Logger: h.env.Logger, Resolver: h.resolver})
 	h.srv = httptest.NewServer(h.handler)
 	h.t.Cleanup(h.stop)
 }
@@ -149,6 +153,7 @@ type browser struct {
 	jar   *cookiejar.Jar
 	c     *http.Client
 	token string // the last login form's CSRF token
+	from  string // when set, the client address sent in X-Forwarded-For
 }
 
 func (h *harness) browser() *browser {
@@ -171,6 +176,9 @@ type reply struct {
 
 func (b *browser) do(req *http.Request) reply {
 	b.t.Helper()
+	if b.from != "" {
+		req.Header.Set("X-Forwarded-For", b.from)
+	}
 	resp, err := b.c.Do(req)
 	if err != nil {
 		b.t.Fatalf("%s %s: %v", req.Method, req.URL, err)

@@ -12,7 +12,11 @@
 // with type oauth.
 //
 // Guessing is made slow and unrewarding: failed logins are counted per
-// client address and per user name (429 with Retry-After past the limits),
+// client address and per user name (429 with Retry-After past the limits;
+// a browser that signed in before counts per device instead of per name,
+// see DeviceCookie), each attempt holding a slot of both only while it is
+// checked (package throttle), so right logins arriving together are never
+// refused for it and a success resets its own name's count only,
 // every wrong password and every unknown user name costs the same bcrypt
 // work (unknown names are checked against a decoy hash of the usual cost),
 // bcrypt work is capped by a gate, both cases get one and the same answer,
@@ -67,12 +71,16 @@ type Provider struct {
 
 	cfg      Config
 	verifier *password.Verifier
-	match    password.Matcher   // bcrypt or plain, chosen at load by use_bcrypt
-	byAddr   throttle.Counter   // failures per client address
-	byUser   throttle.Counter   // failures per user name, from any address
-	tmpl     *template.Template // nil: the built-in page
-	log      *slog.Logger
-	errs     *auth.Errors
+	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
+	byAddr   throttle.Counter // failures per client address
+	byUser   throttle.Counter // failures per user name, from any address
+	byDevice throttle.Counter // failures per device cookie, instead of byUser
+	// deviceKey signs device cookies; now is the clock they expire by.
+	deviceKey []byte
+	now       func() time.Time
+	tmpl      *template.Template // nil: the built-in page
+	log       *slog.Logger
+	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
 
@@ -118,21 +126,30 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
 		return nil, err
 	}
+	wait := cfg.AttemptWait
+	if wait <= 0 {
+		wait = auth.AttemptWait(cfg.UseBcrypt, rd.set.decoyCost)
+	}
 	p := &Provider{
 		cfg: cfg,
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
 		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock()}),
 		byAddr: env.Counter(Name+".addr", throttle.Options{
-			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
+			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		byUser: env.Counter(Name+".user", throttle.Options{
-			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(),
+			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "user names") },
+		}),
+		byDevice: env.Counter(Name+".device", throttle.Options{
+			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(), Wait: wait,
+			OnFull: func() { auth.LogFlood(env.Log(), Name, "device cookies") },
 		}),
 		log:  env.Log(),
 		errs: env.Errs(),
+		now:  env.Clock(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
@@ -155,6 +172,9 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) },
 	})
 	if err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	if p.deviceKey, err = p.Manager().PurposeKey("device-cookie"); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))

@@ -22,18 +22,19 @@ import (
 //     one line says when it is good again.
 //
 // Sessions of users who were removed or whose password changed end, and
-// every throttling block is lifted (logged with how many). The error
+// every throttling block is lifted and every count forgotten (logged with
+// how many blocks). The error
 // returned is the file's problem, if any.
 func (p *Provider) Reload() error {
-	// An operator's SIGHUP also lets locked-out clients and users in.
-	nAddr, errAddr := p.byAddr.ClearBlocks(context.Background())
-	nUser, errUser := p.byUser.ClearBlocks(context.Background())
-	if err := errors.Join(errAddr, errUser); err != nil {
+	// An operator's SIGHUP also lets locked-out clients, users and
+	// devices in: every block is lifted and every count forgotten.
+	nAddr, errAddr := p.byAddr.Clear(context.Background())
+	nUser, errUser := p.byUser.Clear(context.Background())
+	nDev, errDev := p.byDevice.Clear(context.Background())
+	if err := errors.Join(errAddr, errUser, errDev); err != nil {
 		p.log.Error("auth: lifting throttling blocks on reload failed", "auth_type", Name, "err", err)
 	}
-	if n := nAddr + nUser; n > 0 {
-		p.log.Info("auth: throttling blocks lifted on reload", "auth_type", Name, "blocks_cleared", n)
-	}
+	p.log.Info("auth: throttling blocks lifted and counts forgotten on reload", "auth_type", Name, "blocks_cleared", nAddr+nUser+nDev)
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
 	changed, err := p.reloadLocked()
