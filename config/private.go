@@ -7,12 +7,13 @@ import (
 	"runtime"
 )
 
-// CheckPrivate records a warning in rep when the file at path can be read or
-// written by its group or by others, saying what the file holds (what, for
-// example "a password hash") and how to fix it ("chmod 600 PATH"). The
-// configuration file and the user file should be readable only by their
-// owner; a warning rather than an error keeps
-// deployments that guard the directory instead working.
+// CheckPrivate records a warning in rep when the file at path can be
+// written by its group or read or written by others, saying what the file
+// holds (what, for example "a password hash") and how to fix it ("chmod 640
+// PATH"). Read access for the file's group alone is accepted: that is how
+// the service's account reads a file root keeps (the Debian package's
+// root:backupweb 0640). A warning rather than an error keeps deployments
+// that guard the directory instead working.
 //
 // A missing file is not reported here (whoever reads it reports that); any
 // other failure to inspect it is a warning. On Windows, where permission bits
@@ -29,8 +30,8 @@ func CheckPrivate(rep *Report, path, what string) {
 		}
 		return
 	}
-	if perm := info.Mode().Perm(); perm&0o077 != 0 {
-		rep.Warnf(path, 0, "", "", "holds %s but its mode %04o lets group or others read or write it; run: chmod 600 %s", what, perm, path)
+	if perm := info.Mode().Perm(); perm&0o037 != 0 {
+		rep.Warnf(path, 0, "", "", "holds %s but its mode %04o lets others in or its group write or run it; run: chmod 600 %s (or chmod 640, for a group that only reads it)", what, perm, path)
 	}
 }
 

@@ -16,8 +16,8 @@ func TestCheckPrivate(t *testing.T) {
 		mode os.FileMode
 		warn bool
 	}{
-		{0o600, false}, {0o400, false}, {0o700, false},
-		{0o644, true}, {0o640, true}, {0o604, true}, {0o620, true}, {0o602, true}, {0o666, true},
+		{0o600, false}, {0o400, false}, {0o700, false}, {0o640, false}, {0o440, false},
+		{0o644, true}, {0o604, true}, {0o620, true}, {0o602, true}, {0o666, true}, {0o650, true}, {0o660, true},
 	}
 	for _, tt := range tests {
 		path := filepath.Join(t.TempDir(), "users")
@@ -40,7 +40,7 @@ func TestCheckPrivate(t *testing.T) {
 			t.Fatalf("mode %04o: got %v, want one warning", tt.mode, ps)
 		}
 		p := ps[0]
-		want := []string{"password hashes", "chmod 600 " + path, "group or others"}
+		want := []string{"password hashes", "chmod 600 " + path, "chmod 640"}
 		for _, w := range want {
 			if !strings.Contains(p.Msg, w) {
 				t.Errorf("mode %04o: %q lacks %q", tt.mode, p.Msg, w)

@@ -12,6 +12,34 @@ import (
 // writable by its owner only, as a file of password hashes should be.
 const newFileMode fs.FileMode = 0o600
 
+// NewFile says how SaveWith makes a user file that does not exist yet. Its
+// zero value is what Save does: mode 0600, the creating process's group.
+// It has no effect on a file that exists, which keeps its owner, group and
+// mode.
+type NewFile struct {
+	// Mode is the new file's permission bits; zero means 0600. Bits that
+	// let the group write or others do anything are refused: a file of
+	// password hashes may be shared with one reader's group, no more.
+	Mode fs.FileMode
+	// Group is the group id the new file is given when SetGroup is true
+	// (which needs root, or membership of that group). Typically the group
+	// of the service account that reads the file, with Mode 0640.
+	Group    int
+	SetGroup bool
+}
+
+// mode returns the permission bits of the new file, or an error when they
+// would open the file too widely.
+func (nf NewFile) mode() (fs.FileMode, error) {
+	if nf.Mode == 0 {
+		return newFileMode, nil
+	}
+	if nf.Mode&^fs.ModePerm != 0 || nf.Mode&0o037 != 0 {
+		return 0, fmt.Errorf("refusing to create a user file with mode %04o: its group may at most read it, others nothing", uint32(nf.Mode))
+	}
+	return nf.Mode, nil
+}
+
 // renameFile is os.Rename; tests replace it to exercise a failed save.
 var renameFile = os.Rename
 
@@ -22,19 +50,26 @@ var renameFile = os.Rename
 // new one, never a mix; on failure the old file is untouched and the
 // temporary file removed.
 //
-// A new file gets mode 0600. An existing file keeps its permission bits,
-// which Save neither widens nor narrows (an operator may have granted the
-// server's group read access), and its owner and group, so that an
-// administrator editing a service account's file as root does not lock the
-// service out; if the owner cannot be kept, Save fails rather than change
-// it. When path is a symbolic link, the file it points to is replaced and
+// A new file gets mode 0600 (SaveWith makes it otherwise). An existing
+// file keeps its permission bits, which Save neither widens nor narrows (an
+// operator may have granted the server's group read access), and its owner
+// and group, so that an administrator editing a service account's file as
+// root does not lock the service out; if the owner cannot be kept, Save
+// fails rather than change it. When path is a symbolic link, the file it points to is replaced and
 // the link kept.
-func (d *Doc) Save(path string) error {
+func (d *Doc) Save(path string) error { return d.SaveWith(path, NewFile{}) }
+
+// SaveWith is Save, making a file that does not exist yet as nf says. A
+// file that exists keeps its owner, group and mode whatever nf says.
+func (d *Doc) SaveWith(path string, nf NewFile) error {
+	mode, err := nf.mode()
+	if err != nil {
+		return err
+	}
 	target, err := resolveLink(path)
 	if err != nil {
 		return err
 	}
-	mode := newFileMode
 	old, err := os.Stat(target)
 	switch {
 	case err == nil && !old.Mode().IsRegular():
@@ -62,13 +97,18 @@ func (d *Doc) Save(path string) error {
 	if _, err := d.WriteTo(tmp); err != nil {
 		return fmt.Errorf("writing %s: %w", tmp.Name(), err)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("setting the mode of %s: %w", tmp.Name(), err)
-	}
 	if old != nil {
 		if err := keepOwner(tmp, old); err != nil {
 			return fmt.Errorf("cannot keep the owner of %s, file left unchanged: %w", target, err)
 		}
+	} else if nf.SetGroup {
+		if err := setGroup(tmp, nf.Group); err != nil {
+			return fmt.Errorf("cannot give the new file %s the group %d, file not created: %w", target, nf.Group, err)
+		}
+	}
+	// After chown, which may clear set-id bits: the mode is the last word.
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("setting the mode of %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		return fmt.Errorf("flushing %s: %w", tmp.Name(), err)

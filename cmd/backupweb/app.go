@@ -46,15 +46,25 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		cfg.CheckBackupsDir() // in proxy and forward-auth modes the catalog is not served
 	}
 	a := &app{cfg: cfg}
-	if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.NeedsSecret && cfg.Server.Store != config.StoreRedis {
-		if err := config.CheckStateDir(cfg.Server.StateDir); err != nil {
-			cfg.File.Section("server").Errorf("state_dir", "%v", err)
+	lookupEnv := c.lookupEnv
+	if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.NeedsSecret {
+		if cfg.Server.Store != config.StoreRedis {
+			if err := config.CheckStateDir(cfg.Server.StateDir); err != nil {
+				cfg.File.Section("server").Errorf("state_dir", "%v", err)
+			}
+		}
+		if msg, packaged := packagedKeyProblem(cfg.Source, c.lookupEnv); packaged {
+			// Installed from the package: name its key file rather than
+			// advise a new key. The other keys are still checked, with a
+			// stand-in key, and nothing is built.
+			cfg.Auth.Errorf("type", "%s", msg)
+			lookupEnv, checkOnly = standInKey(c.lookupEnv), true
 		}
 	}
 	a.errs = web.NewErrors(log)
 	if checkOnly {
 		// Only the loaders: nothing is opened, created or connected.
-		t, err := factory.Check(cfg.Auth, c.lookupEnv)
+		t, err := factory.Check(cfg.Auth, lookupEnv)
 		if err == nil && !cfg.Report.HasErrors() {
 			a.typeName = t.Name
 		}
@@ -81,7 +91,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 			}
 		}
 	}
-	p, err := factory.New(cfg.Auth, env, c.lookupEnv)
+	p, err := factory.New(cfg.Auth, env, lookupEnv)
 	if err == nil && !cfg.Report.HasErrors() {
 		a.provider, a.typeName = p, p.Type()
 	}

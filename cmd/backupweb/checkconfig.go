@@ -4,13 +4,27 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/user"
+	"slices"
+	"strings"
+
+	"github.com/backupweb/backupweb/auth/factory"
+	"github.com/backupweb/backupweb/config"
 )
 
 // runCheckConfig loads and validates the configuration exactly as serve
 // does, without listening, and prints every problem it finds.
+//
+// With -as-service (the packaged unit's user, backupweb) or -as-user NAME
+// it also checks, from owners, groups and modes, that this account can
+// read every file the configuration names and write its state folder:
+// check-config run as root reads everything, the service does not.
 func runCheckConfig(c *cli, args []string) int {
 	fs := c.flagSet("check-config")
 	path := fs.String("config", "", "configuration file (default ./backupweb.ini if present, else built-in defaults)")
+	asService := fs.Bool("as-service", false, "also check that the service user "+serviceUser+" (the packaged unit's User=) can read every file the configuration names and write its state folder")
+	asUser := fs.String("as-user", "", "like -as-service, for the account NAME the service runs as")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -18,8 +32,28 @@ func runCheckConfig(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb check-config: unexpected arguments:", fs.Args())
 		return exitUsage
 	}
+	account := *asUser
+	if *asService {
+		if account != "" && account != serviceUser {
+			fmt.Fprintf(c.stderr, "backupweb check-config: -as-service checks the user %s; -as-user names %s: give one of them\n", serviceUser, account)
+			return exitUsage
+		}
+		account = serviceUser
+	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := c.load(*path, "", quiet, true)
+	if account != "" {
+		acct, err := lookupAccount(account)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "backupweb check-config: cannot check the access of the service's account: %v (the Debian package creates the user %s; name another with -as-user)\n", err, serviceUser)
+			return exitError
+		}
+		checkServiceAccess(a.cfg, acct, osStat)
+	} else if os.Geteuid() == 0 {
+		if _, err := user.Lookup(serviceUser); err == nil {
+			a.cfg.Report.Warnf("", 0, "", "", "run as root, check-config reads files the service user %s may not read; add -as-service to check its access", serviceUser)
+		}
+	}
 	if printProblems(c.stderr, a.cfg.Report) > 0 || a.typeName == "" {
 		fmt.Fprintln(c.stderr, "backupweb check-config: the configuration would not start")
 		return exitError
@@ -33,4 +67,58 @@ func sourceName(path string) string {
 		return "built-in defaults"
 	}
 	return path
+}
+
+// servicePath is a file or folder the service uses, and the key that
+// names it ("" for the configuration file itself).
+type servicePath struct {
+	section, key, path string
+	need               need
+}
+
+// authFileKeys are the [authentication] keys that name a file the service
+// reads, checked when the configured type reads the key.
+var authFileKeys = []string{"users_file", "login_template", "groups_file"}
+
+// servicePaths lists what the service will read or write with cfg.
+func servicePaths(cfg *config.Config) []servicePath {
+	var ps []servicePath
+	if cfg.Source != "" {
+		ps = append(ps, servicePath{path: cfg.Source, need: readFile})
+	}
+	t, typed := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
+	if typed {
+		for _, k := range authFileKeys {
+			if v := strings.TrimSpace(cfg.Auth.String(k, "")); v != "" && slices.Contains(t.Keys, k) {
+				ps = append(ps, servicePath{factory.Section, k, v, readFile})
+			}
+		}
+	}
+	if cfg.Proxy.Upstream == nil && cfg.Backups.Dir != "" {
+		ps = append(ps, servicePath{"backups", "dir", cfg.Backups.Dir, listDir})
+	}
+	if cfg.Server.Store == config.StoreRedis && cfg.Redis.TLSCA != "" {
+		ps = append(ps, servicePath{"redis", "tls_ca", cfg.Redis.TLSCA, readFile})
+	}
+	if typed && t.NeedsSecret && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
+		ps = append(ps, servicePath{"server", "state_dir", cfg.Server.StateDir, writeDir})
+	}
+	return ps
+}
+
+// checkServiceAccess records an error for every path of cfg that acct
+// cannot use as the service must, and a warning when the packaged key file
+// is unreadable to it (systemd reads that file as root for the unit, but a
+// check run as the service user cannot load it).
+func checkServiceAccess(cfg *config.Config, acct account, stat statFunc) {
+	for _, p := range servicePaths(cfg) {
+		if msg := accessProblem(acct, p.path, p.need, stat); msg != "" {
+			cfg.Report.Errorf(p.path, 0, p.section, p.key, "%s", msg)
+		}
+	}
+	if packagedKeyFileExists() {
+		if msg := accessProblem(acct, packagedKeyFile, readFile, stat); msg != "" {
+			cfg.Report.Warnf(packagedKeyFile, 0, "", "", "%s (systemd reads this file as root for the unit, so the service starts; a check run as %s cannot load the key)", msg, acct.name)
+		}
+	}
 }

@@ -36,11 +36,11 @@ func flagsOf(name string) []string {
 	case "serve":
 		return []string{"-config", "-listen", "-log-format", "-log-level"}
 	case "check-config":
-		return []string{"-config"}
+		return []string{"-config", "-as-service", "-as-user"}
 	case "hash-password":
 		return []string{"-cost"}
 	case "user":
-		return []string{"add", "passwd", "del", "list", "-file", "-cost"}
+		return []string{"add", "passwd", "del", "list", "-file", "-cost", "-group"}
 	case "healthcheck":
 		return []string{"-url", "-timeout"}
 	case "completion":
@@ -58,6 +58,8 @@ _backupweb() {
 	fi
 	case "$prev" in
 	-config|-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	-group) COMPREPLY=($(compgen -g -- "$cur")); return ;;
+	-as-user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	-log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	-log-level) COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
 	esac
