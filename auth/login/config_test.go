@@ -10,6 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/session"
 )
 
 func TestLoginPath(t *testing.T) {
@@ -91,6 +92,7 @@ func TestLoadAllKeys(t *testing.T) {
 		"users_file = " + users, "use_bcrypt = yes", "login_view = /signin", "login_template = " + tmpl,
 		"session_idle_timeout = 10m", "session_lifetime = 2h", "max_failures = 20",
 		"max_user_failures = 3", "failure_window = 600", "max_sessions_per_user = 4",
+		"idle_renewal = any",
 	}, "\n"))
 	if !ok {
 		t.Fatalf("Load refused: %v", problems)
@@ -98,7 +100,7 @@ func TestLoadAllKeys(t *testing.T) {
 	want := Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
 		IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4,
-		MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
+		IdleRenewal: session.RenewAny, MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
 	}
 	if cfg.read == nil || cfg.read.users == nil {
 		t.Error("Load kept no reading of the user file for New")
@@ -151,6 +153,7 @@ func TestLoadProblems(t *testing.T) {
 		{"idle longer than lifetime", "users_file = " + good + "\nuse_bcrypt = true\nsession_idle_timeout = 2h\nsession_lifetime = 1h", true, config.Warning, "backupweb.ini:5", "longer than session_lifetime"},
 		{"bad duration", "users_file = " + good + "\nuse_bcrypt = true\nfailure_window = soon", false, config.Error, "backupweb.ini:5", "failure_window"},
 		{"bad number", "users_file = " + good + "\nuse_bcrypt = true\nmax_user_failures = 0", false, config.Error, "backupweb.ini:5", "max_user_failures"},
+		{"bad idle renewal", "users_file = " + good + "\nuse_bcrypt = true\nidle_renewal = always", false, config.Error, "backupweb.ini:5", "idle_renewal: unknown value \"always\"; valid values are navigation"},
 		{"bad login view", "users_file = " + good + "\nuse_bcrypt = true\nlogin_view = /api/x", false, config.Error, "backupweb.ini:5", "login_view"},
 		{"missing template", "users_file = " + good + "\nuse_bcrypt = true\nlogin_template = " + filepath.Join(dir, "none.html"), false, config.Error, "backupweb.ini:5", "login_template"},
 	}

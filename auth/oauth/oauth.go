@@ -117,7 +117,8 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
 		IdleTimeout:    cfg.SessionIdleTimeout, Lifetime: cfg.SessionLifetime, MaxPerUser: cfg.MaxSessionsPerUser,
-		Admit: p.admits,
+		Renewal: cfg.IdleRenewal,
+		Admit:   p.admits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)

@@ -44,6 +44,10 @@ type Options struct {
 	// makes (see session.Options); zero takes the defaults.
 	IdleTimeout, Lifetime time.Duration
 	MaxPerUser            int
+	// Renewal says which requests renew the idle deadline of the
+	// sessions Open makes ([authentication] idle_renewal). Default
+	// session.RenewNavigation.
+	Renewal session.Renewal
 	// LoginPath is where Challenge sends browsers, with ?next=. Required.
 	LoginPath string
 	// LogoutRedirect is where Logout sends the browser. Default LoginPath.
@@ -78,7 +82,7 @@ type Guard struct {
 // shared store, or a file store in deps.StateDir) and returns the guard
 // that owns them. o.Manager is ignored.
 func Open(deps auth.Deps, o Options) (*Guard, error) {
-	s, err := OpenSessions(deps, o.Type, o.IdleTimeout, o.Lifetime, o.MaxPerUser)
+	s, err := openSessions(deps, o.Type, o.IdleTimeout, o.Lifetime, o.MaxPerUser, o.Renewal)
 	if err != nil {
 		return nil, err
 	}
