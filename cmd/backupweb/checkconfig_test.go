@@ -32,6 +32,11 @@ func TestCheckConfig(t *testing.T) {
 			map[string]string{"RP": "redis-secret"}, exitOK, nil, []string{"redis-secret"}},
 		{"redis password in the url", "[server]\nstore = redis\n[redis]\nurl = redis://u:redis-secret@127.0.0.1:6379/0\n", nil, exitError,
 			[]string{"error:", "[redis] url: must not hold a password"}, []string{"redis-secret"}},
+		{"[ui] names the application", "[ui]\ntitle = Home NAS\nproduct_name = Syncthing\n", nil, exitOK, nil, []string{"[ui]"}},
+		{"[ui] value checked", "[ui]\nproduct_name = " + strings.Repeat("S", 81) + "\ncolour = red\n", nil, exitError,
+			[]string{"error:", "[ui] product_name: is longer than 80 characters", "warning:", "[ui] colour: unknown key"}, nil},
+		{"idle_renewal checked", "[authentication]\ntype = flask-login\nusers_file = u\nidle_renewal = sometimes\n", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)}, exitError,
+			[]string{"error:", `[authentication] idle_renewal: unknown value "sometimes"`}, nil},
 		{"plain password warns but passes", "[authentication]\ntype = basic\nusername = u\npassword = hunter2\n", nil, exitOK,
 			[]string{"warning:", "plain text"}, []string{"hunter2"}},
 	}
