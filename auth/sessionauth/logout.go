@@ -1,7 +1,9 @@
 package sessionauth
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/backupweb/backupweb/ui"
 )
@@ -57,4 +59,23 @@ func (g *Guard) logoutNext(r *http.Request) string {
 		return safe
 	}
 	return ""
+}
+
+// SeeOther answers 303 to loc, a target SafeNext accepted. It sets
+// Location itself rather than with http.Redirect, which cleans the path
+// and could turn an accepted "/./\host" into "/\host", which browsers
+// read as another host; bytes outside printable ASCII are percent-encoded
+// so that the header stays one clean line.
+func SeeOther(w http.ResponseWriter, loc string) {
+	var b strings.Builder
+	for i := 0; i < len(loc); i++ {
+		if c := loc[i]; c <= ' ' || c >= 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	w.Header().Set("Location", b.String())
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusSeeOther)
 }

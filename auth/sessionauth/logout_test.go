@@ -97,6 +97,7 @@ func TestLogoutNext(t *testing.T) {
 		{"other host", "", "https://evil.example/", "/login?signed_out=1"},
 		{"protocol-relative", "?rd=%2F%2Fevil.example", "", "/login?signed_out=1"},
 		{"backslash", "", "/\\evil.example", "/login?signed_out=1"},
+		{"non-ASCII path", "", "/app/é?q=ü", "/app/%C3%A9?q=%C3%BC"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, cookie := logoutGuard(t)

@@ -231,8 +231,7 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if next := g.logoutNext(r); next != "" {
-		w.Header().Set("Location", next)
-		w.WriteHeader(http.StatusSeeOther)
+		SeeOther(w, next)
 		return
 	}
 	to := g.o.LogoutRedirect
