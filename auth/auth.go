@@ -38,6 +38,11 @@ type User struct {
 	// Attrs holds facts some types know (for oauth: "email", "name",
 	// "provider"). Nil for types that know nothing more.
 	Attrs map[string]string
+	// Expires is when the user's session ends if no further navigation
+	// renews it (the earlier of its idle and absolute deadlines); zero for
+	// types without sessions (none, basic), which admit each request on
+	// its own. Not part of Record.
+	Expires time.Time
 	// csrf computes the token state-changing requests of this user's
 	// session must carry (logout). Nil for types without sessions. It is a
 	// function so the token (an HMAC, masked afresh) is only computed for

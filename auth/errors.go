@@ -28,6 +28,28 @@ func IsUnavailable(err error) bool {
 	return errors.As(err, &u) && u.Unavailable()
 }
 
+// StoreDown is the behaviour of Unavailable errors whose cause is the
+// shared store that keeps sessions and failure counts (Redis) not
+// answering. They are answered like any Unavailable error (503 with
+// Retry-After) but with a sentence that says what is down, so that a user
+// is not told the server is busy when it is not.
+type StoreDown interface {
+	StoreDown() bool
+}
+
+// IsStoreDown reports whether err, or an error it wraps, is StoreDown.
+func IsStoreDown(err error) bool {
+	var d StoreDown
+	return errors.As(err, &d) && d.StoreDown()
+}
+
+// Sentences of the 503 replies: MsgStoreDown for a session store that does
+// not answer, MsgBusy for work at capacity (bcrypt).
+const (
+	MsgStoreDown = "Sign-in is unavailable right now: the session store does not answer. Try again in a moment."
+	MsgBusy      = "The server is busy. Try again in a moment."
+)
+
 // Throttled is the behaviour of errors that mean the client must wait
 // before trying again (too many failed attempts from its address or for
 // its user name): answered 429 with Retry-After.
@@ -65,15 +87,19 @@ type Reply struct {
 
 // ReplyTo maps an error from Identify (or any authentication step) to its
 // Reply, by behaviour: Throttled is 429 saying in how many minutes to try
-// again, Unavailable is 503 (retry in a second), anything else 500.
+// again, Unavailable is 503 (retry in a second) saying that the session
+// store does not answer when the error is also StoreDown and that the
+// server is busy otherwise, anything else 500.
 func ReplyTo(err error) Reply {
 	var t Throttled
 	switch {
 	case errors.As(err, &t):
 		return Reply{Status: http.StatusTooManyRequests, RetryAfter: retryAfterSeconds(t.RetryAfter()),
 			Message: "Too many failed attempts. Try again in " + inMinutes(t.RetryAfter()) + "."}
+	case IsUnavailable(err) && IsStoreDown(err):
+		return Reply{Status: http.StatusServiceUnavailable, RetryAfter: 1, Message: MsgStoreDown}
 	case IsUnavailable(err):
-		return Reply{Status: http.StatusServiceUnavailable, RetryAfter: 1, Message: "The server is busy. Try again in a moment."}
+		return Reply{Status: http.StatusServiceUnavailable, RetryAfter: 1, Message: MsgBusy}
 	default:
 		return Reply{Status: http.StatusInternalServerError, Message: "Authentication failed because of a server error.", Unexpected: true}
 	}

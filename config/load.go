@@ -28,6 +28,8 @@ type Config struct {
 	Backups Backups
 	// Proxy holds the [proxy] section.
 	Proxy Proxy
+	// UI holds the [ui] section: the names the pages use.
+	UI UI
 	// Redis is the [redis] section, read when Server.Store is StoreRedis
 	// (zero otherwise).
 	Redis Redis
@@ -92,7 +94,7 @@ const (
 )
 
 // knownSections are the sections this program reads.
-var knownSections = []string{"server", "backups", "authentication", "proxy", "redis"}
+var knownSections = []string{"server", "backups", "authentication", "proxy", "redis", "ui"}
 
 // Load reads the configuration. With path == "" it reads ./backupweb.ini
 // when that file exists and otherwise uses the built-in defaults; a path that
@@ -131,6 +133,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	cfg.Server = loadServer(f.Section("server"))
 	cfg.Backups = loadBackups(f.Section("backups"))
 	cfg.Proxy = loadProxy(f.Section("proxy"))
+	cfg.UI = loadUI(f.Section("ui"))
 	cfg.Server.Store, cfg.Redis = loadStore(f.Section("server"), f.Section("redis"))
 	cfg.Server.Mode = loadMode(f.Section("server"), f.Section("backups"), f.Section("proxy"), cfg.Proxy)
 	return cfg

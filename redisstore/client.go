@@ -85,6 +85,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // Unavailable reports that Redis could not answer (see auth.Unavailable).
 func (e *Error) Unavailable() bool { return true }
 
+// StoreDown reports that the store of sessions and failure counts is what
+// does not answer (see auth.StoreDown), so people are told so rather than
+// that the server is busy.
+func (e *Error) StoreDown() bool { return true }
+
 // Open returns a client for the [redis] section cfg. It does not wait for
 // Redis: when it cannot be reached yet, Open logs that once and returns a
 // client whose commands fail (503) until it can. An error means cfg

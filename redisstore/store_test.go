@@ -270,8 +270,11 @@ func TestConnections(t *testing.T) {
 			if err == nil {
 				t.Fatal("Commit succeeded, want a failure")
 			}
-			if !auth.IsUnavailable(err) {
-				t.Fatalf("error %v is not Unavailable", err)
+			if !auth.IsUnavailable(err) || !auth.IsStoreDown(err) {
+				t.Fatalf("error %v is not Unavailable and StoreDown", err)
+			}
+			if rp := auth.ReplyTo(err); rp.Status != 503 || rp.Message != auth.MsgStoreDown {
+				t.Fatalf("reply to %v: %d %q, want 503 saying the session store does not answer", err, rp.Status, rp.Message)
 			}
 			if strings.Contains(err.Error(), cfg.Password) && cfg.Password != "" {
 				t.Fatalf("error %q holds the password", err)

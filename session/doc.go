@@ -18,9 +18,10 @@
 // copy of the store yields no usable cookie. Start always issues a new id and
 // deletes the session the request came with (rotation at login); Destroy
 // deletes the session and clears the cookie, so a copied cookie stops
-// working at logout. A session ends after IdleTimeout without requests
-// (default 30 minutes) and, whatever its activity, Lifetime after it began
-// (default 12 hours). The cookie itself lasts until the browser closes.
+// working at logout. A session ends after IdleTimeout without a person's
+// requests (default 30 minutes; by default only top-level navigations
+// count, not a page's background traffic, see Renewal) and, whatever its
+// activity, Lifetime after it began (default 12 hours). The cookie itself lasts until the browser closes.
 //
 // Every cookie the package sets is HttpOnly, SameSite=Lax, Path=/, and
 // Secure when Options.Secure says the request came over https.

@@ -52,6 +52,10 @@ type Options struct {
 	// may end up to one minute before IdleTimeout has passed since its last
 	// request (never after).
 	IdleTimeout time.Duration
+	// Renewal says which requests count as activity that renews the idle
+	// deadline. Default RenewNavigation: top-level navigations only, so
+	// a page's background polling does not keep its session alive.
+	Renewal Renewal
 	// Lifetime ends a session that long after it began, whatever its
 	// activity. Default 12 hours.
 	Lifetime time.Duration
@@ -99,6 +103,7 @@ type Manager struct {
 	idle       time.Duration
 	lifetime   time.Duration
 	touch      time.Duration
+	renewal    Renewal
 	secure     func(*http.Request) bool
 	now        func() time.Time
 	log        *slog.Logger
@@ -148,6 +153,7 @@ func NewManager(o Options) (*Manager, error) {
 		formCookie: cmp.Or(o.FormCookieName, DefaultFormCookieName),
 		idle:       o.IdleTimeout,
 		lifetime:   o.Lifetime,
+		renewal:    o.Renewal,
 		secure:     o.Secure,
 		now:        o.Now,
 		log:        o.Logger,
@@ -210,10 +216,13 @@ func (m *Manager) FormCookieName() string { return m.formCookie }
 // has expired (idle or absolute); an expired session is also deleted from the
 // store. err reports a store failure. Load never writes a response.
 //
-// Activity is recorded when the stored LastSeen is at least one touch
-// interval old (one minute, or a quarter of IdleTimeout if that is shorter),
-// so most requests cost one HMAC and one store lookup and write nothing. A
-// failed refresh is logged and does not fail the request.
+// Activity is recorded for a request that renews the session under
+// Options.Renewal (by default a top-level navigation, see IsNavigation),
+// when the stored LastSeen is at least one touch interval old (one minute,
+// or a quarter of IdleTimeout if that is shorter), so most requests cost
+// one HMAC and one store lookup and write nothing. Other requests are
+// admitted without moving the idle deadline. A failed refresh is logged
+// and does not fail the request.
 func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 	key, ok := m.keyFromRequest(r)
 	if !ok {
@@ -242,7 +251,7 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		}
 		return nil, false, nil
 	}
-	if now.Sub(rec.LastSeen) >= m.touch {
+	if now.Sub(rec.LastSeen) >= m.touch && m.renewal.Renews(r) {
 		rec.LastSeen = now
 		rec.Expires = m.deadline(rec.Created, now)
 		if m.toucher != nil {

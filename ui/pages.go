@@ -8,12 +8,15 @@ import (
 
 // CatalogPage is the data of the "catalog" page, the list of backups at /.
 type CatalogPage struct {
+	// Brand names the service in the header bar and the document title.
+	Brand Brand
 	// Title is the page's heading and the document title.
 	Title string
-	// User is the signed-in user. The page shows the name and the
-	// authentication type, a logout button (a POST to /logout carrying
-	// User.CSRFToken as csrf_token) when User.HasSession, and a notice that
-	// authentication is off for type "none".
+	// User is the signed-in user. The page shows "Signed in as" and the
+	// name (never the authentication type, which means nothing to a
+	// person), a sign-out button (a POST to /logout carrying
+	// User.CSRFToken as csrf_token) when User.HasSession, and a notice
+	// that authentication is off for type "none".
 	User Viewer
 	// Backups are the files to list, in the order given (the catalog gives
 	// newest first). Each name links to /backups/{name}, path-escaped.
@@ -53,6 +56,8 @@ func (p CatalogPage) TotalSize() int64 {
 // allows stylesheets from /_backupweb/ only and no scripts: inline <style>
 // elements, style attributes and <script> are ignored by browsers.
 type LoginPage struct {
+	// Brand names the service in the header bar and the document title.
+	Brand Brand
 	// Title is the page's heading and the document title.
 	Title string
 	// Action is the path the form posts to: the login page's own path.
@@ -73,12 +78,37 @@ type LoginPage struct {
 // ErrorPage is the data of the "error" page shown for failed page requests
 // (404, 403, 500...). API routes answer with JSON instead.
 type ErrorPage struct {
+	// Brand names the service, and the link back to what it guards
+	// ("Back to Syncthing").
+	Brand Brand
 	// Status is the HTTP status code, shown on the page.
 	Status int
 	// Title is the heading; empty means the status's standard text.
 	Title string
 	// Message is one sentence for a person; never internal detail.
 	Message string
+	// SignIn, when set, is the URL of a "Sign in again" link (the
+	// signed-out page).
+	SignIn string
+}
+
+// LogoutPage is the data of the "logout" page at GET /logout: the
+// confirmation a guarded application can link to, with the one sign-out
+// form (a POST to /logout carrying CSRFToken and Next). Without a signed-in
+// user it says so and offers SignIn.
+type LogoutPage struct {
+	// Brand names the service, and the link back to what it guards.
+	Brand Brand
+	// User is the signed-in user's name; empty when no one is signed in.
+	User string
+	// CSRFToken is the session's token the form posts as csrf_token.
+	CSRFToken string
+	// Next is where the browser goes after signing out (the hidden next
+	// field), already checked by the caller; empty: the signed-out page.
+	Next string
+	// SignIn is the URL of the sign-in page, offered when no one is
+	// signed in.
+	SignIn string
 }
 
 // LogoutButton returns the form that signs the user out: a POST to
@@ -89,5 +119,5 @@ type ErrorPage struct {
 func LogoutButton(csrfToken string) template.HTML {
 	return template.HTML(`<form method="post" action="/logout" class="logout">` +
 		`<input type="hidden" name="csrf_token" value="` + template.HTMLEscapeString(csrfToken) + `">` +
-		`<button type="submit">Log out</button></form>`)
+		`<button type="submit">Sign out</button></form>`)
 }

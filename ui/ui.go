@@ -3,7 +3,10 @@
 // its configuration and nothing is fetched from other sites.
 //
 // Every page is the shared layout plus one page template, executed with one
-// of the page data types (CatalogPage, LoginPage, ErrorPage). The pages need
+// of the page data types (CatalogPage, LoginPage, ErrorPage, LogoutPage),
+// whose Brand names the service (see Brand, [ui] title and product_name).
+// The wording is the same everywhere: "Sign in", "Sign out", "Signed in
+// as". The pages need
 // no JavaScript, fit a phone's screen, follow the system's light or dark
 // preference, and label every control for assistive technology.
 //
@@ -29,7 +32,7 @@ import (
 var templateFS embed.FS
 
 // pages are the page templates, each executed inside templates/layout.html.
-var pages = []string{"catalog", "login", "error"}
+var pages = []string{"catalog", "login", "error", "logout"}
 
 // parsed holds one template set per page, parsed once, on first use.
 var parsed = sync.OnceValues(func() (map[string]*template.Template, error) {
@@ -79,7 +82,7 @@ func HumanSize(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// Render writes the named page ("catalog", "login", "error") with data and
+// Render writes the named page ("catalog", "login", "error", "logout") with data and
 // status. The page is executed into memory first, so a template error never
 // leaves a half-written page: it is answered with a bare 500 and returned,
 // for the caller to log with its logger.

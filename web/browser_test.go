@@ -138,7 +138,7 @@ func TestBrowserCatalogPage(t *testing.T) {
 					}
 				}
 				who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".who")))
-				if err != nil || !strings.Contains(who, "anonymous") || !strings.Contains(who, "none") {
+				if err != nil || !strings.Contains(who, "Signed in as anonymous") || strings.Contains(who, "none") {
 					t.Errorf("user line = %q, %v", who, err)
 				}
 				checkLayout(t, ctx)

@@ -63,6 +63,10 @@ type Options struct {
 	// Errors writes every refusal and error; give the providers the same
 	// (auth.Deps.Errors). Default: NewErrors(Logger).
 	Errors *auth.Errors
+	// Brand names the service and what it guards on every page, the
+	// providers' included ([ui] title and product_name). Zero:
+	// backupweb's own wording.
+	Brand ui.Brand
 }
 
 // NewErrors returns the program's error writer: JSON for API clients, and
@@ -74,7 +78,7 @@ func NewErrors(log *slog.Logger) *auth.Errors {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &auth.Errors{Logger: log, Page: func(w http.ResponseWriter, r *http.Request, status int, message string) {
-		if err := ui.Render(w, status, "error", ui.ErrorPage{Status: status, Message: message}); err != nil {
+		if err := ui.Render(w, status, "error", ui.ErrorPage{Brand: ui.BrandOf(r.Context()), Status: status, Message: message}); err != nil {
 			log.ErrorContext(r.Context(), "web: rendering the error page", "err", err)
 		}
 	}}
@@ -88,6 +92,7 @@ func NewErrors(log *slog.Logger) *auth.Errors {
 //	GET /api/backups      {"backups":[{"name","size","modified"}]}, newest first
 //	GET /api/me           the current-user record: username, auth_type, ...
 //	GET /backups/{name}   the backup's bytes, as an attachment
+//	GET /_backupweb/userinfo  the signed-in user as JSON, or 401 JSON
 //
 // plus the provider's own routes when it implements auth.Mounter. GET
 // routes answer HEAD too. Unknown paths are 404, known paths with another
@@ -127,6 +132,7 @@ func NewHandler(o Options) http.Handler {
 	mux.HandleFunc("GET /readyz", ready(p, o.Ready, log))
 	mux.HandleFunc(RequestAuthPath, forwardAuth(p, errs, log, false, o.AllowUsers))
 	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, errs, log, true, o.AllowUsers))
+	mux.HandleFunc("GET "+UserinfoPath, serveUserinfo(p, errs))
 	ui.Mount(mux)
 	if o.Proxy == nil && !o.NoCatalog {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
@@ -179,7 +185,7 @@ func NewHandler(o Options) http.Handler {
 	if o.Proxy != nil {
 		own = proxyOrOwn(p, o.Proxy, protect, own)
 	}
-	return recoverer(log, s, res.Middleware(observe(access, o.Observer, own)))
+	return ui.Branded(o.Brand)(recoverer(log, s, res.Middleware(observe(access, o.Observer, own))))
 }
 
 // keptPaths are the paths backupweb keeps for itself in proxy mode, besides

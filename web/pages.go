@@ -39,7 +39,7 @@ func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
 		return
 	}
-	if err := ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Title: "Backups", User: viewer(u), Backups: list}); err != nil {
+	if err := ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Brand: ui.BrandOf(r.Context()), Title: "Backups", User: viewer(u), Backups: list}); err != nil {
 		s.log.ErrorContext(r.Context(), "web: rendering the catalog page", "err", err)
 	}
 }

@@ -120,10 +120,13 @@ func sessionHandler(t *testing.T) (http.Handler, func() string) {
 func TestLogoutButtonForSessions(t *testing.T) {
 	h, _ := sessionHandler(t)
 	body := do(h, "GET", "/", nil).Body.String()
-	for _, w := range []string{`<form method="post" action="/logout"`, `name="csrf_token" value="csrf-abc"`, `alice`, `flask-login`} {
+	for _, w := range []string{`<form method="post" action="/logout"`, `name="csrf_token" value="csrf-abc"`, `Signed in as <strong>alice</strong>`, `Sign out`} {
 		if !strings.Contains(body, w) {
 			t.Errorf("page lacks %s", w)
 		}
+	}
+	if strings.Contains(body, "flask-login") {
+		t.Error("the page shows the authentication type's name to a person")
 	}
 	nh, _ := noneHandler(t)
 	if strings.Contains(do(nh, "GET", "/", nil).Body.String(), "/logout") {

@@ -21,7 +21,7 @@ import (
 // Keys are the [authentication] keys type flask-login reads, besides "type".
 var Keys = []string{
 	"users_file", "use_bcrypt", "login_view", "login_template",
-	"session_idle_timeout", "session_lifetime", "max_sessions_per_user",
+	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
 	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
 }
 
@@ -63,6 +63,10 @@ type Config struct {
 	LoginTemplate string
 	// IdleTimeout ends a session unused for that long. Default 30m.
 	IdleTimeout time.Duration
+	// IdleRenewal says which requests renew the idle deadline. Default
+	// session.RenewNavigation: top-level navigations, not a page's
+	// background requests.
+	IdleRenewal session.Renewal
 	// Lifetime ends a session that long after login, whatever its activity.
 	// Default 12h.
 	Lifetime time.Duration
@@ -139,6 +143,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		UseBcrypt:          s.Bool("use_bcrypt", false),
 		LoginTemplate:      s.String("login_template", ""),
 		IdleTimeout:        s.Duration("session_idle_timeout", DefaultIdleTimeout),
+		IdleRenewal:        sessionauth.LoadRenewal(s),
 		Lifetime:           s.Duration("session_lifetime", DefaultLifetime),
 		MaxFailures:        s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
 		MaxUserFailures:    s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),

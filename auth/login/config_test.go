@@ -10,6 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/session"
 )
 
 func TestLoginPath(t *testing.T) {
@@ -92,6 +93,7 @@ func TestLoadAllKeys(t *testing.T) {
 		"session_idle_timeout = 10m", "session_lifetime = 2h", "max_failures = 20",
 		"max_user_failures = 3", "failure_window = 600", "max_sessions_per_user = 4",
 		"attempt_wait = 3s",
+		"idle_renewal = any",
 	}, "\n"))
 	if !ok {
 		t.Fatalf("Load refused: %v", problems)
@@ -99,7 +101,7 @@ func TestLoadAllKeys(t *testing.T) {
 	want := Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
 		IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4,
-		MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
+		IdleRenewal: session.RenewAny, MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
 		AttemptWait: 3 * time.Second,
 	}
 	if cfg.read == nil || cfg.read.users == nil {
@@ -154,6 +156,7 @@ func TestLoadProblems(t *testing.T) {
 		{"bad duration", "users_file = " + good + "\nuse_bcrypt = true\nfailure_window = soon", false, config.Error, "backupweb.ini:5", "failure_window"},
 		{"attempt_wait too long", "users_file = " + good + "\nuse_bcrypt = true\nattempt_wait = 30s", false, config.Error, "backupweb.ini:5", "attempt_wait: must be at most 25s"},
 		{"bad number", "users_file = " + good + "\nuse_bcrypt = true\nmax_user_failures = 0", false, config.Error, "backupweb.ini:5", "max_user_failures"},
+		{"bad idle renewal", "users_file = " + good + "\nuse_bcrypt = true\nidle_renewal = always", false, config.Error, "backupweb.ini:5", "idle_renewal: unknown value \"always\"; valid values are navigation"},
 		{"bad login view", "users_file = " + good + "\nuse_bcrypt = true\nlogin_view = /api/x", false, config.Error, "backupweb.ini:5", "login_view"},
 		{"missing template", "users_file = " + good + "\nuse_bcrypt = true\nlogin_template = " + filepath.Join(dir, "none.html"), false, config.Error, "backupweb.ini:5", "login_template"},
 	}

@@ -1,6 +1,7 @@
 package login
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,13 +23,17 @@ import (
 const (
 	MsgBadCredentials = "Wrong user name or password."
 	MsgEmpty          = "Enter your user name and password."
-	MsgBadCSRF        = "The login form has expired. Please log in again."
-	msgBadForm        = "The login form could not be read."
+	MsgBadCSRF        = "The sign-in form has expired. Please sign in again."
+	msgBadForm        = "The sign-in form could not be read."
 	MsgSignedOut      = "You have been signed out."
 )
 
-// pageTitle is the title of the built-in login page.
-const pageTitle = "Log in"
+// Titles of the built-in login page: pageTitle, and signedOutTitle after
+// a sign-out.
+const (
+	pageTitle      = "Sign in"
+	signedOutTitle = "Sign in again"
+)
 
 // maxFormBytes bounds a login form: a user name, a password of bcrypt's 72
 // bytes, two tokens and a next path fit many times over.
@@ -43,7 +48,7 @@ func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Has("signed_out") {
-		p.renderPage(w, r, http.StatusOK, ui.LoginPage{Next: next, Notice: MsgSignedOut})
+		p.renderPage(w, r, http.StatusOK, ui.LoginPage{Title: signedOutTitle, Next: next, Notice: MsgSignedOut})
 		return
 	}
 	p.render(w, r, http.StatusOK, "", next, "")
@@ -274,12 +279,14 @@ func (p *Provider) render(w http.ResponseWriter, r *http.Request, status int, na
 }
 
 // renderPage shows the login page with page's Next, Error, Notice and
-// Username, filling in the title, the form's action and a fresh CSRF token.
+// Username (and Title, when set), filling in the title, the brand, the
+// form's action and a fresh CSRF token.
 func (p *Provider) renderPage(w http.ResponseWriter, r *http.Request, status int, page ui.LoginPage) {
 	if page.Next == "/" {
 		page.Next = ""
 	}
-	page.Title, page.Action, page.CSRFToken = pageTitle, p.cfg.LoginPath, p.Manager().FormToken(w, r)
+	page.Title = cmp.Or(page.Title, pageTitle)
+	page.Brand, page.Action, page.CSRFToken = ui.BrandOf(r.Context()), p.cfg.LoginPath, p.Manager().FormToken(w, r)
 	w.Header().Set("Cache-Control", "no-store")
 	var err error
 	if p.tmpl != nil {

@@ -166,6 +166,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		Type:        Name,
 		LoginPath:   cfg.LoginPath,
 		IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime, MaxPerUser: cfg.MaxSessionsPerUser,
+		Renewal: cfg.IdleRenewal,
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password
 		// changed while the service was stopped included).
@@ -187,13 +188,15 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 // Type returns "flask-login".
 func (p *Provider) Type() string { return Name }
 
-// Mount adds the login page (GET and POST at the login path), POST /logout
+// Mount adds the login page (GET and POST at the login path), /logout (GET
+// the confirmation page, POST the sign-out)
 // and, unless mux has them already, the stylesheet and icon the page uses
 // (ui.Mount), so that the page is styled in a host application too.
 func (p *Provider) Mount(mux *http.ServeMux) {
 	ui.Mount(mux)
 	mux.HandleFunc("GET "+p.cfg.LoginPath, p.serveForm)
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
+	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/session"
 )
@@ -19,7 +20,7 @@ var Keys = []string{
 	"authorized_domains", "authorized_users",
 	"authorization_endpoint", "token_endpoint", "userinfo_endpoint",
 	"scopes", "issuer", "base_url",
-	"session_idle_timeout", "session_lifetime", "max_sessions_per_user",
+	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
 }
 
 // Defaults of Config.
@@ -64,6 +65,10 @@ type Config struct {
 	Scopes []string
 	// SessionIdleTimeout ends a session unused that long. Default 30m.
 	SessionIdleTimeout time.Duration
+	// IdleRenewal says which requests renew the idle deadline. Default
+	// session.RenewNavigation: top-level navigations, not a page's
+	// background requests.
+	IdleRenewal session.Renewal
 	// SessionLifetime ends a session that long after sign-in. Default 12h.
 	SessionLifetime time.Duration
 	// MaxSessionsPerUser bounds one user's live sessions; a new sign-in
@@ -135,6 +140,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		Issuer:             loadURL(s, "issuer"),
 		BaseURL:            strings.TrimRight(loadURL(s, "base_url"), "/"),
 		SessionIdleTimeout: s.Duration("session_idle_timeout", DefaultIdleTimeout),
+		IdleRenewal:        sessionauth.LoadRenewal(s),
 		SessionLifetime:    s.Duration("session_lifetime", DefaultLifetime),
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 	}

@@ -117,7 +117,8 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
 		IdleTimeout:    cfg.SessionIdleTimeout, Lifetime: cfg.SessionLifetime, MaxPerUser: cfg.MaxSessionsPerUser,
-		Admit: p.admits,
+		Renewal: cfg.IdleRenewal,
+		Admit:   p.admits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
@@ -162,15 +163,19 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+LoginPath, p.login)
 	mux.HandleFunc("GET "+CallbackPath, p.callback)
 	mux.HandleFunc("GET "+SignedOutPath, p.signedOut)
+	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
 }
 
-// signedOut is the page logout leads to. Its link starts a new sign-in.
+// signedOut is the page logout leads to. Its "Sign in again" link starts
+// a new sign-in.
 func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
 	err := ui.Render(w, http.StatusOK, "error", ui.ErrorPage{
+		Brand:   ui.BrandOf(r.Context()),
 		Status:  http.StatusOK,
 		Title:   "Signed out",
 		Message: "You have signed out of this service. You may still be signed in at the identity provider.",
+		SignIn:  LoginPath,
 	})
 	if err != nil {
 		p.log.ErrorContext(r.Context(), "oauth: rendering the signed-out page", "err", err)

@@ -74,7 +74,7 @@ func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, ema
 		return
 	}
 	// A person gets the same styled page, with the sign-in's own title.
-	if err := ui.Render(w, o.status, "error", ui.ErrorPage{Status: o.status, Title: o.title, Message: o.message}); err != nil {
+	if err := ui.Render(w, o.status, "error", ui.ErrorPage{Brand: ui.BrandOf(r.Context()), Status: o.status, Title: o.title, Message: o.message}); err != nil {
 		p.log.ErrorContext(r.Context(), "oauth: rendering a sign-in page", "err", err)
 	}
 }

@@ -32,6 +32,12 @@ type Sessions struct {
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
 func OpenSessions(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
+	return openSessions(env, typ, idle, lifetime, maxPerUser, session.RenewNavigation)
+}
+
+// openSessions is OpenSessions with the rule of which requests renew the
+// idle deadline (see session.Renewal).
+func openSessions(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser int, renewal session.Renewal) (*Sessions, error) {
 	var store session.Store
 	switch {
 	case env.Shared != nil:
@@ -50,6 +56,7 @@ func OpenSessions(env auth.Deps, typ string, idle, lifetime time.Duration, maxPe
 		Store:        store,
 		Key:          env.SecretKey,
 		IdleTimeout:  idle,
+		Renewal:      renewal,
 		Lifetime:     lifetime,
 		Secure:       peer.Secure,
 		Now:          env.Clock(),

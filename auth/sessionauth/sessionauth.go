@@ -17,14 +17,20 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/ui"
 )
 
-// LogoutPath is where a session is ended, with POST and the CSRF token.
+// LogoutPath is where a session is ended, with POST and the CSRF token;
+// GET shows the confirmation page with that form (see Guard.LogoutPage).
 const LogoutPath = "/logout"
 
-// msgStaleForm is what a logout without a good CSRF token is told: most
-// often a page left open from an earlier session.
-const msgStaleForm = "This page is out of date, so the request was not carried out. Go back to the backups, reload the page and try again."
+// staleForm is what a logout without a good CSRF token is told: most
+// often a page left open from an earlier session. It names what the
+// service guards (ui.Brand.ProductName).
+func staleForm(r *http.Request) string {
+	return "This page is out of date, so the request was not carried out. Go back to " +
+		ui.BrandOf(r.Context()).ProductName() + ", reload the page and try again."
+}
 
 // maxLogoutBody bounds what Logout reads of a request body.
 const maxLogoutBody = 64 << 10
@@ -44,6 +50,10 @@ type Options struct {
 	// makes (see session.Options); zero takes the defaults.
 	IdleTimeout, Lifetime time.Duration
 	MaxPerUser            int
+	// Renewal says which requests renew the idle deadline of the
+	// sessions Open makes ([authentication] idle_renewal). Default
+	// session.RenewNavigation.
+	Renewal session.Renewal
 	// LoginPath is where Challenge sends browsers, with ?next=. Required.
 	LoginPath string
 	// LogoutRedirect is where Logout sends the browser. Default LoginPath.
@@ -80,7 +90,7 @@ var _ auth.Rechecker = (*Guard)(nil)
 // shared store, or a file store in deps.StateDir) and returns the guard
 // that owns them. o.Manager is ignored.
 func Open(deps auth.Deps, o Options) (*Guard, error) {
-	s, err := OpenSessions(deps, o.Type, o.IdleTimeout, o.Lifetime, o.MaxPerUser)
+	s, err := openSessions(deps, o.Type, o.IdleTimeout, o.Lifetime, o.MaxPerUser, o.Renewal)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +172,7 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 		}
 		return auth.User{}, false, nil
 	}
-	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs}
+	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs, Expires: s.Expires()}
 	return u.WithCSRF(func() string { return g.o.Manager.CSRFToken(s) }), true, nil
 }
 
@@ -211,9 +221,11 @@ func (g *Guard) Begin(w http.ResponseWriter, r *http.Request, d session.Data) er
 // Logout is the handler of POST /logout. It needs the session's CSRF token
 // in the csrf_token form field or the X-CSRF-Token header (else 403); it
 // revokes the session on the server, clears the cookie and answers 303 to
-// Options.LogoutRedirect (the login page by default). Without a session
-// it still clears the cookie and redirects, so a stale tab's logout button
-// does what the user expects.
+// the form's next (or the query's next or rd) when SafeNext accepts it,
+// else to Options.LogoutRedirect (the login page, saying "You have been
+// signed out", by default). Without a session it still clears the cookie
+// and redirects, so a stale tab's sign-out button does what the user
+// expects.
 func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 	// The form holds one token: whatever else is sent is not read.
 	r.Body = http.MaxBytesReader(w, r.Body, maxLogoutBody)
@@ -229,11 +241,11 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		}
 		if !g.o.Manager.ValidCSRF(s, token) {
 			auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonBadCSRF, s.Username)
-			g.o.Errors.Refuse(w, r, http.StatusForbidden, msgStaleForm)
+			g.o.Errors.Refuse(w, r, http.StatusForbidden, staleForm(r))
 			return
 		}
 	} else if r.Header.Get(CSRFHeader) == "" && r.PostFormValue("csrf_token") == "" {
-		g.o.Errors.Refuse(w, r, http.StatusForbidden, msgStaleForm)
+		g.o.Errors.Refuse(w, r, http.StatusForbidden, staleForm(r))
 		return
 	}
 	if err := g.o.Manager.Destroy(w, r); err != nil {
@@ -244,6 +256,10 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		auth.LogSignedOut(g.o.Logger, r, g.o.Type, s.Username)
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if next := g.logoutNext(r); next != "" {
+		SeeOther(w, next)
+		return
+	}
 	to := g.o.LogoutRedirect
 	if to == g.o.LoginPath {
 		to += "?" + SignedOutQuery

@@ -38,6 +38,11 @@ func TestCheckConfig(t *testing.T) {
 			[]string{"error:", ":3: [proxy] skip_auth_routes:", "does not start with ^"}, nil},
 		{"catch-all skip_auth_routes chosen", "[proxy]\nupstream = http://127.0.0.1:8384\nskip_auth_routes = ^/\nallow_anonymous = true\n", nil, exitOK, nil, nil},
 		{"forward-auth instance warns of no catalog folder", "[server]\nmode = forward-auth\n", nil, exitOK, nil, []string{"backup"}},
+		{"[ui] names the application", "[ui]\ntitle = Home NAS\nproduct_name = Syncthing\n", nil, exitOK, nil, []string{"[ui]"}},
+		{"[ui] value checked", "[ui]\nproduct_name = " + strings.Repeat("S", 81) + "\ncolour = red\n", nil, exitError,
+			[]string{"error:", "[ui] product_name: is longer than 80 characters", "warning:", "[ui] colour: unknown key"}, nil},
+		{"idle_renewal checked", "[authentication]\ntype = flask-login\nusers_file = u\nidle_renewal = sometimes\n", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)}, exitError,
+			[]string{"error:", `[authentication] idle_renewal: unknown value "sometimes"`}, nil},
 		{"plain password warns but passes", "[authentication]\ntype = basic\nusername = u\npassword = hunter2\n", nil, exitOK,
 			[]string{"warning:", "plain text"}, []string{"hunter2"}},
 	}

@@ -340,10 +340,13 @@ func TestRedisOutage(t *testing.T) {
 		if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "<html") {
 			t.Fatalf("signed-in page during the outage: %d, Retry-After %q, body %.80q; want 503 with the error page", code, h.Get("Retry-After"), body)
 		}
+		if !strings.Contains(body, "the session store does not answer") || strings.Contains(body, "busy") {
+			t.Fatalf("the outage page does not say what is down: %s", body)
+		}
 		if h.Get("Set-Cookie") != "" {
 			t.Fatal("the outage cleared the cookie: a silent sign-out")
 		}
-		if code, body, _ := send(t, "GET", in.url+"/api/me", sid, nil, ""); code != http.StatusServiceUnavailable || !strings.Contains(body, `"error"`) {
+		if code, body, _ := send(t, "GET", in.url+"/api/me", sid, nil, ""); code != http.StatusServiceUnavailable || !strings.Contains(body, `"error":"Sign-in is unavailable right now: the session store does not answer.`) {
 			t.Fatalf("API during the outage: %d %s", code, body)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/proxy"
+	"github.com/backupweb/backupweb/ui"
 	"github.com/backupweb/backupweb/web"
 )
 
@@ -63,6 +65,7 @@ func runServe(c *cli, args []string) int {
 		Errors:     a.errs,
 		AllowUsers: a.cfg.Proxy.AllowUsers,
 		NoCatalog:  a.cfg.Server.Mode == config.ModeForwardAuth,
+		Brand:      brand(a.cfg),
 	}
 	if a.cfg.Server.Mode == config.ModeCatalog {
 		opts.Catalog = catalog.New(a.cfg.Backups.Dir).WithLogger(log)
@@ -125,6 +128,18 @@ func runServe(c *cli, args []string) int {
 	}
 	log.Info("shut down")
 	return exitOK
+}
+
+// brand is what the pages call the service, from [ui]: the title defaults
+// to the product name when only that is set, and in proxy mode a page
+// without a product name sends people back to "the application", not to
+// backups it does not serve.
+func brand(cfg *config.Config) ui.Brand {
+	b := ui.Brand{Title: cmp.Or(cfg.UI.Title, cfg.UI.ProductName), Product: cfg.UI.ProductName}
+	if b.Product == "" && cfg.Proxy.Upstream != nil {
+		b.Product = "the application"
+	}
+	return b
 }
 
 // keepCurrent is the one place that keeps the provider's data current

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// syncthingThrough checks Syncthing's GUI through front as a browser
+// uses it: refused without a session, then signed in, the GUI page, its
+// REST API with Syncthing's own CSRF cookie and header (backupweb's
+// cookies removed, the application's kept), and after sign-out refused
+// again.
+func syncthingThrough(t *testing.T, front string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 20 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string, h map[string]string) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", front+path, nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b), resp.Header
+	}
+	html := map[string]string{"Accept": "text/html"}
+	if code, _, h := get("/", html); code != http.StatusSeeOther && code != http.StatusFound || !strings.Contains(h.Get("Location"), "/login?next=%2F") {
+		t.Fatalf("Syncthing without a session: %d %q, want the login page", code, h.Get("Location"))
+	}
+	code, page, _ := get("/login?next=%2F", html)
+	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page)
+	if code != http.StatusOK || m == nil || !strings.Contains(page, "Sign in · Syncthing") {
+		t.Fatalf("login page: %d\n%s", code, page)
+	}
+	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {m[1]}, "next": {"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	code, page, _ = get("/", html)
+	if code != http.StatusOK || !strings.Contains(page, "Syncthing") || strings.Contains(page, "Host check error") {
+		t.Fatalf("Syncthing's GUI through %s: %d %.300s", front, code, page)
+	}
+	// Syncthing's own CSRF protection: a cookie CSRF-Token-<id> set with
+	// the page, echoed in the header X-CSRF-Token-<id>.
+	u, _ := url.Parse(front)
+	var name, value string
+	for _, ck := range jar.Cookies(u) {
+		if strings.HasPrefix(ck.Name, "CSRF-Token-") {
+			name, value = ck.Name, ck.Value
+		}
+	}
+	if name == "" {
+		t.Fatal("Syncthing's CSRF cookie did not reach the browser")
+	}
+	code, body, _ := get("/rest/system/version", map[string]string{"X-" + name: value, "Sec-Fetch-Mode": "cors"})
+	if code != http.StatusOK || !strings.Contains(body, `"version"`) {
+		t.Fatalf("Syncthing's REST API through %s: %d %s", front, code, body)
+	}
+	// Sign out as the page's form does.
+	code, page, _ = get("/logout", html)
+	m = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page)
+	if code != http.StatusOK || m == nil || !strings.Contains(page, "Back to Syncthing") {
+		t.Fatalf("sign-out page: %d\n%s", code, page)
+	}
+	resp, err = c.PostForm(front+"/logout", url.Values{"csrf_token": {m[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", resp.StatusCode)
+	}
+	if code, _, _ := get("/rest/system/version", map[string]string{"X-" + name: value}); code != http.StatusUnauthorized {
+		t.Fatalf("Syncthing's API after signing out: %d, want 401", code)
+	}
+}
+
+// TestSyncthingThroughProxy is the README's worked example with the
+// built-in proxy, against a real Syncthing: the default pass_host_header
+// (off) sends Syncthing its own address, which its host check accepts.
+func TestSyncthingThroughProxy(t *testing.T) {
+	st := startSyncthing(t, false)
+	syncthingThrough(t, startProxyMode(t, st, "[ui]\nproduct_name = Syncthing\n"))
+}
+
+// TestSyncthingThroughNginx is the README's worked example with nginx's
+// auth_request, against a real Syncthing.
+func TestSyncthingThroughNginx(t *testing.T) {
+	st := startSyncthing(t, false)
+	backupweb := startForwardAuth(t, "[ui]\nproduct_name = Syncthing\n")
+	syncthingThrough(t, startNginx(t, freeAddr(t), backupweb, st))
+}
+
+// startForwardAuth serves the README's forward-authentication
+// configuration (flask-login, alice/alice-pw, trusting 127.0.0.1) with
+// extra appended, and returns its address.
+func startForwardAuth(t *testing.T, extra string) string {
+	t.Helper()
+	dir := t.TempDir()
+	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	ini := readmeSnippet(t, "backupweb's configuration for all three", "ini")
+	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0",
+		"/etc/backupweb/users", filepath.Join(dir, "users"),
+		"trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state")).Replace(ini)
+	ini += "\n[backups]\ndir = " + dir + "\n" + extra
+	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
+	done := make(chan int, 1)
+	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return waitListening(t, stderr, done)
+}
