@@ -37,8 +37,8 @@ var macBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }
 // sealRecord returns the MAC of rec stored under key.
 func (m *Manager) sealRecord(key string, rec *Record) []byte {
 	bp := macBufs.Get().(*[]byte)
-	b := appendRecord((*bp)[:0], key, rec)
-	sum := m.recordMAC.sum(nil, recordMACPrefix, b)
+	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
+	sum := m.recordMAC.sum(nil, "", b)
 	*bp = b[:0]
 	macBufs.Put(bp)
 	return sum
@@ -52,9 +52,9 @@ func (m *Manager) recordIntact(key string, rec *Record) bool {
 		return false
 	}
 	bp := macBufs.Get().(*[]byte)
-	b := appendRecord((*bp)[:0], key, rec)
+	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
 	var buf [32]byte
-	sum := m.recordMAC.sum(buf[:0], recordMACPrefix, b)
+	sum := m.recordMAC.sum(buf[:0], "", b)
 	*bp = b[:0]
 	macBufs.Put(bp)
 	return hmac.Equal(sum, rec.MAC)
