@@ -21,7 +21,10 @@ import (
 // Layout, under the prefix: "s:KEY" is a hash per session (KEY is the
 // manager's keyed hash of the session id, never the id) holding the
 // record ("r", JSON), its user ("u"), last activity ("l") and deadline
-// ("e", Unix milliseconds); the key expires at the deadline. "u:USER" is
+// ("e", Unix milliseconds) and the record's MAC ("m", which covers the
+// activity and the deadline too, so Touch rewrites it with them); the key
+// expires at the deadline. The store does not check the MAC: the session
+// manager does, at every read, whatever Redis's TTL says. "u:USER" is
 // a sorted set of USER's session keys by creation time, which expires
 // with the last of them: it is how a removed user's or a changed
 // password's sessions end on every instance at once. Each change is one
@@ -72,16 +75,20 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m").Cache(), cacheTTL).ToArray()
 	if err = c.result("find session", err); err != nil {
 		return session.Record{}, false, err
 	}
-	if len(vals) != 3 || vals[0].IsNil() {
+	if len(vals) != 4 || vals[0].IsNil() {
 		return session.Record{}, false, nil
 	}
 	raw, err0 := vals[0].ToString()
 	l, err1 := vals[1].AsInt64()
 	e, err2 := vals[2].AsInt64()
+	var mac string
+	if !vals[3].IsNil() {
+		mac, _ = vals[3].ToString()
+	}
 	if err0 != nil || err1 != nil || err2 != nil {
 		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record has no valid times")}
 	}
@@ -90,7 +97,7 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record is not valid JSON")}
 	}
 	last, exp := l, e
-	rec.LastSeen, rec.Expires = time.UnixMilli(last), time.UnixMilli(exp)
+	rec.LastSeen, rec.Expires, rec.MAC = time.UnixMilli(last), time.UnixMilli(exp), []byte(mac)
 	if !time.Now().Before(rec.Expires) {
 		return session.Record{}, false, nil
 	}
@@ -157,9 +164,9 @@ func cloneRecord(r session.Record) session.Record {
 }
 
 // commitScript writes a session and indexes it under its user.
-// KEYS: session, index. ARGV: record, user, last seen, deadline, created, key.
+// KEYS: session, index. ARGV: record, user, last seen, deadline, created, key, MAC.
 var commitScript = rueidis.NewLuaScript(`
-redis.call('HSET', KEYS[1], 'r', ARGV[1], 'u', ARGV[2], 'l', ARGV[3], 'e', ARGV[4])
+redis.call('HSET', KEYS[1], 'r', ARGV[1], 'u', ARGV[2], 'l', ARGV[3], 'e', ARGV[4], 'm', ARGV[7])
 redis.call('PEXPIREAT', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
 if redis.call('PEXPIRETIME', KEYS[2]) < tonumber(ARGV[4]) then
@@ -173,6 +180,8 @@ func (s *Store) Commit(ctx context.Context, key string, rec session.Record) erro
 	if rec.Expires.IsZero() {
 		return errors.New("redisstore: record has no expiry time")
 	}
+	mac := rec.MAC
+	rec.MAC = nil // kept in its own field, which Touch rewrites
 	body, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -182,17 +191,17 @@ func (s *Store) Commit(ctx context.Context, key string, rec session.Record) erro
 	defer cancel()
 	err = commitScript.Exec(ctx, c.rd,
 		[]string{c.key("s", key), c.key("u", rec.Username)},
-		[]string{string(body), rec.Username, ms(rec.LastSeen), ms(rec.Expires), ms(rec.Created), key}).Error()
+		[]string{string(body), rec.Username, ms(rec.LastSeen), ms(rec.Expires), ms(rec.Created), key, string(mac)}).Error()
 	return c.result("commit session", err)
 }
 
 // touchScript refreshes an existing session's activity and deadline, and
 // its index's; it never creates a session.
-// KEYS: session. ARGV: last seen, deadline, index prefix.
+// KEYS: session. ARGV: last seen, deadline, index prefix, MAC.
 var touchScript = rueidis.NewLuaScript(`
 local u = redis.call('HGET', KEYS[1], 'u')
 if not u then return 0 end
-redis.call('HSET', KEYS[1], 'l', ARGV[1], 'e', ARGV[2])
+redis.call('HSET', KEYS[1], 'l', ARGV[1], 'e', ARGV[2], 'm', ARGV[4])
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 local idx = ARGV[3] .. u
 if redis.call('PEXPIRETIME', idx) < tonumber(ARGV[2]) then
@@ -200,13 +209,13 @@ if redis.call('PEXPIRETIME', idx) < tonumber(ARGV[2]) then
 end
 return 1`)
 
-// Touch sets the activity and deadline of the session under key, if it
-// still exists.
-func (s *Store) Touch(ctx context.Context, key string, lastSeen, expires time.Time) error {
+// Touch sets the activity, deadline and MAC of the session under key, if
+// it still exists.
+func (s *Store) Touch(ctx context.Context, key string, lastSeen, expires time.Time, mac []byte) error {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err := touchScript.Exec(ctx, c.rd, []string{c.key("s", key)}, []string{ms(lastSeen), ms(expires), c.key("u", "")}).Error()
+	err := touchScript.Exec(ctx, c.rd, []string{c.key("s", key)}, []string{ms(lastSeen), ms(expires), c.key("u", ""), string(mac)}).Error()
 	return c.result("touch session", err)
 }
 

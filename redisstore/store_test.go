@@ -98,7 +98,7 @@ func TestStore(t *testing.T) {
 	}
 
 	// Touch moves the deadline of the session and of its index...
-	if err := s.Touch(ctx, "k1", now.Add(time.Minute), now.Add(2*time.Hour)); err != nil {
+	if err := s.Touch(ctx, "k1", now.Add(time.Minute), now.Add(2*time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
 	// (Redis may invalidate the cached copy just after Touch returns: a
@@ -114,7 +114,7 @@ func TestStore(t *testing.T) {
 	if err := s.Delete(ctx, "k1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Touch(ctx, "k1", now, now.Add(time.Hour)); err != nil {
+	if err := s.Touch(ctx, "k1", now, now.Add(time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.Find(ctx, "k1"); ok {

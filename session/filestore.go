@@ -154,15 +154,15 @@ func (s *FileStore) Commit(_ context.Context, key string, rec Record) error {
 	return s.record(e)
 }
 
-// Touch refreshes LastSeen and Expires of an existing record in memory and
-// schedules a write-behind; it never creates a record.
-func (s *FileStore) Touch(_ context.Context, key string, lastSeen, expires time.Time) error {
+// Touch refreshes LastSeen, Expires and MAC of an existing record in memory
+// and schedules a write-behind; it never creates a record.
+func (s *FileStore) Touch(_ context.Context, key string, lastSeen, expires time.Time, mac []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrClosed
 	}
-	if s.t.touch(key, lastSeen, expires) {
+	if s.t.touch(key, lastSeen, expires, mac) {
 		s.gen++
 		s.scheduleLocked()
 	}

@@ -127,7 +127,7 @@ func TestFileStoreTouchIsWrittenBehind(t *testing.T) {
 	}
 	before, _ := os.ReadFile(fs.Path())
 	later := clock.Now().Add(time.Minute)
-	if err := fs.Touch(ctx, "k", later, later.Add(time.Hour)); err != nil {
+	if err := fs.Touch(ctx, "k", later, later.Add(time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
 	fs.mu.RLock()
@@ -220,7 +220,7 @@ func TestFileStoreClosed(t *testing.T) {
 	checks := map[string]error{
 		"Commit": s.Commit(ctx, "k", rec),
 		"Delete": s.Delete(ctx, "k"),
-		"Touch":  s.Touch(ctx, "k", epoch, epoch),
+		"Touch":  s.Touch(ctx, "k", epoch, epoch, nil),
 	}
 	_, checks["DeleteUser"] = s.DeleteUser(ctx, "a")
 	for op, err := range checks {

@@ -36,7 +36,7 @@ func (m *Manager) Still(ctx context.Context, h Held) (Data, bool, error) {
 	if err != nil {
 		return Data{}, false, fmt.Errorf("session: still: %w", err)
 	}
-	if !found || rec.Type != m.typ || m.expired(rec, m.now()) {
+	if !found || !m.recordIntact(h.key, &rec) || rec.Type != m.typ || m.expired(rec, m.now()) {
 		return Data{}, false, nil
 	}
 	return rec.Data, true, nil

@@ -111,12 +111,13 @@ type Manager struct {
 	maxPerUser int
 	domain     string
 
-	keys     *keyring
-	credMAC  *macPool // credential fingerprints
-	storeMAC *macPool // session id -> store key
-	csrfMAC  *macPool // CSRF secrets and form nonces -> tokens
-	formMAC  *macPool // signs the form cookie
-	aeads    sync.Map // purpose -> cipher.AEAD, see Seal
+	keys      *keyring
+	credMAC   *macPool // credential fingerprints
+	storeMAC  *macPool // session id -> store key
+	recordMAC *macPool // authenticates stored records (recordmac.go)
+	csrfMAC   *macPool // CSRF secrets and form nonces -> tokens
+	formMAC   *macPool // signs the form cookie
+	aeads     sync.Map // purpose -> cipher.AEAD, see Seal
 }
 
 // Session is a live session as Load or Start return it. Its fields are the
@@ -194,7 +195,7 @@ func NewManager(o Options) (*Manager, error) {
 	for _, p := range []struct {
 		label string
 		dst   **macPool
-	}{{labelStoreKey, &m.storeMAC}, {labelCSRF, &m.csrfMAC}, {labelFormCookie, &m.formMAC}, {labelCredential, &m.credMAC}} {
+	}{{labelStoreKey, &m.storeMAC}, {labelRecord, &m.recordMAC}, {labelCSRF, &m.csrfMAC}, {labelFormCookie, &m.formMAC}, {labelCredential, &m.credMAC}} {
 		k, err := keys.derive(p.label)
 		if err != nil {
 			return nil, err
@@ -233,7 +234,7 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("session: load: %w", err)
 	}
-	if !found {
+	if !found || !m.intact(ctx, key, &rec) {
 		return nil, false, nil
 	}
 	if rec.Type != m.typ {
@@ -254,8 +255,9 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 	if now.Sub(rec.LastSeen) >= m.touch && m.renewal.Renews(r) {
 		rec.LastSeen = now
 		rec.Expires = m.deadline(rec.Created, now)
+		rec.MAC = m.sealRecord(key, &rec)
 		if m.toucher != nil {
-			err = m.toucher.Touch(ctx, key, rec.LastSeen, rec.Expires)
+			err = m.toucher.Touch(ctx, key, rec.LastSeen, rec.Expires, rec.MAC)
 		} else {
 			err = m.store.Commit(ctx, key, rec)
 		}
@@ -289,6 +291,7 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 	rec := Record{Data: d.clone(), Created: now, LastSeen: now, CSRF: csrf, Expires: m.deadline(now, now)}
 	rec.Type = m.typ
 	key := m.storeKey(id)
+	rec.MAC = m.sealRecord(key, &rec)
 	if err := m.store.Commit(ctx, key, rec); err != nil {
 		return nil, fmt.Errorf("session: start: %w", err)
 	}
@@ -388,4 +391,23 @@ func (m *Manager) deadline(created, lastSeen time.Time) time.Time {
 // newSession builds the caller's view of rec, which the caller owns.
 func newSession(key string, rec Record) *Session {
 	return &Session{Data: rec.Data, Created: rec.Created, LastSeen: rec.LastSeen, expires: rec.Expires, csrf: rec.CSRF, key: key}
+}
+
+// intact reports whether rec, found under key, carries its MAC. A record
+// that does not is refused (no session, never a grant), deleted so that it
+// is logged once rather than at every request, and logged at warning level
+// without its key.
+func (m *Manager) intact(ctx context.Context, key string, rec *Record) bool {
+	if m.recordIntact(key, rec) {
+		return true
+	}
+	reason := "its MAC does not match (changed, copied from another key, or made with another secret key)"
+	if len(rec.MAC) == 0 {
+		reason = "it carries no MAC (written by hand, or before stored sessions were authenticated)"
+	}
+	m.log.Warn("session: refused a stored session record that fails its check", "store", fmt.Sprintf("%T", m.store), "user", rec.Username, "reason", reason)
+	if err := m.store.Delete(ctx, key); err != nil {
+		m.log.Warn("session: removing a refused session record failed", "err", err)
+	}
+	return false
 }

@@ -57,10 +57,10 @@ func (s *MemoryStore) Commit(_ context.Context, key string, rec Record) error {
 	return nil
 }
 
-// Touch refreshes LastSeen and Expires of an existing record.
-func (s *MemoryStore) Touch(_ context.Context, key string, lastSeen, expires time.Time) error {
+// Touch refreshes LastSeen, Expires and MAC of an existing record.
+func (s *MemoryStore) Touch(_ context.Context, key string, lastSeen, expires time.Time, mac []byte) error {
 	s.mu.Lock()
-	s.t.touch(key, lastSeen, expires)
+	s.t.touch(key, lastSeen, expires, mac)
 	s.mu.Unlock()
 	return nil
 }

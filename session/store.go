@@ -49,12 +49,19 @@ type Record struct {
 	// Expires is when the record may be dropped: the earlier of the idle
 	// deadline and the absolute deadline, as computed at the last commit.
 	Expires time.Time `json:"expires"`
+	// MAC authenticates the record and the store key it is kept under
+	// (HMAC-SHA256 under a key derived from the secret key, see
+	// recordmac.go). The manager sets it at every write (Commit and Touch)
+	// and refuses a record whose MAC does not match; stores keep it as
+	// they keep the rest.
+	MAC []byte `json:"mac,omitempty"`
 }
 
 // clone returns a copy of r that shares no map or slice with it.
 func (r Record) clone() Record {
 	r.Data = r.Data.clone()
 	r.CSRF = bytes.Clone(r.CSRF)
+	r.MAC = bytes.Clone(r.MAC)
 	return r
 }
 
@@ -92,8 +99,9 @@ type Store interface {
 }
 
 // Toucher is implemented by stores that can record activity on an existing
-// session without rewriting it: Touch sets LastSeen and Expires of the record
-// under key if, and only if, it still exists. Unlike Commit it never creates
+// session without rewriting it: Touch sets LastSeen, Expires and MAC of the
+// record under key if, and only if, it still exists (the MAC covers the two
+// times, so the three change together). Unlike Commit it never creates
 // a record, so a request that loaded a session just before a logout cannot
 // bring the session back. Touch may be written behind (not yet durable when
 // it returns): losing a few activity refreshes in a crash only makes idle
@@ -103,7 +111,7 @@ type Store interface {
 // that narrow window open; shared stores should implement it (for Redis,
 // SET with the XX option).
 type Toucher interface {
-	Touch(ctx context.Context, key string, lastSeen, expires time.Time) error
+	Touch(ctx context.Context, key string, lastSeen, expires time.Time, mac []byte) error
 }
 
 // Pinger is implemented by stores that can tell whether they answer right
@@ -168,13 +176,14 @@ func (t *table) put(key string, rec Record) (old Record, existed bool) {
 	return old, existed
 }
 
-// touch updates LastSeen and Expires of the record under key, if present.
-func (t *table) touch(key string, lastSeen, expires time.Time) bool {
+// touch updates LastSeen, Expires and MAC of the record under key, if
+// present.
+func (t *table) touch(key string, lastSeen, expires time.Time, mac []byte) bool {
 	rec, ok := t.recs[key]
 	if !ok {
 		return false
 	}
-	rec.LastSeen, rec.Expires = lastSeen, expires
+	rec.LastSeen, rec.Expires, rec.MAC = lastSeen, expires, bytes.Clone(mac)
 	t.recs[key] = rec
 	return true
 }

@@ -65,13 +65,13 @@ func TestStores(t *testing.T) {
 			// Touch refreshes an existing record and never creates one.
 			tc := s.(Toucher)
 			later := clock.Now().Add(time.Minute)
-			if err := tc.Touch(ctx, "k1", later, later.Add(time.Hour)); err != nil {
+			if err := tc.Touch(ctx, "k1", later, later.Add(time.Hour), nil); err != nil {
 				t.Fatalf("Touch: %v", err)
 			}
 			if got, _, _ := s.Find(ctx, "k1"); !got.LastSeen.Equal(later) || got.Username != "alice" {
 				t.Errorf("after Touch: LastSeen %v user %q", got.LastSeen, got.Username)
 			}
-			if err := tc.Touch(ctx, "ghost", later, later.Add(time.Hour)); err != nil {
+			if err := tc.Touch(ctx, "ghost", later, later.Add(time.Hour), nil); err != nil {
 				t.Fatalf("Touch(ghost): %v", err)
 			}
 			if _, ok, _ := s.Find(ctx, "ghost"); ok {

@@ -1,0 +1,99 @@
+package session
+
+import (
+	"crypto/hmac"
+	"encoding/binary"
+	"slices"
+	"sync"
+	"time"
+)
+
+// labelRecord is the HKDF label of the key that authenticates stored
+// records (see Manager.sealRecord).
+const labelRecord = "backupweb/session/v1 record"
+
+// recordMACPrefix separates record MACs from any other message under the
+// same key, and names the encoding, so that a later encoding cannot be
+// confused with this one.
+const recordMACPrefix = "record/v1\x00"
+
+// A stored record is only as trustworthy as the store. Whoever can write
+// the store (a Redis administrator, anyone with write access to the state
+// folder) could otherwise copy another user's record onto the key of their
+// own session, change the user name, or move a deadline. So every record
+// carries a MAC, under a key derived from the secret key, over everything
+// the manager decides with (user, type, credential fingerprint, attributes,
+// CSRF secret, creation, last activity, deadline) and over the store key
+// it is kept under. A writer of the store can still delete a record (which
+// is a logout) but cannot make, move or extend one.
+//
+// Times enter the MAC at millisecond precision: the Redis store keeps the
+// activity and the deadline in milliseconds, and the record must check the
+// same after the round trip.
+
+// macBufs holds the scratch buffers the encoding is written into.
+var macBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// sealRecord returns the MAC of rec stored under key.
+func (m *Manager) sealRecord(key string, rec *Record) []byte {
+	bp := macBufs.Get().(*[]byte)
+	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
+	sum := m.recordMAC.sum(nil, "", b)
+	*bp = b[:0]
+	macBufs.Put(bp)
+	return sum
+}
+
+// recordIntact reports whether rec, found under key, carries the MAC this
+// manager would give it. A record without one (written before records
+// were authenticated, or by hand) is not intact.
+func (m *Manager) recordIntact(key string, rec *Record) bool {
+	if len(rec.MAC) == 0 {
+		return false
+	}
+	bp := macBufs.Get().(*[]byte)
+	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
+	var buf [32]byte
+	sum := m.recordMAC.sum(buf[:0], "", b)
+	*bp = b[:0]
+	macBufs.Put(bp)
+	return hmac.Equal(sum, rec.MAC)
+}
+
+// appendRecord appends the canonical encoding of (key, rec) to b: every
+// variable-length field preceded by its length, attributes in key order,
+// times as Unix milliseconds. Two different records never share an
+// encoding.
+func appendRecord(b []byte, key string, rec *Record) []byte {
+	b = appendField(b, key)
+	b = appendField(b, rec.Username)
+	b = appendField(b, rec.Type)
+	b = appendField(b, rec.Cred)
+	b = binary.AppendUvarint(b, uint64(len(rec.Attrs)))
+	if len(rec.Attrs) > 0 {
+		names := make([]string, 0, len(rec.Attrs))
+		for k := range rec.Attrs {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			b = appendField(b, k)
+			b = appendField(b, rec.Attrs[k])
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(rec.CSRF)))
+	b = append(b, rec.CSRF...)
+	b = appendTime(b, rec.Created)
+	b = appendTime(b, rec.LastSeen)
+	b = appendTime(b, rec.Expires)
+	return b
+}
+
+func appendField(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	return binary.BigEndian.AppendUint64(b, uint64(t.UnixMilli()))
+}
