@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/buildinfo"
 	"github.com/backupweb/backupweb/catalog"
@@ -35,10 +36,21 @@ func runServe(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb serve: unexpected arguments:", fs.Args())
 		return exitUsage
 	}
-	log, err := newLogger(c.stderr, *logFormat, *logLevel)
+	// The program's log and the access log's batches share standard
+	// error; one lock keeps their writes whole.
+	stderr := &lockedWriter{w: c.stderr}
+	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "backupweb serve:", err)
 		return exitUsage
+	}
+	// Access lines go through a bounded buffer, flushed every 100 ms and
+	// when serve returns (after the graceful shutdown: no line is lost).
+	accessBuf := accesslog.NewBuffer(stderr, 0, accessFlushInterval)
+	defer accessBuf.Close()
+	accessFormat := accesslog.Text
+	if *logFormat == "json" {
+		accessFormat = accesslog.JSON
 	}
 	a := c.load(*path, *listen, log, false)
 	if a.provider == nil || a.cfg.Report.HasErrors() {
@@ -55,12 +67,14 @@ func runServe(c *cli, args []string) int {
 	}
 
 	opts := web.Options{
-		Provider:  a.provider,
-		Catalog:   catalog.New(a.cfg.Backups.Dir).WithLogger(log),
-		Resolver:  peer.NewResolver(a.cfg.Server.TrustedProxies),
-		Logger:    log,
-		AccessLog: a.cfg.Server.AccessLog,
-		Errors:    a.errs,
+		Provider: a.provider,
+		Catalog:  catalog.New(a.cfg.Backups.Dir).WithLogger(log),
+		Resolver: peer.NewResolver(a.cfg.Server.TrustedProxies),
+		Logger:   log,
+		// Access lines are at info level: a higher -log-level omits them.
+		AccessLog:    a.cfg.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo),
+		AccessLogger: accesslog.NewWriter(accessBuf, accessFormat),
+		Errors:       a.errs,
 	}
 	if a.shared != nil {
 		opts.Ready = a.shared
@@ -159,3 +173,20 @@ func (c *cli) serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (s
 	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics")
 	return func() { cancel(); <-done }, nil
 }
+
+// lockedWriter serialises writes to w, which may not be safe for
+// concurrent use (a test's buffer).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// accessFlushInterval is how often the access log's buffer is flushed;
+// tests lengthen it.
+var accessFlushInterval = accesslog.FlushInterval
