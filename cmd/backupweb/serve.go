@@ -96,7 +96,7 @@ func runServe(c *cli, args []string) int {
 		if sc, ok := a.provider.(interface{ SessionCount() (int, bool) }); ok {
 			a.metrics.WatchSessions(a.provider.Type(), sc.SessionCount)
 		}
-		stop, err := c.serveMetrics(a.cfg.Server.MetricsListen, a.metrics, log)
+		stop, err := c.serveMetrics(a.cfg.Server.MetricsListen, a.metrics, a.cfg.Server.Pprof, log)
 		if err != nil {
 			log.Error("cannot listen for metrics", "addr", a.cfg.Server.MetricsListen, "err", err)
 			return exitError
@@ -154,14 +154,18 @@ func (c *cli) keepCurrent(p auth.Provider) (stop func()) {
 }
 
 // serveMetrics serves m at /metrics on its own listener until the returned
-// function is called (or the program's context ends).
-func (c *cli) serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
+// function is called (or the program's context ends), and with pprof Go's
+// profiles at /debug/pprof/ ([server] pprof).
+func (c *cli) serveMetrics(addr string, m *metrics.Metrics, pprof bool, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	if pprof {
+		mountPprof(mux)
+	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	done := make(chan struct{})
 	go func() {
@@ -170,7 +174,7 @@ func (c *cli) serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (s
 			log.Error("metrics server stopped", "err", err)
 		}
 	}()
-	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics")
+	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics", "pprof", pprof)
 	return func() { cancel(); <-done }, nil
 }
 
