@@ -67,28 +67,6 @@ func URL(b *testing.B, client *http.Client, base, path string, mod func(*http.Re
 	})
 }
 
-// Sequential is URL with one client sending one request at a time on one
-// connection: the latency of a lone request, not a throughput figure.
-func Sequential(b *testing.B, client *http.Client, base, path string, mod func(*http.Request)) {
-	b.Helper()
-	b.ReportAllocs()
-	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
-		if mod != nil {
-			mod(req)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatal(&statusError{path: path, code: resp.StatusCode})
-		}
-	}
-}
-
 // pooled returns client with a transport that keeps Connections idle
 // connections to one host (net/http keeps 2), so that parallel clients
 // reuse their connections instead of opening one per request.
