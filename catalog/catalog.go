@@ -52,7 +52,7 @@ type Catalog struct {
 	log *slog.Logger // nil: skipped names go unreported
 
 	mu      sync.Mutex
-	cached  []Backup    // the last listing, newest first
+	cached  *Snapshot   // the last listing
 	stamp   os.FileInfo // the folder as it was when cached was read
 	at      time.Time   // when cached was read
 	skipped map[string]bool
@@ -90,25 +90,59 @@ func (c *Catalog) Dir() string { return c.dir }
 // out, and so are names Open refuses (holding a backslash, or longer than
 // 255 bytes), so everything listed can be downloaded. List does not descend
 // into subdirectories. Hidden files (names starting with a dot) are listed
-// like any other.
+// like any other. The slice is the caller's.
 func (c *Catalog) List() ([]Backup, error) {
+	snap, err := c.Snapshot()
+	if snap == nil {
+		return nil, err
+	}
+	return slices.Clone(snap.Backups), err
+}
+
+// Snapshot is one listing of the folder, shared by every caller while the
+// folder is unchanged: read it, never modify it. A caller may keep work
+// derived from it (an encoded answer) for as long as Catalog.Snapshot
+// returns the same pointer.
+type Snapshot struct {
+	// Backups is the listing, in List's order.
+	Backups []Backup
+}
+
+// Snapshot returns the listing as List does, without copying it: the same
+// *Snapshot while the folder's own stat (modification time, inode, size) is
+// unchanged and the listing is younger than listTTL, a new one otherwise.
+// A folder that does not exist gives an empty snapshot, never cached.
+func (c *Catalog) Snapshot() (*Snapshot, error) {
 	dirInfo, statErr := os.Stat(c.dir)
 	now := time.Now()
 	c.mu.Lock()
 	if statErr == nil && c.stamp != nil && now.Sub(c.at) < listTTL && sameDir(c.stamp, dirInfo) {
-		list := slices.Clone(c.cached)
+		snap := c.cached
 		c.mu.Unlock()
-		return list, nil
+		return snap, nil
 	}
+	prev := c.cached
 	c.mu.Unlock()
 	list, err := c.read()
-	if err != nil || statErr != nil {
-		return list, err
+	if err != nil {
+		if list == nil {
+			return nil, err
+		}
+		return &Snapshot{Backups: list}, err
+	}
+	snap := &Snapshot{Backups: list}
+	if prev != nil && slices.Equal(prev.Backups, list) {
+		// Read again (listTTL passed) but unchanged: keep the pointer, so
+		// what callers derived from it stays valid.
+		snap = prev
+	}
+	if statErr != nil {
+		return snap, nil
 	}
 	c.mu.Lock()
-	c.cached, c.stamp, c.at = list, dirInfo, now
+	c.cached, c.stamp, c.at = snap, dirInfo, now
 	c.mu.Unlock()
-	return slices.Clone(list), nil
+	return snap, nil
 }
 
 // sameDir reports whether two stats describe the same, unchanged folder.

@@ -221,3 +221,25 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// TestSnapshotShared: the same *Snapshot while the folder is unchanged, a
+// new one once a backup is added.
+func TestSnapshotShared(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.tar.gz"), []byte("a"), 0o600)
+	c := New(dir)
+	s1, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2, _ := c.Snapshot(); s2 != s1 {
+		t.Fatal("unchanged folder, new snapshot")
+	}
+	os.WriteFile(filepath.Join(dir, "b.tar.gz"), []byte("b"), 0o600)
+	later := time.Now().Add(time.Minute)
+	os.Chtimes(dir, later, later)
+	s3, _ := c.Snapshot()
+	if s3 == s1 || len(s3.Backups) != 2 || len(s1.Backups) != 1 {
+		t.Fatalf("after adding a backup: %+v (before %+v)", s3.Backups, s1.Backups)
+	}
+}

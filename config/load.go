@@ -67,6 +67,10 @@ type Server struct {
 	// Prometheus metrics at /metrics, [server] metrics_listen, default ""
 	// (off).
 	MetricsListen string
+	// Pprof serves Go's profiles (net/http/pprof) at /debug/pprof/ on the
+	// metrics listener, [server] pprof, default false. It needs
+	// metrics_listen: profiles are never served on the main listener.
+	Pprof bool
 	// Store is where shared state is kept, [server] store: StoreFile
 	// (default: sessions in StateDir, the rest in memory) or StoreRedis
 	// (everything several instances must agree on, in Config.Redis).
@@ -204,7 +208,7 @@ func (c *Config) CheckSecrets(s *Section, secrets map[string]string) {
 
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "cookie_domain", "store", "mode"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "cookie_domain", "store", "mode"}
 	backupsKeys = []string{"dir"}
 )
 
@@ -222,6 +226,10 @@ func loadServer(s *Section) Server {
 		StateDir:      s.String("state_dir", DefaultStateDir),
 		AccessLog:     s.Bool("access_log", true),
 		MetricsListen: s.String("metrics_listen", ""),
+		Pprof:         s.Bool("pprof", false),
+	}
+	if srv.Pprof && srv.MetricsListen == "" {
+		s.Errorf("pprof", "needs metrics_listen: profiles are served only on the metrics listener")
 	}
 	if srv.MetricsListen != "" {
 		if err := CheckListen(srv.MetricsListen); err != nil {

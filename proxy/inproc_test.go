@@ -34,6 +34,8 @@ func (stubRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
 }
 
+// inproc is sequential and in-process (one request at a time, no
+// network): our own code's cost per request, not a throughput.
 func inproc(b *testing.B, p auth.Provider, cookie *http.Cookie) {
 	u, _ := url.Parse("http://upstream.invalid")
 	// As the program wires it: redirects rewritten, live requests

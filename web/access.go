@@ -3,10 +3,10 @@ package web
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/peer"
 )
@@ -42,50 +42,56 @@ func setRouteLabel(r *http.Request, label string) {
 	}
 }
 
-// observe wraps next with the access log (one info line "request" per
-// request, when log is not nil) and the observer (when not nil). The line
-// holds method, path (never the query string, which can carry OAuth codes
-// and states), status, bytes, duration, client and, when a protected route
-// admitted someone, user. Headers and cookies are never logged.
-func observe(log *slog.Logger, obs Observer, next http.Handler) http.Handler {
+// observe wraps next with the access log (one entry per request, when log
+// is not nil) and the observer (when not nil). The entry holds method, path
+// (never the query string, which can carry OAuth codes and states),
+// status, bytes, duration, client and, when a protected route admitted
+// someone, user. Headers and cookies are never logged.
+//
+// The per-request state (the route slot, the status writer, the entry)
+// lives in one value, allocated once.
+func observe(log accesslog.Logger, obs Observer, next http.Handler) http.Handler {
 	if log == nil && obs == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		slot := &routeSlot{}
-		ctx, admitted := auth.WithWitness(context.WithValue(r.Context(), routeKey{}, slot))
+		st := &observed{start: time.Now()}
+		st.sw.ResponseWriter = w
+		ctx, admitted := auth.WithWitness(context.WithValue(r.Context(), routeKey{}, &st.slot))
 		if obs != nil {
 			ctx = obs.Attach(ctx)
 		}
-		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
-			d := time.Since(start)
-			status := sw.status
+			now := time.Now()
+			d := now.Sub(st.start)
+			status := st.sw.status
 			if status == 0 {
 				status = http.StatusOK
 			}
 			if obs != nil {
-				obs.Served(slot.pattern, status, d)
+				obs.Served(st.slot.pattern, status, d)
 			}
 			if log == nil {
 				return
 			}
-			attrs := []slog.Attr{
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
-				slog.Int("status", status),
-				slog.Int64("bytes", sw.bytes),
-				slog.Duration("duration", d),
-				slog.String("client", peer.Of(r).String()),
-			}
+			e := &st.entry
+			*e = accesslog.Entry{Time: now, Method: r.Method, Path: r.URL.Path, Status: status,
+				Bytes: st.sw.bytes, Duration: d, Client: peer.Of(r).String()}
 			if u, ok := admitted(); ok {
-				attrs = append(attrs, slog.String("user", u.Name))
+				e.User, e.HasUser = u.Name, true
 			}
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			log.Log(r.Context(), e)
 		}()
-		next.ServeHTTP(sw, r.WithContext(ctx))
+		next.ServeHTTP(&st.sw, r.WithContext(ctx))
 	})
+}
+
+// observed is what observe keeps for one request.
+type observed struct {
+	start time.Time
+	slot  routeSlot
+	sw    statusWriter
+	entry accesslog.Entry
 }
 
 // statusWriter notes the status and counts the bytes of a response. Like

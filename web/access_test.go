@@ -1,15 +1,21 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
@@ -109,5 +115,84 @@ func TestReadyz(t *testing.T) {
 		if rec.Code != 503 || rec.Body.String() != "not ready: the authentication provider is not ready\n" || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
 			t.Errorf("/readyz when not ready: %d %q %q", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
 		}
+	}
+}
+
+// TestAccessLogStalledDestination: when nobody reads the access log's
+// destination, requests wait for it (no line dropped, the buffer bounded),
+// and they all complete once it is read again.
+func TestAccessLogStalledDestination(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	buf := accesslog.NewBuffer(w, 1<<10, 10*time.Millisecond)
+	defer buf.Close()
+	p := &fakeProvider{admit: true, user: auth.User{Name: "alice", Type: "fake"}}
+	h := NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: slog.New(slog.DiscardHandler),
+		AccessLog: true, AccessLogger: accesslog.NewWriter(buf, accesslog.Text)})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	// About 120 bytes a line: 2,000 lines are more than the pipe (64 KiB)
+	// and the buffers hold.
+	const clients, each = 8, 250
+	var answered atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() {
+				for range each {
+					resp, err := srv.Client().Get(srv.URL + "/healthz")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					answered.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		close(done)
+	}()
+	last := int64(-1)
+	for stable := 0; stable < 5; {
+		time.Sleep(50 * time.Millisecond)
+		if n := answered.Load(); n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	select {
+	case <-done:
+		t.Fatal("every request completed while nobody read the log: lines were dropped or buffered without bound")
+	default:
+	}
+
+	lines := make(chan int, 1)
+	go func() {
+		n := 0
+		sc := bufio.NewScanner(r)
+		for n < clients*each && sc.Scan() {
+			if strings.Contains(sc.Text(), "msg=request method=GET path=/healthz status=200") {
+				n++
+			}
+		}
+		lines <- n
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("requests did not resume: %d of %d answered", answered.Load(), clients*each)
+	}
+	buf.Flush()
+	if n := <-lines; n != clients*each {
+		t.Fatalf("%d access lines, want %d", n, clients*each)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/peer"
@@ -37,9 +38,15 @@ type Options struct {
 	// Logger receives handler errors and recovered panics.
 	// Default: slog.Default().
 	Logger *slog.Logger
-	// AccessLog, when true, writes one info line "request" per request to
-	// Logger ([server] access_log, on by default in the program).
+	// AccessLog, when true, writes one info line "request" per request
+	// ([server] access_log, on by default in the program): to
+	// AccessLogger when set, else through Logger.
 	AccessLog bool
+	// AccessLogger receives the access log's entries when AccessLog is
+	// true. The program gives an accesslog.Writer on an accesslog.Buffer
+	// (lines formatted without slog, written in batches). Default:
+	// accesslog.Slog{Logger}.
+	AccessLogger accesslog.Logger
 	// Observer, when set, is told about every request (metrics).
 	Observer Observer
 	// Proxy, when set, is the guarded interface's reverse proxy ([proxy]
@@ -177,9 +184,12 @@ func NewHandler(o Options) http.Handler {
 		setRoute(r)
 	})
 
-	var access *slog.Logger
+	var access accesslog.Logger
 	if o.AccessLog {
-		access = log
+		access = o.AccessLogger
+		if access == nil {
+			access = accesslog.Slog{L: log}
+		}
 	}
 	own := SecurityHeaders(limitBody(s, CrossOrigin(errs)(root)))
 	if o.Proxy != nil {

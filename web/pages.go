@@ -28,6 +28,9 @@ type site struct {
 	log  *slog.Logger
 	errs *auth.Errors
 	now  func() time.Time
+	// lists is /api/backups's encoded answer, kept while the folder is
+	// unchanged.
+	lists listCache
 }
 
 // catalogPage serves GET /: the backups as an HTML table.
@@ -65,18 +68,28 @@ type backupJSON struct {
 // apiBackups serves GET /api/backups: {"backups": [...]}, newest first,
 // "modified" in RFC 3339, UTC, whole seconds. An empty folder gives an
 // empty array, never null.
+//
+// The answer is encoded once per listing of the folder (see listCache) and
+// carries a strong ETag; a request whose If-None-Match names it gets 304.
 func (s *site) apiBackups(w http.ResponseWriter, r *http.Request) {
-	list, err := s.list()
+	if s.cat == nil {
+		s.log.ErrorContext(r.Context(), "web: list backups", "err", errNoCatalog)
+		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
+		return
+	}
+	snap, err := s.cat.Snapshot()
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", err)
 		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
 		return
 	}
-	out := make([]backupJSON, len(list))
-	for i, b := range list {
-		out[i] = backupJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339)}
+	enc, err := s.lists.get(snap)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "web: encode json", "path", r.URL.Path, "err", err)
+		s.fail(w, r, http.StatusInternalServerError, "The answer could not be encoded.")
+		return
 	}
-	s.writeJSON(w, r, map[string][]backupJSON{"backups": out})
+	enc.serve(w, r)
 }
 
 // apiMe serves GET /api/me: the current-user record (username, auth_type,

@@ -53,6 +53,9 @@ func benchProvider(b *testing.B, cache bool) *Provider {
 	return p
 }
 
+// runBench is sequential and in-process (one request at a time, no
+// network): our own code's cost per request. The Loopback benchmarks
+// measure throughput from parallel clients.
 func runBench(b *testing.B, h http.Handler, path string, mod func(*http.Request)) {
 	req := httptest.NewRequest("GET", path, nil)
 	req.RemoteAddr = "192.0.2.1:5000"

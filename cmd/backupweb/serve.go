@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/buildinfo"
 	"github.com/backupweb/backupweb/catalog"
@@ -38,10 +39,21 @@ func runServe(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb serve: unexpected arguments:", fs.Args())
 		return exitUsage
 	}
-	log, err := newLogger(c.stderr, *logFormat, *logLevel)
+	// The program's log and the access log's batches share standard
+	// error; one lock keeps their writes whole.
+	stderr := &lockedWriter{w: c.stderr}
+	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		fmt.Fprintln(c.stderr, "backupweb serve:", err)
 		return exitUsage
+	}
+	// Access lines go through a bounded buffer, flushed every 100 ms and
+	// when serve returns (after the graceful shutdown: no line is lost).
+	accessBuf := accesslog.NewBuffer(stderr, 0, accessFlushInterval)
+	defer accessBuf.Close()
+	accessFormat := accesslog.Text
+	if *logFormat == "json" {
+		accessFormat = accesslog.JSON
 	}
 	a := c.load(*path, *listen, log, false)
 	if a.provider == nil || a.cfg.Report.HasErrors() {
@@ -58,14 +70,16 @@ func runServe(c *cli, args []string) int {
 	}
 
 	opts := web.Options{
-		Provider:   a.provider,
-		Resolver:   peer.NewResolver(a.cfg.Server.TrustedProxies),
-		Logger:     log,
-		AccessLog:  a.cfg.Server.AccessLog,
-		Errors:     a.errs,
-		AllowUsers: a.cfg.Proxy.AllowUsers,
-		NoCatalog:  a.cfg.Server.Mode == config.ModeForwardAuth,
-		Brand:      brand(a.cfg),
+		Provider: a.provider,
+		Resolver: peer.NewResolver(a.cfg.Server.TrustedProxies),
+		Logger:   log,
+		// Access lines are at info level: a higher -log-level omits them.
+		AccessLog:    a.cfg.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo),
+		AccessLogger: accesslog.NewWriter(accessBuf, accessFormat),
+		Errors:       a.errs,
+		AllowUsers:   a.cfg.Proxy.AllowUsers,
+		NoCatalog:    a.cfg.Server.Mode == config.ModeForwardAuth,
+		Brand:        brand(a.cfg),
 	}
 	if a.cfg.Server.Mode == config.ModeCatalog {
 		opts.Catalog = catalog.New(a.cfg.Backups.Dir).WithLogger(log)
@@ -98,7 +112,7 @@ func runServe(c *cli, args []string) int {
 		if sc, ok := a.provider.(interface{ SessionCount() (int, bool) }); ok {
 			a.metrics.WatchSessions(a.provider.Type(), sc.SessionCount)
 		}
-		stop, err := c.serveMetrics(a.cfg.Server.MetricsListen, a.metrics, log)
+		stop, err := c.serveMetrics(a.cfg.Server.MetricsListen, a.metrics, a.cfg.Server.Pprof, log)
 		if err != nil {
 			log.Error("cannot listen for metrics", "addr", a.cfg.Server.MetricsListen, "err", err)
 			return exitError
@@ -171,14 +185,18 @@ func (c *cli) keepCurrent(p auth.Provider) (stop func()) {
 }
 
 // serveMetrics serves m at /metrics on its own listener until the returned
-// function is called (or the program's context ends).
-func (c *cli) serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
+// function is called (or the program's context ends), and with pprof Go's
+// profiles at /debug/pprof/ ([server] pprof).
+func (c *cli) serveMetrics(addr string, m *metrics.Metrics, pprof bool, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	if pprof {
+		mountPprof(mux)
+	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	done := make(chan struct{})
 	go func() {
@@ -187,6 +205,23 @@ func (c *cli) serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (s
 			log.Error("metrics server stopped", "err", err)
 		}
 	}()
-	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics")
+	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics", "pprof", pprof)
 	return func() { cancel(); <-done }, nil
 }
+
+// lockedWriter serialises writes to w, which may not be safe for
+// concurrent use (a test's buffer).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// accessFlushInterval is how often the access log's buffer is flushed;
+// tests lengthen it.
+var accessFlushInterval = accesslog.FlushInterval

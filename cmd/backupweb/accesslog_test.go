@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestServeAccessLogSurvivesShutdown: every request answered before a
+// graceful shutdown has its access line on standard error when serve
+// returns, although lines are written in batches.
+func TestServeAccessLogSurvivesShutdown(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.Mkdir("backups", 0o700)
+	// A flush interval that never comes: only the shutdown's flush can
+	// write the lines (the buffer holds them all).
+	defer func(old time.Duration) { accessFlushInterval = old }(accessFlushInterval)
+	accessFlushInterval = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, _, stderr := testCLI(ctx, "", nil)
+	done := make(chan int, 1)
+	go func() { done <- c.main([]string{"serve", "-listen", "127.0.0.1:0"}) }()
+	addr := waitListening(t, stderr, done)
+
+	const clients, each = 8, 25
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for range each {
+				resp, err := http.Get("http://" + addr + "/api/backups")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if n := strings.Count(stderr.String(), "msg=request"); n == clients*each {
+		t.Logf("all %d lines were out before the shutdown", n)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+	if n := strings.Count(stderr.String(), "msg=request method=GET path=/api/backups status=200"); n != clients*each {
+		t.Fatalf("%d access lines after shutdown, want %d:\n%s", n, clients*each, stderr.String())
+	}
+}
+
+// TestServePprof: profiles are served on the metrics listener only when
+// [server] pprof = true, never on the main listener.
+func TestServePprof(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint("pprof=", on), func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			os.WriteFile("backupweb.ini", fmt.Appendf(nil, "[server]\nlisten = 127.0.0.1:0\nmetrics_listen = 127.0.0.1:0\npprof = %v\n", on), 0o600)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c, _, stderr := testCLI(ctx, "", nil)
+			done := make(chan int, 1)
+			go func() { done <- c.main([]string{"serve"}) }()
+			addr := waitListening(t, stderr, done)
+			m := regexp.MustCompile(`serving metrics" addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(stderr.String())
+			if m == nil {
+				t.Fatalf("no metrics listener:\n%s", stderr)
+			}
+			get := func(url string) (int, string) {
+				resp, err := http.Get(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			code, body := get("http://" + m[1] + "/debug/pprof/heap?debug=1")
+			if on && (code != 200 || !strings.Contains(body, "heap profile")) {
+				t.Errorf("pprof on: heap profile %d:\n%.200s", code, body)
+			}
+			if !on && code != 404 {
+				t.Errorf("pprof off: /debug/pprof/heap answered %d", code)
+			}
+			if code, _ := get("http://" + m[1] + "/debug/pprof/"); on != (code == 200) {
+				t.Errorf("pprof %v: index answered %d", on, code)
+			}
+			if code, _ := get("http://" + addr + "/debug/pprof/heap"); code == 200 {
+				t.Error("the main listener serves profiles")
+			}
+			cancel()
+			<-done
+		})
+	}
+}
+
+func TestCheckConfigPprofNeedsMetrics(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("backupweb.ini", []byte("[server]\npprof = true\n"), 0o600)
+	c, stdout, stderr := testCLI(context.Background(), "", nil)
+	if code := c.main([]string{"check-config"}); code == exitOK {
+		t.Fatalf("pprof without metrics_listen accepted:\n%s%s", stdout, stderr)
+	}
+	if out := stdout.String() + stderr.String(); !strings.Contains(out, "pprof") || !strings.Contains(out, "metrics_listen") {
+		t.Errorf("the error does not name the keys:\n%s", out)
+	}
+}
