@@ -26,9 +26,12 @@ func (busyError) Unavailable() bool { return true }
 
 // DefaultGateWait is how long Gate.Do waits for a free slot, at most, when
 // the gate was made by NewGate: long enough to ride out a burst of honest
-// logins (about twenty cost-12 checks per slot), short enough that a flood of
-// guesses is refused instead of piling up goroutines.
-const DefaultGateWait = 5 * time.Second
+// logins (an office of twenty people signing in at once needs twenty
+// cost-12 checks, about 5 s on one slot of a quiet machine, so twice that),
+// short enough that a flood of guesses is refused instead of piling up
+// goroutines (the throttle already holds each address to its
+// max_failures attempts in flight).
+const DefaultGateWait = 10 * time.Second
 
 // Gate caps how many bcrypt computations run at once, so that a flood of
 // password guesses cannot occupy every CPU and starve the other requests
