@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/user"
 	"runtime"
+	"strconv"
 )
 
 // CheckPrivate records a warning in rep when the file at path can be
@@ -30,9 +32,42 @@ func CheckPrivate(rep *Report, path, what string) {
 		}
 		return
 	}
-	if perm := info.Mode().Perm(); perm&0o037 != 0 {
-		rep.Warnf(path, 0, "", "", "holds %s but its mode %04o lets others in or its group write or run it; run: chmod 600 %s (or chmod 640, for a group that only reads it)", what, perm, path)
+	perm := info.Mode().Perm()
+	switch {
+	case perm&0o037 != 0:
+		rep.Warnf(path, 0, "", "", "holds %s but its mode %04o lets others in or its group write or run it; run: chmod 600 %s (or chmod 640, for the service's group %s that only reads it)", what, perm, path, ServiceGroup)
+	case perm&0o040 != 0 && !serviceReads(info):
+		rep.Warnf(path, 0, "", "", "holds %s but its mode %04o lets its group read it, and that group is not the service's (%s); run: chmod 600 %s, or chgrp %s %s", what, perm, ServiceGroup, path, ServiceGroup, path)
 	}
+}
+
+// ServiceGroup is the group of the account the packaged service runs as,
+// whose read access to a private file CheckPrivate accepts.
+const ServiceGroup = "backupweb"
+
+// serviceGroupID looks ServiceGroup up; ok is false when the system has no
+// such group. A variable so that tests can name a group of their own.
+var serviceGroupID = func() (gid uint32, ok bool) {
+	g, err := user.LookupGroup(ServiceGroup)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(g.Gid, 10, 32)
+	return uint32(n), err == nil
+}
+
+// serviceReads reports whether the group of the file info describes is
+// the service's: ServiceGroup, or the group this process runs as (the
+// service checking its own files).
+func serviceReads(info fs.FileInfo) bool {
+	gid, ok := fileGroup(info)
+	if !ok {
+		return true // no Unix groups here: the bits say nothing more
+	}
+	if svc, ok := serviceGroupID(); ok && gid == svc {
+		return true
+	}
+	return int(gid) == os.Getgid()
 }
 
 // unwrapPath drops the operation and path from an *fs.PathError, since the

@@ -59,3 +59,40 @@ func TestCheckPrivateMissingFile(t *testing.T) {
 		t.Errorf("a missing file is reported by whoever reads it, got %v", rep.Problems())
 	}
 }
+
+// TestCheckPrivateGroupRead: group read is accepted for the service's
+// group and warned about for any other group.
+func TestCheckPrivateGroupRead(t *testing.T) {
+	if runtime.GOOS == "windows" || os.Geteuid() != 0 {
+		t.Skip("giving a file a group this process is not in needs root (and Unix groups)")
+	}
+	const foreign = 8767
+	path := filepath.Join(t.TempDir(), "users")
+	if err := os.WriteFile(path, []byte("x"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 0, foreign); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		service uint32
+		warn    bool
+	}{
+		{"the service's group", foreign, false},
+		{"another group", foreign + 1, true},
+	} {
+		old := serviceGroupID
+		serviceGroupID = func() (uint32, bool) { return tt.service, true }
+		rep := &Report{}
+		CheckPrivate(rep, path, "password hashes")
+		serviceGroupID = old
+		ps := rep.Problems()
+		switch {
+		case tt.warn && (len(ps) != 1 || !strings.Contains(ps[0].Msg, "chgrp "+ServiceGroup)):
+			t.Errorf("%s: %v, want one warning naming chgrp", tt.name, ps)
+		case !tt.warn && len(ps) != 0:
+			t.Errorf("%s: unexpected %v", tt.name, ps)
+		}
+	}
+}

@@ -26,6 +26,3 @@ func keepOwner(f *os.File, old fs.FileInfo) error {
 	}
 	return f.Chown(int(want.Uid), int(want.Gid))
 }
-
-// setGroup gives f the group gid, keeping its owner.
-func setGroup(f *os.File, gid int) error { return f.Chown(-1, gid) }

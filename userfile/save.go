@@ -12,32 +12,17 @@ import (
 // writable by its owner only, as a file of password hashes should be.
 const newFileMode fs.FileMode = 0o600
 
-// NewFile says how SaveWith makes a user file that does not exist yet. Its
-// zero value is what Save does: mode 0600, the creating process's group.
-// It has no effect on a file that exists, which keeps its owner, group and
+// NewFile says how SaveWith makes a user file that does not exist yet:
+// always mode 0600, owned by the creating process unless SetOwner names
+// another owner (which needs root). Its zero value is what Save does. It
+// has no effect on a file that exists, which keeps its owner, group and
 // mode.
 type NewFile struct {
-	// Mode is the new file's permission bits; zero means 0600. Bits that
-	// let the group write or others do anything are refused: a file of
-	// password hashes may be shared with one reader's group, no more.
-	Mode fs.FileMode
-	// Group is the group id the new file is given when SetGroup is true
-	// (which needs root, or membership of that group). Typically the group
-	// of the service account that reads the file, with Mode 0640.
-	Group    int
-	SetGroup bool
-}
-
-// mode returns the permission bits of the new file, or an error when they
-// would open the file too widely.
-func (nf NewFile) mode() (fs.FileMode, error) {
-	if nf.Mode == 0 {
-		return newFileMode, nil
-	}
-	if nf.Mode&^fs.ModePerm != 0 || nf.Mode&0o037 != 0 {
-		return 0, fmt.Errorf("refusing to create a user file with mode %04o: its group may at most read it, others nothing", uint32(nf.Mode))
-	}
-	return nf.Mode, nil
+	// UID and GID are the owner and group the new file is given when
+	// SetOwner is true: typically the service account that reads the
+	// file, when root makes it.
+	UID, GID int
+	SetOwner bool
 }
 
 // renameFile is os.Rename; tests replace it to exercise a failed save.
@@ -62,10 +47,7 @@ func (d *Doc) Save(path string) error { return d.SaveWith(path, NewFile{}) }
 // SaveWith is Save, making a file that does not exist yet as nf says. A
 // file that exists keeps its owner, group and mode whatever nf says.
 func (d *Doc) SaveWith(path string, nf NewFile) error {
-	mode, err := nf.mode()
-	if err != nil {
-		return err
-	}
+	mode := newFileMode
 	target, err := resolveLink(path)
 	if err != nil {
 		return err
@@ -101,9 +83,9 @@ func (d *Doc) SaveWith(path string, nf NewFile) error {
 		if err := keepOwner(tmp, old); err != nil {
 			return fmt.Errorf("cannot keep the owner of %s, file left unchanged: %w", target, err)
 		}
-	} else if nf.SetGroup {
-		if err := setGroup(tmp, nf.Group); err != nil {
-			return fmt.Errorf("cannot give the new file %s the group %d, file not created: %w", target, nf.Group, err)
+	} else if nf.SetOwner {
+		if err := tmp.Chown(nf.UID, nf.GID); err != nil {
+			return fmt.Errorf("cannot give the new file %s the owner %d:%d, file not created: %w", target, nf.UID, nf.GID, err)
 		}
 	}
 	// After chown, which may clear set-id bits: the mode is the last word.

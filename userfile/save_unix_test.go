@@ -45,25 +45,19 @@ func TestSaveIgnoresUmask(t *testing.T) {
 	}
 }
 
-// TestSaveWithNewFile: SaveWith makes a new file with the mode and group
-// asked for, refuses modes that open it beyond one reading group, and
-// leaves an existing file's mode and group as they are.
+// TestSaveWithNewFile: SaveWith makes a new file 0600 with the owner asked
+// for, and leaves an existing file's mode, owner and group as they are.
 func TestSaveWithNewFile(t *testing.T) {
-	gid := os.Getgid() // a group this process may always give
+	uid, gid := os.Geteuid(), os.Getgid() // an owner this process may always give
 	tests := []struct {
 		name     string
 		before   os.FileMode // 0: no file yet
 		nf       NewFile
 		wantMode os.FileMode
-		wantErr  bool
 	}{
-		{"zero value is Save", 0, NewFile{}, 0o600, false},
-		{"group readable", 0, NewFile{Mode: 0o640, Group: gid, SetGroup: true}, 0o640, false},
-		{"read only", 0, NewFile{Mode: 0o440}, 0o440, false},
-		{"group writable refused", 0, NewFile{Mode: 0o660}, 0, true},
-		{"others refused", 0, NewFile{Mode: 0o604}, 0, true},
-		{"set-id refused", 0, NewFile{Mode: 0o600 | os.ModeSetgid}, 0, true},
-		{"existing file keeps its mode", 0o600, NewFile{Mode: 0o640, Group: gid, SetGroup: true}, 0o600, false},
+		{"zero value is Save", 0, NewFile{}, 0o600},
+		{"owner given", 0, NewFile{UID: uid, GID: gid, SetOwner: true}, 0o600},
+		{"existing file keeps its mode", 0o640, NewFile{UID: uid, GID: gid, SetOwner: true}, 0o640},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,17 +73,7 @@ func TestSaveWithNewFile(t *testing.T) {
 			if err := d.Add("alice", hashA); err != nil {
 				t.Fatal(err)
 			}
-			err = d.SaveWith(path, tt.nf)
-			if tt.wantErr {
-				if err == nil {
-					t.Fatal("saved, want an error")
-				}
-				if _, err := os.Stat(path); !os.IsNotExist(err) {
-					t.Errorf("a refused mode left a file: %v", err)
-				}
-				return
-			}
-			if err != nil {
+			if err := d.SaveWith(path, tt.nf); err != nil {
 				t.Fatal(err)
 			}
 			fi, err := os.Stat(path)
@@ -99,18 +83,17 @@ func TestSaveWithNewFile(t *testing.T) {
 			if got := fi.Mode().Perm(); got != tt.wantMode {
 				t.Errorf("mode %04o, want %04o", got, tt.wantMode)
 			}
-			if st := fi.Sys().(*syscall.Stat_t); tt.nf.SetGroup && int(st.Gid) != tt.nf.Group {
-				t.Errorf("group %d, want %d", st.Gid, tt.nf.Group)
+			if st := fi.Sys().(*syscall.Stat_t); tt.nf.SetOwner && (int(st.Uid) != tt.nf.UID || int(st.Gid) != tt.nf.GID) {
+				t.Errorf("owner %d:%d, want %d:%d", st.Uid, st.Gid, tt.nf.UID, tt.nf.GID)
 			}
 		})
 	}
 }
 
-// TestSaveWithForeignGroup: as root, a new file is given a group the
-// process is not in; without root, asking for such a group fails and
-// leaves no file.
-func TestSaveWithForeignGroup(t *testing.T) {
-	const gid = 8765 // no process of this test belongs to it
+// TestSaveWithForeignOwner: as root, a new file is given an owner that is
+// not the process; without root, asking for one fails and leaves no file.
+func TestSaveWithForeignOwner(t *testing.T) {
+	const uid, gid = 8765, 8766 // no process of this test runs as them
 	path := filepath.Join(t.TempDir(), "users.txt")
 	d, err := Load(path)
 	if err != nil {
@@ -119,10 +102,10 @@ func TestSaveWithForeignGroup(t *testing.T) {
 	if err := d.Add("alice", hashA); err != nil {
 		t.Fatal(err)
 	}
-	err = d.SaveWith(path, NewFile{Mode: 0o640, Group: gid, SetGroup: true})
+	err = d.SaveWith(path, NewFile{UID: uid, GID: gid, SetOwner: true})
 	if os.Geteuid() != 0 {
 		if err == nil {
-			t.Fatal("a group this process is not in was given without root")
+			t.Fatal("another owner was given without root")
 		}
 		if names := dirNames(t, filepath.Dir(path)); len(names) != 0 {
 			t.Errorf("left %q", names)
@@ -136,7 +119,7 @@ func TestSaveWithForeignGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := fi.Sys().(*syscall.Stat_t); int(st.Gid) != gid || fi.Mode().Perm() != 0o640 {
-		t.Errorf("group %d mode %04o, want %d 0640", st.Gid, fi.Mode().Perm(), gid)
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != uid || int(st.Gid) != gid || fi.Mode().Perm() != 0o600 {
+		t.Errorf("owner %d:%d mode %04o, want %d:%d 0600", st.Uid, st.Gid, fi.Mode().Perm(), uid, gid)
 	}
 }

@@ -40,7 +40,7 @@ func flagsOf(name string) []string {
 	case "hash-password":
 		return []string{"-cost"}
 	case "user":
-		return []string{"add", "passwd", "del", "list", "-file", "-cost", "-group"}
+		return []string{"add", "passwd", "del", "list", "-file", "-cost", "-owner"}
 	case "healthcheck":
 		return []string{"-url", "-timeout"}
 	case "completion":
@@ -58,7 +58,7 @@ _backupweb() {
 	fi
 	case "$prev" in
 	-config|-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	-group) COMPREPLY=($(compgen -g -- "$cur")); return ;;
+	-owner) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	-as-user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	-log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	-log-level) COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;

@@ -16,7 +16,7 @@ import (
 
 // userActions describes the actions of `backupweb user`, in help order.
 var userActions = []struct{ name, args, summary string }{
-	{"add", "-file PATH [-group G] USERNAME", "add a user; the password is read like hash-password reads it"},
+	{"add", "-file PATH [-owner USER] USERNAME", "add a user; the password is read like hash-password reads it"},
 	{"passwd", "-file PATH USERNAME", "set a new password for an existing user"},
 	{"del", "-file PATH USERNAME", "remove a user"},
 	{"list", "-file PATH", "print the user names, one a line"},
@@ -28,7 +28,7 @@ type userArgs struct {
 	file   string
 	name   string
 	cost   int
-	group  string // -group: the group of a file add creates
+	owner  string // -owner: the owner of a file add creates
 }
 
 // runUser implements `backupweb user add|passwd|del|list -file PATH
@@ -37,9 +37,9 @@ type userArgs struct {
 // The action comes first, then the flags, then the user name (the name may
 // also come right after the action). Flags: -file (required) and -cost, the
 // bcrypt cost of new hashes (default 12, the recommended cost; lower values
-// only make sense in tests), and for add -group, the group a new file is
-// given. New files get mode 0600, or 0640 with the group of the service
-// that reads them (see newUserFile); every change rewrites the file
+// only make sense in tests), and for add -owner, the owner a new file is
+// given. New files get mode 0600, owned by the service user when root
+// makes them in its folder (see newUserFile); every change rewrites the file
 // atomically, keeps its owner, group and mode, and leaves the lines it
 // does not touch as they were (see userfile.Doc). `add` refuses an existing name, `passwd` and `del` a
 // missing one. After a change, problems the login provider would report
@@ -99,7 +99,7 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	flags.Usage = func() { userUsage(c.stderr) }
 	flags.StringVar(&ua.file, "file", "", "path of the user file (required)")
 	flags.IntVar(&ua.cost, "cost", password.Cost, "bcrypt cost of new password hashes; lower it only for tests")
-	flags.StringVar(&ua.group, "group", "", "add: the group of a new file, made mode 0640 (default: see the README's \"the user file\")")
+	flags.StringVar(&ua.owner, "owner", "", "add, as root: the owner of a new file (mode 0600); default: see the README's \"the user file\"")
 	var names []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		names, args = []string{args[0]}, args[1:] // the name before the flags
@@ -115,8 +115,8 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	switch {
 	case ua.file == "":
 		return usageErr("-file PATH is required")
-	case ua.group != "" && ua.action != "add":
-		return usageErr("-group applies to add only, which may create the file; an existing file keeps its group (use chgrp)")
+	case ua.owner != "" && ua.action != "add":
+		return usageErr("-owner applies to add only, which may create the file; an existing file keeps its owner (use chown)")
 	case ua.action == "list" && len(names) > 0:
 		return usageErr("takes no user name")
 	case ua.action == "list":
@@ -138,16 +138,16 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 
 // userUsage prints the help of `backupweb user`.
 func userUsage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-group G] [USERNAME]")
+	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-owner USER] [USERNAME]")
 	fmt.Fprintln(w, "\nActions:")
 	for _, a := range userActions {
 		fmt.Fprintf(w, "  %-6s %-20s %s\n", a.name, a.args, a.summary)
 	}
 	fmt.Fprintf(w, "\nFlags:\n  -file PATH  the user file; every change keeps its owner, group and mode\n"+
 		"  -cost N     bcrypt cost of new hashes, %d to %d (default %d)\n"+
-		"  -group G    add: give a new file group G, mode 0640, so a service in G reads it\n"+
-		"\nadd creates a missing file with mode 0600, or, when its folder belongs to the\n"+
-		"group of the service user %s, with that group and mode 0640.\n",
+		"  -owner USER add, as root: a new file is owned by USER, so a service run as USER reads it\n"+
+		"\nadd creates a missing file with mode 0600; as root, in a folder that belongs to the\n"+
+		"group of the service user %s, the file is owned by that user.\n",
 		password.MinCost, password.MaxCost, password.Cost, serviceUser)
 }
 
@@ -183,7 +183,7 @@ func userAdd(c *cli, ua userArgs) error {
 	if doc.Has(ua.name) {
 		return fmt.Errorf("user %q already exists in %s (use passwd to change its password)", ua.name, ua.file)
 	}
-	nf, note, err := newUserFile(ua.file, ua.group)
+	nf, note, err := newUserFile(ua.file, ua.owner)
 	if err != nil {
 		return err
 	}
