@@ -162,7 +162,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		// Not counted, so not checked: fail closed.
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := p.admit(r, v, client, user); err != nil {
+	if err := auth.Admit(p.log, r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	if perr == nil && p.userIs(user) && p.match.Cached(ctx, p.cfg.Password, []byte(pass)) {
@@ -171,7 +171,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if v, err = p.limiter.Acquire(ctx, client); err != nil {
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := p.admit(r, v, client, user); err != nil {
+	if err := auth.Admit(p.log, r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	settled := false
@@ -204,28 +204,6 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		return auth.User{}, false, nil
 	}
 	return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
-}
-
-// admit turns a throttling verdict that is not OK into the error Identify
-// returns: a blocked address is refused (its first refusal logged, each
-// counted), an attempt that found every slot taken by others in flight
-// for as long as it could wait is answered 429 too, but neither logged
-// nor counted as a refused attempt, since nothing is known against it.
-func (p *Provider) admit(r *http.Request, v throttle.Verdict, client, user string) error {
-	if v.BlockEnded > 0 {
-		auth.LogBlockEnded(p.log, r, Name, client, v.BlockEnded)
-	}
-	switch {
-	case v.OK:
-		return nil
-	case v.Busy:
-		return &auth.RetryError{After: v.RetryAfter}
-	}
-	auth.CountThrottled(r, Name)
-	if v.FirstRefusal {
-		auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, user)
-	}
-	return &auth.RetryError{After: v.RetryAfter}
 }
 
 // release gives back the slot of an attempt that succeeded or got no

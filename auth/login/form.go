@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
@@ -44,7 +44,7 @@ const maxFormBytes = 64 << 10
 func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
 	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
 	if _, ok, err := p.Guard.Identify(r); err == nil && ok {
-		redirectLocal(w, next)
+		sessionauth.SeeOther(w, next)
 		return
 	}
 	if r.URL.Query().Has("signed_out") {
@@ -143,7 +143,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	p.issueDevice(w, r, name)
 	auth.LogSignedIn(p.log, r, Name, name)
-	redirectLocal(w, next)
+	sessionauth.SeeOther(w, next)
 }
 
 // limit is one throttling limit a login attempt is counted against: a
@@ -167,7 +167,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			return nil, fmt.Errorf("login: counting the attempt: %w", err)
 		}
-		if err := p.admit(r, v, l.label, logged); err != nil {
+		if err := auth.Admit(p.log, r, Name, v, l.label, logged); err != nil {
 			return nil, err
 		}
 	}
@@ -177,7 +177,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			err = fmt.Errorf("login: counting the attempt: %w", err)
 		} else {
-			err = p.admit(r, v, l.label, logged)
+			err = auth.Admit(p.log, r, Name, v, l.label, logged)
 		}
 		if err != nil {
 			p.settle(r, limits[:i], slots, false)
@@ -186,29 +186,6 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		slots = append(slots, v.Slot)
 	}
 	return slots, nil
-}
-
-// admit turns a throttling verdict that is not OK into the error that
-// refuses the attempt: a blocked key is refused (its first refusal logged,
-// each counted); an attempt that found every slot taken by others in
-// flight for as long as it could wait is answered 429 too, but neither
-// logged nor counted as a refused attempt, since nothing is known against
-// it.
-func (p *Provider) admit(r *http.Request, v throttle.Verdict, label, logged string) error {
-	if v.BlockEnded > 0 {
-		auth.LogBlockEnded(p.log, r, Name, label, v.BlockEnded)
-	}
-	switch {
-	case v.OK:
-		return nil
-	case v.Busy:
-		return &auth.RetryError{After: v.RetryAfter}
-	}
-	auth.CountThrottled(r, Name)
-	if v.FirstRefusal {
-		auth.LogRefused(p.log, r, Name, auth.ReasonThrottled, logged)
-	}
-	return &auth.RetryError{After: v.RetryAfter}
 }
 
 // settle ends the attempt's slots: recorded as failures when failed, else
@@ -297,25 +274,6 @@ func (p *Provider) renderPage(w http.ResponseWriter, r *http.Request, status int
 	if err != nil {
 		p.log.ErrorContext(r.Context(), "auth: rendering the login page", "auth_type", Name, "err", err)
 	}
-}
-
-// redirectLocal answers 303 to loc, a path sessionauth.SafeNext accepted.
-// It sets Location itself rather than with http.Redirect, which cleans
-// the path and could turn an accepted "/./\host" into "/\host", which
-// browsers read as another host. Bytes outside printable ASCII are
-// percent-encoded.
-func redirectLocal(w http.ResponseWriter, loc string) {
-	var b strings.Builder
-	for i := 0; i < len(loc); i++ {
-		if c := loc[i]; c <= ' ' || c >= 0x7f {
-			fmt.Fprintf(&b, "%%%02X", c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	w.Header().Set("Location", b.String())
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusSeeOther)
 }
 
 // logName bounds a user name for logs: whatever was typed, at most
