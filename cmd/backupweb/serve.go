@@ -150,8 +150,8 @@ func runServe(c *cli, args []string) int {
 // backups it does not serve.
 func brand(cfg *config.Config) ui.Brand {
 	b := ui.Brand{Title: cmp.Or(cfg.UI.Title, cfg.UI.ProductName), Product: cfg.UI.ProductName}
-	if b.Product == "" && cfg.Proxy.Upstream != nil {
-		b.Product = "the application"
+	if b.Product == "" && cfg.Server.Mode != config.ModeCatalog {
+		b.Product = "the application" // proxy or forward-auth: not our backups
 	}
 	return b
 }
