@@ -38,6 +38,15 @@ type User struct {
 	// Attrs holds facts some types know (for oauth: "email", "name",
 	// "provider"). Nil for types that know nothing more.
 	Attrs map[string]string
+	// Groups are the user's groups, sorted and without repeats: from the
+	// groups file for basic and flask-login, from the identity provider
+	// (organisations, teams, groups claim) for oauth. Nil when the user
+	// belongs to none or the type knows no groups.
+	Groups []string
+	// SecondFactor names the second factor that completed this user's
+	// sign-in ("totp", "passkey" or "recovery"), or "" when the session was
+	// made with a password alone or the type has no second factor.
+	SecondFactor string
 	// Expires is when the user's session ends if no further navigation
 	// renews it (the earlier of its idle and absolute deadlines); zero for
 	// types without sessions (none, basic), which admit each request on
