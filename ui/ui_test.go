@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -256,20 +255,6 @@ func TestHumanSize(t *testing.T) {
 	for _, tt := range tests {
 		if got := HumanSize(tt.n); got != tt.want {
 			t.Errorf("HumanSize(%d) = %q, want %q", tt.n, got, tt.want)
-		}
-	}
-}
-
-// TestNoImportOfAuth: the pages know nothing of authentication; every
-// import runs down the layers (`go list -deps ./ui` does not list auth).
-func TestNoImportOfAuth(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, "github.com/backupweb/backupweb/auth") {
-			t.Errorf("package ui depends on %s", dep)
 		}
 	}
 }

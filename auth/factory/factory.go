@@ -1,8 +1,8 @@
 // Package factory holds the one table of authentication types and builds
 // the provider the configuration selects: what the Flask-era service
-// called get_auth_provider(type, config). The CLI's messages, check-config and the
-// README's key tables all read from this table, so adding a type means
-// adding one entry here.
+// called get_auth_provider(type, config). The CLI's messages and
+// check-config read from this table, so adding a type means adding one
+// entry here (and its keys to docs/configuration.md, by hand).
 package factory
 
 import (

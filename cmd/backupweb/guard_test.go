@@ -26,24 +26,27 @@ import (
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
-// readmeSnippet returns the fenced block of the given language that follows
-// marker in the README: the tests run exactly the configurations the
-// README gives.
-func readmeSnippet(t *testing.T, marker, lang string) string {
+// guardingDoc is the page whose configurations the tests run as written.
+const guardingDoc = "docs/guarding.md"
+
+// docSnippet returns the fenced block of the given language that follows
+// marker in the documentation page doc (a path from the module root): the
+// tests run exactly the configurations the documentation gives.
+func docSnippet(t *testing.T, doc, marker, lang string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(doc)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i := strings.Index(s, marker)
 	if i < 0 {
-		t.Fatalf("README has no %q", marker)
+		t.Fatalf("%s has no %q", doc, marker)
 	}
 	s = s[i:]
 	start := strings.Index(s, "```"+lang+"\n")
 	if start < 0 {
-		t.Fatalf("README has no %s block after %q", lang, marker)
+		t.Fatalf("%s has no %s block after %q", doc, lang, marker)
 	}
 	s = s[start+len("```"+lang+"\n"):]
 	return s[:strings.Index(s, "```")]
@@ -104,13 +107,13 @@ var forgedIdentity = map[string]string{
 
 // guardedSetup runs the guarded interface (an echo of what it got, as an
 // HTML page) and backupweb (flask-login, alice/alice-pw, trusting
-// 127.0.0.1) with the README's forward-auth configuration.
+// 127.0.0.1) with the documentation's forward-auth configuration.
 func guardedSetup(t *testing.T) (backupweb, upstream string) {
 	t.Helper()
 	return guardedWith(t, "")
 }
 
-// guardedWith is guardedSetup with the README's [authentication] section
+// guardedWith is guardedSetup with the documentation's [authentication] section
 // replaced by authSection ("" keeps it).
 func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) {
 	t.Helper()
@@ -129,7 +132,7 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	dir := t.TempDir()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
-	ini := readmeSnippet(t, "backupweb's configuration for all three", "ini")
+	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
 	if authSection != "" {
 		ini = ini[:strings.Index(ini, "[authentication]")] + authSection
 	}
@@ -161,17 +164,17 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	return addr, uln.Addr().String()
 }
 
-// place puts the real addresses into a README configuration.
+// place puts the real addresses into a documented configuration.
 func place(conf, backupweb, upstream, listen string) string {
 	return strings.NewReplacer("127.0.0.1:8080", backupweb, "127.0.0.1:5000", upstream, "127.0.0.1:8443", listen).Replace(conf)
 }
 
-// startNginx runs nginx with the README's configuration on listen.
+// startNginx runs nginx with the documentation's configuration on listen.
 func startNginx(t *testing.T, listen, backupweb, upstream string) string {
 	t.Helper()
 	nginx := toolstest.Need(t, "nginx", "nginx-light")
 	dir := t.TempDir()
-	server := place(readmeSnippet(t, "**nginx**", "nginx"), backupweb, upstream, listen)
+	server := place(docSnippet(t, guardingDoc, "**nginx**", "nginx"), backupweb, upstream, listen)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
 pid %[1]s/nginx.pid;
@@ -199,12 +202,12 @@ http {
 	return "http://" + listen
 }
 
-// startCaddy runs Caddy with the README's configuration on listen.
+// startCaddy runs Caddy with the documentation's configuration on listen.
 func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 	t.Helper()
 	caddy := toolstest.Need(t, "caddy", "caddy")
 	dir := t.TempDir()
-	site := place(readmeSnippet(t, "**Caddy**", "caddy"), backupweb, upstream, listen)
+	site := place(docSnippet(t, guardingDoc, "**Caddy**", "caddy"), backupweb, upstream, listen)
 	conf := "{\n\tadmin off\n\tauto_https off\n}\n" + site
 	os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(conf), 0o600)
 	cmd := exec.Command(caddy, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
@@ -223,7 +226,7 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 // backupweb and the guarded interface) as a browser would, and checks each
 // step of the forward-authentication dance.
 //
-// With strictCookies (nginx, whose README snippet strips them) it then
+// With strictCookies (nginx, whose documented snippet strips them) it then
 // checks that the application never gets backupweb's cookies, and that
 // paths merely starting like backupweb's (/login.html, /logout-all) are
 // the application's.
@@ -359,7 +362,7 @@ func TestBrowserThroughNginx(t *testing.T) {
 	}
 }
 
-// TestReadmeProxyConfiguration serves the README's built-in proxy
+// TestReadmeProxyConfiguration serves the documentation's built-in proxy
 // configuration in front of a real upstream: a browser is sent to the
 // login page, a signed-in one reaches the upstream as alice.
 func TestReadmeProxyConfiguration(t *testing.T) {
@@ -367,7 +370,7 @@ func TestReadmeProxyConfiguration(t *testing.T) {
 	dir := t.TempDir()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
-	ini := readmeSnippet(t, "as the reverse proxy itself:", "ini")
+	ini := docSnippet(t, guardingDoc, "as the reverse proxy itself:", "ini")
 	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
 		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
 	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)

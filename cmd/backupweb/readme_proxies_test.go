@@ -14,7 +14,7 @@ import (
 )
 
 // traefikForwardAuth does what Traefik's forwardAuth middleware does with
-// the README's settings (no Traefik is packaged for Debian, so none runs
+// the documentation's settings (no Traefik is packaged for Debian, so none runs
 // here): it asks address with the client's headers (authRequestHeaders is
 // not set, so all of them) and the X-Forwarded-* headers Traefik adds; a
 // 2xx answer lets the request go on, with each of copy first deleted from
@@ -50,17 +50,17 @@ func traefikForwardAuth(t *testing.T, address string, copy []string, client *htt
 	return out, nil
 }
 
-// TestReadmeTraefikForwardAuth reads the README's Traefik configuration
+// TestReadmeTraefikForwardAuth reads the documentation's Traefik configuration
 // and checks, against the real backupweb, the headers its forwardAuth
 // copies to the guarded service: the signed-in user, no e-mail for a user
 // without one (the client's X-Auth-Request-Email is not kept), and a
 // browser without a session sent to the login page.
 func TestReadmeTraefikForwardAuth(t *testing.T) {
-	conf := readmeSnippet(t, "**Traefik**", "yaml")
+	conf := docSnippet(t, guardingDoc, "**Traefik**", "yaml")
 	m := regexp.MustCompile(`address: "([^"]+)"`).FindStringSubmatch(conf)
 	h := regexp.MustCompile(`authResponseHeaders: \[([^\]]*)\]`).FindStringSubmatch(conf)
 	if m == nil || h == nil {
-		t.Fatalf("the README's Traefik configuration has no forwardAuth address or authResponseHeaders:\n%s", conf)
+		t.Fatalf("the documentation's Traefik configuration has no forwardAuth address or authResponseHeaders:\n%s", conf)
 	}
 	var copy []string
 	for _, name := range strings.Split(h[1], ",") {
@@ -118,7 +118,7 @@ func TestReadmeTraefikForwardAuth(t *testing.T) {
 	}
 }
 
-// TestGuardWithEmail runs the README's nginx and Caddy configurations in
+// TestGuardWithEmail runs the documentation's nginx and Caddy configurations in
 // front of backupweb with type oauth, whose users have an e-mail: after a
 // sign-in through the proxy, the guarded interface reads the user and the
 // e-mail backupweb vouches for, whatever the client adds.

@@ -36,14 +36,14 @@ func pageUpstream(t *testing.T) (addr string, stop func()) {
 	return ln.Addr().String(), func() { up.Close() }
 }
 
-// startProxyMode serves the README's built-in proxy configuration in front
+// startProxyMode serves the documentation's built-in proxy configuration in front
 // of upstream, with extra appended (a [ui] section), and returns its URL.
 func startProxyMode(t *testing.T, upstream, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
-	ini := readmeSnippet(t, "as the reverse proxy itself:", "ini")
+	ini := docSnippet(t, guardingDoc, "as the reverse proxy itself:", "ini")
 	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
 		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
 	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini+"\n"+extra), 0o600)
@@ -156,7 +156,7 @@ func TestBrowserSignOutThroughProxy(t *testing.T) {
 }
 
 // TestBrowserSignOutThroughNginx: the same, with nginx in front asking
-// backupweb through auth_request, as the README's snippet has it (which
+// backupweb through auth_request, as the documentation's snippet has it (which
 // routes /logout to backupweb).
 func TestBrowserSignOutThroughNginx(t *testing.T) {
 	upstream, _ := pageUpstream(t)

@@ -96,7 +96,7 @@ func syncthingThrough(t *testing.T, front string) {
 	}
 }
 
-// TestSyncthingThroughProxy is the README's worked example with the
+// TestSyncthingThroughProxy is the documentation's worked example with the
 // built-in proxy, against a real Syncthing: the default pass_host_header
 // (off) sends Syncthing its own address, which its host check accepts.
 func TestSyncthingThroughProxy(t *testing.T) {
@@ -104,7 +104,7 @@ func TestSyncthingThroughProxy(t *testing.T) {
 	syncthingThrough(t, startProxyMode(t, st, "[ui]\nproduct_name = Syncthing\n"))
 }
 
-// TestSyncthingThroughNginx is the README's worked example with nginx's
+// TestSyncthingThroughNginx is the documentation's worked example with nginx's
 // auth_request, against a real Syncthing.
 func TestSyncthingThroughNginx(t *testing.T) {
 	st := startSyncthing(t, false)
@@ -112,7 +112,7 @@ func TestSyncthingThroughNginx(t *testing.T) {
 	syncthingThrough(t, startNginx(t, freeAddr(t), backupweb, st))
 }
 
-// startForwardAuth serves the README's forward-authentication
+// startForwardAuth serves the documentation's forward-authentication
 // configuration (flask-login, alice/alice-pw, trusting 127.0.0.1) with
 // extra appended, and returns its address.
 func startForwardAuth(t *testing.T, extra string) string {
@@ -120,7 +120,7 @@ func startForwardAuth(t *testing.T, extra string) string {
 	dir := t.TempDir()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
-	ini := readmeSnippet(t, "backupweb's configuration for all three", "ini")
+	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
 	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0",
 		"/etc/backupweb/users", filepath.Join(dir, "users"),
 		"trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state")).Replace(ini)

@@ -88,12 +88,12 @@ func (b browserLike) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.rt.RoundTrip(r)
 }
 
-// TestSyncthingBehindProxy serves the README's Syncthing configuration
+// TestSyncthingBehindProxy serves the documentation's Syncthing configuration
 // (flask-login in front of a real Syncthing), in both Host settings, to a
 // browser that reaches backupweb by a host name Syncthing does not know:
 // the GUI page loads and a REST call with Syncthing's own CSRF token
 // answers. With pass_host_header = true and Syncthing's host check left
-// on, Syncthing refuses: that is why the README says to turn it off.
+// on, Syncthing refuses: that is why the documentation says to turn it off.
 func TestSyncthingBehindProxy(t *testing.T) {
 	for _, tt := range []struct {
 		name          string
@@ -110,7 +110,7 @@ func TestSyncthingBehindProxy(t *testing.T) {
 			dir := t.TempDir()
 			hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
 			os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
-			ini := readmeSnippet(t, "Behind backupweb it works as it is", "ini")
+			ini := docSnippet(t, guardingDoc, "Behind backupweb it works as it is", "ini")
 			ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
 				"http://127.0.0.1:8384", "http://"+gui, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
 			if tt.passHost {

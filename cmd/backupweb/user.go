@@ -99,7 +99,7 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	flags.Usage = func() { userUsage(c.stderr) }
 	flags.StringVar(&ua.file, "file", "", "path of the user file (required)")
 	flags.IntVar(&ua.cost, "cost", password.Cost, "bcrypt cost of new password hashes; lower it only for tests")
-	flags.StringVar(&ua.owner, "owner", "", "add, as root: the owner of a new file (mode 0600); default: see the README's \"the user file\"")
+	flags.StringVar(&ua.owner, "owner", "", "add, as root: the owner of a new file (mode 0600); default: see docs/authentication.md, \"The user file\"")
 	var names []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		names, args = []string{args[0]}, args[1:] // the name before the flags

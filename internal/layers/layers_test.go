@@ -1,0 +1,195 @@
+package layers
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/backupweb/backupweb/"
+
+// allowed is every edge of the module's import graph (non-test files):
+// package -> the module packages it may import. A package missing here
+// may import nothing of the module. Lower layers come first; an edge that
+// points up, or sideways between domain packages, does not belong here.
+var allowed = map[string][]string{
+	// Leaves: no import of the module.
+	"access":    nil,
+	"accesslog": nil,
+	"buildinfo": nil,
+	"catalog":   nil,
+	"password":  nil,
+	"peer":      nil,
+	"session":   nil,
+	"throttle":  nil,
+
+	// Formats and files.
+	"config":   {"access"},
+	"userfile": {"password"},
+	"ui":       {"catalog"},
+
+	// The core and the types.
+	"auth":             {"config", "password", "peer", "session", "throttle"},
+	"auth/none":        {"auth"},
+	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
+	"auth/sessionauth": {"auth", "config", "peer", "session", "ui"},
+	"auth/login":       {"auth", "auth/sessionauth", "config", "password", "peer", "session", "throttle", "ui", "userfile"},
+	"auth/oauth":       {"auth", "auth/sessionauth", "config", "session", "ui"},
+	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "config"},
+
+	// Stores, HTTP surface, guarding, operations.
+	"redisstore": {"config", "session", "throttle"},
+	"web":        {"accesslog", "auth", "catalog", "peer", "ui"},
+	"proxy":      {"access", "auth", "peer", "session"},
+	"metrics":    {"auth", "buildinfo", "password", "session", "web"},
+
+	// The program: it alone wires everything together.
+	"cmd/backupweb": {"accesslog", "auth", "auth/factory", "buildinfo", "catalog", "config", "metrics", "password", "peer", "proxy", "redisstore", "ui", "userfile", "web"},
+	"cmd/loadtest":  {"internal/toolstest"},
+
+	// Test kits.
+	"internal/benchtest":    nil,
+	"internal/browsertest":  {"internal/toolstest"},
+	"internal/clocktest":    nil,
+	"internal/doclinks":     nil,
+	"internal/layers":       nil,
+	"internal/logtest":      nil,
+	"internal/oidctest":     nil,
+	"internal/redistest":    {"config", "internal/toolstest"},
+	"internal/throttletest": {"internal/clocktest", "throttle"},
+	"internal/toolstest":    nil,
+}
+
+// imports returns, for every package directory of the module, the module
+// packages its non-test Go files import.
+func imports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	got := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "dist") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(rel)
+		if _, ok := got[pkg]; !ok {
+			got[pkg] = nil
+		}
+		for _, im := range f.Imports {
+			p, err := strconv.Unquote(im.Path.Value)
+			if err != nil {
+				return err
+			}
+			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(got[pkg], dep) {
+				got[pkg] = append(got[pkg], dep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// violations lists the edges of got that table does not allow, the
+// packages it does not know, and its entries for packages that do not
+// exist.
+func violations(got, table map[string][]string) []string {
+	var out []string
+	for pkg, deps := range got {
+		ok, known := table[pkg]
+		if !known {
+			out = append(out, "package "+pkg+" is not in the table of allowed edges: add it with the module packages it may import")
+			continue
+		}
+		for _, dep := range deps {
+			if !slices.Contains(ok, dep) {
+				out = append(out, pkg+" imports "+dep+", an edge the table does not allow (see ARCHITECTURE.md for the layers)")
+			}
+		}
+	}
+	for pkg := range table {
+		if _, ok := got[pkg]; !ok {
+			out = append(out, "the table names package "+pkg+", which does not exist any more")
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestImportEdges fails on an import the table does not allow, and on a
+// table entry for a package that no longer exists (so the table stays the
+// true map of the module). It parses the source itself: it needs no tool
+// and never skips.
+func TestImportEdges(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found at %s: %v", root, err)
+	}
+	got := imports(t, root)
+	if len(got) < 20 {
+		t.Fatalf("found only %d packages under %s: the walk is broken", len(got), root)
+	}
+	for _, v := range violations(got, allowed) {
+		t.Error(v)
+	}
+}
+
+// TestViolations runs the check on a tree written for the test, in which
+// the core imports the HTTP surface: the edge, the unknown package and the
+// stale entry are all reported.
+func TestViolations(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, src string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module github.com/backupweb/backupweb\n")
+	write("auth/auth.go", "package auth\nimport _ \""+module+"web\"\n")
+	write("auth/auth_test.go", "package auth\nimport _ \""+module+"cmd/backupweb\"\n")
+	write("web/web.go", "package web\nimport _ \""+module+"auth\"\n")
+	write("extra/extra.go", "package extra\n")
+	table := map[string][]string{"auth": nil, "web": {"auth"}, "gone": nil}
+	got := violations(imports(t, root), table)
+	want := []string{
+		"auth imports web, an edge the table does not allow (see ARCHITECTURE.md for the layers)",
+		"package extra is not in the table of allowed edges: add it with the module packages it may import",
+		"the table names package gone, which does not exist any more",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n%q\nwant\n%q", got, want)
+	}
+}
