@@ -26,7 +26,6 @@ import (
 	"github.com/backupweb/backupweb/buildinfo"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
-	"github.com/backupweb/backupweb/web"
 )
 
 // Metrics holds the collectors. Build it with New; it is safe for
@@ -45,7 +44,6 @@ type Metrics struct {
 }
 
 var (
-	_ web.Observer      = (*Metrics)(nil)
 	_ auth.Events       = (*Metrics)(nil)
 	_ password.Observer = (*Metrics)(nil)
 	_ session.Observer  = (*Metrics)(nil)

@@ -51,7 +51,7 @@ type Type struct {
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
 	// still checked, so every problem is reported, but nothing is built.
-	build func(s *config.Section, env auth.Deps, secretOK bool) auth.Provider
+	build func(s *config.Section, deps auth.Deps, secretOK bool) auth.Provider
 	// check reads and validates the section as build does, and builds
 	// nothing: what check-config runs.
 	check func(s *config.Section) bool
@@ -99,12 +99,12 @@ var types = []Type{
 // is not called when Load found errors, or when the type needs the secret
 // key and it is missing (the factory has recorded why).
 func builder[C any, P auth.Provider](load func(*config.Section) (C, bool), create func(C, auth.Deps) (P, error)) func(*config.Section, auth.Deps, bool) auth.Provider {
-	return func(s *config.Section, env auth.Deps, secretOK bool) auth.Provider {
+	return func(s *config.Section, deps auth.Deps, secretOK bool) auth.Provider {
 		cfg, ok := load(s)
 		if !ok || !secretOK {
 			return nil
 		}
-		p, err := create(cfg, env)
+		p, err := create(cfg, deps)
 		if err != nil {
 			s.Errorf("", "%v", err)
 			return nil
@@ -113,7 +113,6 @@ func builder[C any, P auth.Provider](load func(*config.Section) (C, bool), creat
 	}
 }
 
-// Types returns the table of authentication types.
 // loader turns a type's Load into Type.check.
 func loader[C any](load func(*config.Section) (C, bool)) func(*config.Section) bool {
 	return func(s *config.Section) bool {
@@ -131,6 +130,7 @@ func CheckSecrets(cfg *config.Config) {
 	}
 }
 
+// Types returns the table of authentication types.
 func Types() []Type { return slices.Clone(types) }
 
 // Names returns the names of the types, for messages.
@@ -172,14 +172,14 @@ var ErrInvalid = errors.New("factory: invalid authentication configuration")
 // BACKUP_SECRET_KEY for the types that need it. Every problem found is
 // recorded in s's report, so check-config can show them all; New returns
 // ErrInvalid when any of them is an error.
-func New(s *config.Section, env auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
+func New(s *config.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
 	before := s.Report().ErrorCount()
 	t, key, secretOK, err := resolve(s, lookupEnv)
 	if err != nil {
 		return nil, err
 	}
-	env.SecretKey = key
-	p := t.build(s, env, secretOK)
+	deps.SecretKey = key
+	p := t.build(s, deps, secretOK)
 	if p == nil || s.Report().ErrorCount() > before {
 		return nil, ErrInvalid
 	}

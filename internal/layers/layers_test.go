@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"redisstore": {"config", "session", "throttle"},
 	"web":        {"accesslog", "auth", "catalog", "peer", "ui"},
 	"proxy":      {"access", "auth", "peer", "session"},
-	"metrics":    {"auth", "buildinfo", "password", "session", "web"},
+	"metrics":    {"auth", "buildinfo", "password", "session"},
 
 	// The program: it alone wires everything together.
 	"cmd/backupweb": {"accesslog", "auth", "auth/factory", "buildinfo", "catalog", "config", "metrics", "password", "peer", "proxy", "redisstore", "ui", "userfile", "web"},
