@@ -6,7 +6,8 @@
 // network access.
 //
 // It adds only what the example cannot express: users whose e-mail is
-// unverified (said explicitly, as email_verified false) or missing, clients
+// unverified (said explicitly, as email_verified false) or missing, users
+// with claims of their own (groups, hd), clients
 // that get the e-mail claims inside the ID token (as Google does) rather
 // than only from the user-information endpoint, a switch that makes the next
 // authorization end with an error sent back to the client, and counters of
@@ -44,6 +45,11 @@ type User struct {
 	EmailVerified bool
 	// FirstName and LastName make the "name" claim.
 	FirstName, LastName string
+	// Claims are further claims of the account (a groups claim, Google's
+	// hd), given by the user-information endpoint and, for clients
+	// registered with ClaimsInIDToken, in the ID token too, as the
+	// provider's own claims are.
+	Claims map[string]any
 }
 
 // Client is an OAuth client (relying party) registered with the provider.
@@ -101,7 +107,11 @@ func Start(t testing.TB, o Options) *Provider {
 		clients[c.ID] = storage.WebClient(c.ID, c.Secret, c.RedirectURIs...)
 		inIDToken[c.ID] = c.ClaimsInIDToken
 	}
-	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, inIDToken: inIDToken}
+	extra := map[string]map[string]any{}
+	for i, u := range o.Users {
+		extra[fmt.Sprintf("user%d", i+1)] = u.Claims
+	}
+	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, inIDToken: inIDToken, claims: extra}
 
 	p := &Provider{}
 	p.server = httptest.NewUnstartedServer(nil)
