@@ -222,3 +222,148 @@ func TestGitHubGroups(t *testing.T) {
 		})
 	}
 }
+
+// gitlabUserinfo answers GitLab's /oauth/userinfo: the OpenID Connect
+// claims of the token's account, groups as full paths, and 403
+// insufficient_scope when the token was not granted openid.
+func gitlabUserinfo(f *fakeAPI, sub string, groups any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		authQ, _ := f.recorded()
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if !slices.Contains(strings.Fields(authQ.Get("scope")), "openid") {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"error":"insufficient_scope","error_description":"The request requires higher privileges than provided by the access token.","scope":"openid"}`)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"sub": sub, "sub_legacy": "9f2c", "name": "Tanuki", "nickname": "tanuki",
+			"preferred_username": "tanuki", "email": "tanuki@example.com", "email_verified": true, "groups": groups})
+	}
+}
+
+// gitlabGroupsAPI answers GitLab's /api/v4/groups: with min_access_level,
+// the groups the account is a member of (many, acme/infra on the second
+// page of 100); without it, every group the account can see, which holds
+// acme/secret-ops too. Without the scope read_api or api: 403.
+func gitlabGroupsAPI(f *fakeAPI, hits *atomic.Int32) http.HandlerFunc {
+	var member, visible []any
+	for i := range 130 {
+		path := fmt.Sprintf("team-%03d", i)
+		if i == 110 {
+			path = "acme/infra"
+		}
+		g := map[string]any{"id": i + 1, "name": path, "path": path, "full_path": path, "visibility": "private"}
+		member = append(member, g)
+		visible = append(visible, g)
+	}
+	visible = append(visible, map[string]any{"id": 999, "name": "secret-ops", "path": "secret-ops", "full_path": "acme/secret-ops", "visibility": "internal"})
+	members, all := paged(member, nil, hits), paged(visible, nil, hits)
+	return func(w http.ResponseWriter, r *http.Request) {
+		authQ, _ := f.recorded()
+		scopes := strings.Fields(authQ.Get("scope"))
+		if !slices.Contains(scopes, "read_api") && !slices.Contains(scopes, "api") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"error":"insufficient_scope","error_description":"The request requires higher privileges than provided by the access token.","scope":"api read_api"}`)
+			return
+		}
+		if r.URL.Query().Get("min_access_level") != "" {
+			members(w, r)
+			return
+		}
+		all(w, r)
+	}
+}
+
+func TestGitLabGroups(t *testing.T) {
+	f := newFakeAPI(t, "gl-secret")
+	s := newService(t)
+	gitlabUser := `{"id":42,"username":"tanuki","name":"Tanuki","state":"active","email":"tanuki@example.com","confirmed_at":"2024-01-02T03:04:05Z"}`
+	var apiHits atomic.Int32
+	claim := func(sub string, groups any) func(f *fakeAPI) {
+		return func(f *fakeAPI) {
+			f.routes = map[string]http.HandlerFunc{"/gitlab/oauth/userinfo": gitlabUserinfo(f, sub, groups), "/gitlab/api/v4/groups": gitlabGroupsAPI(f, &apiHits)}
+		}
+	}
+	tests := []struct {
+		name      string
+		groups    []string
+		scopes    []string
+		setup     func(f *fakeAPI)
+		want      int
+		wantScope string
+		has       []string
+		logged    string
+	}{
+		{"groups claim", []string{"acme/infra"}, nil, claim("42", []string{"acme", "acme/infra", "Acme-Labs"}), http.StatusOK,
+			"read_user email openid", []string{"Acme-Labs", "acme", "acme/infra"}, ""},
+		{"paths compared exactly", []string{"Acme/Infra"}, nil, claim("42", []string{"acme", "acme/infra"}), http.StatusForbidden,
+			"read_user email openid", nil, "none listed"},
+		{"a parent group is not its subgroup", []string{"acme/infra/backups"}, nil, claim("42", []string{"acme", "acme/infra"}), http.StatusForbidden,
+			"read_user email openid", nil, "none listed"},
+		{"user information about another account", []string{"acme/infra"}, nil, claim("43", []string{"acme/infra"}), http.StatusBadGateway,
+			"read_user email openid", nil, "another account"},
+		{"groups claim of the wrong shape", []string{"acme/infra"}, nil, claim("42", map[string]any{"acme/infra": true}), http.StatusBadGateway,
+			"read_user email openid", nil, "neither a string nor an array"},
+		{"user information fails", []string{"acme/infra"}, nil, func(f *fakeAPI) {
+			f.routes = map[string]http.HandlerFunc{"/gitlab/oauth/userinfo": func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}}
+		}, http.StatusBadGateway, "read_user email openid", nil, "503"},
+		{"API, second page", []string{"acme/infra"}, []string{"read_user", "email", "read_api"}, claim("42", nil), http.StatusOK,
+			"read_user email read_api", []string{"acme/infra", "team-000", "team-129"}, ""},
+		{"API lists only memberships", []string{"acme/secret-ops"}, []string{"read_user", "email", "read_api"}, claim("42", nil), http.StatusForbidden,
+			"read_user email read_api", nil, "130 groups from the provider, none listed"},
+		{"API fails", []string{"acme/infra"}, []string{"read_user", "email", "api"}, func(f *fakeAPI) {
+			f.routes = map[string]http.HandlerFunc{"/gitlab/api/v4/groups": func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusInternalServerError)
+				fmt.Fprint(w, `{"message":"500 Internal Server Error"}`)
+			}}
+		}, http.StatusBadGateway, "read_user email api", nil, "500"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			apiHits.Store(0)
+			f.set(func(f *fakeAPI) { f.user, f.tokenAnswer = gitlabUser, nil; tt.setup(f) })
+			s.logs = &logtest.Buffer{}
+			s.use(Config{Provider: "gitlab", ClientID: "gl-client", ClientSecret: "gl-secret", Scopes: tt.scopes,
+				BaseURL: f.URL + "/gitlab", Rule: Rule{Groups: tt.groups}}, auth.Deps{})
+			c := browser(t)
+			resp, body := get(t, c, s.URL+LoginPath)
+			if resp.StatusCode != tt.want {
+				t.Fatalf("got %d at %s, want %d; %.300s\nlog:\n%s", resp.StatusCode, resp.Request.URL, tt.want, body, s.logs.String())
+			}
+			if authQ, _ := f.recorded(); authQ.Get("scope") != tt.wantScope {
+				t.Errorf("scope %q, want %q", authQ.Get("scope"), tt.wantScope)
+			}
+			u, ok := s.signedInUser(t, c)
+			switch tt.want {
+			case http.StatusOK:
+				if !ok {
+					t.Fatal("not signed in")
+				}
+				for _, g := range tt.has {
+					if !slices.Contains(u.Groups, g) {
+						t.Errorf("groups %v lack %q", u.Groups, g)
+					}
+				}
+				if slices.Contains(u.Groups, "acme/secret-ops") {
+					t.Errorf("a group the account only sees was taken for a membership: %v", u.Groups)
+				}
+				if slices.Contains(tt.scopes, "read_api") && apiHits.Load() != 2 {
+					t.Errorf("%d requests to the groups API, want 2 pages", apiHits.Load())
+				}
+			case http.StatusForbidden:
+				if ok {
+					t.Error("signed in")
+				}
+				s.assertLogged(t, "e-mail not admitted", tt.logged)
+			default:
+				if ok {
+					t.Error("signed in")
+				}
+				s.assertOutage(t, "reading the groups", tt.logged)
+			}
+			s.assertNoSecrets(t, "gl-secret", fakeCode, fakeAccessToken)
+		})
+	}
+}
