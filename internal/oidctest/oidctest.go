@@ -64,6 +64,10 @@ type Client struct {
 	// endpoint, as the OpenID Connect specification prefers when an access
 	// token is issued.
 	ClaimsInIDToken bool
+	// UserClaimsFromUserinfo keeps the users' own Claims out of the ID
+	// token even with ClaimsInIDToken, as providers do that put groups in
+	// the user-information answer only.
+	UserClaimsFromUserinfo bool
 }
 
 // Options configure a Provider.
@@ -102,16 +106,17 @@ func Start(t testing.TB, o Options) *Provider {
 		}
 	}
 	clients := map[string]*storage.Client{}
-	inIDToken := map[string]bool{}
+	inIDToken, ownInIDToken := map[string]bool{}, map[string]bool{}
 	for _, c := range o.Clients {
 		clients[c.ID] = storage.WebClient(c.ID, c.Secret, c.RedirectURIs...)
 		inIDToken[c.ID] = c.ClaimsInIDToken
+		ownInIDToken[c.ID] = c.ClaimsInIDToken && !c.UserClaimsFromUserinfo
 	}
 	extra := map[string]map[string]any{}
 	for i, u := range o.Users {
 		extra[fmt.Sprintf("user%d", i+1)] = u.Claims
 	}
-	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, inIDToken: inIDToken, claims: extra}
+	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, inIDToken: inIDToken, ownInIDToken: ownInIDToken, claims: extra}
 
 	p := &Provider{}
 	p.server = httptest.NewUnstartedServer(nil)

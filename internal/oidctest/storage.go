@@ -30,9 +30,10 @@ func (u userStore) ExampleClientID() string { return storage.ServiceUserID }
 // and which clients get them in the ID token.
 type store struct {
 	*storage.Storage
-	users     userStore
-	inIDToken map[string]bool
-	claims    map[string]map[string]any // by subject
+	users        userStore
+	inIDToken    map[string]bool
+	ownInIDToken map[string]bool           // users' own claims in the ID token
+	claims       map[string]map[string]any // by subject
 }
 
 // GetClientByClientID returns the client, asking for the claims in the ID
@@ -55,7 +56,7 @@ func (s *store) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInfo,
 		return err
 	}
 	s.sayUnverified(info, req.GetSubject())
-	if s.inIDToken[req.GetClientID()] {
+	if s.ownInIDToken[req.GetClientID()] {
 		s.addClaims(info, req.GetSubject())
 	}
 	return nil
