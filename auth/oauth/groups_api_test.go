@@ -3,6 +3,7 @@ package oauth
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/logtest"
+	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/redisstore"
 )
 
 // paged answers a listing as GitHub's and GitLab's REST APIs do: per_page
@@ -364,6 +367,79 @@ func TestGitLabGroups(t *testing.T) {
 				s.assertOutage(t, "reading the groups", tt.logged)
 			}
 			s.assertNoSecrets(t, "gl-secret", fakeCode, fakeAccessToken)
+		})
+	}
+}
+
+// TestGroupsInSession: the groups read at sign-in are the session's on
+// every later request and after a restart, with the file store and with
+// Redis, without asking the identity provider again; a restart with a rule
+// that no longer admits them ends the session.
+func TestGroupsInSession(t *testing.T) {
+	for _, store := range []string{"file", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			f := newFakeAPI(t, "gh-secret")
+			s := newService(t)
+			var hits atomic.Int32
+			f.set(func(f *fakeAPI) {
+				f.user, f.emails = githubUser, githubEmails(ghEmail("octo@example.com", true, true))
+				granted := http.Header{"X-Oauth-Scopes": {"read:org"}}
+				f.routes = map[string]http.HandlerFunc{
+					"/user/orgs":  paged([]any{map[string]any{"login": "Acme"}, map[string]any{"login": "Umbrella"}}, granted, &hits),
+					"/user/teams": paged([]any{ghTeam("Acme", "backup-ops")}, granted, &hits),
+				}
+			})
+			env := auth.Deps{StateDir: t.TempDir()}
+			if store == "redis" {
+				srv := redistest.Start(t, redistest.Options{})
+				c, err := redisstore.Open(srv.Config(), slog.New(slog.DiscardHandler))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				env.Shared = c
+			}
+			cfg := githubConfig(f, Rule{Teams: []string{"acme/backup-ops"}})
+			p := s.use(cfg, env)
+			c := browser(t)
+			if resp, body := get(t, c, s.URL+LoginPath+"?next=/api/backups"); resp.StatusCode != http.StatusOK {
+				t.Fatalf("sign-in: %d %.300s", resp.StatusCode, body)
+			}
+			want := []string{"acme", "acme/backup-ops", "umbrella"}
+			read := hits.Load()
+			for i := range 3 {
+				if resp, _ := get(t, c, s.URL+"/api/backups"); resp.StatusCode != http.StatusOK {
+					t.Fatalf("request %d: %d", i, resp.StatusCode)
+				}
+				if u, ok := s.signedInUser(t, c); !ok || !slices.Equal(u.Groups, want) {
+					t.Fatalf("request %d: signed in %v, groups %q, want %q", i, ok, u.Groups, want)
+				}
+			}
+			if rec, _ := s.me(t, c); rec["groups"] != "" {
+				t.Errorf("/api/me shows the groups' encoding: %q", rec["groups"])
+			}
+
+			// A restart: a new provider over the same store.
+			p.Close()
+			s.use(cfg, env)
+			if u, ok := s.signedInUser(t, c); !ok || !slices.Equal(u.Groups, want) {
+				t.Fatalf("after a restart: signed in %v, groups %q, want %q", ok, u.Groups, want)
+			}
+			if hits.Load() != read {
+				t.Errorf("the provider was asked for groups again (%d requests, %d at sign-in)", hits.Load(), read)
+			}
+
+			// A restart with a rule the recorded groups do not satisfy.
+			s.logs = &logtest.Buffer{}
+			s.p.Close()
+			s.use(githubConfig(f, Rule{Orgs: []string{"initech"}}), env)
+			if _, ok := s.signedInUser(t, c); ok {
+				t.Fatal("a session whose groups the new rule does not admit is still good")
+			}
+			s.assertLogged(t, "no longer admitted", "octo@example.com")
+			if resp, _ := get(t, c, s.URL+"/api/backups"); resp.StatusCode == http.StatusOK {
+				t.Error("the ended session still serves")
+			}
 		})
 	}
 }
