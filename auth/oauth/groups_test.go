@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -321,5 +322,34 @@ func TestValidateGroupKeys(t *testing.T) {
 	ok.Provider, ok.Rule = "github", Rule{Teams: []string{"acme/ops"}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("a team alone: %v", err)
+	}
+}
+
+// TestDocumentedExamples loads every example configuration of
+// docs/groups-oauth.md.
+func TestDocumentedExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/groups-oauth.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"GITHUB_CLIENT_SECRET", "GITLAB_CLIENT_SECRET", "OIDC_CLIENT_SECRET", "GOOGLE_CLIENT_SECRET"} {
+		t.Setenv(name, "documented-secret")
+	}
+	blocks := strings.Split(string(doc), "```ini\n")[1:]
+	if len(blocks) < 5 {
+		t.Fatalf("%d examples in the documentation", len(blocks))
+	}
+	for i, b := range blocks {
+		body, _, _ := strings.Cut(b, "```")
+		rep := &config.Report{}
+		f := config.Parse("groups-oauth.md", strings.NewReader(body), rep)
+		cfg, ok := Load(f.Section("authentication"))
+		if !ok || rep.ErrorCount() > 0 {
+			t.Errorf("example %d refused: %v\n%s", i+1, rep.Problems(), body)
+			continue
+		}
+		if !cfg.Rule.ByGroup() && cfg.Provider != "google" {
+			t.Errorf("example %d admits by no group", i+1)
+		}
 	}
 }
