@@ -27,6 +27,10 @@ const (
 	maxGroups = 1000
 	// maxGroupLen bounds one group's name, in bytes.
 	maxGroupLen = 256
+	// maxGroupsBytes bounds the groups of one account as the session
+	// record keeps them, so that a record stays cheap to read and check
+	// on every request.
+	maxGroupsBytes = 64 << 10
 	// maxPages bounds the pages of one listing of GitHub's or GitLab's API.
 	maxPages = 20
 	// perPage is the page size asked of GitHub's and GitLab's API (their
@@ -141,7 +145,7 @@ func claimGroups(raw json.RawMessage) (groups []string, problem string) {
 // cleanGroups returns groups sorted and without repeats, lowering ASCII
 // letters when fold is set (GitHub's names, which GitHub compares ignoring
 // case). Values usableGroup refuses are returned apart. More than
-// maxGroups is an error.
+// maxGroups, or more than maxGroupsBytes in the session, is an error.
 func cleanGroups(groups []string, fold bool) (clean, dropped []string, err error) {
 	for _, g := range groups {
 		if !usableGroup(g) {
@@ -157,6 +161,9 @@ func cleanGroups(groups []string, fold bool) (clean, dropped []string, err error
 	clean = slices.Compact(clean)
 	if len(clean) > maxGroups {
 		return nil, nil, fmt.Errorf("%w: the account has more than %d groups; it is refused rather than admitted with part of them", errGroups, maxGroups)
+	}
+	if n := len(encodeGroups(clean)); n > maxGroupsBytes {
+		return nil, nil, fmt.Errorf("%w: the account's groups take %d bytes, more than %d; it is refused rather than admitted with part of them", errGroups, n, maxGroupsBytes)
 	}
 	return clean, dropped, nil
 }

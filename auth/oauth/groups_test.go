@@ -154,6 +154,13 @@ func TestCleanGroups(t *testing.T) {
 	if _, _, err := cleanGroups(many[:maxGroups], false); err != nil {
 		t.Errorf("%d groups: %v", maxGroups, err)
 	}
+	long := make([]string, 300)
+	for i := range long {
+		long[i] = fmt.Sprintf("%0250d", i)
+	}
+	if _, _, err := cleanGroups(long, false); !errors.Is(err, errGroups) || !strings.Contains(err.Error(), "bytes") {
+		t.Errorf("300 groups of 250 bytes: %v", err)
+	}
 	if g := decodeGroups(encodeGroups([]string{"a b", "c/d"})); !slices.Equal(g, []string{"a b", "c/d"}) {
 		t.Errorf("round trip: %q", g)
 	}

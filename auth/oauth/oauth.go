@@ -158,13 +158,18 @@ func (p *Provider) Config() Config { return p.cfg }
 // recorded at sign-in (a session outlives a configuration change only if
 // the new rule admits it too); the guard asks it at every request.
 func (p *Provider) admits(d session.Data) bool {
-	return d.Attrs["provider"] == p.cfg.Provider && p.cfg.Rule.AdmitAccount(accountOf(d)) == nil
+	return d.Attrs["provider"] == p.cfg.Provider && p.cfg.Rule.AdmitAccount(accountOf(d, p.cfg.Rule.ByGroup())) == nil
 }
 
 // accountOf is the account a session was made for, as sign-in recorded it
-// in the session's attributes (which the record's MAC covers).
-func accountOf(d session.Data) Account {
-	return Account{Email: d.Username, HostedDomain: d.Attrs[hostedDomainAttr], Groups: decodeGroups(d.Attrs[groupsAttr])}
+// in the session's attributes (which the record's MAC covers); its groups
+// only when withGroups is set (a rule without lists by group needs none).
+func accountOf(d session.Data, withGroups bool) Account {
+	a := Account{Email: d.Username, HostedDomain: d.Attrs[hostedDomainAttr]}
+	if withGroups {
+		a.Groups = decodeGroups(d.Attrs[groupsAttr])
+	}
+	return a
 }
 
 // Identify admits r when it carries the cookie of a live session still
