@@ -98,7 +98,8 @@ func (p *Provider) readGroups(ctx context.Context, r *http.Request, tok *oauth2.
 		raw, problem = claimGroups(id.Claims[p.cfg.GroupsClaim])
 		if problem != "" {
 			p.log.LogAttrs(r.Context(), slog.LevelWarn, "oauth: the groups claim is not usable; the account has no groups from it",
-				slog.String("provider", p.cfg.Provider), slog.String("claim", p.cfg.GroupsClaim), slog.String("problem", problem))
+				slog.String("provider", p.cfg.Provider), slog.String("claim", p.cfg.GroupsClaim), slog.String("problem", problem),
+				slog.String("user", printable(id.Email, 254)))
 		}
 	} else {
 		var err error
@@ -113,7 +114,8 @@ func (p *Provider) readGroups(ctx context.Context, r *http.Request, tok *oauth2.
 	}
 	if len(dropped) > 0 {
 		p.log.LogAttrs(r.Context(), slog.LevelWarn, "oauth: groups left out: empty, too long, or holding a comma, control or formatting character",
-			slog.String("provider", p.cfg.Provider), slog.Int("count", len(dropped)), slog.String("first", printable(dropped[0], 64)))
+			slog.String("provider", p.cfg.Provider), slog.Int("count", len(dropped)), slog.String("first", printable(dropped[0], 64)),
+			slog.String("user", printable(id.Email, 254)))
 	}
 	return groups, nil
 }
