@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/redis/rueidis"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/logtest"
@@ -390,6 +393,7 @@ func TestGroupsInSession(t *testing.T) {
 				}
 			})
 			env := auth.Deps{StateDir: t.TempDir()}
+			var rd rueidis.Client
 			if store == "redis" {
 				srv := redistest.Start(t, redistest.Options{})
 				c, err := redisstore.Open(srv.Config(), slog.New(slog.DiscardHandler))
@@ -398,6 +402,15 @@ func TestGroupsInSession(t *testing.T) {
 				}
 				t.Cleanup(func() { c.Close() })
 				env.Shared = c
+				opt, err := rueidis.ParseURL(srv.URL())
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt.DisableCache = true
+				if rd, err = rueidis.NewClient(opt); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(rd.Close)
 			}
 			cfg := githubConfig(f, Rule{Teams: []string{"acme/backup-ops"}})
 			p := s.use(cfg, env)
@@ -418,8 +431,25 @@ func TestGroupsInSession(t *testing.T) {
 			if rec, _ := s.me(t, c); rec["groups"] != "" {
 				t.Errorf("/api/me shows the groups' encoding: %q", rec["groups"])
 			}
+			if store == "redis" {
+				// A writer of the store who adds a group to a session's
+				// record ends that session; it never gains the group.
+				before := sessionKeys(t, rd)
+				other := browser(t)
+				if resp, _ := get(t, other, s.URL+LoginPath); resp.StatusCode != http.StatusOK {
+					t.Fatalf("second sign-in: %d", resp.StatusCode)
+				}
+				addGroup(t, rd, before, "initech")
+				if u, ok := s.signedInUser(t, other); ok {
+					t.Fatalf("a record edited in Redis still admits, with groups %q", u.Groups)
+				}
+				if !strings.Contains(s.logs.String(), "fails its check") {
+					t.Errorf("the edited record was not refused for its MAC:\n%s", s.logs.String())
+				}
+			}
 
 			// A restart: a new provider over the same store.
+			read = hits.Load()
 			p.Close()
 			s.use(cfg, env)
 			if u, ok := s.signedInUser(t, c); !ok || !slices.Equal(u.Groups, want) {
@@ -441,5 +471,43 @@ func TestGroupsInSession(t *testing.T) {
 				t.Error("the ended session still serves")
 			}
 		})
+	}
+}
+
+// sessionKeys returns the session keys under the tests' prefix.
+func sessionKeys(t *testing.T, rd rueidis.Client) []string {
+	t.Helper()
+	keys, err := rd.Do(context.Background(), rd.B().Keys().Pattern("test:s:*").Build()).AsStrSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// addGroup plays a writer of the Redis store: it adds group to the groups
+// of every session record made since the keys before.
+func addGroup(t *testing.T, rd rueidis.Client, before []string, group string) {
+	t.Helper()
+	ctx := context.Background()
+	edited := 0
+	for _, k := range sessionKeys(t, rd) {
+		if slices.Contains(before, k) {
+			continue
+		}
+		r, err := rd.Do(ctx, rd.B().Hget().Key(k).Field("r").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(r, `"groups":"`) {
+			t.Fatalf("record without groups: %s", r)
+		}
+		r = strings.Replace(r, `"groups":"`, `"groups":"`+group+`\n`, 1)
+		if err := rd.Do(ctx, rd.B().Hset().Key(k).FieldValue().FieldValue("r", r).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		edited++
+	}
+	if edited != 1 {
+		t.Fatalf("%d records edited, want 1", edited)
 	}
 }
