@@ -84,7 +84,8 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acct := Account{Email: id.Email, Groups: groups}
-	if p.kind.hostedDomain {
+	if p.kind.hostedDomain && checkHost(id.HostedDomain) == nil {
+		// A hosted domain that is not a host name is no hosted domain.
 		acct.HostedDomain = id.HostedDomain
 	}
 	if err := p.cfg.Rule.AdmitAccount(acct); err != nil {

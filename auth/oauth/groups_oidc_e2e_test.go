@@ -23,6 +23,7 @@ var claimUsers = []oidctest.User{
 	{Username: "gwen", Email: "gwen@example.com", EmailVerified: true, Claims: map[string]any{"hd": "example.com"}},
 	{Username: "perry", Email: "perry@example.com", EmailVerified: true},
 	{Username: "hedy", Email: "hedy@example.com", EmailVerified: true, Claims: map[string]any{"hd": "other.example"}},
+	{Username: "hank", Email: "hank@example.com", EmailVerified: true, Claims: map[string]any{"hd": "ex\u0430mple.com"}},
 }
 
 // claimModes are the ways a generic provider hands the groups claim: in
@@ -142,6 +143,7 @@ func TestGoogleHostedDomain(t *testing.T) {
 		{Rule{Domains: []string{"example.com"}}, "hedy", false, "hosted domain (hd) other.example"},
 		{Rule{Domains: []string{"example.com", "other.example"}}, "hedy", true, ""},
 		{Rule{Users: []string{"perry@example.com"}}, "perry", true, ""},
+		{Rule{Domains: []string{"example.com"}}, "hank", false, "hosted domain (hd) none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.user+" "+strings.Join(append(tt.rule.Domains, tt.rule.Users...), ","), func(t *testing.T) {
