@@ -31,7 +31,7 @@ func TestRuleAdmit(t *testing.T) {
 		{"empty", domains, "", ErrBadEmail},
 		{"space", domains, "user @example.com", ErrBadEmail},
 		{"newline", domains, "user@example.com\n", ErrBadEmail},
-		{"Kelvin sign is not k", Rule{Domains: []string{"kde.org"}}, "user@\u212ade.org", ErrNotAdmitted},
+		{"Kelvin sign is not k", Rule{Domains: []string{"kde.org"}}, "user@\u212ade.org", ErrBadEmail},
 		{"user", users, "alice@gmail.com", nil},
 		{"user case-insensitive", users, "ALICE@gmail.com", nil},
 		{"user configured in capitals", users, "bob@partner.net", nil},

@@ -36,6 +36,9 @@ type fakeAPI struct {
 	user        string                                       // body of the user endpoint
 	emails      string                                       // body of GitHub's emails endpoint
 	emailsCode  int                                          // its status; 0 means 200
+	// routes answer further GET paths (the groups listings) once the
+	// access token is checked; keyed by path.
+	routes map[string]http.HandlerFunc
 	// Recorded.
 	authQuery url.Values
 	tokenForm url.Values
@@ -106,6 +109,21 @@ func newFakeAPI(t *testing.T, secret string) *fakeAPI {
 	mux.HandleFunc("GET /gitlab/oauth/authorize", authorize)
 	mux.HandleFunc("POST /gitlab/oauth/token", token)
 	mux.HandleFunc("GET /gitlab/api/v4/user", api(user))
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		h := f.routes[r.URL.Path]
+		f.apiAuth = append(f.apiAuth, r.Header.Get("Authorization"))
+		f.mu.Unlock()
+		switch {
+		case h == nil:
+			http.NotFound(w, r)
+		case r.Header.Get("Authorization") != "Bearer "+fakeAccessToken:
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"message":"Requires authentication"}`)
+		default:
+			h(w, r)
+		}
+	})
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	f.URL = f.srv.URL
@@ -209,7 +227,7 @@ func TestGitHub(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f.set(func(f *fakeAPI) {
-				f.tokenAnswer, f.user, f.emails, f.emailsCode = nil, "", "", 0
+				f.tokenAnswer, f.user, f.emails, f.emailsCode, f.routes = nil, "", "", 0, nil
 				tt.setup(f)
 			})
 			s.use(githubConfig(f, Rule{Domains: []string{"example.com"}}), tt.env)

@@ -3,7 +3,9 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -72,8 +74,22 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		p.providerFailure(w, r, "reading the account", err)
 		return
 	}
-	if o, ok := p.check(id); !ok {
+	if o, ok := p.checkEmail(id); !ok {
 		p.refuse(w, r, o, id.Email, nil)
+		return
+	}
+	groups, err := p.readGroups(ctx, r, tok, id)
+	if err != nil {
+		p.providerFailure(w, r, "reading the groups", err)
+		return
+	}
+	acct := Account{Email: id.Email, Groups: groups}
+	if p.kind.hostedDomain && checkHost(id.HostedDomain) == nil {
+		// A hosted domain that is not a host name is no hosted domain.
+		acct.HostedDomain = id.HostedDomain
+	}
+	if err := p.cfg.Rule.AdmitAccount(acct); err != nil {
+		p.refuse(w, r, outNotAdmitted, id.Email, admissionDetail(p.cfg.Rule, acct))
 		return
 	}
 	d := session.Data{Username: id.Email, Attrs: map[string]string{
@@ -81,6 +97,12 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		"name":     cleanName(id.Name),
 		"provider": p.cfg.Provider,
 	}}
+	if len(groups) > 0 {
+		d.Attrs[groupsAttr] = encodeGroups(groups)
+	}
+	if acct.HostedDomain != "" {
+		d.Attrs[hostedDomainAttr] = acct.HostedDomain
+	}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.serverError(w, r, err)
 		return
@@ -94,22 +116,40 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 // provider's API.
 func (p *Provider) identify(ctx context.Context, ep endpoints, tok *oauth2.Token, nonce string) (identity, error) {
 	if ep.openID != nil {
-		return ep.openID.identify(ctx, p.client, tok, nonce, p.cfg.ClientID)
+		return ep.openID.identify(ctx, p.client, tok, nonce, p.cfg.ClientID, p.cfg.GroupsClaim)
 	}
 	return p.kind.profile(ctx, p.client, tok, ep.userinfo)
 }
 
-// check applies the e-mail rules: an address must be given, not marked
-// unverified (and marked verified for providers that always say), and
-// admitted by the authorization rule.
-func (p *Provider) check(id identity) (outcome, bool) {
+// checkEmail applies the e-mail rules before any group is read: an
+// address must be given, and not marked unverified (and marked verified
+// for providers that always say).
+func (p *Provider) checkEmail(id identity) (outcome, bool) {
 	switch {
 	case id.Email == "":
 		return outNoEmail, false
 	case id.Verified == verifiedNo, p.kind.requireVerified && id.Verified != verifiedYes:
 		return outUnverified, false
-	case p.cfg.Rule.Admit(id.Email) != nil:
-		return outNotAdmitted, false
 	}
 	return outcome{}, true
+}
+
+// admissionDetail says, for the log, why the rule refused acct: a
+// malformed address, or which facts no list admitted (the hosted domain
+// when the rule needs one, the number of groups).
+func admissionDetail(r Rule, a Account) error {
+	if _, _, err := ParseEmail(a.Email); err != nil {
+		return err
+	}
+	var parts []string
+	if r.HostedDomain && len(r.Domains) > 0 {
+		parts = append(parts, "hosted domain (hd) "+cmpOr(printable(a.HostedDomain, 64), "none"))
+	}
+	if r.ByGroup() {
+		parts = append(parts, fmt.Sprintf("%d groups from the provider, none listed", len(a.Groups)))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(parts, "; "))
 }

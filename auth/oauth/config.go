@@ -18,6 +18,7 @@ import (
 var Keys = []string{
 	"provider", "client_id", "client_secret", "redirect_uri",
 	"authorized_domains", "authorized_users",
+	keyOrgs, keyTeams, keyGroups, keyClaim,
 	"authorization_endpoint", "token_endpoint", "userinfo_endpoint",
 	"scopes", "issuer", "base_url",
 	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
@@ -45,9 +46,16 @@ type Config struct {
 	// path is CallbackPath. Required; it must equal the address registered
 	// with the provider exactly.
 	RedirectURL string
-	// Rule says which e-mail addresses may sign in. Load refuses an empty
-	// rule; authorized_domains = * admits everyone the provider vouches for.
+	// Rule says which accounts may sign in. Load refuses an empty rule;
+	// authorized_domains = * admits everyone the provider vouches for.
+	// Its lists by group must be ones the provider honours: Orgs and
+	// Teams for github, Groups for gitlab and generic. Its HostedDomain is
+	// set for google.
 	Rule Rule
+	// GroupsClaim names the claim whose values are the account's groups
+	// (groups_claim), for provider generic only. Default
+	// DefaultGroupsClaim ("groups").
+	GroupsClaim string
 	// Issuer, when set, makes the provider OpenID Connect: endpoints come
 	// from discovery at Issuer, and the ID token is verified. Default for
 	// google: https://accounts.google.com; empty for the others.
@@ -97,6 +105,13 @@ func (c Config) withDefaults(k *kind) Config {
 	if len(c.Scopes) == 0 {
 		c.Scopes = slices.Clone(k.scopes)
 	}
+	if k.groups != nil && c.Rule.ByGroup() && !slices.ContainsFunc(c.Scopes, func(s string) bool { return slices.Contains(k.groupScopes, s) }) {
+		c.Scopes = append(slices.Clone(c.Scopes), k.groupScopes[0])
+	}
+	if k.groupsClaim && c.GroupsClaim == "" {
+		c.GroupsClaim = DefaultGroupsClaim
+	}
+	c.Rule.HostedDomain = c.Rule.HostedDomain || k.hostedDomain
 	if c.SessionIdleTimeout <= 0 {
 		c.SessionIdleTimeout = DefaultIdleTimeout
 	}
@@ -133,6 +148,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		ClientSecret:       s.RequireHint("client_secret", "set it to the client secret the identity provider issued, preferably as ${NAME} of an environment variable"),
 		RedirectURL:        loadRedirect(s),
 		Rule:               loadRule(s),
+		GroupsClaim:        loadClaim(s),
 		AuthURL:            loadURL(s, "authorization_endpoint"),
 		TokenURL:           loadURL(s, "token_endpoint"),
 		UserinfoURL:        loadURL(s, "userinfo_endpoint"),
@@ -257,7 +273,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Rule.Empty() {
-		bad("authorized_domains", errors.New("set authorized_domains or authorized_users (or both) to say who may sign in; authorized_domains = * admits every account the identity provider vouches for"))
+		bad("authorized_domains", errors.New(emptyRule))
 	}
 	for _, d := range c.Rule.Domains {
 		if err := checkDomain(d); err != nil {
@@ -269,7 +285,9 @@ func (c Config) Validate() error {
 			bad("authorized_users", err)
 		}
 	}
+	errs = append(errs, checkGroupRule(c.Rule, c.GroupsClaim)...)
 	if known {
+		errs = append(errs, k.refuseGroupKeys(c.Rule, c.GroupsClaim)...)
 		if k.name == "generic" && c.Issuer == "" {
 			for key, v := range map[string]string{"authorization_endpoint": c.AuthURL, "token_endpoint": c.TokenURL, "userinfo_endpoint": c.UserinfoURL} {
 				if v == "" {
@@ -327,11 +345,17 @@ func loadRule(s *config.Section) Rule {
 		}
 		r.Users = append(r.Users, u)
 	}
-	if len(domains) == 0 && len(users) == 0 {
-		s.Errorf("authorized_domains", "set authorized_domains or authorized_users (or both) to say who may sign in; authorized_domains = * admits every account the identity provider vouches for")
+	r.Orgs = loadGroupList(s, keyOrgs, checkOrg, true)
+	r.Teams = loadGroupList(s, keyTeams, checkTeam, true)
+	r.Groups = loadGroupList(s, keyGroups, checkGroup, false)
+	if len(domains) == 0 && len(users) == 0 && len(s.List(keyOrgs))+len(s.List(keyTeams))+len(s.List(keyGroups)) == 0 {
+		s.Errorf("authorized_domains", emptyRule)
 	}
 	return r
 }
+
+// emptyRule says what to do about a rule that admits nobody.
+const emptyRule = "set authorized_domains or authorized_users (or authorized_orgs, authorized_teams, authorized_groups, as the provider allows) to say who may sign in; authorized_domains = * admits every account the identity provider vouches for"
 
 // isLoopback reports whether host names this machine.
 func isLoopback(host string) bool {

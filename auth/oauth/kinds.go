@@ -35,7 +35,35 @@ type kind struct {
 	// profile reads the account from the provider's API with the access
 	// token, when OpenID Connect is not in use.
 	profile profileFunc
+	// hostedDomain makes authorized_domains admit only accounts hosted by
+	// a listed domain (Google's hd claim); see Rule.HostedDomain.
+	hostedDomain bool
+	// groupKeys are the admission keys by group the provider honours;
+	// the others are refused at start.
+	groupKeys []string
+	// groups reads the account's groups from the provider's API; nil when
+	// they come from a claim, or the provider has none.
+	groups groupsFunc
+	// groupsClaim says the groups are the values of the claim named by
+	// groups_claim, and that the groups_claim key may be set.
+	groupsClaim bool
+	// foldGroups lowers the groups' ASCII letters: the provider compares
+	// its names ignoring case.
+	foldGroups bool
+	// groupScopes are the scopes under which groups can be read; with one
+	// of them in scopes, the groups are read even when no key admits by
+	// group. groupScopes[0] is added to scopes when a key admits by group
+	// and none is there.
+	groupScopes []string
 }
+
+// Admission keys by group.
+const (
+	keyOrgs   = "authorized_orgs"
+	keyTeams  = "authorized_teams"
+	keyGroups = "authorized_groups"
+	keyClaim  = "groups_claim"
+)
 
 // kinds is the table of providers, in the order documentation lists them.
 var kinds = []kind{
@@ -46,6 +74,7 @@ var kinds = []kind{
 		scopes:          []string{"openid", "email", "profile"},
 		authStyle:       oauth2.AuthStyleInParams,
 		requireVerified: true,
+		hostedDomain:    true,
 	},
 	{
 		name:            "github",
@@ -56,6 +85,10 @@ var kinds = []kind{
 		authStyle:       oauth2.AuthStyleInParams,
 		requireVerified: true,
 		profile:         githubProfile,
+		groupKeys:       []string{keyOrgs, keyTeams},
+		groups:          githubGroups,
+		foldGroups:      true,
+		groupScopes:     githubOrgScopes,
 	},
 	{
 		name:            "gitlab",
@@ -67,13 +100,18 @@ var kinds = []kind{
 		authStyle:       oauth2.AuthStyleInParams,
 		requireVerified: true,
 		profile:         gitlabProfile,
+		groupKeys:       []string{keyGroups},
+		groups:          gitlabGroups,
+		groupScopes:     append([]string{"openid"}, gitlabAPIScopes...),
 	},
 	{
-		name:      "generic",
-		issuerKey: true,
-		scopes:    []string{"openid", "email", "profile"},
-		authStyle: oauth2.AuthStyleAutoDetect,
-		profile:   userinfoProfile,
+		name:        "generic",
+		issuerKey:   true,
+		scopes:      []string{"openid", "email", "profile"},
+		authStyle:   oauth2.AuthStyleAutoDetect,
+		profile:     userinfoProfile,
+		groupKeys:   []string{keyGroups},
+		groupsClaim: true,
 	},
 }
 

@@ -8,7 +8,12 @@
 // generic (OpenID Connect when an issuer is configured, plain OAuth 2.0
 // with the user-information endpoint otherwise). Whoever signs in is known
 // by the e-mail address the provider vouches for, and admitted by the Rule
-// (authorized_domains, authorized_users).
+// (authorized_domains, authorized_users, and by group authorized_orgs,
+// authorized_teams, authorized_groups). The account's groups (GitHub
+// organisations and teams, GitLab groups, a generic provider's groups
+// claim) are read at sign-in, kept in the session record and given to
+// every request as auth.User.Groups; a failure to read them refuses the
+// sign-in.
 //
 // Routes: GET /oauth/login starts a sign-in; GET /oauth/callback (the path
 // of redirect_uri) completes it; POST /logout ends the session; GET
@@ -26,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"time"
 
@@ -148,11 +154,39 @@ func (p *Provider) Type() string { return Name }
 func (p *Provider) Config() Config { return p.cfg }
 
 // admits reports whether a stored session still belongs to this provider
-// and is admitted by the current rule (a session outlives a configuration
-// change only if the new rule admits it too); the guard asks it at every
-// request.
+// and is admitted by the current rule, with the groups and hosted domain
+// recorded at sign-in (a session outlives a configuration change only if
+// the new rule admits it too); the guard asks it at every request.
 func (p *Provider) admits(d session.Data) bool {
-	return d.Attrs["provider"] == p.cfg.Provider && p.cfg.Rule.Admit(d.Username) == nil
+	return d.Attrs["provider"] == p.cfg.Provider && p.cfg.Rule.AdmitAccount(accountOf(d, p.cfg.Rule.ByGroup())) == nil
+}
+
+// accountOf is the account a session was made for, as sign-in recorded it
+// in the session's attributes (which the record's MAC covers); its groups
+// only when withGroups is set (a rule without lists by group needs none).
+func accountOf(d session.Data, withGroups bool) Account {
+	a := Account{Email: d.Username, HostedDomain: d.Attrs[hostedDomainAttr]}
+	if withGroups {
+		a.Groups = decodeGroups(d.Attrs[groupsAttr])
+	}
+	return a
+}
+
+// Identify admits r when it carries the cookie of a live session still
+// admitted (see sessionauth.Guard.Identify). The user's groups are those
+// recorded at sign-in, moved from the session's attributes to
+// auth.User.Groups.
+func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
+	u, ok, err := p.Guard.Identify(r)
+	if !ok || err != nil {
+		return u, ok, err
+	}
+	if g, has := u.Attrs[groupsAttr]; has {
+		u.Groups = decodeGroups(g)
+		u.Attrs = maps.Clone(u.Attrs)
+		delete(u.Attrs, groupsAttr)
+	}
+	return u, true, nil
 }
 
 // Mount serves the sign-in routes, the callback and logout on mux, and,

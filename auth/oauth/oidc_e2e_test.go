@@ -14,15 +14,20 @@ import (
 )
 
 // The accounts of the test identity provider; every password is "password".
+// The example.com accounts are hosted by example.com (Google's hd claim),
+// as Workspace accounts are.
 var opUsers = []oidctest.User{
-	{Username: "alice", Email: "alice@example.com", EmailVerified: true, FirstName: "Alice", LastName: "Liddell"},
-	{Username: "carol", Email: "Carol@EXAMPLE.com", EmailVerified: true, FirstName: "Carol"},
+	{Username: "alice", Email: "alice@example.com", EmailVerified: true, FirstName: "Alice", LastName: "Liddell", Claims: exampleHosted},
+	{Username: "carol", Email: "Carol@EXAMPLE.com", EmailVerified: true, FirstName: "Carol", Claims: exampleHosted},
 	{Username: "bob", Email: "bob@gmail.com", EmailVerified: true, FirstName: "Bob"},
 	{Username: "eve", Email: "eve@evil-example.com", EmailVerified: true, FirstName: "Eve"},
 	{Username: "mallory", Email: "mallory@example.com.evil.org", EmailVerified: true, FirstName: "Mallory"},
-	{Username: "ursula", Email: "ursula@example.com", EmailVerified: false, FirstName: "Ursula"},
+	{Username: "ursula", Email: "ursula@example.com", EmailVerified: false, FirstName: "Ursula", Claims: exampleHosted},
 	{Username: "nomail", FirstName: "Nobody"},
 }
+
+// exampleHosted are the claims of a Workspace account of example.com.
+var exampleHosted = map[string]any{"hd": "example.com"}
 
 const opPassword = "password"
 

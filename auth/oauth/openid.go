@@ -3,8 +3,10 @@ package oauth
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -114,7 +116,10 @@ func (o *openID) discover() (*discovered, error) {
 // authorized party, expiry, nonce, access token hash) and returns the
 // account it names. When the ID token carries no e-mail, the claims come
 // from the user-information endpoint, whose subject must be the token's.
-func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.Token, nonce, clientID string) (identity, error) {
+// When groupsClaim is set and the ID token lacks that claim, the claim is
+// taken from the user-information endpoint (same subject check); a failure
+// there fails the sign-in, so that no one is admitted without their groups.
+func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.Token, nonce, clientID, groupsClaim string) (identity, error) {
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
 		return identity{}, fmt.Errorf("%w: the token response has no id_token", errIDToken)
@@ -130,7 +135,11 @@ func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.T
 		claims
 		AuthorizedParty string `json:"azp"`
 	}
+	var all map[string]json.RawMessage
 	if err := idt.Claims(&cl); err != nil {
+		return identity{}, fmt.Errorf("%w: %v", errIDToken, err)
+	}
+	if err := idt.Claims(&all); err != nil {
 		return identity{}, fmt.Errorf("%w: %v", errIDToken, err)
 	}
 	if (len(idt.Audience) > 1 || cl.AuthorizedParty != "") && cl.AuthorizedParty != clientID {
@@ -143,17 +152,36 @@ func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.T
 	}
 	id := cl.claims.identity()
 	id.Subject = idt.Subject
-	if id.Email != "" || d.userinfo == "" {
+	id.Claims = all
+	_, hasGroups := all[groupsClaim]
+	if id.Email != "" && (groupsClaim == "" || hasGroups) || d.userinfo == "" {
 		return id, nil
 	}
-	var more claims
-	if err := getJSON(ctx, c, tok, d.userinfo, &more); err != nil {
+	more, err := userinfoClaims(ctx, c, tok, d.userinfo)
+	if err != nil {
 		return identity{}, err
 	}
 	if more.Subject != idt.Subject {
 		return identity{}, fmt.Errorf("%w: the user-information answer is about another subject than the ID token", errProfile)
 	}
-	return more.identity(), nil
+	out := id
+	if id.Email == "" {
+		out = more
+	}
+	// The signed ID token's groups claim, when it has one, wins over the
+	// user-information answer's.
+	v, ok := all[groupsClaim]
+	if !ok {
+		v, ok = more.Claims[groupsClaim]
+	}
+	if groupsClaim != "" && ok {
+		out.Claims = maps.Clone(out.Claims)
+		if out.Claims == nil {
+			out.Claims = map[string]json.RawMessage{}
+		}
+		out.Claims[groupsClaim] = v
+	}
+	return out, nil
 }
 
 // truncate shortens s to at most n bytes for a log line.

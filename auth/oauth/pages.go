@@ -38,7 +38,7 @@ var (
 		"Your e-mail address is not verified with the identity provider. Verify it there, then sign in again.",
 		auth.ReasonEmailUnverified}
 	outNotAdmitted = outcome{http.StatusForbidden, "Access denied",
-		"Your account is not allowed to use this service. Ask its administrator to admit your e-mail address or domain.",
+		"Your account is not allowed to use this service. Ask its administrator to admit your e-mail address, domain or group.",
 		auth.ReasonEmailNotAdmitted}
 	outIDToken = outcome{http.StatusBadGateway, "Sign-in could not be verified",
 		"The identity provider's answer could not be verified, so you were not signed in. The administrator will find the details in the service log.",

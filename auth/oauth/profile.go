@@ -28,6 +28,13 @@ type identity struct {
 	Verified verified
 	Name     string
 	Subject  string
+	// HostedDomain is Google's hd claim: the Workspace domain that hosts
+	// the account; empty for a personal account.
+	HostedDomain string
+	// Claims are every claim of the ID token or user-information answer
+	// the identity came from, for the groups claim; nil for GitHub and
+	// GitLab's REST APIs.
+	Claims map[string]json.RawMessage
 }
 
 // profileFunc reads the signed-in account from the provider's API with the
@@ -45,29 +52,36 @@ var errProfile = errors.New("oauth: reading the account from the identity provid
 // into v. The error never includes the token; it names the URL and the
 // status, or the decoding problem.
 func getJSON(ctx context.Context, c *http.Client, tok *oauth2.Token, url string, v any) error {
+	_, err := getJSONHeader(ctx, c, tok, url, v)
+	return err
+}
+
+// getJSONHeader is getJSON that also returns the answer's header (for
+// pagination links and granted scopes).
+func getJSONHeader(ctx context.Context, c *http.Client, tok *oauth2.Token, url string, v any) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errProfile, err)
+		return nil, fmt.Errorf("%w: %v", errProfile, err)
 	}
 	tok.SetAuthHeader(req)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "backupweb")
 	resp, err := c.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errProfile, err)
+		return nil, fmt.Errorf("%w: %v", errProfile, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		return fmt.Errorf("%w: GET %s: %v", errProfile, url, err)
+		return nil, fmt.Errorf("%w: GET %s: %v", errProfile, url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: GET %s: status %s", errProfile, url, resp.Status)
+		return nil, fmt.Errorf("%w: GET %s: status %s", errProfile, url, resp.Status)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("%w: GET %s: malformed JSON answer: %v", errProfile, url, err)
+		return nil, fmt.Errorf("%w: GET %s: malformed JSON answer: %v", errProfile, url, err)
 	}
-	return nil
+	return resp.Header, nil
 }
 
 // claims are the OpenID Connect standard claims backupweb reads, from an
@@ -78,10 +92,11 @@ type claims struct {
 	EmailVerified     *flexBool `json:"email_verified"`
 	Name              string    `json:"name"`
 	PreferredUsername string    `json:"preferred_username"`
+	HostedDomain      string    `json:"hd"`
 }
 
 func (c claims) identity() identity {
-	id := identity{Email: c.Email, Subject: c.Subject, Name: cmpOr(c.Name, c.PreferredUsername)}
+	id := identity{Email: c.Email, Subject: c.Subject, Name: cmpOr(c.Name, c.PreferredUsername), HostedDomain: c.HostedDomain}
 	if c.EmailVerified != nil {
 		id.Verified = verifiedNo
 		if *c.EmailVerified {
@@ -110,11 +125,27 @@ func (b *flexBool) UnmarshalJSON(data []byte) error {
 // userinfoProfile reads the standard claims from the user-information
 // endpoint (provider generic without OpenID Connect).
 func userinfoProfile(ctx context.Context, c *http.Client, tok *oauth2.Token, userinfo string) (identity, error) {
-	var cl claims
-	if err := getJSON(ctx, c, tok, userinfo, &cl); err != nil {
+	return userinfoClaims(ctx, c, tok, userinfo)
+}
+
+// userinfoClaims reads the user-information endpoint: the standard claims
+// and, kept raw, every claim it returned.
+func userinfoClaims(ctx context.Context, c *http.Client, tok *oauth2.Token, userinfo string) (identity, error) {
+	var body json.RawMessage
+	if err := getJSON(ctx, c, tok, userinfo, &body); err != nil {
 		return identity{}, err
 	}
-	return cl.identity(), nil
+	var raw map[string]json.RawMessage
+	var cl claims
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return identity{}, fmt.Errorf("%w: GET %s: malformed JSON answer: %v", errProfile, userinfo, err)
+	}
+	if err := json.Unmarshal(body, &cl); err != nil {
+		return identity{}, fmt.Errorf("%w: GET %s: malformed JSON answer: %v", errProfile, userinfo, err)
+	}
+	id := cl.identity()
+	id.Claims = raw
+	return id, nil
 }
 
 // githubProfile reads a GitHub account: the name from the user endpoint and

@@ -6,7 +6,8 @@
 // network access.
 //
 // It adds only what the example cannot express: users whose e-mail is
-// unverified (said explicitly, as email_verified false) or missing, clients
+// unverified (said explicitly, as email_verified false) or missing, users
+// with claims of their own (groups, hd), clients
 // that get the e-mail claims inside the ID token (as Google does) rather
 // than only from the user-information endpoint, a switch that makes the next
 // authorization end with an error sent back to the client, and counters of
@@ -44,6 +45,11 @@ type User struct {
 	EmailVerified bool
 	// FirstName and LastName make the "name" claim.
 	FirstName, LastName string
+	// Claims are further claims of the account (a groups claim, Google's
+	// hd), given by the user-information endpoint and, for clients
+	// registered with ClaimsInIDToken, in the ID token too, as the
+	// provider's own claims are.
+	Claims map[string]any
 }
 
 // Client is an OAuth client (relying party) registered with the provider.
@@ -58,6 +64,10 @@ type Client struct {
 	// endpoint, as the OpenID Connect specification prefers when an access
 	// token is issued.
 	ClaimsInIDToken bool
+	// UserClaimsFromUserinfo keeps the users' own Claims out of the ID
+	// token even with ClaimsInIDToken, as providers do that put groups in
+	// the user-information answer only.
+	UserClaimsFromUserinfo bool
 }
 
 // Options configure a Provider.
@@ -96,12 +106,17 @@ func Start(t testing.TB, o Options) *Provider {
 		}
 	}
 	clients := map[string]*storage.Client{}
-	inIDToken := map[string]bool{}
+	inIDToken, ownInIDToken := map[string]bool{}, map[string]bool{}
 	for _, c := range o.Clients {
 		clients[c.ID] = storage.WebClient(c.ID, c.Secret, c.RedirectURIs...)
 		inIDToken[c.ID] = c.ClaimsInIDToken
+		ownInIDToken[c.ID] = c.ClaimsInIDToken && !c.UserClaimsFromUserinfo
 	}
-	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, inIDToken: inIDToken}
+	extra := map[string]map[string]any{}
+	for i, u := range o.Users {
+		extra[fmt.Sprintf("user%d", i+1)] = u.Claims
+	}
+	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, inIDToken: inIDToken, ownInIDToken: ownInIDToken, claims: extra}
 
 	p := &Provider{}
 	p.server = httptest.NewUnstartedServer(nil)

@@ -30,8 +30,10 @@ func (u userStore) ExampleClientID() string { return storage.ServiceUserID }
 // and which clients get them in the ID token.
 type store struct {
 	*storage.Storage
-	users     userStore
-	inIDToken map[string]bool
+	users        userStore
+	inIDToken    map[string]bool
+	ownInIDToken map[string]bool           // users' own claims in the ID token
+	claims       map[string]map[string]any // by subject
 }
 
 // GetClientByClientID returns the client, asking for the claims in the ID
@@ -54,6 +56,9 @@ func (s *store) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInfo,
 		return err
 	}
 	s.sayUnverified(info, req.GetSubject())
+	if s.ownInIDToken[req.GetClientID()] {
+		s.addClaims(info, req.GetSubject())
+	}
 	return nil
 }
 
@@ -63,7 +68,15 @@ func (s *store) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, t
 		return err
 	}
 	s.sayUnverified(info, subject)
+	s.addClaims(info, subject)
 	return nil
+}
+
+// addClaims adds the account's own claims (User.Claims).
+func (s *store) addClaims(info *oidc.UserInfo, subject string) {
+	for k, v := range s.claims[subject] {
+		info.AppendClaims(k, v)
+	}
 }
 
 // sayUnverified adds "email_verified": false for an unverified address:
