@@ -116,8 +116,23 @@ func (r Rule) admitsDomain(domain, hosted string) bool {
 	listed := func(d string) bool {
 		return d != "" && slices.ContainsFunc(r.Domains, func(l string) bool { return asciiEqualFold(l, d) })
 	}
-	return listed(domain) && (!r.HostedDomain || listed(hosted))
+	if !listed(domain) {
+		return false
+	}
+	if !r.HostedDomain || listed(hosted) {
+		return true
+	}
+	// Google's own consumer domains host no Workspace: every account
+	// with such an address is one of Google's personal accounts, so the
+	// listed domain itself is the whole answer (and such accounts never
+	// carry hd).
+	return hosted == "" && slices.Contains(consumerDomains, strings.ToLower(domain))
 }
+
+// consumerDomains are the domains of Google's personal accounts, which no
+// Workspace can host: listed in authorized_domains with provider google,
+// they admit their accounts without an hd claim.
+var consumerDomains = []string{"gmail.com", "googlemail.com"}
 
 // admitsGroups reports whether one of the account's groups is listed. An
 // organisation never matches a team ("acme" is not "acme/ops") since an

@@ -100,6 +100,10 @@ func TestAdmitAccount(t *testing.T) {
 		{"personal account at a listed domain", Rule{Domains: []string{"corp.example"}, HostedDomain: true}, Account{Email: "a@corp.example"}, ErrNotAdmitted},
 		{"hosted by another domain", Rule{Domains: []string{"corp.example"}, HostedDomain: true}, Account{Email: "a@corp.example", HostedDomain: "evil.example"}, ErrNotAdmitted},
 		{"hosted, address elsewhere", Rule{Domains: []string{"corp.example"}, HostedDomain: true}, Account{Email: "a@evil.example", HostedDomain: "corp.example"}, ErrNotAdmitted},
+		{"Google's own consumer domain", Rule{Domains: []string{"gmail.com"}, HostedDomain: true}, Account{Email: "a@GMail.com"}, nil},
+		{"googlemail.com", Rule{Domains: []string{"googlemail.com"}, HostedDomain: true}, Account{Email: "a@googlemail.com"}, nil},
+		{"consumer domain not listed", Rule{Domains: []string{"corp.example"}, HostedDomain: true}, Account{Email: "a@gmail.com"}, ErrNotAdmitted},
+		{"consumer domain with a foreign hd", Rule{Domains: []string{"gmail.com"}, HostedDomain: true}, Account{Email: "a@gmail.com", HostedDomain: "evil.example"}, ErrNotAdmitted},
 		{"listed user needs no hosted domain", Rule{Users: []string{"a@corp.example"}, HostedDomain: true}, Account{Email: "a@corp.example"}, nil},
 	}
 	for _, tt := range tests {
