@@ -2,7 +2,9 @@ package factors
 
 import (
 	"crypto/subtle"
+	"encoding/base32"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pquerna/otp"
@@ -30,6 +32,23 @@ func NewTOTPKey(issuer, user string) (*otp.Key, error) {
 		return nil, fmt.Errorf("factors: making a TOTP secret: %w", err)
 	}
 	return k, nil
+}
+
+// TOTPURI returns the otpauth:// URI of an existing secret (base32), the
+// same NewTOTPKey gives for it.
+func TOTPURI(issuer, user, secret string) (string, error) {
+	raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(secret))
+	if err != nil {
+		return "", fmt.Errorf("factors: the TOTP secret is not base32")
+	}
+	k, err := totp.Generate(totp.GenerateOpts{
+		Issuer: issuer, AccountName: user, Secret: raw,
+		Period: Period, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1,
+	})
+	if err != nil {
+		return "", fmt.Errorf("factors: %w", err)
+	}
+	return k.URL(), nil
 }
 
 // CheckTOTP reports whether code is the TOTP code of secret at now or one
