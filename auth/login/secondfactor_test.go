@@ -414,3 +414,28 @@ func TestSecondFactorFileFollowed(t *testing.T) {
 		t.Fatalf("after a broken edit: %d", r.status)
 	}
 }
+
+// TestSecondFactorRequiredEndsPasswordSessions: once a second factor is
+// required, a session made with a password alone no longer stands, even
+// one kept across the restart that turned it on.
+func TestSecondFactorRequiredEndsPasswordSessions(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, nil)
+	h.enrol("alice")
+	bob := h.browser()
+	bob.mustLogin("bob")
+	alice := h.browser()
+	alice.login("alice", testPasswords["alice"], "/")
+	if r := alice.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
+		t.Fatalf("alice: %d", r.status)
+	}
+	h.stop()
+	h.cfg.SecondFactor = SecondFactorRequired
+	h.start()
+	bob.h, alice.h = h, h
+	if bob.apiStatus() != http.StatusUnauthorized {
+		t.Error("a password-only session stands with required")
+	}
+	if alice.apiStatus() != http.StatusOK {
+		t.Error("a session made with a second factor was ended")
+	}
+}
