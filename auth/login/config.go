@@ -12,6 +12,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/ui"
@@ -23,6 +24,7 @@ var Keys = []string{
 	"users_file", "use_bcrypt", "login_view", "login_template",
 	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
 	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
+	"second_factor", "factors_file",
 }
 
 // Defaults of the keys.
@@ -89,6 +91,14 @@ type Config struct {
 	// others in flight without any verdict arriving (throttle.Options.Wait),
 	// at most throttle.MaxCheck. Default: derived, auth.AttemptWait.
 	AttemptWait time.Duration
+	// SecondFactor says whether a second factor is asked for after the
+	// password: SecondFactorOff (default), SecondFactorOptional (from the
+	// users who have one) or SecondFactorRequired (from everyone; users
+	// without one enrol first).
+	SecondFactor SecondFactor
+	// FactorsFile is the path of the factors file (package factors).
+	// Default: UsersFile + ".factors". Not read when SecondFactor is off.
+	FactorsFile string
 	// PollInterval is how often the user file is checked for changes. It
 	// is not read from the configuration. Default DefaultPollInterval; a
 	// negative value turns polling off (Reload, on SIGHUP, still works).
@@ -119,6 +129,9 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.Lifetime, DefaultLifetime)
 	def(&cfg.FailureWindow, DefaultFailureWindow)
 	def(&cfg.PollInterval, DefaultPollInterval)
+	if cfg.FactorsFile == "" && cfg.UsersFile != "" {
+		cfg.FactorsFile = factors.DefaultPath(cfg.UsersFile)
+	}
 	if cfg.MaxFailures <= 0 {
 		cfg.MaxFailures = DefaultMaxFailures
 	}
@@ -150,7 +163,13 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		FailureWindow:      s.Duration("failure_window", DefaultFailureWindow),
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 		AttemptWait:        auth.LoadAttemptWait(s),
+		FactorsFile:        s.String("factors_file", ""),
 	}
+	sf, err := ParseSecondFactor(s.String("second_factor", ""))
+	if err != nil {
+		s.Errorf("second_factor", "%v", err)
+	}
+	cfg.SecondFactor = sf
 	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)
 	if cfg.IdleTimeout > cfg.Lifetime {
@@ -162,6 +181,9 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 	}
 	if cfg.UsersFile != "" {
 		cfg.read.users = checkUsersFile(s, cfg)
+	}
+	if cfg.SecondFactor != SecondFactorOff && cfg.UsersFile != "" {
+		checkFactorsFile(s, cfg.withDefaults().FactorsFile)
 	}
 	return cfg, errorCount(s.Report()) == before
 }

@@ -28,9 +28,17 @@
 // nothing: the last good users stay and the problems are logged. Sessions
 // of users removed from the file, or whose password changed, end.
 //
+// With second_factor = optional or required, a right password for a user
+// with a second factor (any user, with required) is not yet a sign-in: a
+// pending state that grants nothing leads to the second-factor step
+// (SecondFactorPath: a TOTP or recovery code, counted against the same
+// limits as passwords) or, for a user who must enrol, to the enrolment
+// (EnrolPath); the factors live in the factors file (package factors).
+// See docs/second-factor.md.
+//
 // What it does not do: edit the user file (the `user` command does), lock
-// accounts permanently, or remember anything but the user name in a
-// session.
+// accounts permanently, or remember anything but the user name and the
+// second factor used in a session.
 package login
 
 import (
@@ -46,6 +54,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
@@ -83,6 +92,12 @@ type Provider struct {
 	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
+
+	// factors is the factors file, nil when second_factor is off; spend
+	// marks a token used once (the shared store's, or this process's).
+	factors     *factors.Store
+	spend       func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
+	passkeySlot func(r *http.Request, user string) template.HTML
 
 	reloadMu sync.Mutex // serialises reloads; guards last and broken
 	broken   bool       // the last reading of the user file had problems
@@ -170,7 +185,9 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password
 		// changed while the service was stopped included).
-		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) },
+		// With a second factor, the session must also stand with the
+		// factors file as it is now (see factorAdmits).
+		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) && p.factorAdmits(d) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("login: %w", err)
@@ -179,6 +196,18 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
+	if cfg.SecondFactor != SecondFactorOff {
+		keys, err := factors.NewKeys(env.SecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("login: %w", err)
+		}
+		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
+		if env.Shared != nil {
+			p.spend = env.Shared.SpendOnce
+		} else {
+			p.spend = newLocalSpent(p.now).SpendOnce
+		}
+	}
 	if cfg.UseBcrypt {
 		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
 	}
@@ -198,6 +227,12 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
+	if p.factors != nil {
+		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
+		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
+		mux.HandleFunc("GET "+EnrolPath, p.serveEnrol)
+		mux.HandleFunc("POST "+EnrolPath, p.serveEnrolPost)
+	}
 }
 
 // Ready reports whether logins can be answered: the user file was loaded
@@ -211,8 +246,11 @@ func (p *Provider) Ready(ctx context.Context) error {
 }
 
 // OwnPaths returns the paths the provider serves: the login page and
-// logout.
+// logout, and with a second factor its step and the enrolment.
 func (p *Provider) OwnPaths() []string {
+	if p.factors != nil {
+		return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
+	}
 	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}
 }
 
