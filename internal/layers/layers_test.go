@@ -32,6 +32,8 @@ var allowed = map[string][]string{
 	// Formats and files.
 	"config":   {"access"},
 	"userfile": {"password"},
+	"qr":       nil,
+	"factors":  {"userfile"},
 	"ui":       {"catalog"},
 
 	// The core and the types.
@@ -39,7 +41,7 @@ var allowed = map[string][]string{
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "config", "peer", "session", "ui"},
-	"auth/login":       {"auth", "auth/sessionauth", "config", "password", "peer", "session", "throttle", "ui", "userfile"},
+	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "password", "peer", "qr", "session", "throttle", "ui", "userfile"},
 	"auth/oauth":       {"auth", "auth/sessionauth", "config", "session", "ui"},
 	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "config"},
 
@@ -50,7 +52,7 @@ var allowed = map[string][]string{
 	"metrics":    {"auth", "buildinfo", "password", "session"},
 
 	// The program: it alone wires everything together.
-	"cmd/backupweb": {"accesslog", "auth", "auth/factory", "buildinfo", "catalog", "config", "metrics", "password", "peer", "proxy", "redisstore", "ui", "userfile", "web"},
+	"cmd/backupweb": {"accesslog", "auth", "auth/factory", "buildinfo", "catalog", "config", "factors", "metrics", "password", "peer", "proxy", "qr", "redisstore", "ui", "userfile", "web"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.
