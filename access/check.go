@@ -57,13 +57,45 @@ func neverMatches(pattern string) string {
 		return ""
 	}
 	re = re.Simplify()
-	if re.Op == syntax.OpNoMatch {
+	if matchesNothing(re) {
 		return "the pattern matches nothing"
 	}
 	if lit, ok := anchoredLiteral(re); ok && lit != "" && !strings.HasPrefix(lit, "/") {
 		return fmt.Sprintf("every request path begins with /, and the pattern requires %q there", lit)
 	}
 	return ""
+}
+
+// matchesNothing reports whether re can match no text at all: an empty
+// character class, or a sequence, group or repetition that needs one, or
+// alternatives that all do.
+func matchesNothing(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return true
+	case syntax.OpCharClass:
+		return len(re.Rune) == 0
+	case syntax.OpConcat, syntax.OpCapture:
+		return slices.ContainsFunc(re.Sub, matchesNothing)
+	case syntax.OpPlus:
+		return matchesNothing(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min > 0 && matchesNothing(re.Sub[0])
+	case syntax.OpAlternate:
+		return !slices.ContainsFunc(re.Sub, func(s *syntax.Regexp) bool { return !matchesNothing(s) })
+	}
+	return false
+}
+
+// startsAnchored reports whether pattern can only match at the start of a
+// path: it begins with ^ (flags such as (?i) may come first).
+func startsAnchored(pattern string) bool {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	_, _, anchored := anchoredParts(re.Simplify())
+	return anchored
 }
 
 // anchoredLiteral returns the literal text that follows ^ at the start of

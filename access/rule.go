@@ -85,12 +85,12 @@ func ParseRule(name, value string, catchAllAnonymous bool) (Rule, error) {
 		}
 	}
 	pat := fields[1]
-	if !strings.HasPrefix(pat, "^") {
-		return Rule{}, fmt.Errorf("%s: the path pattern %q must start with ^ (it would otherwise match anywhere in a path)", name, pat)
-	}
 	re, err := regexp.Compile(pat)
 	if err != nil {
 		return Rule{}, fmt.Errorf("%s: the path pattern %q is not a regular expression: %v", name, pat, err)
+	}
+	if !startsAnchored(pat) {
+		return Rule{}, fmt.Errorf("%s: the path pattern %q must start with ^ (it would otherwise match anywhere in a path)", name, pat)
 	}
 	r.Pattern = re
 	r.Policy = Policy(strings.ToLower(fields[2]))
