@@ -206,3 +206,51 @@ func TestSIGHUPReloadsGroups(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDocsAccessExample runs the backup-service example of docs/access.md
+// (its [access] section and groups file, as the page shows them) through
+// the access command and checks the page's table.
+func TestDocsAccessExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/access.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	_, ini, ok := strings.Cut(text, "```ini\n[authentication]\n")
+	ini, _, _ = strings.Cut(ini, "```")
+	_, rules, found := strings.Cut(ini, "[access]\n")
+	_, groups, ok2 := strings.Cut(text, "with `/etc/backupweb/groups`:\n\n```\n")
+	groups, _, _ = strings.Cut(groups, "```")
+	if !ok || !found || !ok2 {
+		t.Fatal("the example is not in docs/access.md as expected")
+	}
+	dir := t.TempDir()
+	gp := filepath.Join(dir, "groups")
+	os.WriteFile(gp, []byte(groups), 0o600)
+	cfg := filepath.Join(dir, "backupweb.ini")
+	os.WriteFile(cfg, []byte("[server]\nmode = forward-auth\n[authentication]\ntype = basic\nusername = alice\npassword = x\nuse_bcrypt = false\ngroups_file = "+gp+"\n[access]\n"+rules), 0o600)
+	for _, tt := range []struct {
+		user, method, path string
+		second             bool
+		want               string
+	}{
+		{"carol", "GET", "/status", false, "anonymous rule1"},
+		{"alice", "POST", "/admin/users", true, "second_factor rule2"},
+		{"bob", "POST", "/admin/users", false, "deny rule3"},
+		{"carol", "POST", "/admin/users", false, "deny rule3"},
+		{"bob", "GET", "/api/backups", false, "allow rule4"},
+		{"carol", "GET", "/api/backups", false, "allow default"},
+		{"alice", "DELETE", "/api/backups/x", false, "deny rule5"},
+		{"bob", "DELETE", "/api/backups/x", false, "deny rule5"},
+		{"carol", "DELETE", "/api/backups/x", false, "allow default"},
+	} {
+		args := []string{"access", "-config", cfg, "-user", tt.user, "-method", tt.method, "-path", tt.path}
+		if tt.second {
+			args = append(args, "-second-factor")
+		}
+		c, out, stderr := testCLI(context.Background(), "", nil)
+		if code := c.main(args); code != exitOK || strings.TrimSpace(out.String()) != tt.want {
+			t.Errorf("%s %s %s: exit %d %q (%s), want %q", tt.user, tt.method, tt.path, code, out.String(), stderr.String(), tt.want)
+		}
+	}
+}
