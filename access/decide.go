@@ -118,24 +118,42 @@ func (rs *Rules) restricts() bool {
 	return rs != nil && (rs.DefaultDeny || slices.ContainsFunc(rs.List, func(r Rule) bool { return r.Policy != Anonymous }))
 }
 
+// pathFree reports whether every rule but the anonymous ones names every
+// path (^/ or ^ alone, such as allow_users's rule), so that a decision
+// does not depend on the path.
+func (rs *Rules) pathFree() bool {
+	return !slices.ContainsFunc(rs.List, func(r Rule) bool {
+		return r.Policy != Anonymous && !covers(r.Pattern.String(), "^/")
+	})
+}
+
 // Decide evaluates the rules for who's request t. The path is matched in
 // every reading Readings gives: when the readings (and, for an unknown
 // method or host, every method or host the rules name, and one they do not
 // name) do not all lead to the same answer for who, the request is
 // refused as ambiguous. Anonymous rules never name a path that is not in
 // canonical form. An unknown path is refused as ambiguous when the rules
-// can refuse anyone, and otherwise allowed by the default.
+// can refuse anyone on some paths only; when the rules that can refuse
+// name every path (allow_users, "* ^/ deny group:x"), the path does not
+// matter and the decision is made without it.
 func (rs *Rules) Decide(t Target, who Who) Decision {
 	if rs == nil {
 		return Decision{Policy: Allow, Rule: DefaultRule}
 	}
-	if t.URL == nil {
-		if rs.restricts() {
-			return Decision{Policy: Deny, Rule: DefaultRule, Reason: ReasonAmbiguous}
-		}
+	var paths []string
+	var canonical bool
+	switch {
+	case t.URL != nil:
+		paths, canonical = Readings(t.URL)
+	case !rs.restricts():
 		return Decision{Policy: Allow, Rule: DefaultRule}
+	case rs.pathFree():
+		// Every rule that can refuse names every path: any path decides
+		// alike (anonymous rules never name an unknown path).
+		paths = []string{"/"}
+	default:
+		return Decision{Policy: Deny, Rule: DefaultRule, Reason: ReasonAmbiguous}
 	}
-	paths, canonical := Readings(t.URL)
 	if len(paths) == 0 {
 		return Decision{Policy: Deny, Rule: DefaultRule, Reason: ReasonAmbiguous}
 	}

@@ -132,6 +132,25 @@ func TestDecideHosts(t *testing.T) {
 	}
 }
 
+func TestUnknownPathWithPathFreeRules(t *testing.T) {
+	rs := &Rules{List: []Rule{OnlyUsers([]string{"alice"})}}
+	rs.List = append(rs.List, mustRules(t, false, "GET ^/public$ anonymous", "* ^/ deny group:banned").List...)
+	banned := alice
+	banned.Groups = []string{"banned"}
+	for _, tt := range []struct {
+		who Who
+		ok  bool
+	}{{alice, true}, {bob, false}, {banned, false}, {nobody, false}} {
+		if d := rs.Decide(Target{Method: "GET"}, tt.who); d.Permits(tt.who) != tt.ok || d.Reason == ReasonAmbiguous {
+			t.Errorf("%q, unknown path: %+v, want permits %v", tt.who.Name, d, tt.ok)
+		}
+	}
+	rs.List = append(rs.List, mustRules(t, false, "* ^/admin deny").List...)
+	if d := rs.Decide(Target{Method: "GET"}, alice); d.Permits(alice) || d.Reason != ReasonAmbiguous {
+		t.Errorf("a path-bound deny rule and an unknown path: %+v", d)
+	}
+}
+
 func TestAllowUsersGate(t *testing.T) {
 	rs := &Rules{List: []Rule{OnlyUsers([]string{"alice"})}}
 	extra := mustRules(t, false, "GET ^/public$ anonymous", "* ^/ops allow group:ops")
