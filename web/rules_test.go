@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,9 +10,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/auth"
@@ -339,5 +342,54 @@ func TestForwardAuthUnknownRequest(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("no rules: %d, want 200 as before", resp.StatusCode)
+	}
+}
+
+// countingObserver counts refusals by reason, as the metrics do.
+type countingObserver struct {
+	mu      sync.Mutex
+	refused map[string]int
+}
+
+func (c *countingObserver) Attach(ctx context.Context) context.Context {
+	return auth.WithEvents(ctx, c)
+}
+func (c *countingObserver) Served(string, int, time.Duration) {}
+func (c *countingObserver) Refused(_, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refused[reason]++
+}
+func (c *countingObserver) Throttled(string) {}
+func (c *countingObserver) SignedIn(string)  {}
+func (c *countingObserver) SignedOut(string) {}
+
+// TestRuleRefusalsCounted: refusals by the rules are counted under their
+// reasons, which are in the fixed set the metrics accept.
+func TestRuleRefusalsCounted(t *testing.T) {
+	obs := &countingObserver{refused: map[string]int{}}
+	gt := &groupTable{}
+	gt.set(map[string][]string{"alice": {"admins"}}, false)
+	log, _ := quietLogger()
+	srv := httptest.NewServer(NewHandler(Options{Provider: headerProvider{}, Logger: log, Rules: testRules(t), Groups: gt, Catalog: catalog.New(t.TempDir()), Observer: obs}))
+	defer srv.Close()
+	for _, c := range []struct{ user, path string }{{"alice", "/backups/admin.txt"}, {"bob", "/backups/admin.txt"}, {"bob", "/backups/ops.txt/../x"}} {
+		req, _ := http.NewRequest("GET", srv.URL+c.path, nil)
+		req.Header.Set("X-Test-User", c.user)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	for _, reason := range []string{access.ReasonSecondFactor, access.ReasonDenied, access.ReasonAmbiguous} {
+		if obs.refused[reason] != 1 {
+			t.Errorf("reason %q counted %d times, want 1 (all: %v)", reason, obs.refused[reason], obs.refused)
+		}
+		if !slices.Contains(auth.RefusalReasons(), reason) {
+			t.Errorf("reason %q is not in the metrics' fixed set", reason)
+		}
 	}
 }
