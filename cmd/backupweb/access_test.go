@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,5 +254,61 @@ func TestDocsAccessExample(t *testing.T) {
 		if code := c.main(args); code != exitOK || strings.TrimSpace(out.String()) != tt.want {
 			t.Errorf("%s %s %s: exit %d %q (%s), want %q", tt.user, tt.method, tt.path, code, out.String(), stderr.String(), tt.want)
 		}
+	}
+}
+
+// TestFlaskLoginGroupsChangeWithinASession: a flask-login session made
+// before the groups file changed is judged by the new groups at its next
+// request, in proxy mode, and the upstream is told the new groups; the
+// session itself is neither ended nor remade.
+func TestFlaskLoginGroupsChangeWithinASession(t *testing.T) {
+	dir := t.TempDir()
+	users := addUsers(t, dir, "alice")
+	groups := filepath.Join(dir, "groups")
+	writeGroups(t, groups, "readers: alice\n")
+	seenGroups := make(chan string, 10)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seenGroups <- r.Header.Get("X-Forwarded-Groups")
+	}))
+	defer up.Close()
+	in := startInstance(t, fmt.Sprintf(`[server]
+listen = 127.0.0.1:0
+state_dir = %s
+access_log = false
+[proxy]
+upstream = %s
+[authentication]
+type = flask-login
+use_bcrypt = true
+users_file = %s
+groups_file = %s
+[access]
+rule1 = * ^/admin deny group:interns
+`, filepath.Join(dir, "state"), up.URL, users, groups))
+	sid, st := signIn(t, in.url, "alice", "pw-alice")
+	if sid == "" {
+		t.Fatalf("sign-in refused: %d", st)
+	}
+	if code, _, _ := send(t, "GET", in.url+"/admin/x", sid, nil, ""); code != 200 || <-seenGroups != "readers" {
+		t.Fatalf("before the change: %d", code)
+	}
+	writeGroups(t, groups, "readers: alice\ninterns: alice\n")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, _, _ := send(t, "GET", in.url+"/admin/x", sid, nil, "")
+		if code == 403 {
+			break
+		}
+		select {
+		case <-seenGroups:
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still %d after the groups changed", code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, _, _ := send(t, "GET", in.url+"/other", sid, nil, ""); code != 200 || <-seenGroups != "interns,readers" {
+		t.Fatalf("the same session elsewhere: %d", code)
 	}
 }
