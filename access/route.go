@@ -1,15 +1,18 @@
-// Package access decides which requests a rule names: a route is a set of
-// methods and an anchored path pattern (Go RE2), matched against the
-// request's decoded path in canonical form. [proxy] skip_auth_routes is a
-// list of routes (those requests pass the built-in proxy without sign-in);
-// the general [access] rules are meant to be built on the same matching.
+// Package access decides who may do what, per request: the [access]
+// rules (rule.go: "METHODS PATH-REGEX POLICY [SUBJECT,...]"), evaluated
+// first-match (decide.go) over every reading of the request's path
+// (path.go), with the start-up checks that refuse rules that can never
+// decide (check.go). [proxy] skip_auth_routes (Routes, this file) are
+// anonymous rules written the older way, and [proxy] allow_users is one
+// rule too (OnlyUsers).
 //
 // The one rule that keeps matching safe: a path that is not already in
 // canonical form (dot segments, doubled slashes, an encoded slash or
-// backslash) names no route at all. The upstream receives the path as the
-// client escaped it, and an application that reads "/admin/..%2Fhealth"
-// differently from backupweb must never get it without sign-in: such a
-// request simply goes through sign-in like any other.
+// backslash) names no anonymous rule and no route at all, and the other
+// rules must decide all its readings alike. The upstream receives the
+// path as the client escaped it, and an application that reads
+// "/admin/..%2Fhealth" differently from backupweb must never get it
+// without sign-in, nor escape a rule for ^/admin.
 package access
 
 import (

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/peer"
 )
 
@@ -32,6 +33,10 @@ const (
 	ReasonEmailUnverified  = "e-mail not verified"
 	ReasonEmailNotAdmitted = "e-mail not admitted"
 	ReasonIDTokenRejected  = "id token rejected"
+	// The access rules' reasons (a signed-in user refused) are
+	// access.ReasonDenied, ReasonSecondFactor, ReasonGroupsUnknown and
+	// ReasonAmbiguous.
+	//
 	// ReasonOther stands, in metrics, for any reason not listed here.
 	ReasonOther = "other"
 )
@@ -41,7 +46,8 @@ const (
 func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
-		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonOther}
+		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected,
+		access.ReasonDenied, access.ReasonSecondFactor, access.ReasonGroupsUnknown, access.ReasonAmbiguous, ReasonOther}
 }
 
 // LogRefused writes the contract's line for a refused authentication

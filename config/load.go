@@ -30,6 +30,8 @@ type Config struct {
 	Proxy Proxy
 	// UI holds the [ui] section: the names the pages use.
 	UI UI
+	// Access holds the [access] section: the effective access rules.
+	Access Access
 	// Redis is the [redis] section, read when Server.Store is StoreRedis
 	// (zero otherwise).
 	Redis Redis
@@ -98,7 +100,7 @@ const (
 )
 
 // knownSections are the sections this program reads.
-var knownSections = []string{"server", "backups", "authentication", "proxy", "redis", "ui"}
+var knownSections = []string{"server", "backups", "authentication", "proxy", "redis", "ui", "access"}
 
 // Load reads the configuration. With path == "" it reads ./backupweb.ini
 // when that file exists and otherwise uses the built-in defaults; a path that
@@ -140,6 +142,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	cfg.UI = loadUI(f.Section("ui"))
 	cfg.Server.Store, cfg.Redis = loadStore(f.Section("server"), f.Section("redis"))
 	cfg.Server.Mode = loadMode(f.Section("server"), f.Section("backups"), f.Section("proxy"), cfg.Proxy)
+	cfg.Access = loadAccess(f.Section("access"), f.Section("proxy"), cfg.Proxy, cfg.Server.Mode)
 	return cfg
 }
 

@@ -23,6 +23,11 @@ type Proxy struct {
 	// EmailHeader carries the e-mail (oauth) to the upstream, [proxy]
 	// email_header, default DefaultEmailHeader; "" sends none.
 	EmailHeader string
+	// GroupsHeader carries the signed-in user's groups (sorted,
+	// comma-separated) to the upstream and in the forward-authentication
+	// answers, [proxy] groups_header, default DefaultGroupsHeader; ""
+	// sends none.
+	GroupsHeader string
 	// PassAuthorization lets the client's Authorization header reach the
 	// upstream, [proxy] pass_authorization, default false.
 	PassAuthorization bool
@@ -61,12 +66,13 @@ type Proxy struct {
 const (
 	DefaultUserHeader            = "X-Forwarded-User"
 	DefaultEmailHeader           = "X-Forwarded-Email"
+	DefaultGroupsHeader          = "X-Forwarded-Groups"
 	DefaultDialTimeout           = 5 * time.Second
 	DefaultResponseHeaderTimeout = 60 * time.Second
 )
 
 var proxyKeys = []string{"upstream", "user_header", "email_header", "pass_authorization", "dial_timeout", "response_header_timeout", "redirect_hosts",
-	"pass_host_header", "rewrite_redirects", "skip_auth_routes", "allow_users", "allow_anonymous"}
+	"pass_host_header", "rewrite_redirects", "skip_auth_routes", "allow_users", "allow_anonymous", "groups_header"}
 
 // loadProxy reads [proxy].
 func loadProxy(s *Section) Proxy {
@@ -74,6 +80,7 @@ func loadProxy(s *Section) Proxy {
 	p := Proxy{
 		UserHeader:            strings.TrimSpace(s.String("user_header", DefaultUserHeader)),
 		EmailHeader:           strings.TrimSpace(s.String("email_header", DefaultEmailHeader)),
+		GroupsHeader:          strings.TrimSpace(s.String("groups_header", DefaultGroupsHeader)),
 		PassAuthorization:     s.Bool("pass_authorization", false),
 		DialTimeout:           s.Duration("dial_timeout", DefaultDialTimeout),
 		ResponseHeaderTimeout: s.Duration("response_header_timeout", DefaultResponseHeaderTimeout),
@@ -83,7 +90,7 @@ func loadProxy(s *Section) Proxy {
 		AllowUsers:            s.List("allow_users"),
 	}
 	p.SkipAuthRoutes = loadSkipAuthRoutes(s, p.AllowAnonymous)
-	for _, k := range []string{"user_header", "email_header"} {
+	for _, k := range []string{"user_header", "email_header", "groups_header"} {
 		if v := s.String(k, ""); v != "" && !validHeaderName(v) {
 			s.Errorf(k, "is not a header name (letters, digits and -, such as X-Forwarded-User)")
 		}

@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,11 @@ type Options struct {
 	// e-mail to the upstream; "" sends none. Whatever the client sent in
 	// them is always removed.
 	UserHeader, EmailHeader string
+	// GroupsHeader carries the signed-in user's groups to the upstream,
+	// sorted and comma-separated ([proxy] groups_header); "" sends none,
+	// and a user without groups gets none. Whatever the client sent in it
+	// (and in X-Forwarded-Groups) is always removed.
+	GroupsHeader string
 	// PassAuthorization lets the client's Authorization header through.
 	PassAuthorization bool
 	// DialTimeout bounds connecting to the upstream; ResponseHeaderTimeout
@@ -192,6 +198,9 @@ func rewrite(o Options, reserved []string, pr *httputil.ProxyRequest) {
 		if email := u.Attrs["email"]; o.EmailHeader != "" && email != "" {
 			h.Set(o.EmailHeader, email)
 		}
+		if o.GroupsHeader != "" && len(u.Groups) > 0 {
+			h.Set(o.GroupsHeader, joinSorted(u.Groups))
+		}
 	}
 	info := peer.Of(in)
 	if info.Addr.IsValid() {
@@ -203,6 +212,14 @@ func rewrite(o Options, reserved []string, pr *httputil.ProxyRequest) {
 	} else {
 		h.Set("X-Forwarded-Proto", "http")
 	}
+}
+
+// joinSorted returns groups sorted and comma-separated.
+func joinSorted(groups []string) string {
+	if !slices.IsSorted(groups) {
+		groups = slices.Sorted(slices.Values(groups))
+	}
+	return strings.Join(groups, ",")
 }
 
 // stripOwnCookies removes backupweb's cookies from r's Cookie header and

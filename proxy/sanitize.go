@@ -63,11 +63,12 @@ func foldEqual(name, folded string) bool {
 }
 
 // reservedNames returns the folded names of the headers that carry
-// identity to the upstream (o's user and e-mail headers and the groups
-// header): the client's spellings of them are always dropped.
+// identity to the upstream (o's user, e-mail and groups headers, and
+// X-Forwarded-Groups whatever groups_header says): the client's spellings
+// of them are always dropped.
 func reservedNames(o Options) []string {
 	names := []string{foldName(groupsHeader)}
-	for _, n := range []string{o.UserHeader, o.EmailHeader} {
+	for _, n := range []string{o.UserHeader, o.EmailHeader, o.GroupsHeader} {
 		if n != "" {
 			names = append(names, foldName(n))
 		}

@@ -28,17 +28,41 @@ const (
 	emailHeader = "X-Auth-Request-Email"
 )
 
-// forwardAuth answers a proxy's question about the request it forwards: it
-// applies the provider exactly as a protected route does (throttling,
-// decoy work and logging included) to this request's cookies and
-// Authorization header. Bodies are never more than the error message.
+// groupsAnswerHeader carries the user's groups in a forward-authentication
+// answer, beside X-Auth-Request-User (and in the header [proxy]
+// groups_header names).
+const groupsAnswerHeader = "X-Auth-Request-Groups"
+
+// forwarder answers the forward-authentication endpoints.
+type forwarder struct {
+	p            auth.Provider
+	errs         *auth.Errors
+	log          *slog.Logger
+	g            *guard
+	groupsHeader string
+}
+
+// answer returns the handler of /auth/forward (forward true) or
+// /auth/request. It answers a proxy's question about the request it
+// forwards: it applies the provider exactly as a protected route does
+// (throttling, decoy work and logging included) to this request's cookies
+// and Authorization header. Bodies are never more than the error message.
 //
-// A signed-in user not in allow (when it is not empty: [proxy]
-// allow_users) is answered 403, which nginx, Traefik and Caddy pass on to
-// the browser, never a redirect to the sign-in page.
-func forwardAuth(p auth.Provider, errs *auth.Errors, log *slog.Logger, forward bool, allow []string) http.HandlerFunc {
+// The access rules apply to the forwarded request (X-Forwarded-Method,
+// -Host and -Uri from a trusted proxy): one that an anonymous rule names
+// is answered 200 without identity headers and without sign-in; a
+// signed-in user the rules refuse (allow_users included) is answered 403,
+// which nginx, Traefik and Caddy pass on to the browser, never a redirect
+// to the sign-in page.
+func (f forwarder) answer(forward bool) http.HandlerFunc {
+	p, errs := f.p, f.errs
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
+		t := forwardedTarget(r)
+		if f.g.anonymous(t) {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		u, ok, err := p.Identify(r)
 		var throttled auth.Throttled
 		switch {
@@ -47,13 +71,17 @@ func forwardAuth(p auth.Provider, errs *auth.Errors, log *slog.Logger, forward b
 			errs.Refuse(w, r, http.StatusForbidden, "Too many failed attempts.")
 		case err != nil:
 			errs.Error(w, r, err)
-		case ok && !auth.AllowedBy(allow, u):
-			auth.LogNotAllowed(log, r, u)
-			errs.Refuse(w, r, http.StatusForbidden, auth.MsgNotAllowed)
 		case ok:
+			if u, ok = f.g.admit(w, r, u, t); !ok {
+				return
+			}
 			w.Header().Set(userHeader, u.Name)
 			if email := u.Attrs["email"]; email != "" {
 				w.Header().Set(emailHeader, email)
+			}
+			if groups := groupsValue(u.Groups); groups != "" && f.groupsHeader != "" {
+				w.Header().Set(groupsAnswerHeader, groups)
+				w.Header().Set(f.groupsHeader, groups)
 			}
 			w.WriteHeader(http.StatusOK)
 		case forward && browserNavigation(r):

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
@@ -58,7 +59,22 @@ type Options struct {
 	// AllowUsers, when not empty, are the only signed-in users the
 	// forward-authentication endpoints admit ([proxy] allow_users); the
 	// others get 403. The built-in proxy applies the same list itself.
+	// Ignored when Rules is set: the program folds the list into Rules.
 	AllowUsers []string
+	// Rules are the access rules ([access], with [proxy] skip_auth_routes
+	// and allow_users folded in: config.Access), applied to every
+	// protected route, every proxied request and every forward-
+	// authentication question. Nil: every signed-in user may do
+	// everything (and AllowUsers applies to forward authentication).
+	Rules *access.Rules
+	// Groups, when set, gives the groups of users of types basic and
+	// flask-login ([authentication] groups_file): read at every request,
+	// so a change of the file applies at the next one.
+	Groups GroupSource
+	// GroupsHeader is [proxy] groups_header: the forward-authentication
+	// answers carry the user's groups in it and in X-Auth-Request-Groups;
+	// "" sends none. (The built-in proxy has its own setting.)
+	GroupsHeader string
 	// NoCatalog serves no catalog routes even without a Proxy: the
 	// forward-authentication-only instance ([server] mode = forward-auth),
 	// which answers /auth/request, /auth/forward, the sign-in pages and
@@ -132,14 +148,21 @@ func NewHandler(o Options) http.Handler {
 	}
 	res := o.Resolver.WithNotice(log, nil)
 	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now}
-	protect := auth.RequireAuth(p, errs)
+	g := &guard{rules: o.Rules, groups: o.Groups, errs: errs, log: log}
+	fg := g
+	if o.Rules == nil && len(o.AllowUsers) > 0 {
+		fg = &guard{rules: &access.Rules{List: []access.Rule{access.OnlyUsers(o.AllowUsers)}}, groups: o.Groups, errs: errs, log: log}
+	}
+	requireAuth := auth.RequireAuth(p, errs)
+	protect := func(next http.Handler) http.Handler { return g.protect(requireAuth, next) }
+	fa := forwarder{p: p, errs: errs, log: log, g: fg, groupsHeader: o.GroupsHeader}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
 	mux.HandleFunc("GET /readyz", ready(p, o.Ready, log))
-	mux.HandleFunc(RequestAuthPath, forwardAuth(p, errs, log, false, o.AllowUsers))
-	mux.HandleFunc(ForwardAuthPath, forwardAuth(p, errs, log, true, o.AllowUsers))
-	mux.HandleFunc("GET "+UserinfoPath, serveUserinfo(p, errs))
+	mux.HandleFunc(RequestAuthPath, fa.answer(false))
+	mux.HandleFunc(ForwardAuthPath, fa.answer(true))
+	mux.HandleFunc("GET "+UserinfoPath, serveUserinfo(p, errs, g))
 	ui.Mount(mux)
 	if o.Proxy == nil && !o.NoCatalog {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
@@ -193,7 +216,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	own := SecurityHeaders(limitBody(s, CrossOrigin(errs)(root)))
 	if o.Proxy != nil {
-		own = proxyOrOwn(p, o.Proxy, protect, own)
+		own = proxyOrOwn(p, o.Proxy, protect, own, o.Rules == nil)
 	}
 	return ui.Branded(o.Brand)(recoverer(log, s, res.Middleware(observe(access, o.Observer, own))))
 }
@@ -211,11 +234,16 @@ type skipper interface{ SkipsAuth(r *http.Request) bool }
 type rechecker interface{ RecheckNow() }
 
 // proxyOrOwn sends a request for one of backupweb's own paths to own, and
-// every other to the upstream: behind RequireAuth (protect), or straight
-// when the proxy says the request skips sign-in.
-func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handler) http.Handler, own http.Handler) http.Handler {
+// every other to the upstream: behind RequireAuth and the access rules
+// (protect, which lets anonymous rules through without sign-in), or, when
+// askProxy is true (no access rules given), straight when the proxy says
+// the request skips sign-in.
+func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handler) http.Handler, own http.Handler, askProxy bool) http.Handler {
 	proxied := protect(upstream)
-	skip, _ := upstream.(skipper)
+	var skip skipper
+	if askProxy {
+		skip, _ = upstream.(skipper)
+	}
 	kept := map[string]bool{}
 	for _, k := range keptPaths {
 		kept[k] = true

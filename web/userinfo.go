@@ -18,20 +18,23 @@ const UserinfoPath = "/_backupweb/userinfo"
 // when the type does not know them: basic and none have no e-mail and no
 // session, so no expiry.
 type userinfo struct {
-	Username string  `json:"username"`
-	Email    *string `json:"email"`
-	Type     string  `json:"type"`
-	Expires  *string `json:"expires"`
+	Username string   `json:"username"`
+	Email    *string  `json:"email"`
+	Type     string   `json:"type"`
+	Expires  *string  `json:"expires"`
+	Groups   []string `json:"groups"`
 }
 
 // serveUserinfo answers GET /_backupweb/userinfo: 200 JSON
 // {"username", "email", "type", "expires"} (expires in RFC 3339, UTC) for
-// the signed-in user; 401 JSON {"error": ...} otherwise, with no redirect
+// the signed-in user, with "groups" (sorted, [] when none: from the
+// groups file for basic and flask-login, from the identity provider for
+// oauth); 401 JSON {"error": ...} otherwise, with no redirect
 // and no WWW-Authenticate (a script asks, not a person); a provider that
 // cannot decide gets its Reply (429, 503...), JSON too. Never cached.
 // A script's fetch of it is background traffic: under idle_renewal =
 // navigation it does not renew the session.
-func serveUserinfo(p auth.Provider, errs *auth.Errors) http.HandlerFunc {
+func serveUserinfo(p auth.Provider, errs *auth.Errors, g *guard) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		// The answer is JSON whatever the client accepts.
@@ -45,7 +48,13 @@ func serveUserinfo(p auth.Provider, errs *auth.Errors) http.HandlerFunc {
 			errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
 			return
 		}
-		out := userinfo{Username: u.Name, Type: u.Type}
+		if !g.idle() {
+			u, _ = g.who(u)
+		}
+		out := userinfo{Username: u.Name, Type: u.Type, Groups: u.Groups}
+		if out.Groups == nil {
+			out.Groups = []string{}
+		}
 		if e := u.Attrs["email"]; e != "" {
 			out.Email = &e
 		}

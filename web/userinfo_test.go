@@ -37,11 +37,11 @@ func TestUserinfo(t *testing.T) {
 		body   string
 	}{
 		{"session", &fakeProvider{admit: true, user: session}, "", 200,
-			`{"username":"alice@example.com","email":"alice@example.com","type":"oauth","expires":"2026-11-25T17:30:00Z"}`},
+			`{"username":"alice@example.com","email":"alice@example.com","type":"oauth","expires":"2026-11-25T17:30:00Z","groups":[]}`},
 		{"basic", &fakeProvider{admit: true, user: auth.User{Name: "admin", Type: "basic"}}, "", 200,
-			`{"username":"admin","email":null,"type":"basic","expires":null}`},
+			`{"username":"admin","email":null,"type":"basic","expires":null,"groups":[]}`},
 		{"none", &fakeProvider{admit: true, user: auth.User{Name: auth.Anonymous, Type: "none"}}, "", 200,
-			`{"username":"anonymous","email":null,"type":"none","expires":null}`},
+			`{"username":"anonymous","email":null,"type":"none","expires":null,"groups":[]}`},
 		{"not signed in", &fakeProvider{}, "", 401, `{"error":"Authentication required: sign in first."}`},
 		{"not signed in, browser", &fakeProvider{}, "text/html", 401, `{"error":"Authentication required: sign in first."}`},
 		{"store down", &fakeProvider{err: storeDownErr{}}, "text/html", 503, `{"error":"` + auth.MsgStoreDown + `"}`},

@@ -12,7 +12,7 @@ import (
 )
 
 // Keys are the [authentication] keys type basic reads, besides "type".
-var Keys = []string{"username", "password", "use_bcrypt", "realm", "max_failures", "failure_window", "cache_ttl", "attempt_wait"}
+var Keys = []string{"username", "password", "use_bcrypt", "realm", "max_failures", "failure_window", "cache_ttl", "attempt_wait", "groups_file"}
 
 // Load reads a Config from the [authentication] section. Problems (missing
 // keys, a malformed hash, a realm with control characters) are recorded in

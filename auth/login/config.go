@@ -24,7 +24,7 @@ var Keys = []string{
 	"users_file", "use_bcrypt", "login_view", "login_template",
 	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
 	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
-	"second_factor", "factors_file",
+	"second_factor", "factors_file", "groups_file",
 }
 
 // Defaults of the keys.

@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 
+	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/redisstore"
 	"github.com/backupweb/backupweb/web"
@@ -25,6 +28,7 @@ type app struct {
 	shared   *redisstore.Client // nil unless serving with [server] store = redis
 	errs     *auth.Errors       // the one error writer, handed to the provider and the web layer
 	typeName string             // the authentication type, "" when the configuration has errors
+	groups   *groupfile.File    // [authentication] groups_file (basic, flask-login); nil when unset
 }
 
 // load reads the configuration at path ("" for ./backupweb.ini or the
@@ -62,6 +66,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		}
 	}
 	a.errs = web.NewErrors(log)
+	a.groups = openGroups(cfg, log)
 	if checkOnly {
 		// Only the loaders: nothing is opened, created or connected.
 		t, err := factory.Check(cfg.Auth, lookupEnv)
@@ -99,6 +104,36 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		warnAuthOff(cfg)
 	}
 	return a
+}
+
+// openGroups reads [authentication] groups_file for the types that take
+// groups from it (basic, flask-login): a file that cannot be used is a
+// configuration error. It also warns about rules that cannot work with the
+// configured type: rules naming groups when no user can have any, and
+// second_factor rules under a type without a second factor (they refuse
+// every user).
+func openGroups(cfg *config.Config, log *slog.Logger) *groupfile.File {
+	t, typed := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
+	if !typed {
+		return nil
+	}
+	var g *groupfile.File
+	if path := strings.TrimSpace(cfg.Auth.String("groups_file", "")); path != "" && slices.Contains(t.Keys, "groups_file") {
+		var err error
+		if g, err = groupfile.Open(path, log); err != nil {
+			cfg.Auth.Errorf("groups_file", "%v", err)
+		}
+	}
+	noGroups := g == nil && t.Name != "oauth"
+	for _, r := range cfg.Access.Rules.List {
+		switch {
+		case noGroups && len(r.Groups) > 0:
+			cfg.File.Section("access").Warnf(r.Name, "names groups, but authentication type %s has no groups here (set groups_file): no user is in any group", t.Name)
+		case r.Policy == access.SecondFactor && t.Name != "flask-login":
+			cfg.File.Section("access").Warnf(r.Name, "is second_factor, but authentication type %s has no second factor: it refuses every user it names", t.Name)
+		}
+	}
+	return g
 }
 
 // warnAuthOff records the warning that authentication is off: a pointed

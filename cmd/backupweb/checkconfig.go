@@ -25,6 +25,7 @@ func runCheckConfig(c *cli, args []string) int {
 	path := fs.String("config", "", "configuration file (default ./backupweb.ini if present, else built-in defaults)")
 	asService := fs.Bool("as-service", false, "also check that the service user "+serviceUser+" (the packaged unit's User=) can read every file the configuration names and write its state folder")
 	asUser := fs.String("as-user", "", "like -as-service, for the account NAME the service runs as")
+	explain := fs.Bool("explain", false, "also list the effective access rules ([proxy] shorthand expanded, the default last) on standard output")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -53,6 +54,9 @@ func runCheckConfig(c *cli, args []string) int {
 		if _, err := user.Lookup(serviceUser); err == nil {
 			a.cfg.Report.Warnf("", 0, "", "", "run as root, check-config reads files the service user %s may not read; add -as-service to check its access", serviceUser)
 		}
+	}
+	if *explain {
+		explainRules(c.stdout, a.cfg.Access.Rules)
 	}
 	if printProblems(c.stderr, a.cfg.Report) > 0 || a.typeName == "" {
 		fmt.Fprintln(c.stderr, "backupweb check-config: the configuration would not start")

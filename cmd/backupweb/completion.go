@@ -36,7 +36,9 @@ func flagsOf(name string) []string {
 	case "serve":
 		return []string{"-config", "-listen", "-log-format", "-log-level"}
 	case "check-config":
-		return []string{"-config", "-as-service", "-as-user"}
+		return []string{"-config", "-as-service", "-as-user", "-explain"}
+	case "access":
+		return []string{"-config", "-user", "-method", "-path", "-host", "-groups", "-second-factor"}
 	case "hash-password":
 		return []string{"-cost"}
 	case "user":
@@ -62,6 +64,7 @@ _backupweb() {
 	-as-user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	-log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	-log-level) COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
+	-method) COMPREPLY=($(compgen -W "GET HEAD POST PUT PATCH DELETE OPTIONS" -- "$cur")); return ;;
 	esac
 	local flags=""
 	case "${COMP_WORDS[1]}" in

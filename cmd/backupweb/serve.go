@@ -18,6 +18,7 @@ import (
 	"github.com/backupweb/backupweb/buildinfo"
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/proxy"
@@ -77,7 +78,8 @@ func runServe(c *cli, args []string) int {
 		AccessLog:    a.cfg.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo),
 		AccessLogger: accesslog.NewWriter(accessBuf, accessFormat),
 		Errors:       a.errs,
-		AllowUsers:   a.cfg.Proxy.AllowUsers,
+		Rules:        a.cfg.Access.Rules,
+		GroupsHeader: a.cfg.Proxy.GroupsHeader,
 		NoCatalog:    a.cfg.Server.Mode == config.ModeForwardAuth,
 		Brand:        brand(a.cfg),
 	}
@@ -87,18 +89,22 @@ func runServe(c *cli, args []string) int {
 	if a.shared != nil {
 		opts.Ready = a.shared
 	}
+	if a.groups != nil {
+		opts.Groups = a.groups
+	}
 	if up := a.cfg.Proxy.Upstream; up != nil {
+		// skip_auth_routes and allow_users are part of the access rules,
+		// which the web layer applies before the proxy.
 		po := proxy.Options{
 			Upstream:              up,
 			UserHeader:            a.cfg.Proxy.UserHeader,
 			EmailHeader:           a.cfg.Proxy.EmailHeader,
+			GroupsHeader:          a.cfg.Proxy.GroupsHeader,
 			PassAuthorization:     a.cfg.Proxy.PassAuthorization,
 			DialTimeout:           a.cfg.Proxy.DialTimeout,
 			ResponseHeaderTimeout: a.cfg.Proxy.ResponseHeaderTimeout,
 			PassHostHeader:        a.cfg.Proxy.PassHostHeader,
 			RewriteRedirects:      a.cfg.Proxy.RewriteRedirects,
-			SkipAuthRoutes:        a.cfg.Proxy.SkipAuthRoutes,
-			AllowUsers:            a.cfg.Proxy.AllowUsers,
 			Logger:                log,
 			Errors:                a.errs,
 		}
@@ -134,7 +140,7 @@ func runServe(c *cli, args []string) int {
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.provider.Type(), "serving", guarding)
 
-	stopFollowing := c.keepCurrent(a.provider)
+	stopFollowing := c.keepCurrent(a.provider, a.groups)
 	defer stopFollowing()
 	if err := web.Serve(c.ctx, web.NewServer(handler, log), ln); err != nil {
 		log.Error("server stopped", "err", err)
@@ -157,16 +163,27 @@ func brand(cfg *config.Config) ui.Brand {
 }
 
 // keepCurrent is the one place that keeps the provider's data current
-// while serving: it runs the provider's Watch (the user file's poller),
-// and calls its Reload on every SIGHUP, both under one context; the
-// function it returns stops them and waits for them.
-func (c *cli) keepCurrent(p auth.Provider) (stop func()) {
+// while serving: it runs the provider's Watch (the user file's poller) and
+// the groups file's, and calls their Reload on every SIGHUP, all under one
+// context; the function it returns stops them and waits for them. groups
+// may be nil.
+func (c *cli) keepCurrent(p auth.Provider, groups *groupfile.File) (stop func()) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	var wg sync.WaitGroup
 	if w, ok := p.(auth.Watcher); ok {
 		wg.Go(func() { w.Watch(ctx) })
 	}
+	if groups != nil {
+		wg.Go(func() { groups.Watch(ctx) })
+	}
+	var reloaders []auth.Reloader
 	if r, ok := p.(auth.Reloader); ok {
+		reloaders = append(reloaders, r)
+	}
+	if groups != nil {
+		reloaders = append(reloaders, groups)
+	}
+	if len(reloaders) > 0 {
 		hup := make(chan os.Signal, 1)
 		signal.Notify(hup, syscall.SIGHUP)
 		wg.Go(func() {
@@ -174,7 +191,9 @@ func (c *cli) keepCurrent(p auth.Provider) (stop func()) {
 			for {
 				select {
 				case <-hup:
-					r.Reload() // providers log their own reload outcome
+					for _, r := range reloaders {
+						r.Reload() // each logs its own reload outcome
+					}
 				case <-ctx.Done():
 					return
 				}

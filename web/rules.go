@@ -1,0 +1,152 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/peer"
+)
+
+// GroupSource tells the groups of a user of types basic and flask-login
+// ([authentication] groups_file; groupfile.File). known is false when they
+// cannot be known (a broken file): rules that need them then refuse.
+type GroupSource interface {
+	GroupsOf(name string) (groups []string, known bool)
+}
+
+// Sentences of the 403 answers of the access rules. None names a rule, a
+// group or another user.
+const (
+	msgRuleDenied   = "You are signed in, but your account may not use this page. Ask the administrator if you need it."
+	msgSecondFactor = "This page requires a second factor: sign out, then sign in again with your password and your code or passkey."
+	msgAmbiguous    = "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\" or encoded slashes."
+)
+
+// guard applies the access rules ([access], with [proxy] skip_auth_routes
+// and allow_users folded in) and fills in the groups of users whose type
+// takes them from the groups file. A nil *guard, or one without rules or
+// groups, leaves requests as RequireAuth leaves them.
+type guard struct {
+	rules  *access.Rules
+	groups GroupSource
+	errs   *auth.Errors
+	log    *slog.Logger
+}
+
+// idle reports whether g has nothing to do.
+func (g *guard) idle() bool { return g == nil || g.rules.Empty() && g.groups == nil }
+
+// who returns u with its groups filled in from the groups file (when
+// there is one), and the rules' view of u.
+func (g *guard) who(u auth.User) (auth.User, access.Who) {
+	known := true
+	if g.groups != nil {
+		var gs []string
+		gs, known = g.groups.GroupsOf(u.Name)
+		u.Groups = gs
+	}
+	return u, access.Who{SignedIn: true, Name: u.Name, Groups: u.Groups, GroupsKnown: known, SecondFactor: u.SecondFactor != ""}
+}
+
+// anonymous reports whether the rules let t through without sign-in.
+func (g *guard) anonymous(t access.Target) bool {
+	return !g.idle() && g.rules.HasAnonymous() && g.rules.Decide(t, access.Who{}).Policy == access.Anonymous
+}
+
+// protect returns next behind the rules: a request an anonymous rule
+// names goes to next at once, without a user (and so without identity
+// headers upstream); every other request passes protect (RequireAuth),
+// then the rules decide for the signed-in user, whom they refuse with 403
+// (the styled page, or JSON by the refusal rule; never a redirect to the
+// sign-in page, which would only sign the same user in again).
+func (g *guard) protect(protect func(http.Handler) http.Handler, next http.Handler) http.Handler {
+	if g.idle() {
+		return protect(next)
+	}
+	signed := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, _ := auth.FromContext(r.Context())
+		u, ok := g.admit(w, r, u, targetOf(r))
+		if !ok {
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), u)))
+	}))
+	if !g.rules.HasAnonymous() {
+		return signed
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.anonymous(targetOf(r)) {
+			w.Header().Set("Cache-Control", "no-store")
+			next.ServeHTTP(w, r)
+			return
+		}
+		signed.ServeHTTP(w, r)
+	})
+}
+
+// admit fills in u's groups and applies the rules to u's request t. When
+// they refuse, it answers 403, logs the refusal (and counts it, but for
+// allow_users, which has always been logged only) and reports false.
+func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t access.Target) (auth.User, bool) {
+	if g.idle() {
+		return u, true
+	}
+	u, who := g.who(u)
+	d := g.rules.Decide(t, who)
+	if d.Permits(who) {
+		return u, true
+	}
+	msg := msgRuleDenied
+	switch d.Reason {
+	case access.ReasonNotAllowed:
+		auth.LogNotAllowed(g.log, r, u)
+		g.errs.Refuse(w, r, http.StatusForbidden, auth.MsgNotAllowed)
+		return u, false
+	case access.ReasonSecondFactor:
+		msg = msgSecondFactor
+	case access.ReasonAmbiguous:
+		msg = msgAmbiguous
+	}
+	auth.LogRefusedDetail(g.log, r, u.Type, d.Reason, "rule "+d.Rule, u.Name)
+	g.errs.Refuse(w, r, http.StatusForbidden, msg)
+	return u, false
+}
+
+// targetOf is the request as the rules see it when backupweb serves it
+// itself (catalog and proxy modes).
+func targetOf(r *http.Request) access.Target {
+	return access.Target{Method: r.Method, URL: r.URL, Host: r.Host}
+}
+
+// forwardedTarget is the request a proxy asks about (forward
+// authentication): its method, host and URI as a trusted proxy tells them
+// in X-Forwarded-Method, X-Forwarded-Host and X-Forwarded-Uri. What the
+// proxy does not tell, or what an untrusted peer tells, is unknown, and
+// the rules must then decide every possibility alike (see
+// access.Rules.Decide).
+func forwardedTarget(r *http.Request) access.Target {
+	if !peer.Of(r).Proxied {
+		return access.Target{}
+	}
+	t := access.Target{Method: r.Header.Get("X-Forwarded-Method"), Host: r.Header.Get("X-Forwarded-Host")}
+	if uri := r.Header.Get("X-Forwarded-Uri"); uri != "" {
+		t.URL = access.RequestURL(uri)
+	}
+	return t
+}
+
+// groupsValue is the groups header's value: the groups sorted and
+// comma-separated, "" for none.
+func groupsValue(groups []string) string {
+	if len(groups) == 0 {
+		return ""
+	}
+	if !slices.IsSorted(groups) {
+		groups = slices.Sorted(slices.Values(groups))
+	}
+	return strings.Join(groups, ",")
+}
