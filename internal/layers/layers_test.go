@@ -30,14 +30,15 @@ var allowed = map[string][]string{
 	"throttle":  nil,
 
 	// Formats and files.
-	"config":   {"access"},
-	"userfile": {"password"},
-	"qr":       nil,
-	"factors":  {"userfile"},
-	"ui":       {"catalog"},
+	"config":    {"access"},
+	"userfile":  {"password"},
+	"qr":        nil,
+	"groupfile": nil,
+	"factors":   {"userfile"},
+	"ui":        {"catalog"},
 
 	// The core and the types.
-	"auth":             {"config", "password", "peer", "session", "throttle"},
+	"auth":             {"access", "config", "password", "peer", "session", "throttle"},
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "config", "peer", "session", "ui"},
@@ -47,12 +48,12 @@ var allowed = map[string][]string{
 
 	// Stores, HTTP surface, guarding, operations.
 	"redisstore": {"config", "session", "throttle"},
-	"web":        {"accesslog", "auth", "catalog", "peer", "ui"},
+	"web":        {"access", "accesslog", "auth", "catalog", "peer", "ui"},
 	"proxy":      {"access", "auth", "peer", "session"},
 	"metrics":    {"auth", "buildinfo", "password", "session"},
 
 	// The program: it alone wires everything together.
-	"cmd/backupweb": {"accesslog", "auth", "auth/factory", "buildinfo", "catalog", "config", "factors", "metrics", "password", "peer", "proxy", "qr", "redisstore", "ui", "userfile", "web"},
+	"cmd/backupweb": {"access", "accesslog", "auth", "auth/factory", "buildinfo", "catalog", "config", "factors", "groupfile", "metrics", "password", "peer", "proxy", "qr", "redisstore", "ui", "userfile", "web"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.
