@@ -86,6 +86,24 @@ func TestRedisWriterCannotForgeSessions(t *testing.T) {
 			}
 			before := strings.Count(in.stderr.String(), "fails its check")
 			tc.tamper(t, keyOf("admin"), keyOf("bob"))
+			// The instance reads records through Redis's client-side
+			// cache: an outside write reaches it with the invalidation
+			// message, a few milliseconds later. Until then it may still
+			// serve bob's own, intact record, never anything forged.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				code, body, _ := send(t, "GET", in.url+"/api/me", bobSID, nil, "")
+				if strings.Contains(body, "admin") {
+					t.Fatalf("bob's cookie after the change: %d %s", code, body)
+				}
+				if code == http.StatusUnauthorized {
+					break
+				}
+				if code != http.StatusOK || time.Now().After(deadline) {
+					t.Fatalf("bob's cookie after the change: %d %s, want 401", code, body)
+				}
+				time.Sleep(time.Millisecond)
+			}
 			for range 3 {
 				code, body, _ := send(t, "GET", in.url+"/api/me", bobSID, nil, "")
 				if code != http.StatusUnauthorized || strings.Contains(body, "admin") {
