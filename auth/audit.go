@@ -27,6 +27,11 @@ const (
 	ReasonEmailUnverified  = "e-mail not verified"
 	ReasonEmailNotAdmitted = "e-mail not admitted"
 	ReasonIDTokenRejected  = "id token rejected"
+	// The passkey sign-in's reasons: an answer that does not verify
+	// (wrong origin or RP id, bad signature, unknown credential, a used
+	// or expired ceremony), and a sign count that did not increase.
+	ReasonPasskeyRefused = "passkey refused"
+	ReasonPasskeyCloned  = "passkey sign count did not increase"
 	// ReasonOther stands, in metrics, for any reason not listed here.
 	ReasonOther = "other"
 )
@@ -36,7 +41,7 @@ const (
 func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
-		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonOther}
+		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned, ReasonOther}
 }
 
 // LogRefused writes the contract's line for a refused authentication

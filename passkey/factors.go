@@ -32,7 +32,10 @@ func errBroken(path, user string) error {
 }
 
 // lookup returns user's record (nil: none) or an error when it is Broken.
+// The file is polled first, so that a change made with the user command
+// (a reset of the user's factors) is seen at once.
 func (k *FactorsKeys) lookup(user string) (*factors.Record, error) {
+	k.store.Poll()
 	rec, st := k.store.Lookup(user)
 	if st == factors.Broken {
 		return nil, errBroken(k.store.Path(), user)
@@ -69,6 +72,7 @@ func (k *FactorsKeys) Handle(_ context.Context, user string, create bool) ([]byt
 
 // Owner implements Keys.
 func (k *FactorsKeys) Owner(_ context.Context, handle []byte) (string, bool, error) {
+	k.store.Poll()
 	user, ok := k.store.Set().ByHandle(handle)
 	return user, ok, nil
 }

@@ -23,6 +23,7 @@ var Keys = []string{
 	"users_file", "use_bcrypt", "login_view", "login_template",
 	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
 	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
+	"passkey_login",
 }
 
 // Defaults of the keys.
@@ -93,6 +94,11 @@ type Config struct {
 	// is not read from the configuration. Default DefaultPollInterval; a
 	// negative value turns polling off (Reload, on SIGHUP, still works).
 	PollInterval time.Duration
+	// PasskeyLogin offers "Sign in with a passkey" on the login page: a
+	// discoverable passkey alone, with user verification, signs its user
+	// in, without the password. [authentication] passkey_login, default
+	// false. Needs [server] public_url (auth.Deps.PublicURL).
+	PasskeyLogin bool
 
 	// read holds what Load read to check the files it names, so that New
 	// does not read them a second time; nil for a Config made in code.
@@ -150,6 +156,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		FailureWindow:      s.Duration("failure_window", DefaultFailureWindow),
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 		AttemptWait:        auth.LoadAttemptWait(s),
+		PasskeyLogin:       s.Bool("passkey_login", false),
 	}
 	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)
@@ -165,6 +172,10 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 	}
 	return cfg, errorCount(s.Report()) == before
 }
+
+// passkeysInUse reports whether the passkey routes are served: passkey
+// sign-in is on.
+func (c Config) passkeysInUse() bool { return c.PasskeyLogin }
 
 // Validate reports what makes c unusable, each problem a *config.KeyError
 // naming its key (errors.Join of them): no user file named, a login_view

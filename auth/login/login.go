@@ -46,6 +46,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/passkey"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
@@ -83,6 +85,10 @@ type Provider struct {
 	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
+
+	// passkeys runs the passkey ceremonies; nil when passkeys are not in
+	// use (see passkeysInUse).
+	passkeys *passkey.Service
 
 	reloadMu sync.Mutex // serialises reloads; guards last and broken
 	broken   bool       // the last reading of the user file had problems
@@ -178,6 +184,16 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	if p.deviceKey, err = p.Manager().PurposeKey("device-cookie"); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
+	if cfg.passkeysInUse() {
+		keys, err := factors.NewKeys(env.SecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("login: %w", err)
+		}
+		store := factors.Open(factors.DefaultPath(cfg.UsersFile), keys, env.Log())
+		if p.passkeys, err = p.openPasskeys(env, store); err != nil {
+			return nil, fmt.Errorf("login: %w", err)
+		}
+	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
 	if cfg.UseBcrypt {
 		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
@@ -198,6 +214,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
+	p.mountPasskeys(mux)
 }
 
 // Ready reports whether logins can be answered: the user file was loaded

@@ -10,6 +10,7 @@ package sessionauth
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,6 +35,11 @@ func staleForm(r *http.Request) string {
 
 // maxLogoutBody bounds what Logout reads of a request body.
 const maxLogoutBody = 64 << 10
+
+// SecondFactorAttr is the session attribute that names the second factor
+// that completed the sign-in ("totp", "passkey", "recovery"); Identify
+// moves it to auth.User.SecondFactor.
+const SecondFactorAttr = "second_factor"
 
 // CSRFHeader is the header API clients may use instead of the csrf_token
 // form field.
@@ -126,6 +132,16 @@ func New(o Options) *Guard {
 // Manager returns the session manager.
 func (g *Guard) Manager() *session.Manager { return g.o.Manager }
 
+// Store returns the store the sessions are kept in, nil for a guard made
+// by New. Other short-lived server-side state that must be shared the
+// same way (a passkey ceremony) is kept there too.
+func (g *Guard) Store() session.Store {
+	if g.sessions == nil {
+		return nil
+	}
+	return g.sessions.store
+}
+
 // LoginPath returns the path of the login page.
 func (g *Guard) LoginPath() string { return g.o.LoginPath }
 
@@ -173,6 +189,14 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 		return auth.User{}, false, nil
 	}
 	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs, Expires: s.Expires()}
+	if f, ok := s.Attrs[SecondFactorAttr]; ok {
+		u.SecondFactor = f
+		u.Attrs = maps.Clone(s.Attrs)
+		delete(u.Attrs, SecondFactorAttr)
+		if len(u.Attrs) == 0 {
+			u.Attrs = nil
+		}
+	}
 	return u.WithCSRF(func() string { return g.o.Manager.CSRFToken(s) }), true, nil
 }
 
