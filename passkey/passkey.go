@@ -177,6 +177,11 @@ func (s *Service) Passkeys(ctx context.Context, user string) ([]Passkey, error) 
 	return s.o.Keys.Passkeys(ctx, user)
 }
 
+// Owner returns the user whose WebAuthn user handle is handle.
+func (s *Service) Owner(ctx context.Context, handle []byte) (string, bool, error) {
+	return s.o.Keys.Owner(ctx, handle)
+}
+
 // Remove removes user's passkey whose credential id is id.
 func (s *Service) Remove(ctx context.Context, user string, id []byte) (bool, error) {
 	return s.o.Keys.RemovePasskey(ctx, user, id)
