@@ -3,9 +3,11 @@ module github.com/backupweb/backupweb
 go 1.26.0
 
 require (
+	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/pquerna/otp v1.5.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/rueidis v1.0.79
 	github.com/zitadel/oidc/v3 v3.45.0

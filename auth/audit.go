@@ -19,6 +19,11 @@ const (
 	ReasonTooLong        = "password longer than 72 bytes"
 	ReasonExpired        = "session expired"
 	ReasonNotAdmitted    = "session no longer admitted (user removed or password changed)"
+	// Reasons of the second-factor step (type flask-login).
+	ReasonBadCode        = "wrong second factor code"
+	ReasonCodeUsed       = "second factor code already used"
+	ReasonPendingExpired = "second factor step expired or already used"
+	ReasonFactorsBroken  = "second factor record cannot be used"
 	// The OAuth sign-in's reasons.
 	ReasonBadState         = "missing or wrong oauth state"
 	ReasonNoCode           = "callback without code"
@@ -40,7 +45,7 @@ const (
 // under (ReasonOther included), in a stable order.
 func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
-		ReasonExpired, ReasonNotAdmitted, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
+		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
 		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned, ReasonOther}
 }
 

@@ -28,6 +28,10 @@ import (
 // Anonymous is the user name of requests admitted by type none.
 const Anonymous = "anonymous"
 
+// AttrSecondFactor is the session attribute that records the second
+// factor a sign-in was completed with (User.SecondFactor).
+const AttrSecondFactor = "second_factor"
+
 // User is the current-user record: who made the request and how they were
 // admitted. It is a value; handlers may copy it freely.
 type User struct {

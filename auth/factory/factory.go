@@ -242,6 +242,12 @@ func warnKeys(s *config.Section, t Type) {
 			} else {
 				s.Warnf(k, "unknown key; it is ignored")
 			}
+		case k == "second_factor" && !slices.Contains(t.Keys, k):
+			// A second factor the operator asked for must not silently
+			// not apply.
+			if v := strings.ToLower(strings.TrimSpace(s.String(k, ""))); v != "" && v != "off" {
+				s.Errorf(k, "applies to authentication type %s only; with %s, set up a second factor where the users sign in (for oauth, at the identity provider), or remove the key", login.Name, t.Name)
+			}
 		case !slices.Contains(t.Keys, k):
 			s.Warnf(k, "is not used by authentication type %s; it is ignored", t.Name)
 		}

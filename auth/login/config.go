@@ -12,6 +12,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/ui"
@@ -23,6 +24,7 @@ var Keys = []string{
 	"users_file", "use_bcrypt", "login_view", "login_template",
 	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
 	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
+	"second_factor", "factors_file",
 	"passkey_login",
 }
 
@@ -90,6 +92,14 @@ type Config struct {
 	// others in flight without any verdict arriving (throttle.Options.Wait),
 	// at most throttle.MaxCheck. Default: derived, auth.AttemptWait.
 	AttemptWait time.Duration
+	// SecondFactor says whether a second factor is asked for after the
+	// password: SecondFactorOff (default), SecondFactorOptional (from the
+	// users who have one) or SecondFactorRequired (from everyone; users
+	// without one enrol first).
+	SecondFactor SecondFactor
+	// FactorsFile is the path of the factors file (package factors).
+	// Default: UsersFile + ".factors". Not read when SecondFactor is off.
+	FactorsFile string
 	// PollInterval is how often the user file is checked for changes. It
 	// is not read from the configuration. Default DefaultPollInterval; a
 	// negative value turns polling off (Reload, on SIGHUP, still works).
@@ -97,7 +107,9 @@ type Config struct {
 	// PasskeyLogin offers "Sign in with a passkey" on the login page: a
 	// discoverable passkey alone, with user verification, signs its user
 	// in, without the password. [authentication] passkey_login, default
-	// false. Needs [server] public_url (auth.Deps.PublicURL).
+	// false. Needs second_factor = optional or required (passkeys are
+	// second factors, kept in the factors file) and [server] public_url
+	// (auth.Deps.PublicURL).
 	PasskeyLogin bool
 
 	// read holds what Load read to check the files it names, so that New
@@ -125,6 +137,9 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.Lifetime, DefaultLifetime)
 	def(&cfg.FailureWindow, DefaultFailureWindow)
 	def(&cfg.PollInterval, DefaultPollInterval)
+	if cfg.FactorsFile == "" && cfg.UsersFile != "" {
+		cfg.FactorsFile = factors.DefaultPath(cfg.UsersFile)
+	}
 	if cfg.MaxFailures <= 0 {
 		cfg.MaxFailures = DefaultMaxFailures
 	}
@@ -157,7 +172,13 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 		AttemptWait:        auth.LoadAttemptWait(s),
 		PasskeyLogin:       s.Bool("passkey_login", false),
+		FactorsFile:        s.String("factors_file", ""),
 	}
+	sf, err := ParseSecondFactor(s.String("second_factor", ""))
+	if err != nil {
+		s.Errorf("second_factor", "%v", err)
+	}
+	cfg.SecondFactor = sf
 	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)
 	if cfg.IdleTimeout > cfg.Lifetime {
@@ -170,12 +191,11 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 	if cfg.UsersFile != "" {
 		cfg.read.users = checkUsersFile(s, cfg)
 	}
+	if cfg.SecondFactor != SecondFactorOff && cfg.UsersFile != "" {
+		checkFactorsFile(s, cfg.withDefaults().FactorsFile)
+	}
 	return cfg, errorCount(s.Report()) == before
 }
-
-// passkeysInUse reports whether the passkey routes are served: passkey
-// sign-in is on.
-func (c Config) passkeysInUse() bool { return c.PasskeyLogin }
 
 // Validate reports what makes c unusable, each problem a *config.KeyError
 // naming its key (errors.Join of them): no user file named, a login_view
@@ -189,6 +209,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := LoginPath(c.LoginPath); err != nil {
 		errs = append(errs, &config.KeyError{Key: "login_view", Err: err})
+	}
+	if c.PasskeyLogin && c.SecondFactor == SecondFactorOff {
+		errs = append(errs, &config.KeyError{Key: "passkey_login", Err: errors.New("needs second_factor = optional or required: passkeys are second factors, kept in the factors file")})
 	}
 	return errors.Join(errs...)
 }

@@ -126,6 +126,12 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusUnauthorized, name, next, MsgBadCredentials)
 		return
 	}
+	// A user with a second factor (or any user, when one is required)
+	// is not signed in yet: the pending state begins, and the name's
+	// failures stand until the second factor is right.
+	if p.secondStep(w, r, name, cred, next) {
+		return
+	}
 	// A success forgets the failures of its own name (or device) only:
 	// the address's count stands, so signing in between guesses at other
 	// names earns nothing. A failure to forget leaves them counted, which

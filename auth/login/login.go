@@ -86,9 +86,14 @@ type Provider struct {
 
 	users atomic.Pointer[userSet]
 
-	// passkeys runs the passkey ceremonies; nil when passkeys are not in
-	// use (see passkeysInUse).
+	// passkeys runs the passkey ceremonies; nil when second_factor is
+	// off.
 	passkeys *passkey.Service
+	// factors is the factors file, nil when second_factor is off; spend
+	// marks a token used once (the shared store's, or this process's).
+	factors     *factors.Store
+	spend       func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
+	passkeySlot func(r *http.Request, user string) template.HTML
 
 	reloadMu sync.Mutex // serialises reloads; guards last and broken
 	broken   bool       // the last reading of the user file had problems
@@ -176,7 +181,9 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password
 		// changed while the service was stopped included).
-		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) },
+		// With a second factor, the session must also stand with the
+		// factors file as it is now (see factorAdmits).
+		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) && p.factorAdmits(d) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("login: %w", err)
@@ -184,17 +191,23 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	if p.deviceKey, err = p.Manager().PurposeKey("device-cookie"); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
-	if cfg.passkeysInUse() {
+	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
+	if cfg.SecondFactor != SecondFactorOff {
 		keys, err := factors.NewKeys(env.SecretKey)
 		if err != nil {
 			return nil, fmt.Errorf("login: %w", err)
 		}
-		store := factors.Open(factors.DefaultPath(cfg.UsersFile), keys, env.Log())
-		if p.passkeys, err = p.openPasskeys(env, store); err != nil {
+		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
+		if env.Shared != nil {
+			p.spend = env.Shared.SpendOnce
+		} else {
+			p.spend = newLocalSpent(p.now).SpendOnce
+		}
+		if p.passkeys, err = p.openPasskeys(env); err != nil {
 			return nil, fmt.Errorf("login: %w", err)
 		}
+		p.SetPasskeySlot(p.passkeySlotFor)
 	}
-	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
 	if cfg.UseBcrypt {
 		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
 	}
@@ -215,6 +228,12 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
 	p.mountPasskeys(mux)
+	if p.factors != nil {
+		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
+		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
+		mux.HandleFunc("GET "+EnrolPath, p.serveEnrol)
+		mux.HandleFunc("POST "+EnrolPath, p.serveEnrolPost)
+	}
 }
 
 // Ready reports whether logins can be answered: the user file was loaded
@@ -228,8 +247,11 @@ func (p *Provider) Ready(ctx context.Context) error {
 }
 
 // OwnPaths returns the paths the provider serves: the login page and
-// logout.
+// logout, and with a second factor its step and the enrolment.
 func (p *Provider) OwnPaths() []string {
+	if p.factors != nil {
+		return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
+	}
 	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}
 }
 

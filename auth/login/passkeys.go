@@ -14,7 +14,6 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/passkey"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
@@ -52,18 +51,15 @@ const (
 const SecondFactorPasskey = "passkey"
 
 // openPasskeys makes the passkey service: ceremonies in the session store
-// (single use across instances through env.Shared), passkeys in the
-// factors file beside the user file. [server] public_url is required.
-func (p *Provider) openPasskeys(env auth.Deps, store *factors.Store) (*passkey.Service, error) {
+// (single use through p.spend, shared with every instance when the store
+// is), passkeys in the factors file. [server] public_url is required.
+func (p *Provider) openPasskeys(env auth.Deps) (*passkey.Service, error) {
 	key, err := p.Manager().PurposeKey("webauthn-ceremony")
 	if err != nil {
 		return nil, err
 	}
-	var spend func(ctx context.Context, key string, ttl time.Duration) (bool, error)
-	if env.Shared != nil {
-		spend = func(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-			return env.Shared.SpendOnce(ctx, "webauthn-ceremony", key, ttl)
-		}
+	spend := func(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+		return p.spend(ctx, spendCeremony, key, ttl)
 	}
 	cs, err := passkey.NewCeremonies(p.Guard.Store(), key, spend, env.Clock())
 	if err != nil {
@@ -71,9 +67,13 @@ func (p *Provider) openPasskeys(env auth.Deps, store *factors.Store) (*passkey.S
 	}
 	return passkey.New(passkey.Options{
 		PublicURL: env.PublicURL, Name: "backupweb",
-		Keys: passkey.NewFactorsKeys(store), Ceremonies: cs, Now: env.Clock(),
+		Keys: passkey.NewFactorsKeys(p.factors), Ceremonies: cs, Now: env.Clock(),
 	})
 }
+
+// spendCeremony is the kind of single-use token a passkey ceremony's store
+// key is spent as (auth.Shared.SpendOnce).
+const spendCeremony = "webauthn-ceremony"
 
 // mountPasskeys adds the passkey routes, when passkeys are in use.
 func (p *Provider) mountPasskeys(mux *http.ServeMux) {
@@ -84,6 +84,7 @@ func (p *Provider) mountPasskeys(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+PasskeysBeginPath, p.beginRegistration)
 	mux.HandleFunc("POST "+PasskeysFinishPath, p.finishRegistration)
 	mux.HandleFunc("POST "+PasskeysRemovePath, p.removePasskey)
+	p.mountPasskeySteps(mux)
 	if p.cfg.PasskeyLogin {
 		mux.HandleFunc("POST "+PasskeyLoginBegin, p.beginPasskeyLogin)
 		mux.HandleFunc("POST "+PasskeyLoginFinish, p.finishPasskeyLogin)
@@ -393,7 +394,7 @@ func (p *Provider) refusePasskey(w http.ResponseWriter, r *http.Request, v passk
 // completePasskey starts the full session of user after a passkey
 // completed their sign-in, and answers {"next": next}.
 func (p *Provider) completePasskey(w http.ResponseWriter, r *http.Request, user, cred, next string) {
-	d := session.Data{Username: user, Cred: cred, Attrs: map[string]string{sessionauth.SecondFactorAttr: SecondFactorPasskey}}
+	d := session.Data{Username: user, Cred: cred, Attrs: map[string]string{AttrSecondFactor: SecondFactorPasskey}}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return

@@ -41,6 +41,10 @@ func (p *Provider) Reload() error {
 	if err == nil && !changed {
 		p.log.Info("auth: user file read again; no user changed", "auth_type", Name, "file", p.cfg.UsersFile)
 	}
+	if p.factors != nil {
+		// Its problems are logged by the store, line by line.
+		err = errors.Join(err, p.factors.Reload())
+	}
 	return err
 }
 
@@ -126,6 +130,9 @@ func (p *Provider) Watch(ctx context.Context) {
 			return
 		case <-t.C:
 			p.poll()
+			if p.factors != nil {
+				p.factors.Poll()
+			}
 		}
 	}
 }

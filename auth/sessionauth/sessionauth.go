@@ -10,7 +10,6 @@ package sessionauth
 import (
 	"context"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -35,11 +34,6 @@ func staleForm(r *http.Request) string {
 
 // maxLogoutBody bounds what Logout reads of a request body.
 const maxLogoutBody = 64 << 10
-
-// SecondFactorAttr is the session attribute that names the second factor
-// that completed the sign-in ("totp", "passkey", "recovery"); Identify
-// moves it to auth.User.SecondFactor.
-const SecondFactorAttr = "second_factor"
 
 // CSRFHeader is the header API clients may use instead of the csrf_token
 // form field.
@@ -188,15 +182,7 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 		}
 		return auth.User{}, false, nil
 	}
-	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs, Expires: s.Expires()}
-	if f, ok := s.Attrs[SecondFactorAttr]; ok {
-		u.SecondFactor = f
-		u.Attrs = maps.Clone(s.Attrs)
-		delete(u.Attrs, SecondFactorAttr)
-		if len(u.Attrs) == 0 {
-			u.Attrs = nil
-		}
-	}
+	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs, SecondFactor: s.Attrs[auth.AttrSecondFactor], Expires: s.Expires()}
 	return u.WithCSRF(func() string { return g.o.Manager.CSRFToken(s) }), true, nil
 }
 

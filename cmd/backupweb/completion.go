@@ -40,7 +40,7 @@ func flagsOf(name string) []string {
 	case "hash-password":
 		return []string{"-cost"}
 	case "user":
-		return []string{"add", "passwd", "del", "list", "-file", "-cost", "-owner"}
+		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset"}
 	case "healthcheck":
 		return []string{"-url", "-timeout"}
 	case "completion":
@@ -57,7 +57,7 @@ _backupweb() {
 		return
 	fi
 	case "$prev" in
-	-config|-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	-config|-file|-factors) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	-owner) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	-as-user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	-log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;

@@ -32,7 +32,7 @@ func TestCompletionKnowsEveryFlag(t *testing.T) {
 			}
 		}
 		for _, f := range declared {
-			if !strings.Contains(cmd.usage+" ", "["+f+" ") && !strings.Contains(cmd.usage+" ", " "+f+" ") {
+			if !strings.Contains(cmd.usage+" ", "["+f+" ") && !strings.Contains(cmd.usage+" ", "["+f+"]") && !strings.Contains(cmd.usage+" ", " "+f+" ") {
 				t.Errorf("%s: the help line %q does not list %s", cmd.name, cmd.usage, f)
 			}
 		}

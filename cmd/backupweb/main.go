@@ -49,7 +49,7 @@ func commands() []command {
 		{"check-config", "check-config [-config PATH] [-as-service | -as-user NAME]", "validate the configuration without serving; -as-service: and the service user's access to its files", runCheckConfig},
 		{"hash-password", "hash-password [-cost N]", "read a password on standard input and print its bcrypt hash", runHashPassword},
 		{"gen-secret", "gen-secret", "print a fresh secret key for BACKUP_SECRET_KEY", runGenSecret},
-		{"user", "user add|passwd|del|list -file PATH [-cost N] [-owner USER] [USERNAME]", "manage a user file", runUser},
+		{"user", "user add|passwd|del|list|totp|recovery-codes|factors -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [USERNAME]", "manage a user file and its users' second factors", runUser},
 		{"version", "version (also -version, --version)", "print the version, revision, build time and Go version", runVersion},
 		{"healthcheck", "healthcheck [-url URL] [-timeout D]", "exit 0 when a running backupweb answers 200 (for container health checks)", runHealthcheck},
 		{"completion", "completion bash", "print the bash completion script", runCompletion},

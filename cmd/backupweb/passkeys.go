@@ -8,16 +8,16 @@ import (
 	"github.com/backupweb/backupweb/passkey"
 )
 
-// checkPasskeys records, at the [authentication] key that turns passkeys
-// on, that they need [server] public_url, or a public_url whose host can
+// checkPasskeys records, at [authentication] second_factor (optional or
+// required: passkeys are offered), that they need [server] public_url, or a public_url whose host can
 // be a relying-party id (a host name, not an IP address). It reads the
 // keys as the login type does; other types have no passkeys.
 func checkPasskeys(cfg *config.Config) {
 	if strings.TrimSpace(cfg.Auth.String("type", "")) != login.Name {
 		return
 	}
-	key := "passkey_login"
-	if v, ok := cfg.Auth.Lookup(key); !ok || !isTrue(v) {
+	key := "second_factor"
+	if v, ok := cfg.Auth.Lookup(key); !ok || !passkeysOn(v) {
 		return
 	}
 	if cfg.Report.HasErrorsAt("server", "public_url") {
@@ -28,12 +28,9 @@ func checkPasskeys(cfg *config.Config) {
 	}
 }
 
-// isTrue reads a boolean as config.Section.Bool does, without recording a
-// problem (the loader records it).
-func isTrue(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
+// passkeysOn reports whether a second_factor value turns passkeys on
+// (optional or required); the loader records a value it cannot read.
+func passkeysOn(v string) bool {
+	sf, err := login.ParseSecondFactor(v)
+	return err == nil && sf != login.SecondFactorOff
 }

@@ -20,6 +20,9 @@ var userActions = []struct{ name, args, summary string }{
 	{"passwd", "-file PATH USERNAME", "set a new password for an existing user"},
 	{"del", "-file PATH USERNAME", "remove a user"},
 	{"list", "-file PATH", "print the user names, one a line"},
+	{"totp", "-file PATH [-remove] USERNAME", "enrol TOTP: print the otpauth:// URI, read one code to confirm"},
+	{"recovery-codes", "-file PATH USERNAME", "print ten new single-use recovery codes, replacing the old ones"},
+	{"factors", "-file PATH [-reset] USERNAME", "show the user's second factors; -reset removes them all"},
 }
 
 // userArgs is a parsed `backupweb user` command line.
@@ -29,6 +32,7 @@ type userArgs struct {
 	name   string
 	cost   int
 	owner  string // -owner: the owner of a file add creates
+	fa     factorArgs
 }
 
 // runUser implements `backupweb user add|passwd|del|list -file PATH
@@ -60,12 +64,14 @@ func runUser(c *cli, args []string) int {
 		err = userPasswd(c, ua)
 	case "del":
 		err = userDel(c, ua)
+	default:
+		err = runFactorAction(c, ua)
 	}
 	if err != nil {
 		fmt.Fprintln(c.stderr, prefix+err.Error())
 		return exitError
 	}
-	if ua.action != "list" {
+	if ua.action != "list" && !isFactorAction(ua.action) {
 		warnUserFile(c, prefix, ua.file)
 	}
 	return exitOK
@@ -84,7 +90,7 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	case "-h", "-help", "--help", "help":
 		userUsage(c.stderr)
 		return ua, exitOK, false
-	case "add", "passwd", "del", "list":
+	case "add", "passwd", "del", "list", "totp", "recovery-codes", "factors":
 	default:
 		if strings.HasPrefix(ua.action, "-") {
 			fmt.Fprint(c.stderr, "backupweb user: the action (add, passwd, del or list) comes first\n\n")
@@ -100,6 +106,10 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	flags.StringVar(&ua.file, "file", "", "path of the user file (required)")
 	flags.IntVar(&ua.cost, "cost", password.Cost, "bcrypt cost of new password hashes; lower it only for tests")
 	flags.StringVar(&ua.owner, "owner", "", "add, as root: the owner of a new file (mode 0600); default: see the README's \"the user file\"")
+	flags.StringVar(&ua.fa.factorsFile, "factors", "", "totp, recovery-codes, factors: the factors file (factors_file); default: the user file's path + .factors")
+	flags.StringVar(&ua.fa.issuer, "issuer", "backupweb", "totp: the service's name as authenticator apps show it")
+	flags.BoolVar(&ua.fa.remove, "remove", false, "totp: remove the user's TOTP secret")
+	flags.BoolVar(&ua.fa.reset, "reset", false, "factors: remove every second factor of the user")
 	var names []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		names, args = []string{args[0]}, args[1:] // the name before the flags
@@ -115,6 +125,10 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	switch {
 	case ua.file == "":
 		return usageErr("-file PATH is required")
+	case ua.fa.remove && ua.action != "totp", ua.fa.reset && ua.action != "factors":
+		return usageErr("-remove applies to totp only, -reset to factors only")
+	case ua.fa.factorsFile != "" && !isFactorAction(ua.action):
+		return usageErr("-factors applies to totp, recovery-codes and factors only")
 	case ua.owner != "" && ua.action != "add":
 		return usageErr("-owner applies to add only, which may create the file; an existing file keeps its owner (use chown)")
 	case ua.action == "list" && len(names) > 0:
@@ -138,14 +152,19 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 
 // userUsage prints the help of `backupweb user`.
 func userUsage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-owner USER] [USERNAME]")
+	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [USERNAME]")
 	fmt.Fprintln(w, "\nActions:")
 	for _, a := range userActions {
-		fmt.Fprintf(w, "  %-6s %-20s %s\n", a.name, a.args, a.summary)
+		fmt.Fprintf(w, "  %-14s %-30s %s\n", a.name, a.args, a.summary)
 	}
 	fmt.Fprintf(w, "\nFlags:\n  -file PATH  the user file; every change keeps its owner, group and mode\n"+
 		"  -cost N     bcrypt cost of new hashes, %d to %d (default %d)\n"+
 		"  -owner USER add, as root: a new file is owned by USER, so a service run as USER reads it\n"+
+		"  -factors PATH totp, recovery-codes, factors: the factors file (default: -file PATH + .factors);\n"+
+		"              these actions need BACKUP_SECRET_KEY, the service's secret key\n"+
+		"  -issuer NAME totp: the service's name as authenticator apps show it (default backupweb)\n"+
+		"  -remove     totp: remove the user's TOTP secret (and, without passkeys, their recovery codes)\n"+
+		"  -reset      factors: remove every second factor of the user (an administrator's reset)\n"+
 		"\nadd creates a missing file with mode 0600; as root, in a folder that belongs to the\n"+
 		"group of the service user %s, the file is owned by that user.\n",
 		password.MinCost, password.MaxCost, password.Cost, serviceUser)

@@ -2,10 +2,14 @@
 // (the pages' Content-Security-Policy allows scripts from this origin
 // only, never inline). Two kinds of elements start a ceremony:
 //
-//   <form data-passkey="register" data-begin data-finish data-csrf>
-//     adds a passkey for the signed-in user, named by the form's name field;
-//   <button data-passkey="sign-in" data-begin data-finish data-csrf data-next>
+//   <form data-passkey="register" data-begin data-finish [data-csrf data-next]>
+//     adds a passkey, named by the form's name field: for the signed-in
+//     user (then reloads the page), or as a first second factor at the
+//     enrolment (then shows the recovery codes the answer carries);
+//   <button data-passkey="sign-in" data-begin data-finish [data-csrf data-next]>
 //     signs in with a passkey, then follows the answer's next.
+//
+// Without data-csrf the token is the page's own form's csrf_token.
 //
 // The server begins each ceremony (POST data-begin, JSON options) and
 // checks the browser's answer (POST data-finish); this script only passes
@@ -74,22 +78,63 @@
       PublicKeyCredential.parseRequestOptionsFromJSON;
   }
 
+  // csrfOf returns the CSRF token el carries, or else that of the page's
+  // own form (the second-factor and enrolment pages).
+  function csrfOf(el) {
+    if (el.dataset.csrf) {
+      return el.dataset.csrf;
+    }
+    var field = document.querySelector("input[name=csrf_token]");
+    return field ? field.value : "";
+  }
+
+  // showRecovery replaces the enrolment page's content by the recovery
+  // codes the answer carries, shown this once, and the way on.
+  function showRecovery(form, done) {
+    var box = document.getElementById("passkey-enrolled");
+    var list = document.getElementById("passkey-recovery");
+    var slot = box.parentNode;
+    Array.prototype.forEach.call(slot.parentNode.children, function (el) {
+      if (el !== slot && el.tagName !== "H1") {
+        el.hidden = true;
+      }
+    });
+    Array.prototype.forEach.call(slot.children, function (el) {
+      if (el.tagName !== "SCRIPT") {
+        el.hidden = el !== box;
+      }
+    });
+    done.recovery.forEach(function (code) {
+      var li = document.createElement("li");
+      li.textContent = code;
+      list.appendChild(li);
+    });
+    document.getElementById("passkey-continue").setAttribute("href", done.next || "/");
+    box.hidden = false;
+  }
+
   async function register(form) {
     var name = form.elements.name.value.trim();
-    var begun = await post(form.dataset.begin, form.dataset.csrf, {});
+    var csrf = csrfOf(form);
+    var begun = await post(form.dataset.begin, csrf, {next: form.dataset.next || ""});
     var cred = await navigator.credentials.create({
       publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(begun.options.publicKey)
     });
-    await post(form.dataset.finish, form.dataset.csrf, {ceremony: begun.ceremony, name: name, credential: cred.toJSON()});
+    var done = await post(form.dataset.finish, csrf, {ceremony: begun.ceremony, name: name, credential: cred.toJSON()});
+    if (done.recovery) {
+      showRecovery(form, done);
+      return;
+    }
     window.location.assign(window.location.pathname + "?added=1");
   }
 
   async function signIn(button) {
-    var begun = await post(button.dataset.begin, button.dataset.csrf, {next: button.dataset.next || ""});
+    var csrf = csrfOf(button);
+    var begun = await post(button.dataset.begin, csrf, {next: button.dataset.next || ""});
     var cred = await navigator.credentials.get({
       publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(begun.options.publicKey)
     });
-    var done = await post(button.dataset.finish, button.dataset.csrf, {ceremony: begun.ceremony, credential: cred.toJSON()});
+    var done = await post(button.dataset.finish, csrf, {ceremony: begun.ceremony, credential: cred.toJSON()});
     window.location.assign(done.next || "/");
   }
 

@@ -1,0 +1,233 @@
+package login
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/qr"
+	"github.com/backupweb/backupweb/ui"
+)
+
+// enrolment is what an enrolment page carries in its hidden enrolment
+// field, sealed (session.Manager.Seal) for PendingLifetime: the new
+// secret, for the user and the pending state it was shown to.
+type enrolment struct {
+	User   string `json:"u"`
+	Nonce  string `json:"n"`
+	Secret string `json:"s"`
+}
+
+// msgEnrolExpired refuses an enrolment form whose sealed secret is
+// missing, expired or another sign-in's.
+const msgEnrolExpired = "The set-up form has expired. Please start again."
+
+// msgEnrolled refuses an enrolment for a user who has a factor by now.
+const msgEnrolled = "A second factor was set up for you meanwhile. Please sign in again."
+
+// serveEnrol is GET on EnrolPath: for a pending user who must enrol, a
+// fresh TOTP secret as a QR code and as text, and the form to confirm it.
+func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
+	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
+	st, ok := p.pendingOf(r)
+	if !ok {
+		p.startOver(w, r, next)
+		return
+	}
+	if p.routeByStatus(w, r, st.User, next, EnrolPath) {
+		return
+	}
+	key, err := factors.NewTOTPKey(ui.BrandOf(r.Context()).Name(), st.User)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	p.renderEnrol(w, r, http.StatusOK, st, key.Secret(), key.URL(), next, "")
+}
+
+// serveEnrolPost is POST on EnrolPath: the code from the new secret. In
+// order: the form (400, 413), its CSRF token (403), the pending state
+// (401), the user's factors (none yet), the sealed secret (401 when
+// expired or another's), the limits (429), the code (401, counted as a
+// failure), the single use of the pending state (401); then the secret
+// and ten recovery codes are stored, the session starts with a fresh id,
+// and the recovery codes are shown, once, with a link on to next.
+func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
+	if !p.parseForm(w, r) {
+		return
+	}
+	next := p.Guard.SafeNext(r.PostForm.Get("next"))
+	st, ok := p.pendingOf(r)
+	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, st.User)
+		p.render(w, r, http.StatusForbidden, "", next, MsgBadCSRF)
+		return
+	}
+	if !ok || !p.users.Load().admits(st.User, st.Cred) {
+		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.render(w, r, http.StatusUnauthorized, "", next, MsgPendingExpired)
+		return
+	}
+	if p.routeByStatus(w, r, st.User, next, EnrolPath) {
+		return
+	}
+	en, ok := p.openEnrolment(r.PostForm.Get("enrolment"), st)
+	if !ok {
+		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.render(w, r, http.StatusUnauthorized, "", next, msgEnrolExpired)
+		return
+	}
+	code := strings.TrimSpace(r.PostForm.Get("code"))
+	if code == "" {
+		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, st.User)
+		p.renderEnrolAgain(w, r, http.StatusUnauthorized, st.User, next, MsgCodeEmpty)
+		return
+	}
+	_, ok = p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
+		step, ok := factors.CheckTOTP(en.Secret, code, p.now())
+		if !ok {
+			return "", false, auth.ReasonBadCode, nil
+		}
+		fresh, err := p.spend(ctx, spendTOTP, st.User+"\x00"+fmt.Sprint(step), factors.ReplayTTL)
+		if err != nil {
+			return "", false, "", fmt.Errorf("login: recording the use of a TOTP code: %w", err)
+		}
+		if !fresh {
+			return "", false, auth.ReasonCodeUsed, nil
+		}
+		return "totp", true, "", nil
+	})
+	if !ok {
+		return
+	}
+	p.complete(w, r, st, "totp", next, func() ([]string, bool) {
+		codes, err := p.storeEnrolment(st.User, en.Secret)
+		switch {
+		case errors.Is(err, errEnrolled):
+			auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+			p.endPending(w, r)
+			p.render(w, r, http.StatusConflict, "", next, msgEnrolled)
+			return nil, false
+		case err != nil:
+			p.errs.Error(w, r, err)
+			return nil, false
+		}
+		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", "totp", "file", p.factors.Path())
+		return codes, true
+	})
+}
+
+// errEnrolled refuses to enrol a user who has a factor: only they, signed
+// in with it, or an administrator may change it.
+var errEnrolled = errors.New("login: the user has a second factor already")
+
+// storeEnrolment stores user's new TOTP secret and ten new recovery codes,
+// unless they have a factor by now, and returns the codes.
+func (p *Provider) storeEnrolment(user, secret string) ([]string, error) {
+	keys := p.factors.Keys()
+	var codes []string
+	err := p.factors.Edit(func(d *factors.Doc) error {
+		rec, err := d.GetOrNew(user)
+		if err != nil {
+			return err
+		}
+		if rec.HasFactor() {
+			return errEnrolled
+		}
+		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: p.now().UTC()}
+		codes, rec.Recovery = keys.NewRecoveryCodes(user)
+		return d.Put(rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return codes, nil
+}
+
+// openEnrolment returns the enrolment sealed in v when it is ours,
+// unexpired, and for this pending state.
+func (p *Provider) openEnrolment(v string, st pending) (enrolment, bool) {
+	if v == "" {
+		return enrolment{}, false
+	}
+	b, err := p.Manager().Open(sealEnrolment, v)
+	if err != nil {
+		return enrolment{}, false
+	}
+	var en enrolment
+	if json.Unmarshal(b, &en) != nil || en.User != st.User || en.Nonce != st.Nonce || en.Secret == "" {
+		return enrolment{}, false
+	}
+	return en, true
+}
+
+// renderEnrol writes the enrolment page for secret (uri its otpauth://
+// URI), with the sealed secret in its form.
+func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, status int, st pending, secret, uri, next, msg string) {
+	if status >= http.StatusBadRequest && auth.WantsJSON(r) {
+		p.errs.Refuse(w, r, status, msg)
+		return
+	}
+	b, _ := json.Marshal(enrolment{User: st.User, Nonce: st.Nonce, Secret: secret})
+	sealed, err := p.Manager().Seal(sealEnrolment, b, PendingLifetime)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	m, err := qr.Matrix(uri)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	page := ui.EnrolPage{
+		Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, Action: withNext(EnrolPath, next),
+		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: st.User, Error: msg,
+		QR:     template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
+		Secret: secret, Enrolment: sealed, StartOver: p.Guard.LoginURLFor(next),
+		Passkey: p.enrolSlotFor(next),
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if page.Passkey != "" {
+		ui.AllowScript(w.Header())
+	}
+	if err := ui.Render(w, status, "enrol", page); err != nil {
+		p.log.ErrorContext(r.Context(), "auth: rendering the enrolment page", "auth_type", Name, "err", err)
+	}
+}
+
+// renderEnrolAgain shows the enrolment page again after a refused code,
+// with the same secret (from the posted form), so that the app the user
+// set up stays good.
+func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, status int, user, next, msg string) {
+	st, ok := p.pendingOf(r)
+	en, ok2 := p.openEnrolment(r.PostForm.Get("enrolment"), st)
+	if !ok || !ok2 || st.User != user {
+		p.render(w, r, status, "", next, msg)
+		return
+	}
+	uri, err := factors.TOTPURI(ui.BrandOf(r.Context()).Name(), user, en.Secret)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	p.renderEnrol(w, r, status, st, en.Secret, uri, next, msg)
+}
+
+// showRecovery shows the recovery codes of a new enrolment, once, with a
+// link on to next.
+func (p *Provider) showRecovery(w http.ResponseWriter, r *http.Request, user, next string, codes []string) {
+	page := ui.EnrolPage{
+		Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, User: user, Next: next, Recovery: codes,
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if err := ui.Render(w, http.StatusOK, "enrol", page); err != nil {
+		p.log.ErrorContext(r.Context(), "auth: rendering the recovery codes", "auth_type", Name, "err", err)
+	}
+}

@@ -1,0 +1,429 @@
+package login
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/throttle"
+	"github.com/backupweb/backupweb/ui"
+)
+
+// Messages of the second-factor step.
+const (
+	MsgBadCode        = "Wrong code."
+	MsgCodeUsed       = "This code was used already. Wait for the next one, or use a recovery code."
+	MsgCodeEmpty      = "Enter the code."
+	MsgPendingExpired = "The sign-in has expired or was completed already. Please sign in again."
+	MsgFactorsBroken  = "Your second factor cannot be checked. Ask the administrator to reset it."
+	msgSecondTitle    = "Verify it is you"
+	msgEnrolTitle     = "Set up a second factor"
+)
+
+// errNoBinding refuses a pending state without the form cookie to bind it
+// to.
+var errNoBinding = errors.New("login: the sign-in form's cookie is missing")
+
+// AttrSecondFactor is the session attribute (session.Data.Attrs) that
+// names the second factor that completed the sign-in: "totp" or
+// "recovery" (auth.User.SecondFactor).
+const AttrSecondFactor = auth.AttrSecondFactor
+
+// Factors returns the factors file's store, nil when second_factor is
+// off. The passkey sign-in and registration use it.
+func (p *Provider) Factors() *factors.Store { return p.factors }
+
+// SetPasskeySlot sets what the second-factor page shows in its passkey
+// place, above the code form: f returns trusted markup for the request
+// and user (empty: nothing). Call it before serving.
+func (p *Provider) SetPasskeySlot(f func(r *http.Request, user string) template.HTML) {
+	p.passkeySlot = f
+}
+
+// factorsOf returns what the factors file says about user. A line that
+// names no user of the user file counts as a damaged line that could be
+// anyone's (see factors.Set.LookupAmong).
+func (p *Provider) factorsOf(user string) (*factors.Record, factors.Status) {
+	return p.factors.Set().LookupAmong(user, p.users.Load().has)
+}
+
+// factorAdmits reports whether a session still stands with the factors
+// file as it is now: never for a user whose record is broken; with
+// required, only for a session made with a second factor of a user who
+// still has one; a session made with a second factor ends when the user's
+// factors are reset.
+func (p *Provider) factorAdmits(d session.Data) bool {
+	if p.factors == nil {
+		return true
+	}
+	_, st := p.factorsOf(d.Username)
+	used := d.Attrs[AttrSecondFactor] != ""
+	switch {
+	case st == factors.Broken:
+		return false
+	case p.cfg.SecondFactor == SecondFactorRequired:
+		return used && st == factors.Enrolled
+	default:
+		return !used || st == factors.Enrolled
+	}
+}
+
+// withNext returns path with ?next= when next is not the default.
+func withNext(path, next string) string {
+	if next == "" || next == "/" {
+		return path
+	}
+	return path + "?next=" + url.QueryEscape(next)
+}
+
+// secondStep runs after a right password: for a user with a factor it
+// starts the pending state and sends the browser to the second-factor
+// step; with required, a user without one goes to the enrolment; a user
+// whose record cannot be used is refused. It reports whether it answered
+// (false: the password alone signs in).
+func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred, next string) bool {
+	if p.factors == nil {
+		return false
+	}
+	_, st := p.factorsOf(name)
+	path := SecondFactorPath
+	switch {
+	case st == factors.Broken:
+		auth.LogRefused(p.log, r, Name, auth.ReasonFactorsBroken, logName(name))
+		p.render(w, r, http.StatusForbidden, name, next, MsgFactorsBroken)
+		return true
+	case st == factors.Enrolled:
+	case p.cfg.SecondFactor == SecondFactorRequired:
+		path = EnrolPath
+	default:
+		return false
+	}
+	if err := p.beginPending(w, r, name, cred, st != factors.Enrolled); err != nil {
+		p.errs.Error(w, r, fmt.Errorf("starting the second-factor step: %w", err))
+		return true
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	sessionauth.SeeOther(w, withNext(path, next))
+	return true
+}
+
+// serveSecondFactor is GET on SecondFactorPath: the code form, for a
+// browser with a pending state; others go back to the sign-in page.
+func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
+	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
+	st, ok := p.pendingOf(r)
+	if !ok {
+		p.startOver(w, r, next)
+		return
+	}
+	if p.routeByStatus(w, r, st.User, next, SecondFactorPath) {
+		return
+	}
+	p.renderSecond(w, r, http.StatusOK, st.User, next, "")
+}
+
+// routeByStatus sends a pending user to where their factors say they
+// belong, when that is not here: the step when they have a factor, the
+// enrolment when they must enrol, a refusal when their record is broken.
+// It reports whether it answered.
+func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, next, here string) bool {
+	_, st := p.factorsOf(user)
+	want := SecondFactorPath
+	switch {
+	case st == factors.Broken:
+		auth.LogRefused(p.log, r, Name, auth.ReasonFactorsBroken, user)
+		p.endPending(w, r)
+		p.render(w, r, http.StatusForbidden, user, next, MsgFactorsBroken)
+		return true
+	case st == factors.None && p.cfg.SecondFactor == SecondFactorRequired:
+		want = EnrolPath
+	case st == factors.None:
+		// The factor went away and none is required: sign in again with
+		// the password alone.
+		p.endPending(w, r)
+		p.startOver(w, r, next)
+		return true
+	}
+	if want == here {
+		return false
+	}
+	sessionauth.SeeOther(w, withNext(want, next))
+	return true
+}
+
+// startOver answers a request without a usable pending state: a browser
+// goes to the sign-in page, an API client gets 401.
+func (p *Provider) startOver(w http.ResponseWriter, r *http.Request, next string) {
+	w.Header().Set("Cache-Control", "no-store")
+	if auth.WantsJSON(r) || r.Method != http.MethodGet {
+		p.render(w, r, http.StatusUnauthorized, "", next, MsgPendingExpired)
+		return
+	}
+	sessionauth.SeeOther(w, p.Guard.LoginURLFor(next))
+}
+
+// serveSecondFactorPost is POST on SecondFactorPath. In order: the form
+// (400, 413), its CSRF token (403), the pending state (401 when missing,
+// expired, or bound to another browser), an empty code (401), the
+// failure limits of the address and of the name or device, shared with
+// the password (429), the code (401 when wrong or already used; counted
+// as a failure), the single use of the pending state (401 when used);
+// then the session starts with a fresh id and the factor named, and the
+// browser goes to next.
+func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request) {
+	if !p.parseForm(w, r) {
+		return
+	}
+	next := p.Guard.SafeNext(r.PostForm.Get("next"))
+	st, ok := p.pendingOf(r)
+	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, st.User)
+		if ok {
+			p.renderSecond(w, r, http.StatusForbidden, st.User, next, MsgBadCSRF)
+		} else {
+			p.render(w, r, http.StatusForbidden, "", next, MsgBadCSRF)
+		}
+		return
+	}
+	if !ok || !p.users.Load().admits(st.User, st.Cred) {
+		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.render(w, r, http.StatusUnauthorized, "", next, MsgPendingExpired)
+		return
+	}
+	if p.routeByStatus(w, r, st.User, next, SecondFactorPath) {
+		return
+	}
+	code := strings.TrimSpace(r.PostForm.Get("code"))
+	if code == "" {
+		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, st.User)
+		p.renderSecond(w, r, http.StatusUnauthorized, st.User, next, MsgCodeEmpty)
+		return
+	}
+	factor, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
+		return p.checkCode(ctx, st.User, code)
+	})
+	if !ok {
+		return
+	}
+	p.complete(w, r, st, factor, next, nil)
+}
+
+// attempt counts one second-factor attempt of user against the same
+// limits as a password (acquire, check, settle), and answers its
+// refusals. check returns the factor used, whether the code was right,
+// and the refusal's reason when not. ok is false when it answered.
+func (p *Provider) attempt(w http.ResponseWriter, r *http.Request, user, next string, check func(context.Context) (factor string, ok bool, reason string, err error)) (string, bool) {
+	limits := p.limitsFor(r, user)
+	slots, err := p.acquire(r, limits, user)
+	if err != nil {
+		p.renderSecondError(w, r, err, user, next)
+		return "", false
+	}
+	settled := false
+	defer func() {
+		if !settled {
+			p.settle(r, limits, slots, false)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(r.Context(), throttle.MaxCheck)
+	defer cancel()
+	factor, ok, reason, err := check(ctx)
+	if err != nil {
+		p.renderSecondError(w, r, err, user, next)
+		return "", false
+	}
+	settled = true
+	p.settle(r, limits, slots, !ok)
+	if !ok {
+		auth.LogRefused(p.log, r, Name, reason, user)
+		msg := MsgBadCode
+		if reason == auth.ReasonCodeUsed {
+			msg = MsgCodeUsed
+		}
+		p.renderAfterCode(w, r, http.StatusUnauthorized, user, next, msg)
+		return "", false
+	}
+	return factor, true
+}
+
+// renderAfterCode shows the page the code came from again, with msg.
+func (p *Provider) renderAfterCode(w http.ResponseWriter, r *http.Request, status int, user, next, msg string) {
+	if r.URL.Path == EnrolPath {
+		p.renderEnrolAgain(w, r, status, user, next, msg)
+		return
+	}
+	p.renderSecond(w, r, status, user, next, msg)
+}
+
+// addrLimit returns the client address's limit (an IPv6 client counts
+// per /64).
+func (p *Provider) addrLimit(r *http.Request) limit {
+	return limit{p.byAddr, throttle.AddrKey(peer.Of(r).Addr), peer.Of(r).String()}
+}
+
+// limitsFor returns the limits an attempt of user counts against: the
+// client address's, and the user name's or, for a browser with a device
+// cookie for that name, the device's (as for a password).
+func (p *Provider) limitsFor(r *http.Request, user string) []limit {
+	limits := []limit{p.addrLimit(r)}
+	if dev, ok := p.device(r, user); ok {
+		return append(limits, limit{p.byDevice, dev, "device of user " + user})
+	}
+	return append(limits, limit{p.byUser, user, "user " + user})
+}
+
+// checkCode checks a code of user: six digits are a TOTP code (right at
+// this step or one either side, and that step not used before: the step
+// is spent on success), anything else a recovery code (spent in the
+// factors file on success). It returns the factor used, whether the code
+// was right, and the refusal's reason when not.
+func (p *Provider) checkCode(ctx context.Context, user, code string) (factor string, ok bool, reason string, err error) {
+	if len(code) == factors.Digits && strings.Trim(code, "0123456789") == "" {
+		secret, err := p.factors.TOTPSecret(user)
+		if err != nil {
+			p.log.ErrorContext(ctx, "auth: a TOTP secret cannot be used", "auth_type", Name, "user", user, "file", p.factors.Path(), "err", err)
+			return "", false, auth.ReasonFactorsBroken, nil
+		}
+		if secret == "" {
+			return "", false, auth.ReasonBadCode, nil
+		}
+		step, ok := factors.CheckTOTP(secret, code, p.now())
+		if !ok {
+			return "", false, auth.ReasonBadCode, nil
+		}
+		fresh, err := p.spend(ctx, spendTOTP, user+"\x00"+strconv.FormatInt(step, 10), factors.ReplayTTL)
+		if err != nil {
+			return "", false, "", fmt.Errorf("login: recording the use of a TOTP code: %w", err)
+		}
+		if !fresh {
+			return "", false, auth.ReasonCodeUsed, nil
+		}
+		return "totp", true, "", nil
+	}
+	if _, ok := factors.NormalizeRecovery(code); !ok {
+		return "", false, auth.ReasonBadCode, nil
+	}
+	used, err := p.factors.UseRecovery(user, code)
+	if err != nil {
+		return "", false, "", err
+	}
+	if !used {
+		return "", false, auth.ReasonBadCode, nil
+	}
+	return "recovery", true, "", nil
+}
+
+// complete ends a second-factor step that succeeded: the pending state is
+// spent (401 when it was already), commit runs when not nil (an
+// enrolment's: it stores the factor and returns the recovery codes to
+// show, or answers and returns false), the user's failure count is
+// forgotten, the session started with a fresh id and the factor named,
+// and the browser sent to next, or shown the recovery codes.
+func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, factor, next string, commit func() ([]string, bool)) {
+	fresh, err := p.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
+	if err != nil {
+		p.renderSecondError(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err), st.User, next)
+		return
+	}
+	if !fresh {
+		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.render(w, r, http.StatusUnauthorized, "", next, MsgPendingExpired)
+		return
+	}
+	var codes []string
+	if commit != nil {
+		var ok bool
+		if codes, ok = commit(); !ok {
+			return
+		}
+	}
+	limits := p.limitsFor(r, st.User)
+	last := limits[len(limits)-1]
+	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
+		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
+	}
+	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
+	if err := p.Guard.Begin(w, r, d); err != nil {
+		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+		return
+	}
+	p.endPending(w, r)
+	p.issueDevice(w, r, st.User)
+	auth.LogSignedIn(p.log, r, Name, st.User)
+	if commit != nil {
+		p.showRecovery(w, r, st.User, next, codes)
+		return
+	}
+	sessionauth.SeeOther(w, next)
+}
+
+// renderSecondError answers an error of the second-factor step by
+// auth.ReplyTo (429 with Retry-After, 503...).
+func (p *Provider) renderSecondError(w http.ResponseWriter, r *http.Request, err error, user, next string) {
+	if r.Context().Err() != nil {
+		return
+	}
+	rp := auth.ReplyTo(err)
+	rp.SetRetryAfter(w.Header())
+	if rp.Unexpected {
+		p.log.ErrorContext(r.Context(), "auth: second factor failed with an error", "auth_type", Name, "err", err)
+	}
+	p.renderAfterCode(w, r, rp.Status, user, next, rp.Message)
+}
+
+// renderSecond writes the second-factor page (JSON for a refusal to an
+// API client, by the one refusal rule).
+func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, status int, user, next, msg string) {
+	if status >= http.StatusBadRequest && auth.WantsJSON(r) {
+		p.errs.Refuse(w, r, status, msg)
+		return
+	}
+	rec, _ := p.factorsOf(user)
+	page := ui.SecondFactorPage{
+		Brand: ui.BrandOf(r.Context()), Title: msgSecondTitle, Action: withNext(SecondFactorPath, next),
+		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: msg,
+		HasTOTP: rec != nil && rec.TOTP != nil, StartOver: p.Guard.LoginURLFor(next),
+	}
+	if page.Next == "/" {
+		page.Next = ""
+	}
+	if p.passkeySlot != nil {
+		page.Passkey = p.passkeySlot(r, user)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if page.Passkey != "" {
+		ui.AllowScript(w.Header())
+	}
+	if err := ui.Render(w, status, "secondfactor", page); err != nil {
+		p.log.ErrorContext(r.Context(), "auth: rendering the second-factor page", "auth_type", Name, "err", err)
+	}
+}
+
+// parseForm reads a posted form of bounded size, answering 413 or 400
+// when it cannot. It reports whether the form was read.
+func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			p.errs.Refuse(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
+			return false
+		}
+		p.errs.Refuse(w, r, http.StatusBadRequest, msgBadForm)
+		return false
+	}
+	return true
+}
