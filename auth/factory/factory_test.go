@@ -35,6 +35,9 @@ func TestNew(t *testing.T) {
 		{"near-miss key", "[authentication]\ntype = basic\nusername = u\npassword = p\nuser_name = x\n", "", "", "did you mean username?"},
 		{"unknown key warns", "[authentication]\ntype = basic\nusername = u\npassword = p\ncolour = blue\n", "", "basic", "colour: unknown key; it is ignored"},
 		{"key of another type warns", "[authentication]\ntype = basic\nusername = u\npassword = p\nusers_file = x\n", "", "basic", "is not used by authentication type basic"},
+		{"second factor with basic", "[authentication]\ntype = basic\nusername = u\npassword = p\nsecond_factor = required\n", "", "", "second_factor: applies to authentication type flask-login only"},
+		{"second factor off with basic", "[authentication]\ntype = basic\nusername = u\npassword = p\nsecond_factor = off\n", "", "basic", ""},
+		{"second factor with oauth", "[authentication]\ntype = oauth\nsecond_factor = optional\n", strings.Repeat("k", 32), "", "applies to authentication type flask-login only"},
 		{"secret missing", "[authentication]\ntype = oauth\n", "", "", "BACKUP_SECRET_KEY; make one with `backupweb gen-secret`"},
 		{"secret too short", "[authentication]\ntype = flask-login\n", "short", "", "shorter than 32 characters"},
 	}

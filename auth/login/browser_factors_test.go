@@ -1,0 +1,188 @@
+package login
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/browsertest"
+)
+
+// factorBrowser drives one Chromium over a harness's server.
+type factorBrowser struct {
+	t   *testing.T
+	ctx context.Context
+	h   *harness
+}
+
+func (f factorBrowser) run(steps ...chromedp.Action[chromedp.Void]) {
+	f.t.Helper()
+	if err := chromedp.Do(f.ctx, steps...); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f factorBrowser) text(sel string) string {
+	f.t.Helper()
+	v, err := chromedp.Run(f.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return strings.TrimSpace(v)
+}
+
+// password signs in with the login form, from a page that needs it.
+func (f factorBrowser) password(user, next string) {
+	f.t.Helper()
+	f.run(
+		chromedp.Navigate(f.h.srv.URL+next), chromedp.WaitVisible(chromedp.CSS(`#username`)),
+		chromedp.SendKeys(chromedp.CSS(`#username`), user),
+		chromedp.SendKeys(chromedp.CSS(`#password`), testPasswords[user]),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+	)
+}
+
+// screenshot checks that every selector in visible is on the page with a
+// size, takes a full-page screenshot, checks that it is a real, non-blank
+// image, and saves it under the test's folder (and BACKUPWEB_SCREENSHOT_DIR
+// when set).
+func (f factorBrowser) screenshot(name string, visible ...string) {
+	t := f.t
+	t.Helper()
+	for _, sel := range visible {
+		ok, err := chromedp.Run(f.ctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector(`+jsString(sel)+`); if (!e) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== "hidden"; })()`))
+		if err != nil || !ok {
+			t.Errorf("%s page: %s is not visible (%v)", name, sel, err)
+		}
+	}
+	sheets, err := chromedp.Run(f.ctx, chromedp.Evaluate[int](`document.styleSheets.length`))
+	if err != nil || sheets != 1 {
+		t.Errorf("%s page: %d stylesheets (%v), want the one", name, sheets, err)
+	}
+	b, err := chromedp.Run(f.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot of the %s page: %v", name, err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("screenshot of the %s page is not a PNG: %v", name, err)
+	}
+	colors := map[[4]uint32]bool{}
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 5 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 5 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			colors[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	if bounds.Dx() < 300 || bounds.Dy() < 200 || len(colors) < 3 {
+		t.Errorf("screenshot of the %s page looks blank: %v, %d colours", name, bounds, len(colors))
+	}
+	dirs := []string{t.TempDir()}
+	if d := os.Getenv("BACKUPWEB_SCREENSHOT_DIR"); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name+".png")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatalf("save screenshot: %v", err)
+		}
+		t.Logf("screenshot: %s", p)
+	}
+}
+
+// jsString quotes s for JavaScript.
+func jsString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// TestBrowserSecondFactorTOTP signs in with a password and a TOTP code in
+// Chromium: the step's page, a wrong code, the right one, the catalog.
+func TestBrowserSecondFactorTOTP(t *testing.T) {
+	f := factorBrowser{t: t, ctx: browsertest.New(t), h: newFactorHarness(t, SecondFactorOptional, nil)}
+	f.h.enrol("alice")
+	f.password("alice", "/?view=all")
+	f.run(chromedp.WaitVisible(chromedp.CSS(`#code`)))
+	if u := location(t, f.ctx); u.Path != SecondFactorPath || u.Query().Get("next") != "/?view=all" {
+		t.Fatalf("after the password at %s", u)
+	}
+	if got := f.text(`#second-factor-user`); got != "alice" {
+		t.Errorf("signing in as %q", got)
+	}
+	f.screenshot("second-factor", `#code`, `#code-form button`, `.brand`)
+	f.run(
+		chromedp.SendKeys(chromedp.CSS(`#code`), "000000"),
+		chromedp.Click(chromedp.CSS(`#code-form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#second-factor-error`)),
+	)
+	if got := f.text(`#second-factor-error`); got != MsgBadCode {
+		t.Errorf("error %q, want %q", got, MsgBadCode)
+	}
+	f.screenshot("second-factor-wrong", `#second-factor-error`, `#code`)
+	f.run(
+		chromedp.SendKeys(chromedp.CSS(`#code`), f.h.code()),
+		chromedp.Click(chromedp.CSS(`#code-form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.backups`)),
+	)
+	if u := location(t, f.ctx); u.RequestURI() != "/?view=all" {
+		t.Errorf("signed in at %s, want next /?view=all", u)
+	}
+}
+
+// TestBrowserSecondFactorEnrolRequired enrols a user in Chromium when a
+// second factor is required: the QR code and secret, the code from the
+// secret, the ten recovery codes, then the page asked for.
+func TestBrowserSecondFactorEnrolRequired(t *testing.T) {
+	f := factorBrowser{t: t, ctx: browsertest.New(t), h: newFactorHarness(t, SecondFactorRequired, nil)}
+	f.password("bob", "/")
+	f.run(chromedp.WaitVisible(chromedp.CSS(`#totp-secret`)))
+	if u := location(t, f.ctx); u.Path != EnrolPath {
+		t.Fatalf("after the password at %s, want the enrolment", u)
+	}
+	f.screenshot("enrol", `svg.qr`, `#totp-secret`, `#code`, `#enrol-form button`)
+	// Trying to go around it: back to the enrolment.
+	f.run(chromedp.Navigate(f.h.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#username`)))
+	f.password("bob", "/")
+	f.run(chromedp.WaitVisible(chromedp.CSS(`#totp-secret`)))
+	secret := f.text(`#totp-secret`)
+	code, err := factors.TOTPCode(secret, f.h.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.run(
+		chromedp.SendKeys(chromedp.CSS(`#code`), code),
+		chromedp.Click(chromedp.CSS(`#enrol-form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#recovery-codes`)),
+	)
+	n, err := chromedp.Run(f.ctx, chromedp.Evaluate[int](`document.querySelectorAll("#recovery-codes li").length`))
+	if err != nil || n != factors.RecoveryCount {
+		t.Errorf("%d recovery codes shown (%v), want %d", n, err, factors.RecoveryCount)
+	}
+	f.screenshot("recovery-codes", `#recovery-codes`, `#enrol-continue`)
+	f.run(chromedp.Click(chromedp.CSS(`#enrol-continue`)), chromedp.WaitVisible(chromedp.CSS(`table.backups`)))
+}
+
+// TestBrowserSecondFactorRecovery signs in with a recovery code instead
+// of the lost device's code.
+func TestBrowserSecondFactorRecovery(t *testing.T) {
+	f := factorBrowser{t: t, ctx: browsertest.New(t), h: newFactorHarness(t, SecondFactorOptional, nil)}
+	codes := f.h.enrol("alice")
+	f.password("alice", "/")
+	f.run(
+		chromedp.WaitVisible(chromedp.CSS(`#code`)),
+		chromedp.SendKeys(chromedp.CSS(`#code`), codes[0]),
+		chromedp.Click(chromedp.CSS(`#code-form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.backups`)),
+	)
+	f.screenshot("signed-in-with-recovery", `table.backups`)
+	if rec, _ := f.h.p.Factors().Lookup("alice"); len(rec.Recovery) != factors.RecoveryCount-1 {
+		t.Errorf("%d recovery codes left", len(rec.Recovery))
+	}
+}
