@@ -124,6 +124,9 @@ func newHarnessWith(t testing.TB, edit func(*Config), prepare func(*harness)) *h
 		StateDir:  filepath.Join(dir, "state"),
 		Now:       h.clock.Now,
 	}
+	// With a second factor, passkeys are offered and need the public URL;
+	// the browser tests of passkeys serve at the one they set.
+	h.env.PublicURL = &url.URL{Scheme: "http", Host: "localhost"}
 	h.backups = filepath.Join(dir, "backups")
 	if err := os.MkdirAll(h.backups, 0o700); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,9 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/internal/browsertest"
+	"github.com/backupweb/backupweb/passkey"
 	"github.com/chromedp/cdproto/network"
 	cdpwebauthn "github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
@@ -34,10 +36,10 @@ type passkeyHarness struct {
 	bodies map[string][]byte
 }
 
-func newPasskeyHarness(t *testing.T) *passkeyHarness {
+func newPasskeyHarness(t *testing.T, mode SecondFactor) *passkeyHarness {
 	t.Helper()
 	ph := &passkeyHarness{bodies: map[string][]byte{}}
-	ph.harness = newHarnessWith(t, func(c *Config) { c.PasskeyLogin = true }, func(h *harness) {
+	ph.harness = newHarnessWith(t, func(c *Config) { c.SecondFactor, c.PasskeyLogin = mode, true }, func(h *harness) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -107,116 +109,161 @@ func addAuthenticator(t *testing.T, ctx context.Context) cdpwebauthn.Authenticat
 	return res.AuthenticatorID
 }
 
-// TestBrowserPasskeys drives Chromium with a virtual authenticator through
-// the passkey pages: sign in with the password, register a passkey, sign
-// out, sign in with the passkey alone; then the attacks: the same answer
-// posted again (used ceremony, and against a new challenge), the pages
-// relayed from another origin (phishing), a credential whose sign count
-// went back (a clone); then removal.
-func TestBrowserPasskeys(t *testing.T) {
+// pkBrowser drives one Chromium, with a virtual authenticator, over a
+// passkeyHarness served at its public URL.
+type pkBrowser struct {
+	factorBrowser
+	ph    *passkeyHarness
+	authn cdpwebauthn.AuthenticatorID
+}
+
+func newPKBrowser(t *testing.T, mode SecondFactor) *pkBrowser {
 	ctx := browsertest.New(t)
-	ph := newPasskeyHarness(t)
-	authn := addAuthenticator(t, ctx)
-	run := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return strings.TrimSpace(v)
-	}
-	passkeys := func() int {
-		t.Helper()
-		keys, err := ph.p.passkeys.Passkeys(context.Background(), "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(keys)
-	}
+	ph := newPasskeyHarness(t, mode)
+	return &pkBrowser{factorBrowser: factorBrowser{t: t, ctx: ctx, h: ph.harness}, ph: ph, authn: addAuthenticator(t, ctx)}
+}
 
-	// The password first: the login page offers the passkey too.
-	run(chromedp.Navigate(ph.base+"/login"), chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)))
-	browsertest.CheckStyled(t, ctx)
-	browsertest.Screenshot(t, ctx, "login-with-passkey")
-	run(
-		chromedp.SendKeys(chromedp.CSS(`#username`), "alice"),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "alice-pw"),
+// password signs user in with the login form at path next, and waits for
+// sel.
+func (b *pkBrowser) password(user, next, sel string) {
+	b.t.Helper()
+	b.run(
+		chromedp.Navigate(b.ph.base+"/login?next="+url.QueryEscape(next)), chromedp.WaitVisible(chromedp.CSS(`#username`)),
+		chromedp.SendKeys(chromedp.CSS(`#username`), user),
+		chromedp.SendKeys(chromedp.CSS(`#password`), testPasswords[user]),
 		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`table.backups`)),
+		chromedp.WaitVisible(chromedp.CSS(sel)),
 	)
+}
 
-	t.Run("register", func(t *testing.T) {
-		run(chromedp.Navigate(ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#passkey-none`)))
-		browsertest.CheckStyled(t, ctx)
-		browsertest.Screenshot(t, ctx, "passkeys-none")
-		run(
-			chromedp.SendKeys(chromedp.CSS(`#passkey-name`), "Laptop"),
-			chromedp.Click(chromedp.CSS(`#passkey-add button`)),
-			chromedp.WaitVisible(chromedp.CSS(`#passkey-notice`)),
-		)
-		if got := text(`#passkey-notice`); got != msgPasskeyAdded {
-			t.Errorf("notice %q", got)
+// register adds a passkey called name from the passkeys page, signed in.
+func (b *pkBrowser) register(name string) {
+	b.t.Helper()
+	b.run(
+		chromedp.Navigate(b.ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#passkey-name`)),
+		chromedp.SendKeys(chromedp.CSS(`#passkey-name`), name),
+		chromedp.Click(chromedp.CSS(`#passkey-add button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#passkey-notice`)),
+	)
+	if got := b.text(`#passkey-notice`); got != msgPasskeyAdded {
+		b.t.Fatalf("after adding a passkey: %q", got)
+	}
+}
+
+// signOut signs out from a page with the sign-out button.
+func (b *pkBrowser) signOut() {
+	b.t.Helper()
+	b.run(chromedp.Click(chromedp.CSS(`form.logout button`)), chromedp.WaitVisible(chromedp.CSS(`#username`)))
+}
+
+// usePasskey clicks the passkey button of the page and waits for sel.
+func (b *pkBrowser) usePasskey(sel string) {
+	b.t.Helper()
+	b.run(
+		chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)),
+		chromedp.Click(chromedp.CSS(`#passkey-sign-in`)),
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+	)
+}
+
+// setSignCount sets the sign count of the authenticator's one credential.
+func (b *pkBrowser) setSignCount(n float64) {
+	b.t.Helper()
+	creds, err := chromedp.Call(b.ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: b.authn})
+	if err != nil || len(creds.Credentials) != 1 {
+		b.t.Fatalf("authenticator credentials: %v", err)
+	}
+	if _, err := chromedp.Call(b.ctx, cdpwebauthn.SetCredentialProperties, cdpwebauthn.SetCredentialPropertiesParams{
+		AuthenticatorID: b.authn, CredentialID: creds.Credentials[0].CredentialID, SignCount: &n,
+	}); err != nil {
+		b.t.Fatalf("WebAuthn.setCredentialProperties: %v", err)
+	}
+}
+
+// stored returns alice's passkeys as the factors file holds them.
+func (b *pkBrowser) stored() []passkey.Passkey {
+	b.t.Helper()
+	keys, err := b.ph.p.passkeys.Passkeys(context.Background(), "alice")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return keys
+}
+
+// TestBrowserPasskeySignIn registers a passkey in Chromium and signs in
+// with it: after the password at the second-factor step, and alone from
+// the login page (passkey_login); then the same answer posted again is
+// refused, for its used ceremony and against a new challenge.
+func TestBrowserPasskeySignIn(t *testing.T) {
+	b := newPKBrowser(t, SecondFactorOptional)
+	b.run(chromedp.Navigate(b.ph.base+"/login"), chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)))
+	b.screenshot("login-with-passkey", `#username`, `#passkey-sign-in`)
+	// No factor yet: the password alone signs in (optional).
+	b.password("alice", "/", `table.backups`)
+	b.run(chromedp.Navigate(b.ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#passkey-none`)))
+	b.screenshot("passkeys-none", `#passkey-name`, `#passkey-add button`)
+	b.register("Laptop")
+	if list := b.text(`#passkey-list`); !strings.Contains(list, "Laptop") || !strings.Contains(list, "never used") {
+		t.Errorf("list %q", list)
+	}
+	b.screenshot("passkeys-one", `#passkey-list`, `#passkey-notice`)
+	if keys := b.stored(); len(keys) != 1 || keys[0].Name != "Laptop" {
+		t.Fatalf("stored %+v", keys)
+	}
+	creds, err := chromedp.Call(b.ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: b.authn})
+	if err != nil || len(creds.Credentials) != 1 {
+		t.Fatalf("authenticator credentials %v, %v", creds, err)
+	}
+	if c := creds.Credentials[0]; !c.IsResidentCredential || c.RpID != "localhost" {
+		t.Errorf("credential resident %v, RP id %q", c.IsResidentCredential, c.RpID)
+	} else if owner, ok, _ := b.ph.p.passkeys.Owner(context.Background(), c.UserHandle); !ok || owner != "alice" {
+		t.Errorf("user handle names %q, %v", owner, ok)
+	}
+
+	t.Run("password and passkey", func(t *testing.T) {
+		b.signOut()
+		b.password("alice", "/?view=all", `#passkey-sign-in`)
+		if u := location(t, b.ctx); u.Path != SecondFactorPath {
+			t.Fatalf("after the password at %s", u)
 		}
-		if list := text(`#passkey-list`); !strings.Contains(list, "Laptop") || !strings.Contains(list, "never used") {
-			t.Errorf("list %q", list)
+		b.screenshot("second-factor-passkey", `#passkey-sign-in`, `#code`)
+		b.usePasskey(`table.backups`)
+		if u := location(t, b.ctx); u.RequestURI() != "/?view=all" {
+			t.Errorf("signed in at %s, want next /?view=all", u)
 		}
-		browsertest.CheckStyled(t, ctx)
-		browsertest.Screenshot(t, ctx, "passkeys-one")
-		if n := passkeys(); n != 1 {
-			t.Fatalf("%d passkeys stored, want 1", n)
+		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != SecondFactorPasskey {
+			t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 		}
-		creds, err := chromedp.Call(ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: authn})
-		if err != nil || len(creds.Credentials) != 1 {
-			t.Fatalf("authenticator credentials %v, %v", creds, err)
-		}
-		c := creds.Credentials[0]
-		if !c.IsResidentCredential || c.RpID != "localhost" {
-			t.Errorf("credential resident %v, RP id %q", c.IsResidentCredential, c.RpID)
-		}
-		if owner, ok, _ := ph.p.passkeys.Owner(context.Background(), c.UserHandle); !ok || owner != "alice" {
-			t.Errorf("user handle names %q, %v", owner, ok)
+		if keys := b.stored(); keys[0].LastUsed.IsZero() || keys[0].Credential.Authenticator.SignCount == 0 {
+			t.Errorf("the use was not recorded: %+v", keys[0])
 		}
 	})
 
-	t.Run("passkey-only sign-in", func(t *testing.T) {
-		run(chromedp.Click(chromedp.CSS(`form.logout button`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)))
-		run(chromedp.Click(chromedp.CSS(`#passkey-sign-in`)), chromedp.WaitVisible(chromedp.CSS(`table.backups`)))
-		if u := location(t, ctx); u.Path != "/" {
-			t.Errorf("after the passkey at %s", u)
-		}
-		u := browserUser(t, ctx, ph)
-		if u.Name != "alice" || u.SecondFactor != SecondFactorPasskey {
+	t.Run("passkey alone", func(t *testing.T) {
+		b.signOut()
+		b.usePasskey(`table.backups`)
+		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != SecondFactorPasskey {
 			t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 		}
-		keys, _ := ph.p.passkeys.Passkeys(context.Background(), "alice")
-		if len(keys) != 1 || keys[0].LastUsed.IsZero() || keys[0].Credential.Authenticator.SignCount == 0 {
-			t.Errorf("after use: %+v", keys)
-		}
-		if logs := ph.logs.String(); !strings.Contains(logs, `msg="auth signed in"`) || !strings.Contains(logs, "user=alice") {
-			t.Errorf("no sign-in logged: %s", logs)
+		if logs := b.ph.logs.String(); strings.Count(logs, `msg="auth signed in"`) < 3 {
+			t.Errorf("sign-ins not logged: %s", logs)
 		}
 	})
 
 	t.Run("replayed answer", func(t *testing.T) {
-		answer := ph.last(PasskeyLoginFinish)
+		answer := b.ph.last(PasskeyLoginFinish)
 		if len(answer) == 0 {
 			t.Fatal("no answer recorded")
 		}
-		b := ph.browser()
-		tok := b.formToken()
-		r := b.postJSON(PasskeyLoginFinish, tok, answer)
-		if r.status != http.StatusUnauthorized || !strings.Contains(r.body, MsgPasskeyRefused) || b.sessionCookie() != "" {
+		c := b.ph.browser()
+		tok := c.formToken()
+		r := c.postJSON(PasskeyLoginFinish, tok, answer)
+		if r.status != http.StatusUnauthorized || !strings.Contains(r.body, MsgPasskeyRefused) || c.sessionCookie() != "" {
 			t.Errorf("same ceremony again: %d %s", r.status, r.body)
 		}
-		// The same answer under a ceremony of its own: the challenge
-		// it signed is not this one.
-		begun := b.postJSON(PasskeyLoginBegin, tok, []byte(`{}`))
+		// The same answer under a ceremony of its own: the challenge it
+		// signed is not this one.
+		begun := c.postJSON(PasskeyLoginBegin, tok, []byte(`{}`))
 		var ans begunAnswer
 		if begun.status != http.StatusOK || json.Unmarshal([]byte(begun.body), &ans) != nil || ans.Ceremony == "" {
 			t.Fatalf("begin: %d %s", begun.status, begun.body)
@@ -227,90 +274,115 @@ func TestBrowserPasskeys(t *testing.T) {
 		}
 		req["ceremony"], _ = json.Marshal(ans.Ceremony)
 		forged, _ := json.Marshal(req)
-		r = b.postJSON(PasskeyLoginFinish, tok, forged)
-		if r.status != http.StatusUnauthorized || b.sessionCookie() != "" {
+		r = c.postJSON(PasskeyLoginFinish, tok, forged)
+		if r.status != http.StatusUnauthorized || c.sessionCookie() != "" {
 			t.Errorf("answer under a new challenge: %d %s", r.status, r.body)
 		}
-		logs := ph.logs.String()
-		if !strings.Contains(logs, `reason="passkey refused"`) || !strings.Contains(logs, "no such ceremony") || !strings.Contains(logs, "challenge") {
+		logs := b.ph.logs.String()
+		if !strings.Contains(logs, `reason="passkey refused"`) || !strings.Contains(logs, "no such ceremony") || !strings.Contains(logs, "hallenge") {
 			t.Errorf("refusals not logged with their reasons: %s", logs)
 		}
 	})
+}
+
+// TestBrowserPasskeyAttacks checks the passkey sign-in against a site
+// that relays the service's pages from another origin (phishing) and a
+// credential whose sign count went back (a clone).
+func TestBrowserPasskeyAttacks(t *testing.T) {
+	b := newPKBrowser(t, SecondFactorOptional)
+	b.password("alice", "/", `table.backups`)
+	b.register("Laptop")
+	b.signOut()
 
 	t.Run("wrong origin", func(t *testing.T) {
-		// A look-alike site relays every page and request to the service:
-		// the browser signs for the relay's origin, which the service
-		// refuses.
-		target, _ := url.Parse(ph.srv.URL)
+		target, _ := url.Parse(b.ph.srv.URL)
 		relay := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
 		defer relay.Close()
 		relayBase := "http://localhost:" + strings.TrimPrefix(relay.URL, "http://127.0.0.1:")
-		run(chromedp.Click(chromedp.CSS(`form.logout button`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)))
-		before := strings.Count(ph.logs.String(), `reason="passkey refused"`)
-		run(
-			chromedp.Navigate(relayBase+"/login"), chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)),
-			chromedp.Click(chromedp.CSS(`#passkey-sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-error`)),
-		)
-		if got := text(`#passkey-error`); got != MsgPasskeyRefused {
+		b.run(chromedp.Navigate(relayBase + "/login"))
+		b.usePasskey(`#passkey-error`)
+		if got := b.text(`#passkey-error`); got != MsgPasskeyRefused {
 			t.Errorf("error shown %q", got)
 		}
-		logs := ph.logs.String()
-		if strings.Count(logs, `reason="passkey refused"`) != before+1 || !strings.Contains(strings.ToLower(logs), "origin") {
+		logs := b.ph.logs.String()
+		if !strings.Contains(logs, `reason="passkey refused"`) || !strings.Contains(strings.ToLower(logs), "origin") {
 			t.Errorf("relayed answer not refused for its origin: %s", logs)
 		}
-		if u := location(t, ctx); u.Path != "/login" {
-			t.Errorf("at %s after a refused passkey", u)
+		if u := browserUser(t, b.ctx, b.ph); u.Name != "" {
+			t.Errorf("the relay signed in %q", u.Name)
 		}
 	})
 
 	t.Run("cloned credential", func(t *testing.T) {
-		creds, err := chromedp.Call(ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: authn})
-		if err != nil || len(creds.Credentials) != 1 {
-			t.Fatalf("authenticator credentials: %v", err)
-		}
-		zero := float64(0)
-		if _, err := chromedp.Call(ctx, cdpwebauthn.SetCredentialProperties, cdpwebauthn.SetCredentialPropertiesParams{
-			AuthenticatorID: authn, CredentialID: creds.Credentials[0].CredentialID, SignCount: &zero,
-		}); err != nil {
-			t.Fatalf("WebAuthn.setCredentialProperties: %v", err)
-		}
-		run(
-			chromedp.Navigate(ph.base+"/login"), chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)),
-			chromedp.Click(chromedp.CSS(`#passkey-sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-error`)),
-		)
-		if got := text(`#passkey-error`); got != MsgPasskeyRefused {
+		b.setSignCount(0)
+		b.run(chromedp.Navigate(b.ph.base + "/login"))
+		b.usePasskey(`#passkey-error`)
+		if got := b.text(`#passkey-error`); got != MsgPasskeyRefused {
 			t.Errorf("error shown %q", got)
 		}
-		browsertest.CheckStyled(t, ctx)
-		browsertest.Screenshot(t, ctx, "login-passkey-refused")
-		if logs := ph.logs.String(); !strings.Contains(logs, `reason="passkey sign count did not increase"`) || !strings.Contains(logs, "user=alice") {
+		b.screenshot("login-passkey-refused", `#passkey-error`, `#passkey-sign-in`)
+		if logs := b.ph.logs.String(); !strings.Contains(logs, `reason="passkey sign count did not increase"`) || !strings.Contains(logs, "user=alice") {
 			t.Errorf("clone not logged: %s", logs)
 		}
+		if u := browserUser(t, b.ctx, b.ph); u.Name != "" {
+			t.Errorf("a clone signed in %q", u.Name)
+		}
+		// The count moves on past the stored one: the passkey works again.
+		b.setSignCount(1000)
+		b.run(chromedp.Navigate(b.ph.base + "/login"))
+		b.usePasskey(`table.backups`)
 	})
+}
 
-	t.Run("remove", func(t *testing.T) {
-		run(
-			chromedp.Navigate(ph.base+"/login?next="+url.QueryEscape(PasskeysPath)), chromedp.WaitVisible(chromedp.CSS(`#username`)),
-			chromedp.SendKeys(chromedp.CSS(`#username`), "alice"),
-			chromedp.SendKeys(chromedp.CSS(`#password`), "alice-pw"),
-			chromedp.Click(chromedp.CSS(`button[type=submit]`)),
-			chromedp.WaitVisible(chromedp.CSS(`#passkey-list`)),
-		)
-		run(chromedp.Click(chromedp.CSS(`#passkey-list button`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-none`)))
-		if got := text(`#passkey-notice`); got != msgPasskeyRemoved {
-			t.Errorf("notice %q", got)
-		}
-		if n := passkeys(); n != 0 {
-			t.Fatalf("%d passkeys left", n)
-		}
-		// The authenticator still holds the credential; the service no
-		// longer knows it.
-		run(chromedp.Click(chromedp.CSS(`form.logout button`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)))
-		run(chromedp.Click(chromedp.CSS(`#passkey-sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-error`)))
-		if u := browserUser(t, ctx, ph); u.Name != "" {
-			t.Errorf("a removed passkey signed in %q", u.Name)
-		}
-	})
+// TestBrowserPasskeyRemove removes a passkey from the page; the
+// authenticator still holds it, the service no longer takes it.
+func TestBrowserPasskeyRemove(t *testing.T) {
+	b := newPKBrowser(t, SecondFactorOptional)
+	b.password("alice", "/", `table.backups`)
+	b.register("Laptop")
+	b.run(chromedp.Click(chromedp.CSS(`#passkey-list button`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-none`)))
+	if got := b.text(`#passkey-notice`); got != msgPasskeyRemoved {
+		t.Errorf("notice %q", got)
+	}
+	if keys := b.stored(); len(keys) != 0 {
+		t.Fatalf("%d passkeys left", len(keys))
+	}
+	b.signOut()
+	b.usePasskey(`#passkey-error`)
+	if u := browserUser(t, b.ctx, b.ph); u.Name != "" {
+		t.Errorf("a removed passkey signed in %q", u.Name)
+	}
+	// Without a factor left, the password alone signs in (optional).
+	b.password("alice", "/", `table.backups`)
+}
+
+// TestBrowserPasskeyEnrolRequired enrols with a passkey instead of an
+// app when a second factor is required: the recovery codes are shown
+// once, the session names the passkey, and the next sign-in asks for it.
+func TestBrowserPasskeyEnrolRequired(t *testing.T) {
+	b := newPKBrowser(t, SecondFactorRequired)
+	b.password("bob", "/", `#passkey-name`)
+	if u := location(t, b.ctx); u.Path != EnrolPath {
+		t.Fatalf("after the password at %s, want the enrolment", u)
+	}
+	b.screenshot("enrol-with-passkey", `#totp-secret`, `#passkey-name`, `#passkey-add button`)
+	b.run(
+		chromedp.SendKeys(chromedp.CSS(`#passkey-name`), "Phone"),
+		chromedp.Click(chromedp.CSS(`#passkey-add button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#passkey-recovery li`)),
+	)
+	n, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.querySelectorAll("#passkey-recovery li").length`))
+	if err != nil || n != factors.RecoveryCount {
+		t.Errorf("%d recovery codes shown (%v), want %d", n, err, factors.RecoveryCount)
+	}
+	b.screenshot("enrol-passkey-recovery", `#passkey-recovery`, `#passkey-continue`)
+	if u := browserUser(t, b.ctx, b.ph); u.Name != "bob" || u.SecondFactor != SecondFactorPasskey {
+		t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
+	}
+	b.run(chromedp.Click(chromedp.CSS(`#passkey-continue`)), chromedp.WaitVisible(chromedp.CSS(`table.backups`)))
+	b.signOut()
+	b.password("bob", "/", `#passkey-sign-in`)
+	b.usePasskey(`table.backups`)
 }
 
 // browserUser returns who the browser's session cookie signs in, as the
