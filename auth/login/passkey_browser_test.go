@@ -376,6 +376,10 @@ func TestBrowserPasskeyEnrolRequired(t *testing.T) {
 		t.Errorf("%d recovery codes shown (%v), want %d", n, err, factors.RecoveryCount)
 	}
 	b.screenshot("enrol-passkey-recovery", `#passkey-recovery`, `#passkey-continue`)
+	shown, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`[...document.querySelectorAll(".card > *")].filter(e => e.getClientRects().length > 0).length`))
+	if err != nil || shown != 2 {
+		t.Errorf("%d parts of the card shown besides the codes (%v), want the heading and the codes only", shown, err)
+	}
 	if u := browserUser(t, b.ctx, b.ph); u.Name != "bob" || u.SecondFactor != SecondFactorPasskey {
 		t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 	}

@@ -94,14 +94,16 @@
     var box = document.getElementById("passkey-enrolled");
     var list = document.getElementById("passkey-recovery");
     var slot = box.parentNode;
+    // The attribute, not the property: an inline SVG (the QR code) has
+    // no hidden property.
     Array.prototype.forEach.call(slot.parentNode.children, function (el) {
       if (el !== slot && el.tagName !== "H1") {
-        el.hidden = true;
+        el.setAttribute("hidden", "");
       }
     });
     Array.prototype.forEach.call(slot.children, function (el) {
-      if (el.tagName !== "SCRIPT") {
-        el.hidden = el !== box;
+      if (el !== box && el.tagName !== "SCRIPT") {
+        el.setAttribute("hidden", "");
       }
     });
     done.recovery.forEach(function (code) {
