@@ -97,6 +97,7 @@ func runServe(c *cli, args []string) int {
 			ResponseHeaderTimeout: a.cfg.Proxy.ResponseHeaderTimeout,
 			PassHostHeader:        a.cfg.Proxy.PassHostHeader,
 			RewriteRedirects:      a.cfg.Proxy.RewriteRedirects,
+			PublicURL:             a.cfg.Server.PublicURL,
 			SkipAuthRoutes:        a.cfg.Proxy.SkipAuthRoutes,
 			AllowUsers:            a.cfg.Proxy.AllowUsers,
 			Logger:                log,
