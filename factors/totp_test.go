@@ -48,3 +48,21 @@ func TestCheckTOTP(t *testing.T) {
 		t.Errorf("key parameters %v %v %v", k.Period(), k.Digits(), k.Algorithm())
 	}
 }
+
+// BenchmarkCheckTOTP is the work of checking one code: three HMAC-SHA1.
+func BenchmarkCheckTOTP(b *testing.B) {
+	now := time.Unix(59, 0)
+	for b.Loop() {
+		CheckTOTP(rfcSecret, "287082", now)
+	}
+}
+
+// BenchmarkMatchRecovery is the work of checking one recovery code
+// against ten: one HMAC-SHA256 and ten comparisons.
+func BenchmarkMatchRecovery(b *testing.B) {
+	k := testKeys(b)
+	codes, hashes := k.NewRecoveryCodes("alice")
+	for b.Loop() {
+		k.MatchRecovery("alice", codes[9], hashes)
+	}
+}

@@ -45,8 +45,9 @@ func matrixOf(code barcode.Barcode) [][]bool {
 
 // HalfBlocks draws m for a terminal: two rows of modules per line of text,
 // with the characters "█", "▀", "▄" and space. Light modules are drawn
-// (the character cells are painted), so the code reads on a dark
-// terminal, which is where scanners fail most: dark modules are blank.
+// (painted in the foreground colour) and dark ones left blank (the
+// background), so the caller should print it light on dark (the `user
+// totp` command sets bright white on black for each line).
 func HalfBlocks(m [][]bool) string {
 	var b strings.Builder
 	for y := 0; y < len(m); y += 2 {

@@ -96,7 +96,12 @@ func totpEnrol(c *cli, ua userArgs, keys *factors.Keys) error {
 	fmt.Fprintln(c.stdout, key.URL())
 	if f, ok := c.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		if m, err := qr.Matrix(key.URL()); err == nil {
-			fmt.Fprint(c.stderr, qr.HalfBlocks(m))
+			// Light modules are painted bright white on black, whatever
+			// the terminal's own colours, so the code reads on light and
+			// dark themes alike.
+			for line := range strings.Lines(qr.HalfBlocks(m)) {
+				fmt.Fprint(c.stderr, "\x1b[97;40m"+strings.TrimSuffix(line, "\n")+"\x1b[0m\n")
+			}
 		}
 	}
 	fmt.Fprint(c.stderr, "Scan the code (or add the secret) in an authenticator app, then enter the code it shows: ")

@@ -90,6 +90,9 @@ func TestUserTOTP(t *testing.T) {
 	if _, err := os.Stat(fpath); err == nil {
 		t.Fatal("a wrong code left a factors file")
 	}
+	if strings.ContainsAny(stderr, "█▀▄") {
+		t.Error("a QR code was drawn on a standard error that is not a terminal")
+	}
 
 	// The right code: stored, sealed, mode 0600.
 	code, stdout, stderr = enrolPipe(t, users, "alice")
