@@ -25,7 +25,7 @@ var slotTemplate = template.Must(template.New("slot").Funcs(template.FuncMap{"st
 <script src="{{static "passkey.js"}}" defer></script>
 <p class="alert" role="alert" id="passkey-error" hidden></p>
 {{- if .Register}}
-<form class="stack" id="passkey-add" data-passkey="register" data-begin="{{.BeginURL}}" data-finish="{{.FinishURL}}" data-next="{{.Next}}">
+<form class="stack" id="passkey-add" data-passkey="register" hidden data-begin="{{.BeginURL}}" data-finish="{{.FinishURL}}" data-next="{{.Next}}">
 <label for="passkey-name">Or use a passkey: give it a name</label>
 <input id="passkey-name" name="name" type="text" maxlength="64" placeholder="Laptop, phone, security key" autocomplete="off" required>
 <button type="submit" class="secondary">Use a passkey instead</button>

@@ -160,6 +160,7 @@
   }
 
   document.querySelectorAll("form[data-passkey=register]").forEach(function (form) {
+    form.hidden = false;
     form.addEventListener("submit", guard(form, register));
   });
   document.querySelectorAll("button[data-passkey=sign-in]").forEach(function (button) {
