@@ -25,7 +25,9 @@ type memKeys struct {
 	keys    map[string][]Passkey
 }
 
-func newMemKeys() *memKeys { return &memKeys{handles: map[string][]byte{}, keys: map[string][]Passkey{}} }
+func newMemKeys() *memKeys {
+	return &memKeys{handles: map[string][]byte{}, keys: map[string][]Passkey{}}
+}
 
 func (m *memKeys) Handle(_ context.Context, user string, create bool) ([]byte, bool, error) {
 	m.mu.Lock()
