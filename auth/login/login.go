@@ -28,9 +28,17 @@
 // nothing: the last good users stay and the problems are logged. Sessions
 // of users removed from the file, or whose password changed, end.
 //
+// With second_factor = optional or required, a right password for a user
+// with a second factor (any user, with required) is not yet a sign-in: a
+// pending state that grants nothing leads to the second-factor step
+// (SecondFactorPath: a TOTP or recovery code, counted against the same
+// limits as passwords) or, for a user who must enrol, to the enrolment
+// (EnrolPath); the factors live in the factors file (package factors).
+// See docs/second-factor.md.
+//
 // What it does not do: edit the user file (the `user` command does), lock
-// accounts permanently, or remember anything but the user name in a
-// session.
+// accounts permanently, or remember anything but the user name and the
+// second factor used in a session.
 package login
 
 import (

@@ -1,6 +1,7 @@
 package login
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"os"
@@ -376,4 +377,65 @@ func between(s, start, end string) string {
 	}
 	v, _, _ := strings.Cut(rest, end)
 	return v
+}
+
+// TestSecondFactorFileFollowed: the factors file is read again when it
+// changes, as the user file is: a factor enrolled by the command while
+// the service runs is asked for at the next sign-in, and a line broken by
+// hand stops its user.
+func TestSecondFactorFileFollowed(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.PollInterval = 10 * time.Millisecond })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.p.Watch(ctx)
+	keys := factorKeys(t)
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for range 500 {
+			if ok() {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("the change was not seen: %s", what)
+	}
+	if err := factors.Edit(h.p.Factors().Path(), keys, func(d *factors.Doc) error {
+		return d.Put(&factors.Record{User: "alice", TOTP: &factors.TOTP{Sealed: keys.SealTOTP("alice", testTOTPSecret)}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	until("enrolled", func() bool { _, st := h.p.Factors().Lookup("alice"); return st == factors.Enrolled })
+	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || r.header.Get("Location") != SecondFactorPath {
+		t.Fatalf("after enrolment: %d %s", r.status, r.header.Get("Location"))
+	}
+	writeFile(t, h.p.Factors().Path(), "alice:{\"totp\":\n")
+	until("broken", func() bool { _, st := h.p.Factors().Lookup("alice"); return st == factors.Broken })
+	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusForbidden {
+		t.Fatalf("after a broken edit: %d", r.status)
+	}
+}
+
+// TestSecondFactorRequiredEndsPasswordSessions: once a second factor is
+// required, a session made with a password alone no longer stands, even
+// one kept across the restart that turned it on.
+func TestSecondFactorRequiredEndsPasswordSessions(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, nil)
+	h.enrol("alice")
+	bob := h.browser()
+	bob.mustLogin("bob")
+	alice := h.browser()
+	alice.login("alice", testPasswords["alice"], "/")
+	if r := alice.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
+		t.Fatalf("alice: %d", r.status)
+	}
+	h.stop()
+	h.cfg.SecondFactor = SecondFactorRequired
+	h.start()
+	bob.h, alice.h = h, h
+	if bob.apiStatus() != http.StatusUnauthorized {
+		t.Error("a password-only session stands with required")
+	}
+	if alice.apiStatus() != http.StatusOK {
+		t.Error("a session made with a second factor was ended")
+	}
 }

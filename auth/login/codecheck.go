@@ -1,0 +1,119 @@
+package login
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/throttle"
+)
+
+// attempt counts one second-factor attempt of user against the same
+// limits as a password (acquire, check, settle), and answers its
+// refusals. check returns the factor used, whether the code was right,
+// and the refusal's reason when not. ok is false when it answered.
+func (p *Provider) attempt(w http.ResponseWriter, r *http.Request, user, next string, check func(context.Context) (factor string, ok bool, reason string, err error)) (string, bool) {
+	limits := p.limitsFor(r, user)
+	slots, err := p.acquire(r, limits, user)
+	if err != nil {
+		p.renderSecondError(w, r, err, user, next)
+		return "", false
+	}
+	settled := false
+	defer func() {
+		if !settled {
+			p.settle(r, limits, slots, false)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(r.Context(), throttle.MaxCheck)
+	defer cancel()
+	factor, ok, reason, err := check(ctx)
+	if err != nil {
+		p.renderSecondError(w, r, err, user, next)
+		return "", false
+	}
+	settled = true
+	p.settle(r, limits, slots, !ok)
+	if !ok {
+		auth.LogRefused(p.log, r, Name, reason, user)
+		msg := MsgBadCode
+		if reason == auth.ReasonCodeUsed {
+			msg = MsgCodeUsed
+		}
+		p.renderAfterCode(w, r, http.StatusUnauthorized, user, next, msg)
+		return "", false
+	}
+	return factor, true
+}
+
+// renderAfterCode shows the page the code came from again, with msg.
+func (p *Provider) renderAfterCode(w http.ResponseWriter, r *http.Request, status int, user, next, msg string) {
+	if r.URL.Path == EnrolPath {
+		p.renderEnrolAgain(w, r, status, user, next, msg)
+		return
+	}
+	p.renderSecond(w, r, status, user, next, msg)
+}
+
+// addrLimit returns the client address's limit (an IPv6 client counts
+// per /64).
+func (p *Provider) addrLimit(r *http.Request) limit {
+	return limit{p.byAddr, throttle.AddrKey(peer.Of(r).Addr), peer.Of(r).String()}
+}
+
+// limitsFor returns the limits an attempt of user counts against: the
+// client address's, and the user name's or, for a browser with a device
+// cookie for that name, the device's (as for a password).
+func (p *Provider) limitsFor(r *http.Request, user string) []limit {
+	limits := []limit{p.addrLimit(r)}
+	if dev, ok := p.device(r, user); ok {
+		return append(limits, limit{p.byDevice, dev, "device of user " + user})
+	}
+	return append(limits, limit{p.byUser, user, "user " + user})
+}
+
+// checkCode checks a code of user: six digits are a TOTP code (right at
+// this step or one either side, and that step not used before: the step
+// is spent on success), anything else a recovery code (spent in the
+// factors file on success). It returns the factor used, whether the code
+// was right, and the refusal's reason when not.
+func (p *Provider) checkCode(ctx context.Context, user, code string) (factor string, ok bool, reason string, err error) {
+	if len(code) == factors.Digits && strings.Trim(code, "0123456789") == "" {
+		secret, err := p.factors.TOTPSecret(user)
+		if err != nil {
+			p.log.ErrorContext(ctx, "auth: a TOTP secret cannot be used", "auth_type", Name, "user", user, "file", p.factors.Path(), "err", err)
+			return "", false, auth.ReasonFactorsBroken, nil
+		}
+		if secret == "" {
+			return "", false, auth.ReasonBadCode, nil
+		}
+		step, ok := factors.CheckTOTP(secret, code, p.now())
+		if !ok {
+			return "", false, auth.ReasonBadCode, nil
+		}
+		fresh, err := p.spend(ctx, spendTOTP, user+"\x00"+strconv.FormatInt(step, 10), factors.ReplayTTL)
+		if err != nil {
+			return "", false, "", fmt.Errorf("login: recording the use of a TOTP code: %w", err)
+		}
+		if !fresh {
+			return "", false, auth.ReasonCodeUsed, nil
+		}
+		return "totp", true, "", nil
+	}
+	if _, ok := factors.NormalizeRecovery(code); !ok {
+		return "", false, auth.ReasonBadCode, nil
+	}
+	used, err := p.factors.UseRecovery(user, code)
+	if err != nil {
+		return "", false, "", err
+	}
+	if !used {
+		return "", false, auth.ReasonBadCode, nil
+	}
+	return "recovery", true, "", nil
+}
