@@ -309,6 +309,17 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 		p.errs.Refuse(w, r, http.StatusForbidden, MsgBadCSRF)
 		return
 	}
+	// An address blocked for its failures begins nothing: no ceremony is
+	// kept for it.
+	addr := p.addrLimit(r)
+	v, err := addr.c.Check(r.Context(), addr.key)
+	if err == nil {
+		err = auth.Admit(p.log, r, Name, v, addr.label, "")
+	}
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
 	req, ok := p.readPasskeyRequest(w, r)
 	if !ok {
 		return
@@ -336,8 +347,7 @@ func (p *Provider) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	limits := []limit{{p.byAddr, throttle.AddrKey(peer.Of(r).Addr), peer.Of(r).String()}}
-	v, err := p.counted(r, limits, "", func(ctx context.Context) (passkey.Verdict, error) {
+	v, err := p.counted(r, []limit{p.addrLimit(r)}, "", func(ctx context.Context) (passkey.Verdict, error) {
 		return p.passkeys.FinishDiscoverable(ctx, req.Ceremony, req.Credential)
 	})
 	if err != nil {

@@ -94,6 +94,9 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
 		t.Errorf("past the limit: %d %s, Retry-After %q", r.status, r.body, r.header.Get("Retry-After"))
 	}
+	if r := b.postJSON(PasskeyLoginBegin, tok, []byte(`{}`)); r.status != http.StatusTooManyRequests {
+		t.Errorf("a new ceremony past the limit: %d %s", r.status, r.body)
+	}
 	if r := b.login("alice", "alice-pw", ""); r.status != http.StatusTooManyRequests {
 		t.Errorf("the password past the limit: %d", r.status)
 	}
