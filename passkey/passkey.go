@@ -71,7 +71,9 @@ type Verdict struct {
 	Detail string
 	// Cloned is set when the credential's sign count did not increase.
 	Cloned bool
-	// User is the user signed in (FinishDiscoverable) or registered for.
+	// User is the user signed in (FinishDiscoverable) or registered for;
+	// on a refusal, the user whose passkey was refused when known (for
+	// the log only).
 	User string
 	// Next is where the browser was going when the ceremony began.
 	Next string
@@ -331,11 +333,13 @@ func (s *Service) FinishDiscoverable(ctx context.Context, id string, answer []by
 // recording the use (sign count, last use) of an accepted one.
 func (s *Service) used(ctx context.Context, a *account, c ceremony, cred *webauthn.Credential, err error) (Verdict, error) {
 	if err != nil {
+		v := refused(ReasonRejected, err)
 		var unknown *protocol.ErrorUnknownCredential
 		if errors.As(err, &unknown) {
-			return refused(ReasonUnknown, err), nil
+			v.Reason = ReasonUnknown
 		}
-		return refused(ReasonRejected, err), nil
+		v.User = a.name // for the log: whose passkey was refused
+		return v, nil
 	}
 	if cred.Authenticator.CloneWarning {
 		v := refused(ReasonCloned, fmt.Errorf("sign count %d, stored %d", cred.Authenticator.SignCount, storedCount(a, cred.ID)))
