@@ -313,6 +313,21 @@ func TestBrowserPasskeyAttacks(t *testing.T) {
 		}
 	})
 
+	t.Run("wrong RP id", func(t *testing.T) {
+		// The same service reached at another address (127.0.0.1, not
+		// public_url's localhost): the RP id is not this page's, so the
+		// browser offers no passkey and sends nothing.
+		before := strings.Count(b.ph.logs.String(), "auth refused")
+		b.run(chromedp.Navigate(b.ph.srv.URL + "/login"))
+		b.usePasskey(`#passkey-error`)
+		if got := b.text(`#passkey-error`); !strings.Contains(got, "not the one the service is configured for") {
+			t.Errorf("error shown %q", got)
+		}
+		if after := strings.Count(b.ph.logs.String(), "auth refused"); after != before {
+			t.Errorf("%d refusals logged: the browser should have sent nothing", after-before)
+		}
+	})
+
 	t.Run("cloned credential", func(t *testing.T) {
 		b.setSignCount(0)
 		b.run(chromedp.Navigate(b.ph.base + "/login"))
