@@ -37,6 +37,11 @@ const (
 	// access.ReasonDenied, ReasonSecondFactor, ReasonGroupsUnknown and
 	// ReasonAmbiguous.
 	//
+	// The passkey sign-in's reasons: an answer that does not verify
+	// (wrong origin or RP id, bad signature, unknown credential, a used
+	// or expired ceremony), and a sign count that did not increase.
+	ReasonPasskeyRefused = "passkey refused"
+	ReasonPasskeyCloned  = "passkey sign count did not increase"
 	// ReasonOther stands, in metrics, for any reason not listed here.
 	ReasonOther = "other"
 )
@@ -46,7 +51,7 @@ const (
 func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
-		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected,
+		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned,
 		access.ReasonDenied, access.ReasonSecondFactor, access.ReasonGroupsUnknown, access.ReasonAmbiguous, ReasonOther}
 }
 

@@ -21,6 +21,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -167,6 +168,10 @@ type Deps struct {
 	// Shared). Nil: sessions in StateDir, counters and OAuth states in
 	// this process.
 	Shared Shared
+	// PublicURL is [server] public_url: the absolute URL users reach the
+	// service at (scheme and host), nil when unset. Passkeys take their
+	// relying-party id and origin from it.
+	PublicURL *url.URL
 }
 
 // Errs returns the error writer, never nil.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -83,6 +84,12 @@ type Server struct {
 	// Caddy ask for, and the sign-in pages). Default: ModeProxy when
 	// upstream is set, else ModeCatalog.
 	Mode string
+	// PublicURL is the absolute URL users reach the service at, [server]
+	// public_url, default unset (nil): scheme and host only (see
+	// ParsePublicURL). Its host is the WebAuthn relying-party id and its
+	// origin the only origin passkeys are accepted from; redirects that
+	// must be absolute are built on it. Required when passkeys are in use.
+	PublicURL *url.URL
 }
 
 // Backups is the [backups] section.
@@ -211,7 +218,7 @@ func (c *Config) CheckSecrets(s *Section, secrets map[string]string) {
 
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "cookie_domain", "store", "mode"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "cookie_domain", "store", "mode", "public_url"}
 	backupsKeys = []string{"dir"}
 )
 
@@ -249,6 +256,7 @@ func loadServer(s *Section) Server {
 	}
 	srv.TrustedProxies = parseProxies(s)
 	srv.CookieDomain = checkCookieDomain(s)
+	srv.PublicURL = loadPublicURL(s)
 	return srv
 }
 

@@ -69,6 +69,8 @@ type Passkey struct {
 	// Credential is the credential as the WebAuthn library stores it
 	// (opaque to this package; JSON).
 	Credential json.RawMessage `json:"credential"`
+	// LastUsed is when it last completed a sign-in; zero: never.
+	LastUsed time.Time `json:"last_used,omitzero"`
 }
 
 // HasFactor reports whether r holds a factor that can complete a sign-in

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -143,5 +144,24 @@ func TestProxyHostAndRedirects(t *testing.T) {
 				t.Errorf("a relative Location became %q", resp.Header.Get("Location"))
 			}
 		})
+	}
+}
+
+// TestProxyRedirectsToPublicURL: with [server] public_url, a redirect to
+// the upstream's address is rewritten to the public URL, whatever Host the
+// client sent.
+func TestProxyRedirectsToPublicURL(t *testing.T) {
+	up := appUpstream(t)
+	public, _ := url.Parse("https://backups.example.com")
+	g := guardWith(t, up.URL, proxy.Options{RewriteRedirects: true, PublicURL: public}, basicSetup(t))
+	for _, host := range []string{"", "evil.example"} {
+		resp, _ := get(t, g, "/go", func(r *http.Request) {
+			if host != "" {
+				r.Host = host
+			}
+		})
+		if loc := resp.Header.Get("Location"); loc != "https://backups.example.com/after?x=1" {
+			t.Errorf("Host %q: Location %q, want it on the public URL", host, loc)
+		}
 	}
 }

@@ -72,6 +72,10 @@ type Options struct {
 	// that name the upstream's address to the client's scheme and host
 	// ([proxy] rewrite_redirects; the program's default is true).
 	RewriteRedirects bool
+	// PublicURL, when set ([server] public_url), is the scheme and host
+	// redirects are rewritten to, instead of the client's Host header and
+	// scheme, which a client can choose.
+	PublicURL *url.URL
 	// SkipAuthRoutes are the requests that pass without sign-in and
 	// without identity headers ([proxy] skip_auth_routes); the web layer
 	// asks Handler.SkipsAuth before RequireAuth.

@@ -26,7 +26,9 @@ func setHost(o Options, out, in *http.Request) {
 // default proxy_redirect does: an application that answers
 // "Location: http://127.0.0.1:8384/after" sends the browser to
 // "https://backups.example.com/after", not to an address only the proxy
-// can reach. Relative references and other hosts are left alone.
+// can reach. With Options.PublicURL the scheme and host are its, whatever
+// Host the client sent. Relative references and other hosts are left
+// alone.
 func rewriteRedirects(o Options, resp *http.Response) {
 	if !o.RewriteRedirects || resp.Request == nil {
 		return
@@ -39,6 +41,9 @@ func rewriteRedirects(o Options, resp *http.Response) {
 	scheme := "http"
 	if peer.Of(out).HTTPS {
 		scheme = "https"
+	}
+	if o.PublicURL != nil {
+		scheme, host = o.PublicURL.Scheme, o.PublicURL.Host
 	}
 	for _, name := range []string{"Location", "Content-Location"} {
 		v := resp.Header.Get(name)

@@ -63,4 +63,8 @@ type EnrolPage struct {
 	Recovery []string
 	// StartOver is the URL of the sign-in page, to start again.
 	StartOver string
+	// Passkey is the markup of the passkey registration offered instead
+	// of the app (PasskeySlotHTML); empty shows nothing. Trusted markup
+	// made by the program.
+	Passkey template.HTML
 }

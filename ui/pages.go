@@ -73,6 +73,10 @@ type LoginPage struct {
 	// Notice is an informational sentence shown above the form, such as
 	// "You have been signed out."; empty shows none.
 	Notice string
+	// Passkey, when its BeginURL is set, is the "Sign in with a passkey"
+	// button ([authentication] passkey_login); the page then loads the
+	// passkey script and is served with ScriptPolicy.
+	Passkey PasskeyButton
 }
 
 // ErrorPage is the data of the "error" page shown for failed page requests

@@ -25,6 +25,7 @@ var Keys = []string{
 	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
 	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
 	"second_factor", "factors_file", "groups_file",
+	"passkey_login",
 }
 
 // Defaults of the keys.
@@ -103,6 +104,13 @@ type Config struct {
 	// is not read from the configuration. Default DefaultPollInterval; a
 	// negative value turns polling off (Reload, on SIGHUP, still works).
 	PollInterval time.Duration
+	// PasskeyLogin offers "Sign in with a passkey" on the login page: a
+	// discoverable passkey alone, with user verification, signs its user
+	// in, without the password. [authentication] passkey_login, default
+	// false. Needs second_factor = optional or required (passkeys are
+	// second factors, kept in the factors file) and [server] public_url
+	// (auth.Deps.PublicURL).
+	PasskeyLogin bool
 
 	// read holds what Load read to check the files it names, so that New
 	// does not read them a second time; nil for a Config made in code.
@@ -163,6 +171,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		FailureWindow:      s.Duration("failure_window", DefaultFailureWindow),
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 		AttemptWait:        auth.LoadAttemptWait(s),
+		PasskeyLogin:       s.Bool("passkey_login", false),
 		FactorsFile:        s.String("factors_file", ""),
 	}
 	sf, err := ParseSecondFactor(s.String("second_factor", ""))
@@ -200,6 +209,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := LoginPath(c.LoginPath); err != nil {
 		errs = append(errs, &config.KeyError{Key: "login_view", Err: err})
+	}
+	if c.PasskeyLogin && c.SecondFactor == SecondFactorOff {
+		errs = append(errs, &config.KeyError{Key: "passkey_login", Err: errors.New("needs second_factor = optional or required: passkeys are second factors, kept in the factors file")})
 	}
 	return errors.Join(errs...)
 }

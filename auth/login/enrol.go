@@ -191,8 +191,12 @@ func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, status in
 		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: st.User, Error: msg,
 		QR:     template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
 		Secret: secret, Enrolment: sealed, StartOver: p.Guard.LoginURLFor(next),
+		Passkey: p.enrolSlotFor(next),
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if page.Passkey != "" {
+		ui.AllowScript(w.Header())
+	}
 	if err := ui.Render(w, status, "enrol", page); err != nil {
 		p.log.ErrorContext(r.Context(), "auth: rendering the enrolment page", "auth_type", Name, "err", err)
 	}

@@ -271,6 +271,10 @@ func (p *Provider) renderPage(w http.ResponseWriter, r *http.Request, status int
 	page.Title = cmp.Or(page.Title, pageTitle)
 	page.Brand, page.Action, page.CSRFToken = ui.BrandOf(r.Context()), p.cfg.LoginPath, p.Manager().FormToken(w, r)
 	w.Header().Set("Cache-Control", "no-store")
+	if page.Passkey = p.loginButton(page.Next); page.Passkey.BeginURL != "" {
+		page.Passkey.CSRFToken = page.CSRFToken
+		ui.AllowScript(w.Header())
+	}
 	var err error
 	if p.tmpl != nil {
 		err = ui.RenderWith(w, status, p.tmpl, page)

@@ -5,6 +5,7 @@ import (
 	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -91,12 +92,24 @@ type harness struct {
 	// resolver, when set before start, is the handler's client-address
 	// resolver (to believe X-Forwarded-For from the test's loopback).
 	resolver *peer.Resolver
+	// listener, when set before start, is where the server listens (its
+	// address known before the provider is built); wrap, when set, wraps
+	// the handler (to watch requests).
+	listener net.Listener
+	wrap     func(http.Handler) http.Handler
 }
 
 // newHarness starts a provider for alice and bob (bcrypt, cost 4) with
 // polling off, a backups folder holding one file, and an HTTP server.
 // edit, when given, adjusts the configuration first.
 func newHarness(t testing.TB, edit func(*Config)) *harness {
+	t.Helper()
+	return newHarnessWith(t, edit, nil)
+}
+
+// newHarnessWith is newHarness with prepare, when given, run on the
+// harness just before it starts (to set its listener, wrap or env).
+func newHarnessWith(t testing.TB, edit func(*Config), prepare func(*harness)) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	h := &harness{t: t, clock: newClock(), logs: &logtest.Buffer{}, usersPath: filepath.Join(dir, "users")}
@@ -111,12 +124,18 @@ func newHarness(t testing.TB, edit func(*Config)) *harness {
 		StateDir:  filepath.Join(dir, "state"),
 		Now:       h.clock.Now,
 	}
+	// With a second factor, passkeys are offered and need the public URL;
+	// the browser tests of passkeys serve at the one they set.
+	h.env.PublicURL = &url.URL{Scheme: "http", Host: "localhost"}
 	h.backups = filepath.Join(dir, "backups")
 	if err := os.MkdirAll(h.backups, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(h.backups, "nightly.tar.gz"), []byte("backup bytes"), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(h)
 	}
 	h.start()
 	return h
@@ -132,7 +151,18 @@ func (h *harness) start() {
 	}
 	h.p = p
 	h.handler = web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(h.backups), Logger: h.env.Logger, Resolver: h.resolver})
-	h.srv = httptest.NewServer(h.handler)
+	served := h.handler
+	if h.wrap != nil {
+		served = h.wrap(served)
+	}
+	if h.listener != nil {
+		h.srv = httptest.NewUnstartedServer(served)
+		h.srv.Listener.Close()
+		h.srv.Listener, h.listener = h.listener, nil
+		h.srv.Start()
+	} else {
+		h.srv = httptest.NewServer(served)
+	}
 	h.t.Cleanup(h.stop)
 }
 

@@ -43,6 +43,7 @@ package login
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -55,6 +56,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/passkey"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
@@ -93,6 +95,9 @@ type Provider struct {
 
 	users atomic.Pointer[userSet]
 
+	// passkeys runs the passkey ceremonies; nil when second_factor is
+	// off.
+	passkeys *passkey.Service
 	// factors is the factors file, nil when second_factor is off; spend
 	// marks a token used once (the shared store's, or this process's).
 	factors     *factors.Store
@@ -207,6 +212,18 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		} else {
 			p.spend = newLocalSpent(p.now).SpendOnce
 		}
+		// Passkeys are bound to the origin users reach the service at:
+		// without [server] public_url they are not offered, and TOTP and
+		// recovery codes are the second factors.
+		if env.PublicURL != nil {
+			if p.passkeys, err = p.openPasskeys(env); err != nil {
+				return nil, fmt.Errorf("login: %w", err)
+			}
+			p.SetPasskeySlot(p.passkeySlotFor)
+		}
+	}
+	if cfg.PasskeyLogin && p.passkeys == nil {
+		return nil, errors.New("login: passkey_login needs second_factor = optional or required and [server] public_url")
 	}
 	if cfg.UseBcrypt {
 		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
@@ -227,6 +244,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
+	p.mountPasskeys(mux)
 	if p.factors != nil {
 		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
 		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)

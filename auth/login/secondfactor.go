@@ -295,6 +295,9 @@ func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, status i
 		page.Passkey = p.passkeySlot(r, user)
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if page.Passkey != "" {
+		ui.AllowScript(w.Header())
+	}
 	if err := ui.Render(w, status, "secondfactor", page); err != nil {
 		p.log.ErrorContext(r.Context(), "auth: rendering the second-factor page", "auth_type", Name, "err", err)
 	}

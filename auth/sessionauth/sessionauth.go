@@ -126,6 +126,16 @@ func New(o Options) *Guard {
 // Manager returns the session manager.
 func (g *Guard) Manager() *session.Manager { return g.o.Manager }
 
+// Store returns the store the sessions are kept in, nil for a guard made
+// by New. Other short-lived server-side state that must be shared the
+// same way (a passkey ceremony) is kept there too.
+func (g *Guard) Store() session.Store {
+	if g.sessions == nil {
+		return nil
+	}
+	return g.sessions.store
+}
+
 // LoginPath returns the path of the login page.
 func (g *Guard) LoginPath() string { return g.o.LoginPath }
 

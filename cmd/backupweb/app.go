@@ -46,6 +46,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 	}
 	factory.CheckPlacement(cfg.File, config.SectionKeys())
 	factory.CheckSecrets(cfg)
+	checkPasskeys(cfg)
 	if cfg.Server.Mode == config.ModeCatalog {
 		cfg.CheckBackupsDir() // in proxy and forward-auth modes the catalog is not served
 	}
@@ -79,7 +80,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		return a
 	}
 	env := auth.Deps{Logger: log, Errors: a.errs, StateDir: cfg.Server.StateDir,
-		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts}
+		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts, PublicURL: cfg.Server.PublicURL}
 	if cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
 		a.metrics = metrics.New()
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name == "oauth" {

@@ -105,6 +105,7 @@ func runServe(c *cli, args []string) int {
 			ResponseHeaderTimeout: a.cfg.Proxy.ResponseHeaderTimeout,
 			PassHostHeader:        a.cfg.Proxy.PassHostHeader,
 			RewriteRedirects:      a.cfg.Proxy.RewriteRedirects,
+			PublicURL:             a.cfg.Server.PublicURL,
 			Logger:                log,
 			Errors:                a.errs,
 		}

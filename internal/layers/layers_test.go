@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"qr":        nil,
 	"groupfile": nil,
 	"factors":   {"userfile"},
+	"passkey":   {"factors", "session"},
 	"ui":        {"catalog"},
 
 	// The core and the types.
@@ -42,7 +43,7 @@ var allowed = map[string][]string{
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "config", "peer", "session", "ui"},
-	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "password", "peer", "qr", "session", "throttle", "ui", "userfile"},
+	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "passkey", "password", "peer", "qr", "session", "throttle", "ui", "userfile"},
 	"auth/oauth":       {"auth", "auth/sessionauth", "config", "session", "ui"},
 	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "config"},
 
@@ -53,7 +54,7 @@ var allowed = map[string][]string{
 	"metrics":    {"auth", "buildinfo", "password", "session"},
 
 	// The program: it alone wires everything together.
-	"cmd/backupweb": {"access", "accesslog", "auth", "auth/factory", "buildinfo", "catalog", "config", "factors", "groupfile", "metrics", "password", "peer", "proxy", "qr", "redisstore", "ui", "userfile", "web"},
+	"cmd/backupweb": {"access", "accesslog", "auth", "auth/factory", "auth/login", "buildinfo", "catalog", "config", "factors", "groupfile", "metrics", "passkey", "password", "peer", "proxy", "qr", "redisstore", "ui", "userfile", "web"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.

@@ -1,0 +1,256 @@
+package login
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/passkey"
+	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/ui"
+)
+
+// Routes of the passkey at the second-factor step (a user with a passkey
+// completes the sign-in) and at the enrolment (with second_factor =
+// required, a user without a factor registers a passkey as their first).
+// They answer the passkey script in JSON, for a browser with a pending
+// state, and carry the sign-in form's CSRF token in X-CSRF-Token.
+const (
+	SecondFactorPasskeyBegin  = SecondFactorPath + "/passkey/begin"
+	SecondFactorPasskeyFinish = SecondFactorPath + "/passkey/finish"
+	EnrolPasskeyBegin         = EnrolPath + "/passkey/begin"
+	EnrolPasskeyFinish        = EnrolPath + "/passkey/finish"
+)
+
+// mountPasskeySteps adds the passkey routes of the second-factor step and
+// of the enrolment.
+func (p *Provider) mountPasskeySteps(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+SecondFactorPasskeyBegin, p.beginSecondPasskey)
+	mux.HandleFunc("POST "+SecondFactorPasskeyFinish, p.finishSecondPasskey)
+	if p.cfg.SecondFactor == SecondFactorRequired {
+		mux.HandleFunc("POST "+EnrolPasskeyBegin, p.beginEnrolPasskey)
+		mux.HandleFunc("POST "+EnrolPasskeyFinish, p.finishEnrolPasskey)
+	}
+}
+
+// passkeySlotFor is the passkey part of the second-factor page (see
+// SetPasskeySlot): a "Use a passkey" button for a user with a passkey.
+func (p *Provider) passkeySlotFor(r *http.Request, user string) template.HTML {
+	rec, st := p.factorsOf(user)
+	if st != factors.Enrolled || rec == nil || len(rec.Passkeys) == 0 {
+		return ""
+	}
+	next := p.Guard.SafeNext(r.FormValue("next"))
+	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: SecondFactorPasskeyBegin, FinishURL: SecondFactorPasskeyFinish, Next: next})
+}
+
+// enrolSlotFor is the passkey part of the enrolment page: a form that
+// registers a passkey instead of an authenticator app.
+func (p *Provider) enrolSlotFor(next string) template.HTML {
+	if p.passkeys == nil || p.cfg.SecondFactor != SecondFactorRequired {
+		return ""
+	}
+	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: EnrolPasskeyBegin, FinishURL: withNext(EnrolPasskeyFinish, next), Next: next, Register: true})
+}
+
+// pendingJSON returns the pending state of r for a passkey route whose
+// user's factors must say want (Enrolled at the step, None at the
+// enrolment). The sign-in form's CSRF token comes in X-CSRF-Token. ok
+// false: a refusal was written (403, 401, 409).
+func (p *Provider) pendingJSON(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, bool) {
+	st, ok := p.pendingOf(r)
+	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
+		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, st.User)
+		p.errs.Refuse(w, r, http.StatusForbidden, MsgBadCSRF)
+		return pending{}, false
+	}
+	if !ok || !p.users.Load().admits(st.User, st.Cred) {
+		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.errs.Refuse(w, r, http.StatusUnauthorized, MsgPendingExpired)
+		return pending{}, false
+	}
+	switch _, got := p.factorsOf(st.User); {
+	case got == factors.Broken:
+		auth.LogRefused(p.log, r, Name, auth.ReasonFactorsBroken, st.User)
+		p.endPending(w, r)
+		p.errs.Refuse(w, r, http.StatusForbidden, MsgFactorsBroken)
+		return pending{}, false
+	case got != want:
+		// Enrolled meanwhile, or the factors were reset: start again.
+		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.errs.Refuse(w, r, http.StatusConflict, msgEnrolled)
+		return pending{}, false
+	}
+	return st, true
+}
+
+// beginSecondPasskey is POST SecondFactorPasskeyBegin.
+func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
+	st, ok := p.pendingJSON(w, r, factors.Enrolled)
+	if !ok {
+		return
+	}
+	req, ok := p.readPasskeyRequest(w, r)
+	if !ok {
+		return
+	}
+	b, err := p.passkeys.BeginLogin(r.Context(), st.User, p.Guard.SafeNext(req.Next))
+	if errors.Is(err, passkey.ErrNoPasskeys) {
+		auth.LogRefusedDetail(p.log, r, Name, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
+		p.errs.Refuse(w, r, http.StatusUnauthorized, MsgPasskeyRefused)
+		return
+	}
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
+}
+
+// finishSecondPasskey is POST SecondFactorPasskeyFinish: the browser's
+// answer, counted against the same limits as the password (the address,
+// and the name or device); a right one completes the sign-in.
+func (p *Provider) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
+	st, ok := p.pendingJSON(w, r, factors.Enrolled)
+	if !ok {
+		return
+	}
+	req, ok := p.readPasskeyRequest(w, r)
+	if !ok {
+		return
+	}
+	v, err := p.counted(r, p.limitsFor(r, st.User), st.User, func(ctx context.Context) (passkey.Verdict, error) {
+		return p.passkeys.FinishLogin(ctx, st.User, req.Ceremony, req.Credential)
+	})
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	if !v.OK {
+		v.User = st.User
+		p.refusePasskey(w, r, v)
+		return
+	}
+	p.completeJSON(w, r, st, SecondFactorPasskey, v.Next, nil)
+}
+
+// beginEnrolPasskey is POST EnrolPasskeyBegin: a user who must enrol
+// begins registering a passkey.
+func (p *Provider) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
+	st, ok := p.pendingJSON(w, r, factors.None)
+	if !ok {
+		return
+	}
+	b, err := p.passkeys.BeginRegistration(r.Context(), st.User)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
+}
+
+// finishEnrolPasskey is POST EnrolPasskeyFinish: the pending state is
+// spent, the passkey stored with ten new recovery codes, the session
+// started, and the answer carries the codes (shown once) and next.
+func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
+	st, ok := p.pendingJSON(w, r, factors.None)
+	if !ok {
+		return
+	}
+	req, ok := p.readPasskeyRequest(w, r)
+	if !ok {
+		return
+	}
+	name, ok := passkeyName(req.Name)
+	if !ok {
+		p.errs.Refuse(w, r, http.StatusBadRequest, msgPasskeyName)
+		return
+	}
+	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
+	p.completeJSON(w, r, st, SecondFactorPasskey, next, func() ([]string, bool) {
+		v, err := p.passkeys.FinishRegistration(r.Context(), st.User, req.Ceremony, name, req.Credential)
+		if err != nil {
+			p.errs.Error(w, r, err)
+			return nil, false
+		}
+		if !v.OK {
+			auth.LogRefusedDetail(p.log, r, Name, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
+			p.errs.Refuse(w, r, http.StatusBadRequest, msgPasskeyNotAdded+" Sign in again to retry.")
+			return nil, false
+		}
+		codes, err := p.newRecovery(st.User)
+		if err != nil {
+			p.errs.Error(w, r, err)
+			return nil, false
+		}
+		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", SecondFactorPasskey, "file", p.factors.Path())
+		return codes, true
+	})
+}
+
+// newRecovery stores ten new recovery codes for user and returns them.
+func (p *Provider) newRecovery(user string) ([]string, error) {
+	keys := p.factors.Keys()
+	var codes []string
+	err := p.factors.Edit(func(d *factors.Doc) error {
+		rec, err := d.GetOrNew(user)
+		if err != nil {
+			return err
+		}
+		codes, rec.Recovery = keys.NewRecoveryCodes(user)
+		return d.Put(rec)
+	})
+	return codes, err
+}
+
+// completeJSON is the end of a second-factor step the passkey script
+// made, as complete is for the forms: the pending state is spent (401
+// when it was already), commit runs when not nil (it answers and returns
+// false on failure), the user's failure count is forgotten, the session
+// started with a fresh id and the factor named, and the answer is
+// {"next": ..., "recovery": [...]} (the codes commit returned, if any).
+func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pending, factor, next string, commit func() ([]string, bool)) {
+	fresh, err := p.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
+	if err != nil {
+		p.errs.Error(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err))
+		return
+	}
+	if !fresh {
+		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.errs.Refuse(w, r, http.StatusUnauthorized, MsgPendingExpired)
+		return
+	}
+	var codes []string
+	if commit != nil {
+		var ok bool
+		if codes, ok = commit(); !ok {
+			p.endPending(w, r)
+			return
+		}
+	}
+	limits := p.limitsFor(r, st.User)
+	last := limits[len(limits)-1]
+	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
+		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
+	}
+	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
+	if err := p.Guard.Begin(w, r, d); err != nil {
+		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+		return
+	}
+	p.endPending(w, r)
+	p.issueDevice(w, r, st.User)
+	auth.LogSignedIn(p.log, r, Name, st.User)
+	writeJSON(w, struct {
+		Next     string   `json:"next"`
+		Recovery []string `json:"recovery,omitempty"`
+	}{p.Guard.SafeNext(next), codes})
+}
