@@ -46,8 +46,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "serve [-config PATH] [-listen ADDR] [-log-format text|json] [-log-level LEVEL]", "run the web interface", runServe},
-		{"check-config", "check-config [-config PATH] [-as-service | -as-user NAME] [ -explain ]", "validate the configuration without serving; -as-service: and the service user's access to its files; -explain: list the effective access rules", runCheckConfig},
-		{"access", "access [-config PATH] -user NAME [-method M] -path P [-host H] [-groups G,...] [ -second-factor ]", "print what the access rules decide for one request: DECISION RULE", runAccess},
+		{"check-config", "check-config [-config PATH] [-as-service | -as-user NAME] [-explain]", "validate the configuration without serving; -as-service: and the service user's access to its files; -explain: list the effective access rules", runCheckConfig},
+		{"access", "access [-config PATH] -user NAME [-method M] -path P [-host H] [-groups G,...] [-second-factor]", "print what the access rules decide for one request: DECISION RULE", runAccess},
 		{"hash-password", "hash-password [-cost N]", "read a password on standard input and print its bcrypt hash", runHashPassword},
 		{"gen-secret", "gen-secret", "print a fresh secret key for BACKUP_SECRET_KEY", runGenSecret},
 		{"user", "user add|passwd|del|list|totp|recovery-codes|factors -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [USERNAME]", "manage a user file and its users' second factors", runUser},
