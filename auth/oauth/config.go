@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -90,9 +91,9 @@ func (c Config) withDefaults(k *kind) Config {
 		c.BaseURL = k.baseURL
 	}
 	if !c.OpenIDConnect() {
-		c.AuthURL = cmpOr(c.AuthURL, k.endpoint(c.BaseURL, k.authURL))
-		c.TokenURL = cmpOr(c.TokenURL, k.endpoint(c.BaseURL, k.tokenURL))
-		c.UserinfoURL = cmpOr(c.UserinfoURL, k.endpoint(c.BaseURL, k.userinfoURL))
+		c.AuthURL = cmp.Or(c.AuthURL, k.endpoint(c.BaseURL, k.authURL))
+		c.TokenURL = cmp.Or(c.TokenURL, k.endpoint(c.BaseURL, k.tokenURL))
+		c.UserinfoURL = cmp.Or(c.UserinfoURL, k.endpoint(c.BaseURL, k.userinfoURL))
 	}
 	if len(c.Scopes) == 0 {
 		c.Scopes = slices.Clone(k.scopes)
@@ -104,13 +105,6 @@ func (c Config) withDefaults(k *kind) Config {
 		c.SessionLifetime = DefaultLifetime
 	}
 	return c
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Load reads a Config from the [authentication] section. Every problem is
