@@ -117,19 +117,6 @@ type Provider interface {
 	Challenge(w http.ResponseWriter, r *http.Request)
 }
 
-// Mounter is implemented by providers that serve routes of their own: the
-// login page, logout, the OAuth login and callback: what the Flask-era
-// service called init_app(app).
-type Mounter interface {
-	Mount(mux *http.ServeMux)
-}
-
-// Reloader is implemented by providers whose data can be re-read without a
-// restart (the flask-login user file). The program calls Reload on SIGHUP.
-type Reloader interface {
-	Reload() error
-}
-
 // Deps is what the program hands every provider besides its configuration
 // section: the services it shares with them (logger, clock, error writer,
 // shared state) and the facts they need (secret key, state folder, cookie

@@ -84,7 +84,10 @@ type Guard struct {
 	sessions *Sessions // nil for a guard made by New
 }
 
-var _ auth.Rechecker = (*Guard)(nil)
+var (
+	_ auth.Rechecker      = (*Guard)(nil)
+	_ auth.SessionCounter = (*Guard)(nil)
+)
 
 // Open opens the sessions of the type o.Type (see OpenSessions: the
 // shared store, or a file store in deps.StateDir) and returns the guard
