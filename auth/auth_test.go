@@ -31,8 +31,11 @@ func (p fakeProvider) Identify(r *http.Request) (User, bool, error) {
 
 func (fakeProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Fake realm="t"`)
-	(&Errors{}).Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	testErrs.Refuse(w, r, NoCredentials)
 }
+
+// testErrs answers JSON under /api/, as the program's error writer does.
+var testErrs = &Errors{JSONPaths: []string{"/api/"}}
 
 func TestRequireAuth(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,7 +68,7 @@ func TestRequireAuth(t *testing.T) {
 			if tt.user != "" {
 				r.Header.Set("X-User", tt.user)
 			}
-			RequireAuth(tt.p, &Errors{})(ok).ServeHTTP(rec, r)
+			RequireAuth(tt.p, testErrs)(ok).ServeHTTP(rec, r)
 			if rec.Code != tt.wantStatus {
 				t.Fatalf("status %d, want %d", rec.Code, tt.wantStatus)
 			}

@@ -273,7 +273,7 @@ func TestConnections(t *testing.T) {
 			if !auth.IsUnavailable(err) || !auth.IsStoreDown(err) {
 				t.Fatalf("error %v is not Unavailable and StoreDown", err)
 			}
-			if rp := auth.ReplyTo(err); rp.Status != 503 || rp.Message != auth.MsgStoreDown {
+			if rp := auth.ReplyTo(err); rp.Status != 503 || rp.Message != auth.StoreNotAnswering.Message() {
 				t.Fatalf("reply to %v: %d %q, want 503 saying the session store does not answer", err, rp.Status, rp.Message)
 			}
 			if strings.Contains(err.Error(), cfg.Password) && cfg.Password != "" {

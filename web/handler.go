@@ -81,14 +81,13 @@ type Options struct {
 // page, a link back); unexpected errors, and pages that cannot be
 // rendered, are logged to log.
 func NewErrors(log *slog.Logger) *auth.Errors {
+	// Refusals under /api/ and on the forward-auth endpoints (/auth/…) are
+	// JSON whatever Accept says: their clients are programs.
+	jsonPaths := []string{"/api/", "/auth/"}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &auth.Errors{Logger: log, Page: func(w http.ResponseWriter, r *http.Request, status int, message string) {
-		if err := ui.Render(w, status, "error", ui.ErrorPage{Brand: ui.BrandOf(r.Context()), Status: status, Message: message}); err != nil {
-			log.ErrorContext(r.Context(), "web: rendering the error page", "err", err)
-		}
-	}}
+	return &auth.Errors{Logger: log, JSONPaths: jsonPaths, Page: ui.ErrorWriter(log)}
 }
 
 // NewHandler returns the whole HTTP surface:
@@ -155,7 +154,7 @@ func NewHandler(o Options) http.Handler {
 	// its cleaned form; under /backups/ such a path is simply not a
 	// backup. It is still protected, so it says nothing to strangers.
 	notCanonical := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusNotFound, msgNoBackup)
+		s.fail(w, r, auth.NoBackup)
 	}))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.RequestURI == "*" {
@@ -176,7 +175,7 @@ func NewHandler(o Options) http.Handler {
 			iw := &interceptWriter{ResponseWriter: w}
 			mux.ServeHTTP(iw, r)
 			if iw.code != 0 {
-				s.fail(w, r, iw.code, unroutedMessage(iw.code))
+				s.fail(w, r, unrouted(iw.code))
 			}
 			return
 		}
@@ -247,12 +246,12 @@ func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handle
 	})
 }
 
-// unroutedMessage is the sentence for a request no route takes.
-func unroutedMessage(code int) string {
+// unrouted is the refusal of a request no route takes.
+func unrouted(code int) auth.Refusal {
 	if code == http.StatusMethodNotAllowed {
-		return "This address does not accept that method."
+		return auth.WrongMethod
 	}
-	return "There is nothing at this address."
+	return auth.NoRoute
 }
 
 // interceptWriter swallows a 404 or 405 the mux writes for a request no
@@ -295,7 +294,7 @@ func limitBody(s *site, next http.Handler) http.Handler {
 			// Not reading the body: the server closes the connection
 			// after the answer rather than draining megabytes.
 			w.Header().Set("Connection", "close")
-			s.fail(w, r, http.StatusRequestEntityTooLarge, "The request is too large.")
+			s.fail(w, r, auth.TooLarge)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
@@ -327,5 +326,5 @@ func (missingProvider) Identify(*http.Request) (auth.User, bool, error) {
 }
 
 func (m missingProvider) Challenge(w http.ResponseWriter, r *http.Request) {
-	m.errs.Refuse(w, r, http.StatusInternalServerError, "Authentication is not configured.")
+	m.errs.Refuse(w, r, auth.NotConfigured)
 }

@@ -42,7 +42,7 @@ func serveUserinfo(p auth.Provider, errs *auth.Errors) http.HandlerFunc {
 			errs.Error(w, r, err)
 			return
 		case !ok:
-			errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
+			errs.Refuse(w, r, auth.SignInFirst)
 			return
 		}
 		out := userinfo{Username: u.Name, Type: u.Type}

@@ -243,7 +243,7 @@ func (p *Provider) check(ctx context.Context, user, pass string) (bool, error) {
 // browsers show their password prompt with the configured realm.
 func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", p.header)
-	p.errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: this service asks for a user name and password.")
+	p.errs.Refuse(w, r, auth.AskPassword)
 }
 
 // Reload empties the verification cache, lifts every throttling block and

@@ -234,7 +234,7 @@ func checkTemplate(s *config.Section, path string) *template.Template {
 		return nil
 	}
 	var b strings.Builder
-	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: MsgBadCredentials, Username: "user"}
+	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: auth.BadCredentials.Message(), Username: "user"}
 	if err := t.Execute(&b, sample); err != nil {
 		s.Errorf("login_template", "the template fails with the login page's data: %v", err)
 		return nil

@@ -111,6 +111,8 @@ func newHarness(t testing.TB, edit func(*Config)) *harness {
 		StateDir:  filepath.Join(dir, "state"),
 		Now:       h.clock.Now,
 	}
+	// The program hands the providers the web layer's error writer.
+	h.env.Errors = web.NewErrors(h.env.Logger)
 	h.backups = filepath.Join(dir, "backups")
 	if err := os.MkdirAll(h.backups, 0o700); err != nil {
 		t.Fatal(err)
@@ -131,7 +133,7 @@ func (h *harness) start() {
 		h.t.Fatalf("New: %v", err)
 	}
 	h.p = p
-	h.handler = web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(h.backups), Logger: h.env.Logger, Resolver: h.resolver})
+	h.handler = web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(h.backups), Logger: h.env.Logger, Errors: h.env.Errors, Resolver: h.resolver})
 	h.srv = httptest.NewServer(h.handler)
 	h.t.Cleanup(h.stop)
 }

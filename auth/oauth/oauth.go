@@ -101,7 +101,12 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		kind:   k,
 		client: client,
 		log:    env.Log(),
-		errs:   env.Errs(),
+		errs:   env.Errors,
+	}
+	if p.errs == nil {
+		// Without the program's writer, a person still gets the styled
+		// page with the sign-in's own title.
+		p.errs = &auth.Errors{Logger: p.log, Page: ui.ErrorWriter(p.log)}
 	}
 	if env.Shared != nil {
 		p.spend = func(ctx context.Context, state string) (bool, error) {

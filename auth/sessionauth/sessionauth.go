@@ -24,14 +24,6 @@ import (
 // GET shows the confirmation page with that form (see Guard.LogoutPage).
 const LogoutPath = "/logout"
 
-// staleForm is what a logout without a good CSRF token is told: most
-// often a page left open from an earlier session. It names what the
-// service guards (ui.Brand.ProductName).
-func staleForm(r *http.Request) string {
-	return "This page is out of date, so the request was not carried out. Go back to " +
-		ui.BrandOf(r.Context()).ProductName() + ", reload the page and try again."
-}
-
 // maxLogoutBody bounds what Logout reads of a request body.
 const maxLogoutBody = 64 << 10
 
@@ -211,7 +203,7 @@ func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, LoginURL(g.o.LoginPath, r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
-	g.o.Errors.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
+	g.o.Errors.Refuse(w, r, auth.SignInFirst)
 }
 
 // Begin starts a session for d after a successful login. The session gets
@@ -244,11 +236,11 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		}
 		if !g.o.Manager.ValidCSRF(s, token) {
 			auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonBadCSRF, s.Username)
-			g.o.Errors.Refuse(w, r, http.StatusForbidden, staleForm(r))
+			g.o.Errors.Refuse(w, r, auth.StaleForm, ui.BrandOf(r.Context()).ProductName())
 			return
 		}
 	} else if r.Header.Get(CSRFHeader) == "" && r.PostFormValue("csrf_token") == "" {
-		g.o.Errors.Refuse(w, r, http.StatusForbidden, staleForm(r))
+		g.o.Errors.Refuse(w, r, auth.StaleForm, ui.BrandOf(r.Context()).ProductName())
 		return
 	}
 	if err := g.o.Manager.Destroy(w, r); err != nil {
