@@ -200,7 +200,7 @@ func (g *Guard) Recheck(r *http.Request, u auth.User) func(ctx context.Context) 
 // everything else 401.
 func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
 	if auth.WantsHTML(r) {
-		http.Redirect(w, r, LoginURL(g.o.LoginPath, r.URL.RequestURI()), http.StatusSeeOther)
+		http.Redirect(w, r, g.LoginURLFor(r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
 	g.o.Errors.Refuse(w, r, auth.SignInFirst)
@@ -262,11 +262,11 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-// SafeNext returns next when it is a local path (see the package-level
-// SafeNext) or an absolute https URL whose host is one of
-// Options.RedirectHosts, else "/". Nothing else is ever a redirect target.
+// SafeNext returns next when it is a local path (see localPath) or an
+// absolute https URL whose host is one of Options.RedirectHosts, else "/".
+// Nothing else is ever a redirect target.
 func (g *Guard) SafeNext(next string) string {
-	if local := SafeNext(next); local != "/" || next == "/" || len(g.o.RedirectHosts) == 0 {
+	if local := localPath(next); local != "/" || next == "/" || len(g.o.RedirectHosts) == 0 {
 		return local
 	}
 	u, err := url.Parse(next)
@@ -284,16 +284,11 @@ func (g *Guard) SafeNext(next string) string {
 }
 
 // LoginURLFor returns the login page's URL with next as its query
-// parameter, next checked by SafeNext (so it may name a redirect host).
+// parameter, next checked by SafeNext (so it may name a redirect host):
+// "/" when next is no safe target. next is always present, so a login page
+// can tell where the browser was going.
 func (g *Guard) LoginURLFor(next string) string {
 	return g.o.LoginPath + "?next=" + url.QueryEscape(g.SafeNext(next))
-}
-
-// LoginURL returns loginPath with next as its query parameter: the
-// original path and query when it is a local path, "/" otherwise. next is
-// always present, so a login page can tell where the browser was going.
-func LoginURL(loginPath, next string) string {
-	return loginPath + "?next=" + url.QueryEscape(SafeNext(next))
 }
 
 // SignedOutQuery is added to the login page's URL after a logout, so the
@@ -301,13 +296,13 @@ func LoginURL(loginPath, next string) string {
 // set it, and all it does is show that sentence.
 const SignedOutQuery = "signed_out=1"
 
-// SafeNext returns next when it is a local path, else "/". A local path
+// localPath returns next when it is a local path, else "/". A local path
 // starts with exactly one slash: "//host" and "/\host" are read by browsers
 // as another host, and an absolute URL is another site. Backslashes, which
 // browsers treat as slashes, control characters, which some browsers strip
 // before resolving, and "." or ".." segments, which a redirect cleans into
 // something else ("/./\host" becomes "/\host"), are refused anywhere.
-func SafeNext(next string) string {
+func localPath(next string) string {
 	if next == "" || next[0] != '/' || len(next) > 2048 {
 		return "/"
 	}
