@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,23 +14,20 @@ import (
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/password"
-	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/ui"
 	"github.com/backupweb/backupweb/userfile"
 )
 
 // Keys are the [authentication] keys type flask-login reads, besides "type".
-var Keys = []string{
-	"users_file", "use_bcrypt", "login_view", "login_template",
-	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
-	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
-}
+var Keys = slices.Concat(
+	[]string{"users_file", "use_bcrypt", "login_view", "login_template"},
+	sessionauth.SettingsKeys,
+	[]string{"max_failures", "max_user_failures", "failure_window", "attempt_wait"},
+)
 
 // Defaults of the keys.
 const (
 	DefaultLoginPath       = "/login"
-	DefaultIdleTimeout     = 30 * time.Minute
-	DefaultLifetime        = 12 * time.Hour
 	DefaultMaxFailures     = 10
 	DefaultMaxUserFailures = 5
 	DefaultFailureWindow   = 15 * time.Minute
@@ -61,18 +59,10 @@ type Config struct {
 	// built-in login page (see package ui for the data it receives). Empty:
 	// the built-in page.
 	LoginTemplate string
-	// IdleTimeout ends a session unused for that long. Default 30m.
-	IdleTimeout time.Duration
-	// IdleRenewal says which requests renew the idle deadline. Default
-	// session.RenewNavigation: top-level navigations, not a page's
-	// background requests.
-	IdleRenewal session.Renewal
-	// Lifetime ends a session that long after login, whatever its activity.
-	// Default 12h.
-	Lifetime time.Duration
-	// MaxSessionsPerUser bounds one user's live sessions; a new login ends
-	// the oldest beyond it. Default session.DefaultMaxPerUser (20).
-	MaxSessionsPerUser int
+	// Settings are the session keys every session type shares
+	// (session_idle_timeout, idle_renewal, session_lifetime,
+	// max_sessions_per_user), with their defaults.
+	sessionauth.Settings
 	// MaxFailures is how many failed logins one client address may make
 	// within FailureWindow before it is answered 429. Default 10.
 	MaxFailures int
@@ -115,8 +105,7 @@ func (cfg Config) withDefaults() Config {
 	if cfg.LoginPath == "" {
 		cfg.LoginPath = DefaultLoginPath
 	}
-	def(&cfg.IdleTimeout, DefaultIdleTimeout)
-	def(&cfg.Lifetime, DefaultLifetime)
+	cfg.Settings = cfg.Settings.WithDefaults()
 	def(&cfg.FailureWindow, DefaultFailureWindow)
 	def(&cfg.PollInterval, DefaultPollInterval)
 	if cfg.MaxFailures <= 0 {
@@ -138,18 +127,15 @@ func (cfg Config) withDefaults() Config {
 func Load(s *config.Section) (cfg Config, ok bool) {
 	before := errorCount(s.Report())
 	cfg = Config{
-		UsersFile:          s.String("users_file", ""),
-		LoginPath:          s.String("login_view", ""),
-		UseBcrypt:          s.Bool("use_bcrypt", false),
-		LoginTemplate:      s.String("login_template", ""),
-		IdleTimeout:        s.Duration("session_idle_timeout", DefaultIdleTimeout),
-		IdleRenewal:        sessionauth.LoadRenewal(s),
-		Lifetime:           s.Duration("session_lifetime", DefaultLifetime),
-		MaxFailures:        s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
-		MaxUserFailures:    s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
-		FailureWindow:      s.Duration("failure_window", DefaultFailureWindow),
-		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
-		AttemptWait:        auth.LoadAttemptWait(s),
+		UsersFile:       s.String("users_file", ""),
+		LoginPath:       s.String("login_view", ""),
+		UseBcrypt:       s.Bool("use_bcrypt", false),
+		LoginTemplate:   s.String("login_template", ""),
+		Settings:        sessionauth.LoadSettings(s),
+		MaxFailures:     s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
+		MaxUserFailures: s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
+		FailureWindow:   s.Duration("failure_window", DefaultFailureWindow),
+		AttemptWait:     auth.LoadAttemptWait(s),
 	}
 	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)

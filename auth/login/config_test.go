@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/session"
 )
@@ -69,7 +70,7 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	want := Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/login",
-		IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20,
+		Settings:    sessionauth.Settings{IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20},
 		MaxFailures: 10, MaxUserFailures: 5, FailureWindow: 15 * time.Minute,
 	}
 	if cfg.read == nil || cfg.read.users == nil {
@@ -100,8 +101,8 @@ func TestLoadAllKeys(t *testing.T) {
 	}
 	want := Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
-		IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4,
-		IdleRenewal: session.RenewAny, MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
+		Settings:    sessionauth.Settings{IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4, IdleRenewal: session.RenewAny},
+		MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
 		AttemptWait: 3 * time.Second,
 	}
 	if cfg.read == nil || cfg.read.users == nil {

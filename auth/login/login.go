@@ -165,8 +165,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	p.Guard, err = sessionauth.Open(env, sessionauth.Options{
 		Type:        Name,
 		LoginPath:   cfg.LoginPath,
-		IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime, MaxPerUser: cfg.MaxSessionsPerUser,
-		Renewal: cfg.IdleRenewal,
+		Settings:    cfg.Settings,
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password
 		// changed while the service was stopped included).

@@ -121,8 +121,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		Type:           Name,
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
-		IdleTimeout:    cfg.SessionIdleTimeout, Lifetime: cfg.SessionLifetime, MaxPerUser: cfg.MaxSessionsPerUser,
-		Renewal: cfg.IdleRenewal,
+		Settings:       cfg.Settings,
 		Admit:   p.admits,
 	})
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
@@ -38,14 +37,9 @@ type Options struct {
 	// Manager keeps the sessions. Required by New; Open makes it (with
 	// the store under it, which the guard then owns and closes).
 	Manager *session.Manager
-	// IdleTimeout, Lifetime and MaxPerUser configure the sessions Open
-	// makes (see session.Options); zero takes the defaults.
-	IdleTimeout, Lifetime time.Duration
-	MaxPerUser            int
-	// Renewal says which requests renew the idle deadline of the
-	// sessions Open makes ([authentication] idle_renewal). Default
-	// session.RenewNavigation.
-	Renewal session.Renewal
+	// Settings configure the sessions Open keeps (the type's session
+	// keys; zero values take their defaults).
+	Settings
 	// LoginPath is where Challenge sends browsers, with ?next=. Required.
 	LoginPath string
 	// LogoutRedirect is where Logout sends the browser. Default LoginPath.
@@ -85,7 +79,7 @@ var (
 // shared store, or a file store in deps.StateDir) and returns the guard
 // that owns them. o.Manager is ignored.
 func Open(deps auth.Deps, o Options) (*Guard, error) {
-	s, err := openSessions(deps, o.Type, o.IdleTimeout, o.Lifetime, o.MaxPerUser, o.Renewal)
+	s, err := OpenSessions(deps, o.Type, o.Settings)
 	if err != nil {
 		return nil, err
 	}
