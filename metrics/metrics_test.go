@@ -53,7 +53,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func TestBasicFamiliesMove(t *testing.T) {
 	m := metrics.New()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
-	p, err := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, MaxFailures: 2}, auth.Deps{Logger: quiet()})
+	p, err := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

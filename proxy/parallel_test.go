@@ -64,7 +64,7 @@ func guardBasic(t *testing.T, up string) guarded {
 		t.Fatal(err)
 	}
 	return guard(t, up, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, MaxFailures: 2}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: log})
 	})
 }
 

@@ -13,7 +13,6 @@
 package basic
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -37,11 +36,6 @@ const Name = "basic"
 const (
 	// DefaultRealm is the realm shown in the browser's password prompt.
 	DefaultRealm = "backupweb"
-	// DefaultMaxFailures is how many wrong credentials one client address
-	// may send within the failure window before it is answered 429.
-	DefaultMaxFailures = 10
-	// DefaultFailureWindow is how long failures are remembered.
-	DefaultFailureWindow = 15 * time.Minute
 	// DefaultCacheTTL is how long a verified credential is trusted without
 	// running bcrypt again.
 	DefaultCacheTTL = 5 * time.Minute
@@ -59,21 +53,12 @@ type Config struct {
 	UseBcrypt bool
 	// Realm is the text of the browser's prompt. Default DefaultRealm.
 	Realm string
-	// MaxFailures is how many wrong credentials one client address may send
-	// within FailureWindow before it is answered 429. Default
-	// DefaultMaxFailures.
-	MaxFailures int
-	// FailureWindow is how long failures are remembered. Default
-	// DefaultFailureWindow.
-	FailureWindow time.Duration
+	// Throttling is the failure limit by client address (max_failures,
+	// failure_window, attempt_wait), with its defaults.
+	auth.Throttling
 	// CacheTTL is how long a verified credential is trusted without running
 	// bcrypt again. Default DefaultCacheTTL.
 	CacheTTL time.Duration
-	// AttemptWait is how long a request waits for a throttling slot held
-	// by others in flight without any verdict arriving
-	// (throttle.Options.Wait), at most throttle.MaxCheck. Default:
-	// derived, auth.AttemptWait.
-	AttemptWait time.Duration
 }
 
 // Provider checks HTTP Basic credentials against one user.
@@ -102,12 +87,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	if cfg.Realm == "" {
 		cfg.Realm = DefaultRealm
 	}
-	if cfg.MaxFailures <= 0 {
-		cfg.MaxFailures = DefaultMaxFailures
-	}
-	if cfg.FailureWindow <= 0 {
-		cfg.FailureWindow = DefaultFailureWindow
-	}
+	cfg.Throttling = cfg.Throttling.WithDefaults()
 	if cfg.CacheTTL <= 0 {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
@@ -127,7 +107,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
 		limiter: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
-			Wait:   cmp.Or(cfg.AttemptWait, auth.AttemptWait(cfg.UseBcrypt, cost)),
+			Wait:   cfg.Wait(cfg.UseBcrypt, cost),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		log:    env.Log(),

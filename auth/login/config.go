@@ -22,15 +22,14 @@ import (
 var Keys = slices.Concat(
 	[]string{"users_file", "use_bcrypt", "login_view", "login_template"},
 	sessionauth.SettingsKeys,
-	[]string{"max_failures", "max_user_failures", "failure_window", "attempt_wait"},
+	auth.ThrottlingKeys,
+	[]string{"max_user_failures"},
 )
 
 // Defaults of the keys.
 const (
 	DefaultLoginPath       = "/login"
-	DefaultMaxFailures     = 10
 	DefaultMaxUserFailures = 5
-	DefaultFailureWindow   = 15 * time.Minute
 	// DefaultPollInterval is how often the user file is checked for
 	// changes.
 	DefaultPollInterval = 2 * time.Second
@@ -63,9 +62,9 @@ type Config struct {
 	// (session_idle_timeout, idle_renewal, session_lifetime,
 	// max_sessions_per_user), with their defaults.
 	sessionauth.Settings
-	// MaxFailures is how many failed logins one client address may make
-	// within FailureWindow before it is answered 429. Default 10.
-	MaxFailures int
+	// Throttling is the failure limit by client address (max_failures,
+	// failure_window, attempt_wait), with its defaults.
+	auth.Throttling
 	// MaxUserFailures is how many failed logins one user name may receive,
 	// from any address, within FailureWindow before logins for that name
 	// are answered 429. Default 5. It slows a distributed guess at one
@@ -73,12 +72,6 @@ type Config struct {
 	// for a window (except from browsers with a device cookie for it, see
 	// DeviceCookie).
 	MaxUserFailures int
-	// FailureWindow is how long failures are remembered. Default 15m.
-	FailureWindow time.Duration
-	// AttemptWait is how long a login waits for a throttling slot held by
-	// others in flight without any verdict arriving (throttle.Options.Wait),
-	// at most throttle.MaxCheck. Default: derived, auth.AttemptWait.
-	AttemptWait time.Duration
 	// PollInterval is how often the user file is checked for changes. It
 	// is not read from the configuration. Default DefaultPollInterval; a
 	// negative value turns polling off (Reload, on SIGHUP, still works).
@@ -106,11 +99,8 @@ func (cfg Config) withDefaults() Config {
 		cfg.LoginPath = DefaultLoginPath
 	}
 	cfg.Settings = cfg.Settings.WithDefaults()
-	def(&cfg.FailureWindow, DefaultFailureWindow)
 	def(&cfg.PollInterval, DefaultPollInterval)
-	if cfg.MaxFailures <= 0 {
-		cfg.MaxFailures = DefaultMaxFailures
-	}
+	cfg.Throttling = cfg.Throttling.WithDefaults()
 	if cfg.MaxUserFailures <= 0 {
 		cfg.MaxUserFailures = DefaultMaxUserFailures
 	}
@@ -132,10 +122,8 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		UseBcrypt:       s.Bool("use_bcrypt", false),
 		LoginTemplate:   s.String("login_template", ""),
 		Settings:        sessionauth.LoadSettings(s),
-		MaxFailures:     s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
+		Throttling:      auth.LoadThrottling(s),
 		MaxUserFailures: s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
-		FailureWindow:   s.Duration("failure_window", DefaultFailureWindow),
-		AttemptWait:     auth.LoadAttemptWait(s),
 	}
 	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)

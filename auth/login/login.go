@@ -126,10 +126,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
 		return nil, err
 	}
-	wait := cfg.AttemptWait
-	if wait <= 0 {
-		wait = auth.AttemptWait(cfg.UseBcrypt, rd.set.decoyCost)
-	}
+	wait := cfg.Wait(cfg.UseBcrypt, rd.set.decoyCost)
 	p := &Provider{
 		cfg: cfg,
 		// Successes are not cached: a login is checked once per session,
@@ -163,9 +160,9 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		}
 	}
 	p.Guard, err = sessionauth.Open(env, sessionauth.Options{
-		Type:        Name,
-		LoginPath:   cfg.LoginPath,
-		Settings:    cfg.Settings,
+		Type:      Name,
+		LoginPath: cfg.LoginPath,
+		Settings:  cfg.Settings,
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password
 		// changed while the service was stopped included).

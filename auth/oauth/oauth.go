@@ -122,7 +122,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
 		Settings:       cfg.Settings,
-		Admit:   p.admits,
+		Admit:          p.admits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)

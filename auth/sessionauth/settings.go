@@ -3,6 +3,7 @@ package sessionauth
 import (
 	"time"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -41,19 +42,9 @@ func (s Settings) WithDefaults() Settings {
 	return s
 }
 
-// Section is what LoadSettings reads keys from and records problems in:
-// *config.Section, the [authentication] section, handed in as this small
-// interface so that this package does not depend on the INI format.
-type Section interface {
-	String(key, def string) string
-	Int(key string, def, min, max int) int
-	Duration(key string, def time.Duration) time.Duration
-	Errorf(key, format string, args ...any)
-}
-
 // LoadSettings reads SettingsKeys from s, each with its default; a wrong
 // value is a problem at its key's line.
-func LoadSettings(s Section) Settings {
+func LoadSettings(s auth.Section) Settings {
 	return Settings{
 		IdleTimeout:        s.Duration("session_idle_timeout", session.DefaultIdleTimeout),
 		IdleRenewal:        LoadRenewal(s),

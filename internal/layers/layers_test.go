@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"ui":       {"catalog"},
 
 	// The core and the types.
-	"auth":             {"config", "password", "peer", "session", "throttle"},
+	"auth":             {"password", "peer", "session", "throttle"},
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "config", "peer", "session", "ui"},
