@@ -150,6 +150,9 @@ type Deps struct {
 	// Shared). Nil: sessions in StateDir, counters and OAuth states in
 	// this process.
 	Shared Shared
+	// Hooks observe what the provider does (the program's metrics).
+	// Zero: nothing is observed.
+	Hooks Hooks
 }
 
 // Errs returns the error writer, never nil.

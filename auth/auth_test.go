@@ -128,7 +128,7 @@ func TestRecord(t *testing.T) {
 	}
 }
 
-func TestLogRefusedCannotForgeLines(t *testing.T) {
+func TestAuditRefusedCannotForgeLines(t *testing.T) {
 	for _, h := range []func(*bytes.Buffer) slog.Handler{
 		func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) },
 		func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
@@ -136,7 +136,7 @@ func TestLogRefusedCannotForgeLines(t *testing.T) {
 		var buf bytes.Buffer
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = "192.0.2.1:1234"
-		LogRefused(slog.New(h(&buf)), r, "basic", ReasonBadCredentials, "eve\nlevel=INFO msg=\"auth ok\" user=admin")
+		Audit{Log: slog.New(h(&buf))}.Refused(r, "basic", ReasonBadCredentials, "eve\nlevel=INFO msg=\"auth ok\" user=admin")
 		out := buf.String()
 		if strings.Count(out, "\n") != 1 {
 			t.Fatalf("one refusal gave several lines:\n%s", out)

@@ -53,7 +53,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func TestBasicFamiliesMove(t *testing.T) {
 	m := metrics.New()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
-	p, err := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: quiet()})
+	p, err := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: quiet(), Hooks: m.Hooks()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSessionFamiliesMove(t *testing.T) {
 	users := filepath.Join(dir, "users")
 	os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
 	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1},
-		auth.Deps{Logger: quiet(), SecretKey: []byte(strings.Repeat("k", 32)), StateDir: filepath.Join(dir, "state")})
+		auth.Deps{Logger: quiet(), SecretKey: []byte(strings.Repeat("k", 32)), StateDir: filepath.Join(dir, "state"), Hooks: m.Hooks()})
 	if err != nil {
 		t.Fatal(err)
 	}

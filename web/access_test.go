@@ -67,8 +67,6 @@ func TestAccessLog(t *testing.T) {
 
 type recordingObserver struct{ routes []string }
 
-func (o *recordingObserver) Attach(ctx context.Context) context.Context { return ctx }
-
 func (o *recordingObserver) Served(route string, status int, _ time.Duration) {
 	o.routes = append(o.routes, route+" "+http.StatusText(status))
 }

@@ -70,6 +70,7 @@ type Provider struct {
 	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
 	limiter  throttle.Counter
 	log      *slog.Logger
+	audit    auth.Audit // refusals logged and counted
 	errs     *auth.Errors
 	now      func() time.Time
 	header   string // WWW-Authenticate value
@@ -104,13 +105,14 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		cfg:      cfg,
 		userSum:  sha256.Sum256([]byte(cfg.Username)),
 		cost:     cost,
-		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
+		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock(), Observer: env.Hooks.Password}),
 		limiter: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
 			Wait:   cfg.Wait(cfg.UseBcrypt, cost),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		log:    env.Log(),
+		audit:  env.Audit(),
 		errs:   env.Errs(),
 		now:    env.Clock(),
 		header: `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
@@ -142,7 +144,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		// Not counted, so not checked: fail closed.
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := auth.Admit(p.log, r, Name, v, client, user); err != nil {
+	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	if perr == nil && p.userIs(user) && p.match.Cached(ctx, p.cfg.Password, []byte(pass)) {
@@ -151,7 +153,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if v, err = p.limiter.Acquire(ctx, client); err != nil {
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := auth.Admit(p.log, r, Name, v, client, user); err != nil {
+	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	settled := false
@@ -163,7 +165,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if perr != nil {
 		settled = true
 		p.fail(r, v.Slot)
-		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, "")
+		p.audit.Refused(r, Name, auth.ReasonMalformed, "")
 		return auth.User{}, false, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, throttle.MaxCheck)
@@ -180,7 +182,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		if p.cfg.UseBcrypt && len(pass) > password.MaxLen {
 			reason = auth.ReasonTooLong
 		}
-		auth.LogRefused(p.log, r, Name, reason, user)
+		p.audit.Refused(r, Name, reason, user)
 		return auth.User{}, false, nil
 	}
 	return auth.User{Name: p.cfg.Username, Type: Name}, true, nil

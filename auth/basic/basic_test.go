@@ -70,6 +70,8 @@ func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Deps) *
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	aenv.Logger = log
+	work := &checkCounter{}
+	aenv.Hooks.Password = work
 	p, err := factory.New(cfg.Auth, aenv, lookup)
 	if err != nil || cfg.Report.HasErrors() {
 		t.Fatalf("configuration refused: %v\n%v", err, cfg.Report.Err())
@@ -78,8 +80,7 @@ func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Deps) *
 	os.Mkdir(backups, 0o700)
 	os.WriteFile(filepath.Join(backups, "db.tar.gz"), []byte("data"), 0o600)
 	h := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(backups), Resolver: peer.NewResolver(cfg.Server.TrustedProxies), Logger: log})
-	work := &checkCounter{}
-	srv := httptest.NewServer(work.observe(h))
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, logs: logs, cfg: cfg, p: p, work: work}
 }

@@ -12,24 +12,17 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/redistest"
-	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/redisstore"
 	"golang.org/x/crypto/bcrypt"
 )
 
-// checkCounter counts the bcrypt computations made for the requests it
-// observes (password.Observer).
+// checkCounter counts the bcrypt computations of the provider it is
+// handed to (auth.Deps.Hooks.Password).
 type checkCounter struct{ bcrypt atomic.Int64 }
 
 func (c *checkCounter) BcryptChecked(time.Duration) { c.bcrypt.Add(1) }
 func (c *checkCounter) GateWaited(time.Duration)    {}
 func (c *checkCounter) CacheLookup(bool)            {}
-
-func (c *checkCounter) observe(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(password.WithObserver(r.Context(), c)))
-	})
-}
 
 // burst sends n requests at the same instant over n connections opened
 // beforehand, each made by mod(i), and returns the count of each status.

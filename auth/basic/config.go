@@ -23,12 +23,12 @@ var Keys = slices.Concat([]string{"username", "password", "use_bcrypt", "realm",
 func Load(s *config.Section) (cfg Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = Config{
-		Username:      s.String("username", ""),
-		Password:      s.String("password", ""),
-		UseBcrypt:     s.Bool("use_bcrypt", false),
-		Realm:         s.String("realm", DefaultRealm),
-		Throttling:    auth.LoadThrottling(s),
-		CacheTTL:      s.Duration("cache_ttl", DefaultCacheTTL),
+		Username:   s.String("username", ""),
+		Password:   s.String("password", ""),
+		UseBcrypt:  s.Bool("use_bcrypt", false),
+		Realm:      s.String("realm", DefaultRealm),
+		Throttling: auth.LoadThrottling(s),
+		CacheTTL:   s.Duration("cache_ttl", DefaultCacheTTL),
 	}
 	s.Record(cfg.Validate())
 	if s.Report().ErrorCount() == before {

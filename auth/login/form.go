@@ -75,12 +75,12 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
 		// Refused before anything is counted: a forged form costs nothing
 		// and proves nothing.
-		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, logged)
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, logged)
 		p.render(w, r, auth.FormExpired.Reply(), name, next)
 		return
 	}
 	if name == "" || pw == "" {
-		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, logged)
+		p.audit.Refused(r, Name, auth.ReasonMalformed, logged)
 		p.render(w, r, auth.EmptyCredentials.Reply(), name, next)
 		return
 	}
@@ -118,7 +118,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		if p.cfg.UseBcrypt && len(pw) > password.MaxLen {
 			reason = auth.ReasonTooLong
 		}
-		auth.LogRefused(p.log, r, Name, reason, logged)
+		p.audit.Refused(r, Name, reason, logged)
 		p.render(w, r, auth.BadCredentials.Reply(), name, next)
 		return
 	}
@@ -138,7 +138,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.issueDevice(w, r, name)
-	auth.LogSignedIn(p.log, r, Name, name)
+	p.audit.SignedIn(r, Name, name)
 	sessionauth.SeeOther(w, next)
 }
 
@@ -163,7 +163,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			return nil, fmt.Errorf("login: counting the attempt: %w", err)
 		}
-		if err := auth.Admit(p.log, r, Name, v, l.label, logged); err != nil {
+		if err := p.audit.Admit(r, Name, v, l.label, logged); err != nil {
 			return nil, err
 		}
 	}
@@ -173,7 +173,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			err = fmt.Errorf("login: counting the attempt: %w", err)
 		} else {
-			err = auth.Admit(p.log, r, Name, v, l.label, logged)
+			err = p.audit.Admit(r, Name, v, l.label, logged)
 		}
 		if err != nil {
 			p.settle(r, limits[:i], slots, false)

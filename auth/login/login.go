@@ -80,6 +80,7 @@ type Provider struct {
 	now       func() time.Time
 	tmpl      *template.Template // nil: the built-in page
 	log       *slog.Logger
+	audit     auth.Audit // refusals and sign-ins logged and counted
 	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
@@ -131,7 +132,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		cfg: cfg,
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
-		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock()}),
+		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock(), Observer: env.Hooks.Password}),
 		byAddr: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
@@ -144,9 +145,10 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "device cookies") },
 		}),
-		log:  env.Log(),
-		errs: env.Errs(),
-		now:  env.Clock(),
+		log:   env.Log(),
+		audit: env.Audit(),
+		errs:  env.Errs(),
+		now:   env.Clock(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest

@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -85,7 +84,7 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		p.serverError(w, r, err)
 		return
 	}
-	auth.LogSignedIn(p.log.With("provider", p.cfg.Provider), r, Name, id.Email)
+	p.audit.With("provider", p.cfg.Provider).SignedIn(r, Name, id.Email)
 	http.Redirect(w, r, f.Next, http.StatusSeeOther)
 }
 

@@ -69,6 +69,7 @@ type Provider struct {
 	kind   *kind
 	client *http.Client
 	log    *slog.Logger
+	audit  auth.Audit // refusals and sign-ins logged and counted
 	errs   *auth.Errors
 	spend  func(ctx context.Context, state string) (unused bool, err error)
 	openID *openID // nil without OpenID Connect
@@ -101,6 +102,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		kind:   k,
 		client: client,
 		log:    env.Log(),
+		audit:  env.Audit(),
 		errs:   env.Errors,
 	}
 	if p.errs == nil {

@@ -34,7 +34,7 @@ var (
 
 // refuse answers a failed sign-in with o's page and logs it: one warning
 // line with the word auth, the reason and the e-mail when known (see
-// auth.LogRefusedDetail), plus the reason's detail for the operator when
+// auth.Audit.RefusedDetail), plus the reason's detail for the operator when
 // there is one, in the log only (the reason itself is a fixed sentence, a
 // metric label). detail must never hold a token, code or secret.
 func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, email string, detail error) {
@@ -43,7 +43,7 @@ func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, ema
 		if detail != nil {
 			d = truncate(detail.Error(), 500)
 		}
-		auth.LogRefusedDetail(p.log, r, Name, o.reason, d, email)
+		p.audit.RefusedDetail(r, Name, o.reason, d, email)
 	} else if detail != nil {
 		p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: sign-in failed", slog.String("err", truncate(detail.Error(), 500)))
 	}

@@ -54,6 +54,7 @@ func OpenSessions(env auth.Deps, typ string, set Settings) (*Sessions, error) {
 		Secure:       peer.Secure,
 		Now:          env.Clock(),
 		Logger:       env.Log(),
+		Observer:     env.Hooks.Sessions,
 		Type:         typ,
 		MaxPerUser:   set.MaxSessionsPerUser,
 		CookieDomain: env.CookieDomain,

@@ -48,6 +48,9 @@ type Options struct {
 	LogoutRedirect string
 	// Logger receives refused attempts. Default slog.Default().
 	Logger *slog.Logger
+	// Events is told of refused attempts and sign-outs. Default: nobody;
+	// Open takes deps.Hooks.Events.
+	Events auth.Events
 	// Errors writes refusals and errors. Default: a zero auth.Errors.
 	Errors *auth.Errors
 	// RedirectHosts, when set (with a cookie domain), are the hosts
@@ -87,6 +90,9 @@ func Open(deps auth.Deps, o Options) (*Guard, error) {
 	if o.Logger == nil {
 		o.Logger = deps.Log()
 	}
+	if o.Events == nil {
+		o.Events = deps.Hooks.Events
+	}
 	if o.Errors == nil {
 		o.Errors = deps.Errs()
 	}
@@ -111,6 +117,10 @@ func New(o Options) *Guard {
 	}
 	return &Guard{o: o}
 }
+
+// audit is where the guard's refusals and sign-outs are logged and
+// counted.
+func (g *Guard) audit() auth.Audit { return auth.Audit{Log: g.o.Logger, Events: g.o.Events} }
 
 // Manager returns the session manager.
 func (g *Guard) Manager() *session.Manager { return g.o.Manager }
@@ -155,7 +165,7 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 	if g.o.Admit != nil && !g.o.Admit(s.Data) {
 		// Only this session ends: the user may hold a newer one, made
 		// with the current password, that stays good.
-		auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonNotAdmitted, s.Username)
+		g.audit().Refused(r, g.o.Type, auth.ReasonNotAdmitted, s.Username)
 		if err := g.o.Manager.Revoke(r.Context(), s); err != nil {
 			g.o.Logger.Error("auth: ending a session that is no longer admitted", "user", s.Username, "err", err)
 		}
@@ -229,7 +239,7 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 			token = r.PostFormValue("csrf_token")
 		}
 		if !g.o.Manager.ValidCSRF(s, token) {
-			auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonBadCSRF, s.Username)
+			g.audit().Refused(r, g.o.Type, auth.ReasonBadCSRF, s.Username)
 			g.o.Errors.Refuse(w, r, auth.StaleForm, ui.BrandOf(r.Context()).ProductName())
 			return
 		}
@@ -242,7 +252,7 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ok {
-		auth.LogSignedOut(g.o.Logger, r, g.o.Type, s.Username)
+		g.audit().SignedOut(r, g.o.Type, s.Username)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if next := g.logoutNext(r); next != "" {

@@ -77,6 +77,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts}
 	if cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
 		a.metrics = metrics.New()
+		env.Hooks = a.metrics.Hooks()
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name == "oauth" {
 			env.HTTPClient = a.metrics.InstrumentClient(strings.ToLower(cfg.Auth.String("provider", "")), nil)
 		}
