@@ -19,7 +19,7 @@ func AllowedBy(list []string, u User) bool {
 }
 
 // LogNotAllowed writes the refusal line of a signed-in user that an allow
-// list refuses: the same line as LogRefused (warning, "auth refused", the
+// list refuses: the same line as Audit.Refused (warning, "auth refused", the
 // type, the reason, the client address, the user), but not counted among
 // refused sign-in attempts, since the user did prove who they are. A nil
 // log writes nothing.

@@ -10,7 +10,7 @@ import (
 // Reasons for refused attempts, as they appear in logs and as the values
 // of the reason label of backupweb_auth_refused_total. Each is a fixed
 // sentence: what a client sent (an error code, a name) never becomes part
-// of a reason; it goes to the log line's detail instead (LogRefusedDetail).
+// of a reason; it goes to the log line's detail instead (Audit.RefusedDetail).
 const (
 	ReasonBadCredentials = "bad credentials"
 	ReasonMalformed      = "malformed credentials"
@@ -133,10 +133,10 @@ func logSession(log *slog.Logger, r *http.Request, msg, authType, username strin
 }
 
 // LogBlockEnded writes the line that closes a throttling block: the
-// refusal that opened it was logged once (LogRefused with
+// refusal that opened it was logged once (Audit.Refused with
 // ReasonThrottled), the attempts refused while it lasted are counted here
 // instead of logged one by one, so a flood cannot flood the log. key is the
-// client address or "user NAME"; it is escaped like LogRefused's values.
+// client address or "user NAME"; it is escaped like Audit.Refused's values.
 func LogBlockEnded(log *slog.Logger, r *http.Request, authType, key string, refused int) {
 	log.LogAttrs(r.Context(), slog.LevelInfo, "auth throttling block ended",
 		slog.String("auth_type", authType),

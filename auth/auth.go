@@ -104,7 +104,7 @@ type Provider interface {
 	//
 	// ok is false when r carries no credentials or wrong ones: that is an
 	// answer ("no"), not an error. A provider logs refused attempts itself
-	// with LogRefused, since only it knows the reason.
+	// with Audit.Refused, since only it knows the reason.
 	//
 	// err is non-nil only when the provider could not decide: the client is
 	// throttled (*RetryError), bcrypt work is saturated, a session store
