@@ -197,7 +197,7 @@ func TestLiveConnectionsEndOnEveryInstance(t *testing.T) {
 	var lps [2]*loginProvider
 	var gs [2]guarded
 	for i := range gs {
-		shared, err := redisstore.Open(srv.Config(), slog.New(slog.DiscardHandler))
+		shared, err := redisstore.Open(redisstore.Options(srv.Config()), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

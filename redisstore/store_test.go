@@ -24,7 +24,7 @@ var _ auth.Shared = (*Client)(nil)
 // open returns a client of srv that is closed when the test ends.
 func open(t testing.TB, cfg config.Redis, log *slog.Logger) *Client {
 	t.Helper()
-	c, err := Open(cfg, log)
+	c, err := Open(Options(cfg), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestOpenWhileDown(t *testing.T) {
 		t.Errorf("the outage at start was not logged:\n%s", buf.String())
 	}
 	var e *Error
-	_, err := Open(config.Redis{URL: "rediss://localhost:1", TLSCA: "/nonexistent", CommandTimeout: time.Second}, nil)
+	_, err := Open(Options{URL: "rediss://localhost:1", TLSCA: "/nonexistent", CommandTimeout: time.Second}, nil)
 	if err == nil || errors.As(err, &e) {
 		t.Errorf("Open with a missing CA file = %v, want a configuration error", err)
 	}

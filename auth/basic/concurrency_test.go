@@ -131,7 +131,7 @@ func TestReloadForgetsEverything(t *testing.T) {
 		"memory": func(*testing.T) auth.Deps { return auth.Deps{} },
 		"redis": func(t *testing.T) auth.Deps {
 			srv := redistest.Start(t, redistest.Options{})
-			c, err := redisstore.Open(srv.Config(), slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil)))
+			c, err := redisstore.Open(redisstore.Options(srv.Config()), slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +179,7 @@ func TestReloadForgetsEverything(t *testing.T) {
 // the counts in Redis.
 func TestRedisRightPasswordBurst(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
-	c, err := redisstore.Open(srv.Config(), slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil)))
+	c, err := redisstore.Open(redisstore.Options(srv.Config()), slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -311,7 +311,7 @@ func TestReloadForgetsCounts(t *testing.T) {
 			h := newHarness(t, func(c *Config) { c.MaxUserFailures = 3 })
 			if store == "redis" {
 				srv := redistest.Start(t, redistest.Options{})
-				c, err := redisstore.Open(srv.Config(), h.env.Logger)
+				c, err := redisstore.Open(redisstore.Options(srv.Config()), h.env.Logger)
 				if err != nil {
 					t.Fatal(err)
 				}

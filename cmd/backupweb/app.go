@@ -84,7 +84,7 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 	}
 	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() {
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name != "none" {
-			shared, err := redisstore.Open(cfg.Redis, log)
+			shared, err := redisstore.Open(redisstore.Options(cfg.Redis), log)
 			if err != nil {
 				cfg.File.Section("redis").Errorf("", "%v", err)
 			} else {
