@@ -62,6 +62,7 @@ var allowed = map[string][]string{
 	"internal/logtest":      nil,
 	"internal/oidctest":     nil,
 	"internal/redistest":    {"config", "internal/toolstest"},
+	"internal/testkit":      nil,
 	"internal/throttletest": {"internal/clocktest", "throttle"},
 	"internal/toolstest":    nil,
 }
