@@ -4,13 +4,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +19,7 @@ import (
 	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/web"
@@ -117,30 +116,13 @@ func TestSessionFamiliesMove(t *testing.T) {
 	m.WatchSessions(p.Type(), p.SessionCount)
 	srv := httptest.NewServer(web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: quiet(), Observer: m}))
 	defer srv.Close()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	token := func(path string) string {
-		resp, err := c.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		mm := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(b)
-		if mm == nil {
-			t.Fatalf("no csrf_token on %s", path)
-		}
-		return string(mm[1])
-	}
-	resp, err := c.PostForm(srv.URL+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {token("/login")}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %v %v", resp.StatusCode, err)
-	}
-	resp.Body.Close()
+	c := testkit.Client()
+	token := func(path string) string { return testkit.Token(t, c, srv.URL+path) }
+	testkit.SignIn(t, c, testkit.Login{Page: srv.URL + "/login", User: "alice", Password: "alice-pw"})
 	if got := value(scrape(t, m), `backupweb_sessions_active{type="flask-login"}`); got != 1 {
 		t.Errorf("sessions_active = %v, want 1", got)
 	}
-	resp, err = c.PostForm(srv.URL+"/logout", url.Values{"csrf_token": {token("/")}})
+	resp, err := c.PostForm(srv.URL+"/logout", url.Values{"csrf_token": {token("/")}})
 	if err != nil || resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("logout: %v %v", resp.StatusCode, err)
 	}

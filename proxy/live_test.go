@@ -13,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/internal/clocktest"
 	"github.com/backupweb/backupweb/internal/oidctest"
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/proxy"
 	"github.com/backupweb/backupweb/redisstore"
 	"github.com/backupweb/backupweb/session"
@@ -100,8 +101,8 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 			lp, setup := newLoginSetup(t, map[string]string{"alice": "pw", "bob": "pw"}, auth.Deps{Now: clock.Now})
 			gws := guardWith(t, ws.URL, proxy.Options{}, setup)
 			alice, bob := jarClient(), jarClient()
-			signInForm(t, alice, gws.url, "alice", "pw")
-			signInForm(t, bob, gws.url, "bob", "pw")
+			testkit.SignIn(t, alice, testkit.Login{Page: gws.url + "/login", User: "alice", Password: "pw"})
+			testkit.SignIn(t, bob, testkit.Login{Page: gws.url + "/login", User: "bob", Password: "pw"})
 
 			conn := dialWS(t, gws.url, "/comms", withCookies(alice, gws.url))
 			ws.wait(t, "open", 5*time.Second)
@@ -157,7 +158,7 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 		lp, setup := newLoginSetup(t, map[string]string{"alice": "pw"}, auth.Deps{})
 		g := guardWith(t, events.URL, proxy.Options{}, setup)
 		alice := jarClient()
-		signInForm(t, alice, g.url, "alice", "pw")
+		testkit.SignIn(t, alice, testkit.Login{Page: g.url + "/login", User: "alice", Password: "pw"})
 		resp, err := alice.Get(g.url + "/events?id=live")
 		if err != nil {
 			t.Fatal(err)
@@ -207,7 +208,7 @@ func TestLiveConnectionsEndOnEveryInstance(t *testing.T) {
 		lps[i] = lp
 	}
 	alice := jarClient()
-	signInForm(t, alice, gs[0].url, "alice", "pw")
+	testkit.SignIn(t, alice, testkit.Login{Page: gs[0].url + "/login", User: "alice", Password: "pw"})
 	// The same cookie, presented to the second instance.
 	conn := dialWS(t, gs[1].url, "/comms", withCookies(alice, gs[0].url))
 	ws.wait(t, "open", 5*time.Second)

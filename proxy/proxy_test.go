@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +29,7 @@ import (
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/oidctest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/proxy"
 	"github.com/backupweb/backupweb/web"
 )
@@ -190,23 +190,7 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 				return p
 			})
 			c := jarClient()
-			resp, err := c.Get(g.url + "/login")
-			if err != nil {
-				t.Fatal(err)
-			}
-			page, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			tok := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
-			if tok == nil {
-				t.Fatalf("no login form:\n%s", page)
-			}
-			nf := *c
-			nf.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-			resp, err = nf.PostForm(g.url+"/login", url.Values{"username": {"alice"}, "password": {"pw"}, "csrf_token": {string(tok[1])}})
-			if err != nil || resp.StatusCode != http.StatusSeeOther {
-				t.Fatalf("login: %v %v", resp.StatusCode, err)
-			}
-			resp.Body.Close()
+			testkit.SignIn(t, c, testkit.Login{Page: g.url + "/login", User: "alice", Password: "pw"})
 			return signedIn{g: g, client: c, user: "alice"}
 		},
 		"oauth": func() signedIn {

@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/backupweb/backupweb/internal/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -263,11 +264,11 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 	resp = get(loc, "text/html")
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
-	if resp.StatusCode != http.StatusOK || m == nil {
+	tok := testkit.FormToken(page)
+	if resp.StatusCode != http.StatusOK || tok == "" {
 		t.Fatalf("login page through the proxy: %d\n%s", resp.StatusCode, page)
 	}
-	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {string(m[1])}, "next": {"/app/page?x=1&y=2"}})
+	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {tok}, "next": {"/app/page?x=1&y=2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -21,6 +20,7 @@ import (
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/oidctest"
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 const (
@@ -28,8 +28,6 @@ const (
 	redisPassword  = "redis-pass-for-tests"
 	instanceCookie = "backupweb_session"
 )
-
-var csrfRE = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 
 // instance is one running `backupweb serve`.
 type instance struct {
@@ -120,12 +118,12 @@ func signIn(t testing.TB, base, name, password string) (sid string, status int) 
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	m := csrfRE.FindSubmatch(page)
-	if m == nil {
+	tok := testkit.FormToken(page)
+	if tok == "" {
 		t.Fatalf("no login form at %s (%d):\n%s", base, resp.StatusCode, page)
 	}
 	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(url.Values{
-		"username": {name}, "password": {password}, "csrf_token": {string(m[1])}, "next": {"/"}}.Encode()))
+		"username": {name}, "password": {password}, "csrf_token": {tok}, "next": {"/"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	for _, c := range resp.Cookies() {
 		req.AddCookie(c)
@@ -148,11 +146,11 @@ func signIn(t testing.TB, base, name, password string) (sid string, status int) 
 func signOut(t testing.TB, base, sid string) {
 	t.Helper()
 	code, page, _ := send(t, "GET", base+"/", sid, nil, "text/html")
-	m := csrfRE.FindStringSubmatch(page)
-	if code != http.StatusOK || m == nil {
+	tok := testkit.FormToken([]byte(page))
+	if code != http.StatusOK || tok == "" {
 		t.Fatalf("no logout form on the catalog page (%d)", code)
 	}
-	if code, _, _ := send(t, "POST", base+"/logout", sid, url.Values{"csrf_token": {m[1]}}, ""); code != http.StatusSeeOther {
+	if code, _, _ := send(t, "POST", base+"/logout", sid, url.Values{"csrf_token": {tok}}, ""); code != http.StatusSeeOther {
 		t.Fatalf("logout: %d", code)
 	}
 }

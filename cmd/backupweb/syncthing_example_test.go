@@ -8,12 +8,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // syncthingThrough checks Syncthing's GUI through front as a browser
@@ -45,11 +46,11 @@ func syncthingThrough(t *testing.T, front string) {
 		t.Fatalf("Syncthing without a session: %d %q, want the login page", code, h.Get("Location"))
 	}
 	code, page, _ := get("/login?next=%2F", html)
-	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page)
-	if code != http.StatusOK || m == nil || !strings.Contains(page, "Sign in · Syncthing") {
+	tok := testkit.FormToken([]byte(page))
+	if code != http.StatusOK || tok == "" || !strings.Contains(page, "Sign in · Syncthing") {
 		t.Fatalf("login page: %d\n%s", code, page)
 	}
-	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {m[1]}, "next": {"/"}})
+	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {tok}, "next": {"/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +80,11 @@ func syncthingThrough(t *testing.T, front string) {
 	}
 	// Sign out as the page's form does.
 	code, page, _ = get("/logout", html)
-	m = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page)
-	if code != http.StatusOK || m == nil || !strings.Contains(page, "Back to Syncthing") {
+	tok = testkit.FormToken([]byte(page))
+	if code != http.StatusOK || tok == "" || !strings.Contains(page, "Back to Syncthing") {
 		t.Fatalf("sign-out page: %d\n%s", code, page)
 	}
-	resp, err = c.PostForm(front+"/logout", url.Values{"csrf_token": {m[1]}})
+	resp, err = c.PostForm(front+"/logout", url.Values{"csrf_token": {tok}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -139,11 +139,11 @@ func TestSyncthingBehindProxy(t *testing.T) {
 			}
 			page, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			tok := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
-			if tok == nil {
+			tok := testkit.FormToken(page)
+			if tok == "" {
 				t.Fatalf("not sent to the login page: %d\n%.300s", resp.StatusCode, page)
 			}
-			resp, err = client.PostForm(base+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {string(tok[1])}, "next": {"/"}})
+			resp, err = client.PostForm(base+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {tok}, "next": {"/"}})
 			if err != nil {
 				t.Fatal(err)
 			}
