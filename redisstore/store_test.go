@@ -15,6 +15,7 @@ import (
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
 )
@@ -346,13 +347,8 @@ func TestOutage(t *testing.T) {
 		t.Fatal("Ping answered during the outage")
 	}
 	srv.Start()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(buf.String(), "answering again") {
-		if time.Now().After(deadline) {
-			t.Fatalf("recovery not logged:\n%s", buf.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, 10*time.Second, func() bool { return strings.Contains(buf.String(), "answering again") },
+		func() string { return "recovery not logged:\n" + buf.String() })
 	if _, ok, err := s.Find(ctx, "k"); !ok || err != nil {
 		t.Fatalf("after the restart (data kept), Find = %v, %v", ok, err)
 	}
@@ -395,20 +391,14 @@ func TestOpenWhileDown(t *testing.T) {
 		t.Fatalf("Find while down = %v", err)
 	}
 	srv.Start()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, _, err := c.SessionStore().Find(context.Background(), "k"); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("still failing 10s after Redis came up: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var err error
+	testkit.WaitUntil(t, 10*time.Second, func() bool { _, _, err = c.SessionStore().Find(context.Background(), "k"); return err == nil },
+		func() string { return fmt.Sprintf("still failing after Redis came up: %v", err) })
 	if !strings.Contains(buf.String(), "not answering") {
 		t.Errorf("the outage at start was not logged:\n%s", buf.String())
 	}
 	var e *Error
-	_, err := Open(Options{URL: "rediss://localhost:1", TLSCA: "/nonexistent", CommandTimeout: time.Second}, nil)
+	_, err = Open(Options{URL: "rediss://localhost:1", TLSCA: "/nonexistent", CommandTimeout: time.Second}, nil)
 	if err == nil || errors.As(err, &e) {
 		t.Errorf("Open with a missing CA file = %v, want a configuration error", err)
 	}

@@ -64,20 +64,6 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// waitPort waits until addr accepts connections.
-func waitPort(t *testing.T, addr string, stderr func() string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("nothing listens on %s:\n%s", addr, stderr())
-}
-
 // asWSGIReads returns the value a WSGI application reads for the header
 // name: every spelling of it (case-folded, "_" read as "-") joined with
 // commas, as gunicorn builds HTTP_X_FORWARDED_USER.
@@ -199,7 +185,7 @@ http {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitPort(t, listen, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
+	testkit.WaitListening(t, listen, 15*time.Second, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
 	return "http://" + listen
 }
 
@@ -219,7 +205,7 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitPort(t, listen, out.String)
+	testkit.WaitListening(t, listen, 15*time.Second, out.String)
 	return "http://" + listen
 }
 

@@ -226,13 +226,13 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 	// (A refuses once Redis's invalidation reaches it: within a
 	// millisecond or two, see TestRevocationDelay.)
 	signOut(t, b.url, sid)
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, 10*time.Second, func() bool {
 		code, _, _ := send(t, "GET", a.url+"/api/me", sid, nil, "")
 		if code != http.StatusOK && code != http.StatusUnauthorized {
 			t.Fatalf("after logout on B, A answers %d", code)
 		}
 		return code == http.StatusUnauthorized
-	})
+	}, func() string { return "the condition was not met" })
 
 	// `backupweb user del` ends alice's sessions on both instances; bob's
 	// stay.
@@ -329,10 +329,10 @@ func TestRedisOutage(t *testing.T) {
 	srv.Stop()
 	// Until the instance's connection has seen the server go (at once),
 	// a request may still be answered from the cache, as a moment before.
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, 10*time.Second, func() bool {
 		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
 		return code != http.StatusOK
-	})
+	}, func() string { return "the condition was not met" })
 	for range 3 {
 		code, body, h := send(t, "GET", in.url+"/", sid, nil, "text/html")
 		if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "<html") {
@@ -356,10 +356,10 @@ func TestRedisOutage(t *testing.T) {
 	}
 
 	srv.Start()
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, 10*time.Second, func() bool {
 		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
 		return code == http.StatusOK
-	})
+	}, func() string { return "the condition was not met" })
 	if code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); code != http.StatusOK {
 		t.Fatalf("/readyz after the outage: %d", code)
 	}
@@ -374,24 +374,12 @@ func TestRedisOutage(t *testing.T) {
 	srv.Stop()
 	srv.Persist(false)
 	srv.Start()
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, 10*time.Second, func() bool {
 		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
 		return code == http.StatusUnauthorized
-	})
+	}, func() string { return "the condition was not met" })
 	if sid, code := signIn(t, in.url, "alice", "pw-alice"); sid == "" {
 		t.Fatalf("login after Redis came back empty: %d", code)
-	}
-}
-
-// waitFor polls cond for up to 10 seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -496,7 +484,7 @@ func TestServeStartsWhileRedisDown(t *testing.T) {
 		t.Fatalf("login with Redis down: %d, want 503", code)
 	}
 	srv.Start()
-	waitFor(t, func() bool { code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); return code == http.StatusOK })
+	testkit.WaitUntil(t, 10*time.Second, func() bool { code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); return code == http.StatusOK }, func() string { return "the condition was not met" })
 	if sid, code := signIn(t, in.url, "alice", "pw-alice"); sid == "" {
 		t.Fatalf("login once Redis is up: %d", code)
 	}

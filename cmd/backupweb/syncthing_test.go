@@ -72,7 +72,7 @@ func startSyncthing(t *testing.T, skipHostCheck bool) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitPort(t, gui, out.String)
+	testkit.WaitListening(t, gui, 15*time.Second, out.String)
 	return gui
 }
 
