@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/login"
@@ -51,8 +49,8 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // each metric family moves when its event happens.
 func TestBasicFamiliesMove(t *testing.T) {
 	m := metrics.New()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
-	p, err := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: quiet(), Hooks: m.Hooks()})
+	hash := testkit.Hash(t, "pw")
+	p, err := basic.New(basic.Config{Username: "api", Password: hash, UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: quiet(), Hooks: m.Hooks()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +102,9 @@ func TestBasicFamiliesMove(t *testing.T) {
 func TestSessionFamiliesMove(t *testing.T) {
 	m := metrics.New()
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "alice-pw")
 	users := filepath.Join(dir, "users")
-	os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
+	os.WriteFile(users, []byte("alice:"+hash+"\n"), 0o600)
 	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1},
 		auth.Deps{Logger: quiet(), SecretKey: []byte(strings.Repeat("k", 32)), StateDir: filepath.Join(dir, "state"), Hooks: m.Hooks()})
 	if err != nil {

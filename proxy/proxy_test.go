@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/login"
@@ -164,7 +162,7 @@ type signedIn struct {
 
 func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 	secret := []byte(strings.Repeat("k", 32))
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "pw")
 	return map[string]func() signedIn{
 		"none": func() signedIn {
 			g := guard(t, up.URL, func(string, *slog.Logger) auth.Provider { return none.Provider{} })
@@ -172,13 +170,13 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 		},
 		"basic": func() signedIn {
 			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-				return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+				return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
 			})
 			return signedIn{g: g, client: jarClient(), mod: func(r *http.Request) { r.SetBasicAuth("api", "pw") }, user: "api"}
 		},
 		"flask-login": func() signedIn {
 			users := filepath.Join(t.TempDir(), "users")
-			os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
+			os.WriteFile(users, []byte("alice:"+hash+"\n"), 0o600)
 			var p *login.Provider
 			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
 				var err error
@@ -336,9 +334,9 @@ func TestProxyForEveryType(t *testing.T) {
 
 func TestProxyRefusesBeforeTheUpstream(t *testing.T) {
 	up := startUpstream(t)
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "pw")
 	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
 	})
 	before := up.hits.Load()
 	resp, err := http.Get(g.url + "/anything")
@@ -402,9 +400,9 @@ func TestUpstreamDownOrSlow(t *testing.T) {
 // other inside its body.
 func TestSmuggling(t *testing.T) {
 	up := startUpstream(t)
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "pw")
 	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
 	})
 	before := up.hits.Load()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.url, "http://"))

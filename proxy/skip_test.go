@@ -9,11 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/auth"
@@ -133,22 +130,15 @@ func newLoginSetup(t *testing.T, users map[string]string, deps auth.Deps) (*logi
 	}
 }
 
-// hashes memoises the bcrypt hash of each (name, password), so that every
-// user file of a test (and of two instances) holds the same line for an
-// unchanged user: a new hash is a changed password.
-var hashes sync.Map
-
 // writeUsers replaces the user file at path with users (name -> password).
 func writeUsers(t *testing.T, path string, users map[string]string) {
 	t.Helper()
 	var b strings.Builder
 	for name, pw := range users {
-		h, ok := hashes.Load(name + "\x00" + pw)
-		if !ok {
-			sum, _ := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
-			h, _ = hashes.LoadOrStore(name+"\x00"+pw, string(sum))
-		}
-		b.WriteString(name + ":" + h.(string) + "\n")
+		// testkit.Hash is computed once per password, so that every user
+		// file of a test (and of two instances) holds the same line for an
+		// unchanged user: a new hash is a changed password.
+		b.WriteString(name + ":" + testkit.Hash(t, pw) + "\n")
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {

@@ -17,9 +17,9 @@ import (
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/web"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // Real hashes from other producers, see ../../password/testdata/README.md.
@@ -217,10 +217,7 @@ func TestForwardingHeadersFromUntrustedPeerIgnored(t *testing.T) {
 
 func TestPasswordLongerThan72Bytes(t *testing.T) {
 	pw72 := strings.Repeat("p", 72)
-	h, err := bcrypt.GenerateFromPassword([]byte(pw72), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := []byte(testkit.Hash(t, pw72))
 	s := start(t, "[authentication]\ntype = basic\nusername = api\npassword = "+string(h)+"\nuse_bcrypt = true\n", nil)
 	if got := s.get(t, "/api/me", basicAuth("api", pw72)).StatusCode; got != 200 {
 		t.Fatalf("72-byte password: %d", got)

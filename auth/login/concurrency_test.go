@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/redisstore"
 	"github.com/backupweb/backupweb/throttle"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // officeUsers writes a user file of n users, u0 … u(n-1), whose passwords
@@ -26,10 +26,7 @@ func officeUsers(t *testing.T, h *harness, n int) {
 	t.Helper()
 	var b strings.Builder
 	for i := range n {
-		hash, err := bcrypt.GenerateFromPassword(fmt.Appendf(nil, "pw-u%d", i), 5)
-		if err != nil {
-			t.Fatal(err)
-		}
+		hash := []byte(testkit.HashCost(t, fmt.Sprintf("pw-u%d", i), 5))
 		fmt.Fprintf(&b, "u%d:%s\n", i, hash)
 	}
 	writeFile(t, h.usersPath, b.String())

@@ -19,9 +19,9 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/web"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // testSecret is a BACKUP_SECRET_KEY for tests only.
@@ -45,10 +45,7 @@ func hashOf(t testing.TB, pw string) string {
 	if h, ok := hashes.Load(pw); ok {
 		return h.(string)
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := []byte(testkit.Hash(t, pw))
 	hashes.Store(pw, string(h))
 	return string(h)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"io"
@@ -17,8 +16,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/chromedp/chromedp"
 
@@ -117,8 +114,8 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	t.Cleanup(func() { up.Close() })
 
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	hash := testkit.Hash(t, "alice-pw")
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
 	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
 	if authSection != "" {
 		ini = ini[:strings.Index(ini, "[authentication]")] + authSection
@@ -126,14 +123,7 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	ini = strings.Replace(ini, "listen = 127.0.0.1:8080", "listen = 127.0.0.1:0", 1)
 	ini = strings.Replace(ini, "/etc/backupweb/users", filepath.Join(dir, "users"), 1)
 	ini = strings.Replace(ini, "trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state"), 1)
-	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	addr := waitListening(t, stderr, done)
+	addr, stderr := serveInProcess(t, dir, ini, nil)
 	// Forward-auth only: no catalog, and no word about a backups folder.
 	if strings.Contains(stderr.String(), "backups") {
 		t.Errorf("a forward-auth instance spoke of backups:\n%s", stderr)
@@ -355,16 +345,11 @@ func TestBrowserThroughNginx(t *testing.T) {
 func TestReadmeProxyConfiguration(t *testing.T) {
 	_, upstream := guardedSetup(t)
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	hash := testkit.Hash(t, "alice-pw")
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
 	ini := docSnippet(t, guardingDoc, "as the reverse proxy itself:", "ini")
 	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
 		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
-	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	throughProxy(t, "http://"+waitListening(t, stderr, done), false)
+	addr, _ := serveInProcess(t, dir, ini, nil)
+	throughProxy(t, "http://"+addr, false)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,23 +38,7 @@ type instance struct {
 // environment.
 func startInstance(t testing.TB, conf string) *instance {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "backupweb.ini")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": instancesKey, "REDIS_PASSWORD": redisPassword})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", path}) }()
-	addr := waitListening(t, stderr, done)
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not stop")
-		}
-	})
+	addr, stderr := serveInProcess(t, t.TempDir(), conf, map[string]string{"BACKUP_SECRET_KEY": instancesKey, "REDIS_PASSWORD": redisPassword})
 	return &instance{url: "http://" + addr, stderr: stderr}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/internal/testkit"
 )
@@ -119,18 +116,12 @@ func TestSyncthingThroughNginx(t *testing.T) {
 func startForwardAuth(t *testing.T, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+testkit.Hash(t, "alice-pw")+"\n"), 0o600)
 	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
 	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0",
 		"/etc/backupweb/users", filepath.Join(dir, "users"),
 		"trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state")).Replace(ini)
 	ini += "\n[backups]\ndir = " + dir + "\n" + extra
-	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return waitListening(t, stderr, done)
+	addr, _ := serveInProcess(t, dir, ini, nil)
+	return addr
 }

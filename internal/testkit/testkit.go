@@ -170,3 +170,48 @@ func HashCost(t testing.TB, pw string, cost int) string {
 	actual, _ := hashes.LoadOrStore(key, string(h))
 	return actual.(string)
 }
+
+// Burst sends n requests at the same instant, the i-th made by req(i), and
+// counts the statuses they get. Every connection is opened first (with a
+// request to /healthz of the same host), then the n requests are released
+// together by a barrier, so that they race at the server as a burst of
+// users does.
+func Burst(t testing.TB, n int, req func(i int) *http.Request) map[int]int {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
+	t.Cleanup(client.CloseIdleConnections)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			warm := req(i)
+			warm.URL.Path = "/healthz"
+			if resp, err := client.Do(warm); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	var (
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		barrier  = make(chan struct{})
+	)
+	for i := range n {
+		wg.Go(func() {
+			r := req(i)
+			<-barrier
+			resp, err := client.Do(r)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	close(barrier)
+	wg.Wait()
+	return statuses
+}

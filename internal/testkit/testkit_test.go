@@ -96,3 +96,25 @@ func TestHashOnce(t *testing.T) {
 		t.Fatal("another cost gave the same hash")
 	}
 }
+
+// TestBurst: every request is answered and counted by status; the
+// connections are opened before the burst.
+func TestBurst(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/even" {
+			w.WriteHeader(http.StatusTeapot)
+		}
+	}))
+	defer srv.Close()
+	got := Burst(t, 10, func(i int) *http.Request {
+		path := "/odd"
+		if i%2 == 0 {
+			path = "/even"
+		}
+		r, _ := http.NewRequest("GET", srv.URL+path, nil)
+		return r
+	})
+	if got[http.StatusTeapot] != 5 || got[http.StatusOK] != 5 {
+		t.Fatalf("statuses %v, want 5 × 418 and 5 × 200", got)
+	}
+}
