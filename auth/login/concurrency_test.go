@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,26 +41,11 @@ func postAll(h *harness, browsers []*browser, form func(i int) url.Values) map[i
 	for i, b := range browsers {
 		tokens[i] = b.formToken()
 	}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		statuses = map[int]int{}
-		barrier  = make(chan struct{})
-	)
-	for i, b := range browsers {
-		wg.Go(func() {
-			f := form(i)
-			f.Set("csrf_token", tokens[i])
-			<-barrier
-			r := b.post(h.p.LoginPath(), f)
-			mu.Lock()
-			statuses[r.status]++
-			mu.Unlock()
-		})
-	}
-	close(barrier)
-	wg.Wait()
-	return statuses
+	return testkit.AtOnce(len(browsers), func(i int) func() int {
+		f := form(i)
+		f.Set("csrf_token", tokens[i])
+		return func() int { return browsers[i].post(h.p.LoginPath(), f).status }
+	})
 }
 
 // TestRightLoginsAtOnce: twelve, then twenty people behind one office

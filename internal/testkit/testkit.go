@@ -191,24 +191,40 @@ func Burst(t testing.TB, n int, req func(i int) *http.Request) map[int]int {
 		})
 	}
 	wg.Wait()
+	return AtOnce(n, func(i int) func() int {
+		r := req(i)
+		return func() int {
+			resp, err := client.Do(r)
+			if err != nil {
+				t.Error(err)
+				return 0
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+	})
+}
+
+// AtOnce runs n goroutines: the i-th prepares with ready(i), then waits
+// at a barrier that opens once all n are started, and runs what ready
+// returned, so that the n calls race each other. It counts the statuses
+// they return (0, for a request that got no answer, is not counted).
+func AtOnce(n int, ready func(i int) func() int) map[int]int {
 	var (
+		wg       sync.WaitGroup
 		mu       sync.Mutex
 		statuses = map[int]int{}
 		barrier  = make(chan struct{})
 	)
 	for i := range n {
 		wg.Go(func() {
-			r := req(i)
+			do := ready(i)
 			<-barrier
-			resp, err := client.Do(r)
-			if err != nil {
-				t.Error(err)
-				return
+			if status := do(); status != 0 {
+				mu.Lock()
+				statuses[status]++
+				mu.Unlock()
 			}
-			resp.Body.Close()
-			mu.Lock()
-			statuses[resp.StatusCode]++
-			mu.Unlock()
 		})
 	}
 	close(barrier)
