@@ -231,3 +231,19 @@ func AtOnce(n int, ready func(i int) func() int) map[int]int {
 	wg.Wait()
 	return statuses
 }
+
+// Settled waits until count stops moving (the same value at five readings
+// 50 ms apart) and returns that value: for tests that must see work come
+// to a stop (writers blocked on a full buffer) rather than finish.
+func Settled(count func() int64) int64 {
+	last := int64(-1)
+	for stable := 0; stable < 5; {
+		time.Sleep(50 * time.Millisecond)
+		if n := count(); n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	return last
+}
