@@ -231,31 +231,9 @@ func TestLiveConnectionsEndForOAuth(t *testing.T) {
 	ws := startWSEcho(t)
 	var p *oauth.Provider
 	var op *oidctest.Provider
-	g := guardWith(t, ws.URL, proxy.Options{}, func(base string, log *slog.Logger) auth.Provider {
-		op = oidctest.Start(t, oidctest.Options{
-			Users:   []oidctest.User{{Username: "carol", Password: "pw", Email: "carol@example.com", EmailVerified: true}},
-			Clients: []oidctest.Client{{ID: "proxy", Secret: "s", RedirectURIs: []string{base + oauth.CallbackPath}}},
-		})
-		var err error
-		p, err = oauth.New(oauth.Config{Provider: "generic", Issuer: op.Issuer, ClientID: "proxy", ClientSecret: "s",
-			RedirectURL: base + oauth.CallbackPath, Rule: oauth.Rule{Domains: []string{"example.com"}}},
-			auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		return p
-	})
+	g := guardWith(t, ws.URL, proxy.Options{}, carolOAuth(t, &op, &p))
 	c := jarClient()
-	page, err := c.Get(g.url + oauth.LoginPath + "?next=/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := op.SubmitLogin(c, page, "carol", "pw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	signInCarol(t, c, g.url, op).Body.Close()
 	conn := dialWS(t, g.url, "/comms", withCookies(c, g.url))
 	ws.wait(t, "open", 5*time.Second)
 	if err := conn.echo("carol"); err != nil {

@@ -193,29 +193,9 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 		},
 		"oauth": func() signedIn {
 			var op *oidctest.Provider
-			g := guard(t, up.URL, func(base string, log *slog.Logger) auth.Provider {
-				op = oidctest.Start(t, oidctest.Options{
-					Users:   []oidctest.User{{Username: "carol", Password: "pw", Email: "carol@example.com", EmailVerified: true}},
-					Clients: []oidctest.Client{{ID: "proxy", Secret: "s", RedirectURIs: []string{base + oauth.CallbackPath}}},
-				})
-				p, err := oauth.New(oauth.Config{Provider: "generic", Issuer: op.Issuer, ClientID: "proxy", ClientSecret: "s",
-					RedirectURL: base + oauth.CallbackPath, Rule: oauth.Rule{Domains: []string{"example.com"}}},
-					auth.Deps{Logger: log, SecretKey: secret, StateDir: t.TempDir()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { p.Close() })
-				return p
-			})
+			g := guard(t, up.URL, carolOAuth(t, &op, nil))
 			c := jarClient()
-			page, err := c.Get(g.url + oauth.LoginPath + "?next=/")
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := op.SubmitLogin(c, page, "carol", "pw")
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := signInCarol(t, c, g.url, op)
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK || up.hits.Load() == 0 {
@@ -449,4 +429,43 @@ func mustBasic(t testing.TB, cfg basic.Config, deps auth.Deps) *basic.Provider {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// carolOAuth returns the constructor of an oauth provider in front of a
+// fresh OpenID Connect provider (oidctest) that knows carol (password pw,
+// carol@example.com) and admits example.com; it sets *op, and *p when p
+// is not nil, once the guard builds it.
+func carolOAuth(t testing.TB, op **oidctest.Provider, p **oauth.Provider) func(base string, log *slog.Logger) auth.Provider {
+	return func(base string, log *slog.Logger) auth.Provider {
+		*op = oidctest.Start(t, oidctest.Options{
+			Users:   []oidctest.User{{Username: "carol", Password: "pw", Email: "carol@example.com", EmailVerified: true}},
+			Clients: []oidctest.Client{{ID: "proxy", Secret: "s", RedirectURIs: []string{base + oauth.CallbackPath}}},
+		})
+		prov, err := oauth.New(oauth.Config{Provider: "generic", Issuer: (*op).Issuer, ClientID: "proxy", ClientSecret: "s",
+			RedirectURL: base + oauth.CallbackPath, Rule: oauth.Rule{Domains: []string{"example.com"}}},
+			auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { prov.Close() })
+		if p != nil {
+			*p = prov
+		}
+		return prov
+	}
+}
+
+// signInCarol signs c in as carol through the guard at base and the
+// OpenID provider op, and returns the last answer (its body unread).
+func signInCarol(t testing.TB, c *http.Client, base string, op *oidctest.Provider) *http.Response {
+	t.Helper()
+	page, err := c.Get(base + oauth.LoginPath + "?next=/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := op.SubmitLogin(c, page, "carol", "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
