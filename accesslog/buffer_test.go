@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // lockedBuffer is a destination safe for the flusher and the test to share.
@@ -102,15 +104,7 @@ func TestBufferStalledPipe(t *testing.T) {
 	}()
 
 	// Nobody reads: the writers must come to a stop, not finish.
-	var last int64 = -1
-	for stable := 0; stable < 5; {
-		time.Sleep(50 * time.Millisecond)
-		if n := written.Load(); n == last {
-			stable++
-		} else {
-			last, stable = n, 0
-		}
-	}
+	last := testkit.Settled(written.Load)
 	select {
 	case <-done:
 		t.Fatal("every write completed with nobody reading: lines were dropped or memory grew")

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"log/slog"
 	"net/http"
 
 	"github.com/backupweb/backupweb/throttle"
@@ -13,13 +12,13 @@ import (
 //
 //   - the end of a block is logged once (LogBlockEnded, naming key);
 //   - a blocked key is refused with a *RetryError, its first refusal logged
-//     as a refused attempt of user and each one counted (CountThrottled);
+//     as a refused attempt of user and each one counted (Audit.Throttled);
 //   - an attempt that found every slot of its key taken by others in flight
 //     for as long as it could wait (v.Busy) is refused with a *RetryError
 //     too, but neither logged nor counted: nothing is known against it.
-func Admit(log *slog.Logger, r *http.Request, typ string, v throttle.Verdict, key, user string) error {
+func (a Audit) Admit(r *http.Request, typ string, v throttle.Verdict, key, user string) error {
 	if v.BlockEnded > 0 {
-		LogBlockEnded(log, r, typ, key, v.BlockEnded)
+		LogBlockEnded(a.log(), r, typ, key, v.BlockEnded)
 	}
 	switch {
 	case v.OK:
@@ -27,9 +26,9 @@ func Admit(log *slog.Logger, r *http.Request, typ string, v throttle.Verdict, ke
 	case v.Busy:
 		return &RetryError{After: v.RetryAfter}
 	}
-	CountThrottled(r, typ)
+	a.Throttled(typ)
 	if v.FirstRefusal {
-		LogRefused(log, r, typ, ReasonThrottled, user)
+		a.Refused(r, typ, ReasonThrottled, user)
 	}
 	return &RetryError{After: v.RetryAfter}
 }

@@ -12,10 +12,6 @@ import (
 // list ([proxy] allow_users) does not name.
 const ReasonNotAllowed = "user not in allow_users"
 
-// MsgNotAllowed is what such a user is told, with 403. It names no other
-// user and says nothing of the list.
-const MsgNotAllowed = "You are signed in, but your account may not use this application. Sign out and sign in with another account, or ask the administrator."
-
 // AllowedBy reports whether list admits u: an empty list admits every
 // signed-in user; otherwise u's name must be in it, exactly.
 func AllowedBy(list []string, u User) bool {
@@ -23,7 +19,7 @@ func AllowedBy(list []string, u User) bool {
 }
 
 // LogNotAllowed writes the refusal line of a signed-in user that an allow
-// list refuses: the same line as LogRefused (warning, "auth refused", the
+// list refuses: the same line as Audit.Refused (warning, "auth refused", the
 // type, the reason, the client address, the user), but not counted among
 // refused sign-in attempts, since the user did prove who they are. A nil
 // log writes nothing.

@@ -11,7 +11,7 @@ import (
 // Reasons for refused attempts, as they appear in logs and as the values
 // of the reason label of backupweb_auth_refused_total. Each is a fixed
 // sentence: what a client sent (an error code, a name) never becomes part
-// of a reason; it goes to the log line's detail instead (LogRefusedDetail).
+// of a reason; it goes to the log line's detail instead (Audit.RefusedDetail).
 const (
 	ReasonBadCredentials = "bad credentials"
 	ReasonMalformed      = "malformed credentials"
@@ -55,22 +55,50 @@ func RefusalReasons() []string {
 		access.ReasonDenied, access.ReasonSecondFactor, access.ReasonGroupsUnknown, access.ReasonAmbiguous, ReasonOther}
 }
 
-// LogRefused writes the contract's line for a refused authentication
-// attempt: warning level, the word "auth", the type, the reason, the client
-// address (forwarded only from trusted proxies, see package peer) and the
-// user name when one was given. Values go through slog's handlers, which
-// quote and escape them, so a user name holding a newline cannot forge a
-// line. Callers must never pass a password, hash, token or key. reason
-// should be one of the Reason constants: it is counted as a metric label.
-func LogRefused(log *slog.Logger, r *http.Request, authType, reason, username string) {
-	LogRefusedDetail(log, r, authType, reason, "", username)
+// Audit writes the contract's lines for authentication outcomes to Log
+// and tells Events of each: the one place an outcome is both logged and
+// counted. A provider gets its own from Deps.Audit.
+type Audit struct {
+	// Log receives the lines. Nil: slog.Default().
+	Log *slog.Logger
+	// Events is told of each outcome. Nil: nobody is.
+	Events Events
 }
 
-// LogRefusedDetail is LogRefused with a detail for the operator (an error
-// code the identity provider sent, a verification error): it goes to the
-// log line's detail attribute only, never into the reason, so that text a
+// Audit returns the provider's Audit: its logger and the Events of its
+// hooks.
+func (e Deps) Audit() Audit { return Audit{Log: e.Log(), Events: e.Hooks.Events} }
+
+func (a Audit) log() *slog.Logger {
+	if a.Log == nil {
+		return slog.Default()
+	}
+	return a.Log
+}
+
+// With returns a copy of a whose lines carry args (see slog.Logger.With).
+func (a Audit) With(args ...any) Audit {
+	a.Log = a.log().With(args...)
+	return a
+}
+
+// Refused writes the contract's line for a refused authentication
+// attempt: warning level, the word "auth", the type, the reason, the client
+// address (forwarded only from trusted proxies, see package peer) and the
+// user name when one was given, and counts it. Values go through slog's
+// handlers, which quote and escape them, so a user name holding a newline
+// cannot forge a line. Callers must never pass a password, hash, token or
+// key. reason should be one of the Reason constants: it is counted as a
+// metric label.
+func (a Audit) Refused(r *http.Request, authType, reason, username string) {
+	a.RefusedDetail(r, authType, reason, "", username)
+}
+
+// RefusedDetail is Refused with a detail for the operator (an error code
+// the identity provider sent, a verification error): it goes to the log
+// line's detail attribute only, never into the reason, so that text a
 // client chose cannot create metric series. Empty: no detail.
-func LogRefusedDetail(log *slog.Logger, r *http.Request, authType, reason, detail, username string) {
+func (a Audit) RefusedDetail(r *http.Request, authType, reason, detail, username string) {
 	attrs := []slog.Attr{
 		slog.String("auth_type", authType),
 		slog.String("reason", reason),
@@ -82,26 +110,34 @@ func LogRefusedDetail(log *slog.Logger, r *http.Request, authType, reason, detai
 	if username != "" {
 		attrs = append(attrs, slog.String("user", username))
 	}
-	log.LogAttrs(r.Context(), slog.LevelWarn, "auth refused", attrs...)
-	if e := eventsOf(r); e != nil {
-		e.Refused(authType, reason)
+	a.log().LogAttrs(r.Context(), slog.LevelWarn, "auth refused", attrs...)
+	if a.Events != nil {
+		a.Events.Refused(authType, reason)
 	}
 }
 
-// LogSignedIn writes the info line of a successful sign-in (a login form,
-// an OAuth callback) and counts it.
-func LogSignedIn(log *slog.Logger, r *http.Request, authType, username string) {
-	logSession(log, r, "auth signed in", authType, username)
-	if e := eventsOf(r); e != nil {
-		e.SignedIn(authType)
+// SignedIn writes the info line of a successful sign-in (a login form, an
+// OAuth callback) and counts it.
+func (a Audit) SignedIn(r *http.Request, authType, username string) {
+	logSession(a.log(), r, "auth signed in", authType, username)
+	if a.Events != nil {
+		a.Events.SignedIn(authType)
 	}
 }
 
-// LogSignedOut writes the info line of a logout and counts it.
-func LogSignedOut(log *slog.Logger, r *http.Request, authType, username string) {
-	logSession(log, r, "auth signed out", authType, username)
-	if e := eventsOf(r); e != nil {
-		e.SignedOut(authType)
+// SignedOut writes the info line of a logout and counts it.
+func (a Audit) SignedOut(r *http.Request, authType, username string) {
+	logSession(a.log(), r, "auth signed out", authType, username)
+	if a.Events != nil {
+		a.Events.SignedOut(authType)
+	}
+}
+
+// Throttled counts one request refused because its client is throttled.
+// Only the first refusal of a block is logged (Refused); each is counted.
+func (a Audit) Throttled(authType string) {
+	if a.Events != nil {
+		a.Events.Throttled(authType)
 	}
 }
 
@@ -113,10 +149,10 @@ func logSession(log *slog.Logger, r *http.Request, msg, authType, username strin
 }
 
 // LogBlockEnded writes the line that closes a throttling block: the
-// refusal that opened it was logged once (LogRefused with
+// refusal that opened it was logged once (Audit.Refused with
 // ReasonThrottled), the attempts refused while it lasted are counted here
 // instead of logged one by one, so a flood cannot flood the log. key is the
-// client address or "user NAME"; it is escaped like LogRefused's values.
+// client address or "user NAME"; it is escaped like Audit.Refused's values.
 func LogBlockEnded(log *slog.Logger, r *http.Request, authType, key string, refused int) {
 	log.LogAttrs(r.Context(), slog.LevelInfo, "auth throttling block ended",
 		slog.String("auth_type", authType),

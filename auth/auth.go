@@ -109,7 +109,7 @@ type Provider interface {
 	//
 	// ok is false when r carries no credentials or wrong ones: that is an
 	// answer ("no"), not an error. A provider logs refused attempts itself
-	// with LogRefused, since only it knows the reason.
+	// with Audit.Refused, since only it knows the reason.
 	//
 	// err is non-nil only when the provider could not decide: the client is
 	// throttled (*RetryError), bcrypt work is saturated, a session store
@@ -120,19 +120,6 @@ type Provider interface {
 	// WWW-Authenticate for basic; for session types, a redirect to the login
 	// page for browsers and 401 for everything else.
 	Challenge(w http.ResponseWriter, r *http.Request)
-}
-
-// Mounter is implemented by providers that serve routes of their own: the
-// login page, logout, the OAuth login and callback: what the Flask-era
-// service called init_app(app).
-type Mounter interface {
-	Mount(mux *http.ServeMux)
-}
-
-// Reloader is implemented by providers whose data can be re-read without a
-// restart (the flask-login user file). The program calls Reload on SIGHUP.
-type Reloader interface {
-	Reload() error
 }
 
 // Deps is what the program hands every provider besides its configuration
@@ -172,6 +159,9 @@ type Deps struct {
 	// service at (scheme and host), nil when unset. Passkeys take their
 	// relying-party id and origin from it.
 	PublicURL *url.URL
+	// Hooks observe what the provider does (the program's metrics).
+	// Zero: nothing is observed.
+	Hooks Hooks
 }
 
 // Errs returns the error writer, never nil.

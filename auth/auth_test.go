@@ -31,8 +31,11 @@ func (p fakeProvider) Identify(r *http.Request) (User, bool, error) {
 
 func (fakeProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Fake realm="t"`)
-	(&Errors{}).Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	testErrs.Refuse(w, r, NoCredentials)
 }
+
+// testErrs answers JSON under /api/, as the program's error writer does.
+var testErrs = &Errors{JSONPaths: []string{"/api/"}}
 
 func TestRequireAuth(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,7 +68,7 @@ func TestRequireAuth(t *testing.T) {
 			if tt.user != "" {
 				r.Header.Set("X-User", tt.user)
 			}
-			RequireAuth(tt.p, &Errors{})(ok).ServeHTTP(rec, r)
+			RequireAuth(tt.p, testErrs)(ok).ServeHTTP(rec, r)
 			if rec.Code != tt.wantStatus {
 				t.Fatalf("status %d, want %d", rec.Code, tt.wantStatus)
 			}
@@ -125,7 +128,7 @@ func TestRecord(t *testing.T) {
 	}
 }
 
-func TestLogRefusedCannotForgeLines(t *testing.T) {
+func TestAuditRefusedCannotForgeLines(t *testing.T) {
 	for _, h := range []func(*bytes.Buffer) slog.Handler{
 		func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) },
 		func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
@@ -133,7 +136,7 @@ func TestLogRefusedCannotForgeLines(t *testing.T) {
 		var buf bytes.Buffer
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = "192.0.2.1:1234"
-		LogRefused(slog.New(h(&buf)), r, "basic", ReasonBadCredentials, "eve\nlevel=INFO msg=\"auth ok\" user=admin")
+		Audit{Log: slog.New(h(&buf))}.Refused(r, "basic", ReasonBadCredentials, "eve\nlevel=INFO msg=\"auth ok\" user=admin")
 		out := buf.String()
 		if strings.Count(out, "\n") != 1 {
 			t.Fatalf("one refusal gave several lines:\n%s", out)

@@ -43,13 +43,6 @@ func IsStoreDown(err error) bool {
 	return errors.As(err, &d) && d.StoreDown()
 }
 
-// Sentences of the 503 replies: MsgStoreDown for a session store that does
-// not answer, MsgBusy for work at capacity (bcrypt).
-const (
-	MsgStoreDown = "Sign-in is unavailable right now: the session store does not answer. Try again in a moment."
-	MsgBusy      = "The server is busy. Try again in a moment."
-)
-
 // Throttled is the behaviour of errors that mean the client must wait
 // before trying again (too many failed attempts from its address or for
 // its user name): answered 429 with Retry-After.
@@ -72,6 +65,8 @@ func (e *RetryError) RetryAfter() time.Duration { return e.After }
 // Reply is how an error is answered: the one table from error kinds to
 // what a client is told (see ReplyTo).
 type Reply struct {
+	// Refusal is the catalogue's row the answer comes from.
+	Refusal Refusal
 	// Status is the HTTP status.
 	Status int
 	// Message is the sentence a person is shown; the detail stays in the
@@ -94,15 +89,22 @@ func ReplyTo(err error) Reply {
 	var t Throttled
 	switch {
 	case errors.As(err, &t):
-		return Reply{Status: http.StatusTooManyRequests, RetryAfter: retryAfterSeconds(t.RetryAfter()),
-			Message: "Too many failed attempts. Try again in " + inMinutes(t.RetryAfter()) + "."}
+		return reply(TooManyAttempts, retryAfterSeconds(t.RetryAfter()), inMinutes(t.RetryAfter()))
 	case IsUnavailable(err) && IsStoreDown(err):
-		return Reply{Status: http.StatusServiceUnavailable, RetryAfter: 1, Message: MsgStoreDown}
+		return reply(StoreNotAnswering, 1)
 	case IsUnavailable(err):
-		return Reply{Status: http.StatusServiceUnavailable, RetryAfter: 1, Message: MsgBusy}
+		return reply(Busy, 1)
 	default:
-		return Reply{Status: http.StatusInternalServerError, Message: "Authentication failed because of a server error.", Unexpected: true}
+		rp := reply(ServerError, 0)
+		rp.Unexpected = true
+		return rp
 	}
+}
+
+func reply(f Refusal, retryAfter int, args ...any) Reply {
+	rp := f.Reply(args...)
+	rp.RetryAfter = retryAfter
+	return rp
 }
 
 // SetRetryAfter sets the Retry-After header of rp, if it has one.
@@ -128,33 +130,48 @@ func inMinutes(d time.Duration) string {
 }
 
 // Errors writes every refusal and error response of the program, under
-// one rule: under /api/, on the forward-auth endpoints (/auth/…), or for a
-// client whose Accept names application/json, the JSON body
-// {"error": message}; otherwise the page Page renders. The web layer makes
-// the program's (package web, NewErrors: the styled error page, the
-// program's logger) and hands it to RequireAuth and every provider
-// (Deps.Errors). The zero value writes plain text pages and logs nothing.
+// one rule: under one of JSONPaths, or for a client whose Accept names
+// application/json, the JSON body {"error": message}; otherwise the page
+// Page renders. The web layer makes the program's (package web,
+// NewErrors: the styled error page, the program's logger, /api/ and the
+// forward-auth endpoints as JSON paths) and hands it to RequireAuth and
+// every provider (Deps.Errors). The zero value writes plain text pages,
+// JSON only to clients that ask for it, and logs nothing.
 type Errors struct {
 	// Logger receives unexpected errors. Nil: they are not logged.
 	Logger *slog.Logger
-	// Page writes the status and page of a refusal for a person. Nil:
-	// the message as plain text.
-	Page func(w http.ResponseWriter, r *http.Request, status int, message string)
+	// Page writes the status and page of a refusal for a person: title is
+	// the page's heading ("" for the status's text). Nil: the message as
+	// plain text.
+	Page func(w http.ResponseWriter, r *http.Request, status int, title, message string)
+	// JSONPaths are the path prefixes ("/api/") whose refusals are JSON
+	// whatever the client's Accept says: the caller knows its routes.
+	JSONPaths []string
 }
 
-// Refuse answers r with status and message.
-func (e *Errors) Refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
+// Refuse answers r with the catalogue's row f, args in place of the %s of
+// its sentence.
+func (e *Errors) Refuse(w http.ResponseWriter, r *http.Request, f Refusal, args ...any) {
+	e.Send(w, r, f.Reply(args...))
+}
+
+// Send answers r with rp's status, title and sentence, as JSON or a page
+// (see Errors). Its Retry-After is the caller's to set (Reply.SetRetryAfter),
+// before. Callers with a page of their own (the login form) use it for the
+// clients that want JSON.
+func (e *Errors) Send(w http.ResponseWriter, r *http.Request, rp Reply) {
+	status, title, message := rp.Status, rp.Refusal.Title(), rp.Message
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Del("Content-Disposition")
 	switch {
-	case WantsJSON(r):
+	case e.WantsJSON(r):
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		json.NewEncoder(w).Encode(map[string]string{"error": message})
 	case e != nil && e.Page != nil:
-		e.Page(w, r, status, message)
+		e.Page(w, r, status, title, message)
 	default:
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(status)
@@ -174,21 +191,19 @@ func (e *Errors) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if rp.Unexpected && e != nil && e.Logger != nil {
 		e.Logger.ErrorContext(r.Context(), "auth: error", "path", r.URL.Path, "err", err)
 	}
-	e.Refuse(w, r, rp.Status, rp.Message)
+	e.Send(w, r, rp)
 }
 
 // WantsJSON reports whether r gets JSON rather than a page: a path under
-// /api/ or /auth/ (the forward-auth endpoints), or an Accept header that
-// names application/json.
-func WantsJSON(r *http.Request) bool {
-	return strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/auth/") || wantsJSON(r)
-}
-
-func wantsJSON(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		if containsMediaType(v, "application/json") {
-			return true
+// one of e's JSONPaths, or an Accept header that names application/json.
+// A nil e looks at Accept only.
+func (e *Errors) WantsJSON(r *http.Request) bool {
+	if e != nil {
+		for _, p := range e.JSONPaths {
+			if strings.HasPrefix(r.URL.Path, p) {
+				return true
+			}
 		}
 	}
-	return false
+	return Accepts(r, "application/json")
 }

@@ -35,10 +35,10 @@ func TestReplyTo(t *testing.T) {
 		message    string
 		retryAfter int
 	}{
-		{"store down", storeErr{}, 503, MsgStoreDown, 1},
-		{"store down, wrapped", fmt.Errorf("session: load: %w", storeErr{}), 503, MsgStoreDown, 1},
-		{"busy", busyErr{}, 503, MsgBusy, 1},
-		{"busy, wrapped", fmt.Errorf("login: %w", busyErr{}), 503, MsgBusy, 1},
+		{"store down", storeErr{}, 503, StoreNotAnswering.Message(), 1},
+		{"store down, wrapped", fmt.Errorf("session: load: %w", storeErr{}), 503, StoreNotAnswering.Message(), 1},
+		{"busy", busyErr{}, 503, Busy.Message(), 1},
+		{"busy, wrapped", fmt.Errorf("login: %w", busyErr{}), 503, Busy.Message(), 1},
 		{"throttled", &RetryError{After: 90 * time.Second}, 429, "Too many failed attempts. Try again in 2 minutes.", 90},
 		{"unexpected", errors.New("disk on fire"), 500, "Authentication failed because of a server error.", 0},
 	} {

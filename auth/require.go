@@ -32,12 +32,16 @@ func RequireAuth(p Provider, errs *Errors) func(http.Handler) http.Handler {
 	}
 }
 
-// AcceptsHTML reports whether r's Accept header names text/html, whatever
-// its method.
-func AcceptsHTML(r *http.Request) bool {
+// Accepts reports whether r's Accept header names the media type want
+// ("text/html", "application/json"), whatever r's method. Parameters and
+// quality values are not weighed: a type named at all counts.
+func Accepts(r *http.Request, want string) bool {
 	for _, v := range r.Header.Values("Accept") {
-		if containsMediaType(v, "text/html") {
-			return true
+		for item := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(item, ";")
+			if strings.EqualFold(strings.TrimSpace(mt), want) {
+				return true
+			}
 		}
 	}
 	return false
@@ -47,23 +51,5 @@ func AcceptsHTML(r *http.Request) bool {
 // header names text/html. Session types redirect those to their login page
 // and answer everything else with 401.
 func WantsHTML(r *http.Request) bool {
-	if r.Method != http.MethodGet {
-		return false
-	}
-	for _, v := range r.Header.Values("Accept") {
-		if containsMediaType(v, "text/html") {
-			return true
-		}
-	}
-	return false
-}
-
-func containsMediaType(header, want string) bool {
-	for item := range strings.SplitSeq(header, ",") {
-		mt, _, _ := strings.Cut(item, ";")
-		if strings.EqualFold(strings.TrimSpace(mt), want) {
-			return true
-		}
-	}
-	return false
+	return r.Method == http.MethodGet && Accepts(r, "text/html")
 }

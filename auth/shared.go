@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/backupweb/backupweb/config"
-	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
 )
@@ -40,29 +38,4 @@ func (e Deps) Counter(name string, o throttle.Options) throttle.Counter {
 		return e.Shared.Counter(name, o)
 	}
 	return throttle.Local(throttle.New(o))
-}
-
-// AttemptWait is how long an attempt waits for a throttling slot without
-// any verdict arriving (throttle.Options.Wait): twice the time of one
-// bcrypt check at cost on this machine (measured once, see
-// password.CheckTime), and never less than throttle.DefaultWait, since a
-// loaded machine checks slower than it measured at start. Plain passwords
-// take throttle.DefaultWait.
-func AttemptWait(bcrypt bool, cost int) time.Duration {
-	if !bcrypt {
-		return throttle.DefaultWait
-	}
-	return max(2*password.CheckTime(cost), throttle.DefaultWait)
-}
-
-// LoadAttemptWait reads the attempt_wait key of s (types basic and
-// flask-login): absent, 0 (derived by AttemptWait); else a duration up to
-// throttle.MaxCheck.
-func LoadAttemptWait(s *config.Section) time.Duration {
-	d := s.Duration("attempt_wait", 0)
-	if d > throttle.MaxCheck {
-		s.Errorf("attempt_wait", "must be at most %s: a check holds its slot no longer", throttle.MaxCheck)
-		return 0
-	}
-	return d
 }

@@ -44,7 +44,7 @@ func TestClientTextCreatesNoSeries(t *testing.T) {
 	p, err := oauth.New(oauth.Config{Provider: "generic", ClientID: "id", ClientSecret: "s", RedirectURL: base + oauth.CallbackPath,
 		AuthURL: idp.URL + "/authorize", TokenURL: idp.URL + "/token", UserinfoURL: idp.URL + "/userinfo",
 		Rule: oauth.Rule{Domains: []string{"example.com"}}},
-		auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir()})
+		auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir(), Hooks: m.Hooks()})
 	if err != nil {
 		t.Fatal(err)
 	}

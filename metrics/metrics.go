@@ -4,16 +4,15 @@
 //
 // The rest of the program does not import client_golang: it reports
 // through small hook interfaces (web.Observer, auth.Events,
-// password.Observer, session.Observer) that *Metrics implements, and that
-// ride in each request's context (Attach), the way net/http/httptrace's
-// hooks do. Every label has a bounded set of values: types, reasons and
+// password.Observer, session.Observer) that *Metrics implements: the web
+// layer gets it as its Observer, the providers as one auth.Hooks value in
+// their Deps (Hooks). Every label has a bounded set of values: types, reasons and
 // providers come from fixed lists (a reason outside its list is counted as
 // "other"; details go to the log), routes are ServeMux patterns (never raw
 // paths) and status codes are classes ("2xx").
 package metrics
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -121,25 +120,10 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// Attach returns ctx carrying m as every hook the request may call, in one
-// context value (it answers for the three packages' keys).
-func (m *Metrics) Attach(ctx context.Context) context.Context {
-	return hooked{ctx, m}
-}
-
-// hooked is a context that answers auth.EventsContextKey,
-// password.ObserverContextKey and session.ObserverContextKey with m.
-type hooked struct {
-	context.Context
-	m *Metrics
-}
-
-func (h hooked) Value(key any) any {
-	switch key {
-	case auth.EventsContextKey, password.ObserverContextKey, session.ObserverContextKey:
-		return h.m
-	}
-	return h.Context.Value(key)
+// Hooks returns m as every hook a provider takes (auth.Deps.Hooks):
+// authentication outcomes, password checks, sessions started and ended.
+func (m *Metrics) Hooks() auth.Hooks {
+	return auth.Hooks{Events: m, Password: m, Sessions: m}
 }
 
 // Served counts one HTTP request (web.Observer).

@@ -4,23 +4,20 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 	"github.com/backupweb/backupweb/metrics"
 	"github.com/backupweb/backupweb/web"
@@ -52,8 +49,8 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // each metric family moves when its event happens.
 func TestBasicFamiliesMove(t *testing.T) {
 	m := metrics.New()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
-	p, err := basic.New(basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, MaxFailures: 2}, auth.Deps{Logger: quiet()})
+	hash := testkit.Hash(t, "pw")
+	p, err := basic.New(basic.Config{Username: "api", Password: hash, UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: quiet(), Hooks: m.Hooks()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +102,11 @@ func TestBasicFamiliesMove(t *testing.T) {
 func TestSessionFamiliesMove(t *testing.T) {
 	m := metrics.New()
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "alice-pw")
 	users := filepath.Join(dir, "users")
-	os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
+	os.WriteFile(users, []byte("alice:"+hash+"\n"), 0o600)
 	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1},
-		auth.Deps{Logger: quiet(), SecretKey: []byte(strings.Repeat("k", 32)), StateDir: filepath.Join(dir, "state")})
+		auth.Deps{Logger: quiet(), SecretKey: []byte(strings.Repeat("k", 32)), StateDir: filepath.Join(dir, "state"), Hooks: m.Hooks()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,30 +114,13 @@ func TestSessionFamiliesMove(t *testing.T) {
 	m.WatchSessions(p.Type(), p.SessionCount)
 	srv := httptest.NewServer(web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: quiet(), Observer: m}))
 	defer srv.Close()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	token := func(path string) string {
-		resp, err := c.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		mm := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(b)
-		if mm == nil {
-			t.Fatalf("no csrf_token on %s", path)
-		}
-		return string(mm[1])
-	}
-	resp, err := c.PostForm(srv.URL+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {token("/login")}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %v %v", resp.StatusCode, err)
-	}
-	resp.Body.Close()
+	c := testkit.Client()
+	token := func(path string) string { return testkit.Token(t, c, srv.URL+path) }
+	testkit.SignIn(t, c, testkit.Login{Page: srv.URL + "/login", User: "alice", Password: "alice-pw"})
 	if got := value(scrape(t, m), `backupweb_sessions_active{type="flask-login"}`); got != 1 {
 		t.Errorf("sessions_active = %v, want 1", got)
 	}
-	resp, err = c.PostForm(srv.URL+"/logout", url.Values{"csrf_token": {token("/")}})
+	resp, err := c.PostForm(srv.URL+"/logout", url.Values{"csrf_token": {token("/")}})
 	if err != nil || resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("logout: %v %v", resp.StatusCode, err)
 	}

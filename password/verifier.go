@@ -43,6 +43,9 @@ type VerifierOptions struct {
 	CacheTTL time.Duration
 	// Now is the clock used for cache expiry. Nil means time.Now.
 	Now func() time.Time
+	// Observer is told about every check's work (bcrypt, gate, cache).
+	// Nil: nobody is.
+	Observer Observer
 }
 
 // Verifier checks passwords against stored values. It is safe for
@@ -65,6 +68,7 @@ type Verifier struct {
 	gate  *Gate
 	cache *verifiedCache // nil when disabled
 	now   func() time.Time
+	obs   Observer  // nil: nobody
 	macs  sync.Pool // of hash.Hash, HMAC-SHA256 under the private key
 	group singleflight.Group
 	// compare is bcrypt.CompareHashAndPassword; tests replace it to count
@@ -81,6 +85,7 @@ func NewVerifier(o VerifierOptions) *Verifier {
 	v := &Verifier{
 		gate:    o.Gate,
 		now:     o.Now,
+		obs:     o.Observer,
 		compare: bcrypt.CompareHashAndPassword,
 	}
 	if v.gate == nil {
@@ -138,7 +143,7 @@ func (v *Verifier) CheckDecoy(ctx context.Context, cost int, pw []byte) error {
 
 // Cached reports whether the cache remembers that pw matches stored: a
 // lookup only, no bcrypt and no gate. false means "not known", never
-// "wrong". A hit is reported to ctx's Observer; a miss is not, since the
+// "wrong". A hit is reported to the Observer; a miss is not, since the
 // Check that follows it looks again and reports it.
 func (v *Verifier) Cached(ctx context.Context, stored string, pw []byte) bool {
 	if v.cache == nil || len(pw) > MaxLen {
@@ -146,8 +151,8 @@ func (v *Verifier) Cached(ctx context.Context, stored string, pw []byte) bool {
 	}
 	hit, _ := v.cache.get(v.key(stored, pw), v.now())
 	if hit {
-		if obs := observerOf(ctx); obs != nil {
-			obs.CacheLookup(true)
+		if v.obs != nil {
+			v.obs.CacheLookup(true)
 		}
 	}
 	return hit
@@ -170,7 +175,7 @@ func (v *Verifier) verify(ctx context.Context, stored string, pw []byte, remembe
 		return false, nil
 	}
 	key := v.key(stored, pw)
-	obs := observerOf(ctx)
+	obs := v.obs
 	var gen uint64
 	if v.cache != nil {
 		var hit bool

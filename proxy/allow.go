@@ -17,7 +17,7 @@ func allowed(o Options, w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	auth.LogNotAllowed(o.Logger, r, u)
-	o.Errors.Refuse(w, r, http.StatusForbidden, auth.MsgNotAllowed)
+	o.Errors.Refuse(w, r, auth.NotAllowed)
 	return false
 }
 

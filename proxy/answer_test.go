@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/proxy"
 )
 
@@ -48,9 +47,9 @@ func appUpstream(t *testing.T) *httptest.Server {
 }
 
 func basicSetup(t testing.TB) func(string, *slog.Logger) auth.Provider {
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "pw")
 	return func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
 	}
 }
 

@@ -11,12 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/auth/none"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/proxy"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/web"
@@ -64,16 +63,16 @@ func BenchmarkProxyInProcessNone(b *testing.B) { inproc(b, none.Provider{}, nil)
 
 func BenchmarkProxyInProcessSession(b *testing.B) {
 	dir := b.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash := testkit.Hash(b, "pw")
 	users := filepath.Join(dir, "users")
-	os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
+	os.WriteFile(users, []byte("alice:"+hash+"\n"), 0o600)
 	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1}, auth.Deps{SecretKey: []byte(strings.Repeat("k", 32)), StateDir: dir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
 	rec := httptest.NewRecorder()
-	if _, err := p.Manager().Start(rec, httptest.NewRequest("GET", "/", nil), session.Data{Username: "alice", Cred: p.Manager().Fingerprint(string(hash))}); err != nil {
+	if _, err := p.Manager().Start(rec, httptest.NewRequest("GET", "/", nil), session.Data{Username: "alice", Cred: p.Manager().Fingerprint(hash)}); err != nil {
 		b.Fatal(err)
 	}
 	inproc(b, p, rec.Result().Cookies()[0])

@@ -13,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/internal/clocktest"
 	"github.com/backupweb/backupweb/internal/oidctest"
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/proxy"
 	"github.com/backupweb/backupweb/redisstore"
 	"github.com/backupweb/backupweb/session"
@@ -100,8 +101,8 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 			lp, setup := newLoginSetup(t, map[string]string{"alice": "pw", "bob": "pw"}, auth.Deps{Now: clock.Now})
 			gws := guardWith(t, ws.URL, proxy.Options{}, setup)
 			alice, bob := jarClient(), jarClient()
-			signInForm(t, alice, gws.url, "alice", "pw")
-			signInForm(t, bob, gws.url, "bob", "pw")
+			testkit.SignIn(t, alice, testkit.Login{Page: gws.url + "/login", User: "alice", Password: "pw"})
+			testkit.SignIn(t, bob, testkit.Login{Page: gws.url + "/login", User: "bob", Password: "pw"})
 
 			conn := dialWS(t, gws.url, "/comms", withCookies(alice, gws.url))
 			ws.wait(t, "open", 5*time.Second)
@@ -157,7 +158,7 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 		lp, setup := newLoginSetup(t, map[string]string{"alice": "pw"}, auth.Deps{})
 		g := guardWith(t, events.URL, proxy.Options{}, setup)
 		alice := jarClient()
-		signInForm(t, alice, g.url, "alice", "pw")
+		testkit.SignIn(t, alice, testkit.Login{Page: g.url + "/login", User: "alice", Password: "pw"})
 		resp, err := alice.Get(g.url + "/events?id=live")
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +198,7 @@ func TestLiveConnectionsEndOnEveryInstance(t *testing.T) {
 	var lps [2]*loginProvider
 	var gs [2]guarded
 	for i := range gs {
-		shared, err := redisstore.Open(srv.Config(), slog.New(slog.DiscardHandler))
+		shared, err := redisstore.Open(redisstore.Options(srv.Config()), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestLiveConnectionsEndOnEveryInstance(t *testing.T) {
 		lps[i] = lp
 	}
 	alice := jarClient()
-	signInForm(t, alice, gs[0].url, "alice", "pw")
+	testkit.SignIn(t, alice, testkit.Login{Page: gs[0].url + "/login", User: "alice", Password: "pw"})
 	// The same cookie, presented to the second instance.
 	conn := dialWS(t, gs[1].url, "/comms", withCookies(alice, gs[0].url))
 	ws.wait(t, "open", 5*time.Second)
@@ -230,31 +231,9 @@ func TestLiveConnectionsEndForOAuth(t *testing.T) {
 	ws := startWSEcho(t)
 	var p *oauth.Provider
 	var op *oidctest.Provider
-	g := guardWith(t, ws.URL, proxy.Options{}, func(base string, log *slog.Logger) auth.Provider {
-		op = oidctest.Start(t, oidctest.Options{
-			Users:   []oidctest.User{{Username: "carol", Password: "pw", Email: "carol@example.com", EmailVerified: true}},
-			Clients: []oidctest.Client{{ID: "proxy", Secret: "s", RedirectURIs: []string{base + oauth.CallbackPath}}},
-		})
-		var err error
-		p, err = oauth.New(oauth.Config{Provider: "generic", Issuer: op.Issuer, ClientID: "proxy", ClientSecret: "s",
-			RedirectURL: base + oauth.CallbackPath, Rule: oauth.Rule{Domains: []string{"example.com"}}},
-			auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		return p
-	})
+	g := guardWith(t, ws.URL, proxy.Options{}, carolOAuth(t, &op, &p))
 	c := jarClient()
-	page, err := c.Get(g.url + oauth.LoginPath + "?next=/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := op.SubmitLogin(c, page, "carol", "pw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	signInCarol(t, c, g.url, op).Body.Close()
 	conn := dialWS(t, g.url, "/comms", withCookies(c, g.url))
 	ws.wait(t, "open", 5*time.Second)
 	if err := conn.echo("carol"); err != nil {

@@ -5,66 +5,19 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
-
-// parallel sends n requests at the same instant (connections opened
-// beforehand), the i-th made by req(i), and counts the statuses.
-func parallel(t *testing.T, n int, req func(i int) *http.Request) map[int]int {
-	t.Helper()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
-	t.Cleanup(client.CloseIdleConnections)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			warm := req(i)
-			warm.URL.Path = "/healthz"
-			if resp, err := client.Do(warm); err == nil {
-				resp.Body.Close()
-			}
-		})
-	}
-	wg.Wait()
-	var (
-		mu       sync.Mutex
-		statuses = map[int]int{}
-		barrier  = make(chan struct{})
-	)
-	for i := range n {
-		wg.Go(func() {
-			r := req(i)
-			<-barrier
-			resp, err := client.Do(r)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			mu.Lock()
-			statuses[resp.StatusCode]++
-			mu.Unlock()
-		})
-	}
-	close(barrier)
-	wg.Wait()
-	return statuses
-}
 
 // guardBasic serves a fresh Basic provider (max_failures 2, so that
 // counting right requests as failures would show at once) in front of up.
 func guardBasic(t *testing.T, up string) guarded {
-	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testkit.HashCost(t, "pw", 8)
 	return guard(t, up, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true, MaxFailures: 2}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: log})
 	})
 }
 
@@ -78,7 +31,7 @@ func TestForwardAuthRightCredentialsInParallel(t *testing.T) {
 			g := guardBasic(t, up.URL)
 			total := map[int]int{}
 			for range 10 {
-				for code, n := range parallel(t, 32, func(int) *http.Request {
+				for code, n := range testkit.Burst(t, 32, func(int) *http.Request {
 					r, _ := http.NewRequest("GET", g.url+path, nil)
 					r.SetBasicAuth("api", "pw")
 					return r
@@ -102,7 +55,7 @@ func TestForwardAuthRightCredentialsInParallel(t *testing.T) {
 func TestPageWithThirtyAssets(t *testing.T) {
 	up := startUpstream(t)
 	g := guardBasic(t, up.URL)
-	statuses := parallel(t, 31, func(i int) *http.Request {
+	statuses := testkit.Burst(t, 31, func(i int) *http.Request {
 		path := "/app/index.html"
 		if i > 0 {
 			path = fmt.Sprintf("/app/assets/%d.js", i)

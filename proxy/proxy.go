@@ -260,18 +260,18 @@ func stripOwnCookies(r *http.Request) {
 func failed(log *slog.Logger, errs *auth.Errors, w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(context.Cause(r.Context()), errEnded) {
 		// Cut by the recheck before the upstream answered.
-		errs.Refuse(w, r, http.StatusUnauthorized, "Your sign-in has ended: sign in again.")
+		errs.Refuse(w, r, auth.SignInEnded)
 		return
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return
 	}
-	status, msg := http.StatusBadGateway, "The guarded service could not be reached. Try again in a moment."
+	refusal := auth.UpstreamUnreachable
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		status, msg = http.StatusGatewayTimeout, "The guarded service did not answer in time. Try again in a moment."
+		refusal = auth.UpstreamTimeout
 	}
 	log.LogAttrs(r.Context(), slog.LevelError, "proxy: upstream request failed",
-		slog.Int("status", status), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
-	errs.Refuse(w, r, status, msg)
+		slog.Int("status", refusal.Status()), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
+	errs.Refuse(w, r, refusal)
 }

@@ -13,14 +13,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
@@ -30,6 +27,7 @@ import (
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/oidctest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/proxy"
 	"github.com/backupweb/backupweb/web"
 )
@@ -164,7 +162,7 @@ type signedIn struct {
 
 func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 	secret := []byte(strings.Repeat("k", 32))
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "pw")
 	return map[string]func() signedIn{
 		"none": func() signedIn {
 			g := guard(t, up.URL, func(string, *slog.Logger) auth.Provider { return none.Provider{} })
@@ -172,13 +170,13 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 		},
 		"basic": func() signedIn {
 			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-				return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+				return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
 			})
 			return signedIn{g: g, client: jarClient(), mod: func(r *http.Request) { r.SetBasicAuth("api", "pw") }, user: "api"}
 		},
 		"flask-login": func() signedIn {
 			users := filepath.Join(t.TempDir(), "users")
-			os.WriteFile(users, []byte("alice:"+string(hash)+"\n"), 0o600)
+			os.WriteFile(users, []byte("alice:"+hash+"\n"), 0o600)
 			var p *login.Provider
 			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
 				var err error
@@ -190,50 +188,14 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 				return p
 			})
 			c := jarClient()
-			resp, err := c.Get(g.url + "/login")
-			if err != nil {
-				t.Fatal(err)
-			}
-			page, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			tok := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
-			if tok == nil {
-				t.Fatalf("no login form:\n%s", page)
-			}
-			nf := *c
-			nf.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-			resp, err = nf.PostForm(g.url+"/login", url.Values{"username": {"alice"}, "password": {"pw"}, "csrf_token": {string(tok[1])}})
-			if err != nil || resp.StatusCode != http.StatusSeeOther {
-				t.Fatalf("login: %v %v", resp.StatusCode, err)
-			}
-			resp.Body.Close()
+			testkit.SignIn(t, c, testkit.Login{Page: g.url + "/login", User: "alice", Password: "pw"})
 			return signedIn{g: g, client: c, user: "alice"}
 		},
 		"oauth": func() signedIn {
 			var op *oidctest.Provider
-			g := guard(t, up.URL, func(base string, log *slog.Logger) auth.Provider {
-				op = oidctest.Start(t, oidctest.Options{
-					Users:   []oidctest.User{{Username: "carol", Password: "pw", Email: "carol@example.com", EmailVerified: true}},
-					Clients: []oidctest.Client{{ID: "proxy", Secret: "s", RedirectURIs: []string{base + oauth.CallbackPath}}},
-				})
-				p, err := oauth.New(oauth.Config{Provider: "generic", Issuer: op.Issuer, ClientID: "proxy", ClientSecret: "s",
-					RedirectURL: base + oauth.CallbackPath, Rule: oauth.Rule{Domains: []string{"example.com"}}},
-					auth.Deps{Logger: log, SecretKey: secret, StateDir: t.TempDir()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { p.Close() })
-				return p
-			})
+			g := guard(t, up.URL, carolOAuth(t, &op, nil))
 			c := jarClient()
-			page, err := c.Get(g.url + oauth.LoginPath + "?next=/")
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := op.SubmitLogin(c, page, "carol", "pw")
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := signInCarol(t, c, g.url, op)
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK || up.hits.Load() == 0 {
@@ -352,9 +314,9 @@ func TestProxyForEveryType(t *testing.T) {
 
 func TestProxyRefusesBeforeTheUpstream(t *testing.T) {
 	up := startUpstream(t)
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "pw")
 	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
 	})
 	before := up.hits.Load()
 	resp, err := http.Get(g.url + "/anything")
@@ -418,9 +380,9 @@ func TestUpstreamDownOrSlow(t *testing.T) {
 // other inside its body.
 func TestSmuggling(t *testing.T) {
 	up := startUpstream(t)
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash := testkit.Hash(t, "pw")
 	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: string(hash), UseBcrypt: true}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
 	})
 	before := up.hits.Load()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.url, "http://"))
@@ -467,4 +429,43 @@ func mustBasic(t testing.TB, cfg basic.Config, deps auth.Deps) *basic.Provider {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// carolOAuth returns the constructor of an oauth provider in front of a
+// fresh OpenID Connect provider (oidctest) that knows carol (password pw,
+// carol@example.com) and admits example.com; it sets *op, and *p when p
+// is not nil, once the guard builds it.
+func carolOAuth(t testing.TB, op **oidctest.Provider, p **oauth.Provider) func(base string, log *slog.Logger) auth.Provider {
+	return func(base string, log *slog.Logger) auth.Provider {
+		*op = oidctest.Start(t, oidctest.Options{
+			Users:   []oidctest.User{{Username: "carol", Password: "pw", Email: "carol@example.com", EmailVerified: true}},
+			Clients: []oidctest.Client{{ID: "proxy", Secret: "s", RedirectURIs: []string{base + oauth.CallbackPath}}},
+		})
+		prov, err := oauth.New(oauth.Config{Provider: "generic", Issuer: (*op).Issuer, ClientID: "proxy", ClientSecret: "s",
+			RedirectURL: base + oauth.CallbackPath, Rule: oauth.Rule{Domains: []string{"example.com"}}},
+			auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { prov.Close() })
+		if p != nil {
+			*p = prov
+		}
+		return prov
+	}
+}
+
+// signInCarol signs c in as carol through the guard at base and the
+// OpenID provider op, and returns the last answer (its body unread).
+func signInCarol(t testing.TB, c *http.Client, base string, op *oidctest.Provider) *http.Response {
+	t.Helper()
+	page, err := c.Get(base + oauth.LoginPath + "?next=/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := op.SubmitLogin(c, page, "carol", "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

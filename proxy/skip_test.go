@@ -6,20 +6,16 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/proxy"
 )
 
@@ -105,28 +101,6 @@ func TestSkipAuthRoutes(t *testing.T) {
 	}
 }
 
-// signInForm signs c in at base's login form as user with pw.
-func signInForm(t *testing.T, c *http.Client, base, user, pw string) {
-	t.Helper()
-	resp, err := c.Get(base + "/login")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	tok := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
-	if tok == nil {
-		t.Fatalf("no login form:\n%s", page)
-	}
-	nf := *c
-	nf.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err = nf.PostForm(base+"/login", url.Values{"username": {user}, "password": {pw}, "csrf_token": {string(tok[1])}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %v %v", resp.StatusCode, err)
-	}
-	resp.Body.Close()
-}
-
 // loginProvider is a flask-login provider over a user file holding users
 // (name -> password), with deps's clock; it returns the provider and the
 // user file's path.
@@ -156,22 +130,15 @@ func newLoginSetup(t *testing.T, users map[string]string, deps auth.Deps) (*logi
 	}
 }
 
-// hashes memoises the bcrypt hash of each (name, password), so that every
-// user file of a test (and of two instances) holds the same line for an
-// unchanged user: a new hash is a changed password.
-var hashes sync.Map
-
 // writeUsers replaces the user file at path with users (name -> password).
 func writeUsers(t *testing.T, path string, users map[string]string) {
 	t.Helper()
 	var b strings.Builder
 	for name, pw := range users {
-		h, ok := hashes.Load(name + "\x00" + pw)
-		if !ok {
-			sum, _ := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
-			h, _ = hashes.LoadOrStore(name+"\x00"+pw, string(sum))
-		}
-		b.WriteString(name + ":" + h.(string) + "\n")
+		// testkit.Hash is computed once per password, so that every user
+		// file of a test (and of two instances) holds the same line for an
+		// unchanged user: a new hash is a changed password.
+		b.WriteString(name + ":" + testkit.Hash(t, pw) + "\n")
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
@@ -196,7 +163,7 @@ func TestAllowUsers(t *testing.T) {
 		return &n
 	}
 	bob := jarClient()
-	signInForm(t, bob, g.url, "bob", "pw")
+	testkit.SignIn(t, bob, testkit.Login{Page: g.url + "/login", User: "bob", Password: "pw"})
 	before := up.hits.Load()
 	for _, accept := range []string{"text/html", "application/json"} {
 		req, _ := http.NewRequest("GET", g.url+"/dashboard", nil)
@@ -232,7 +199,7 @@ func TestAllowUsers(t *testing.T) {
 		t.Errorf("/auth/request for bob: %d, want 403", resp.StatusCode)
 	}
 	alice := jarClient()
-	signInForm(t, alice, g.url, "alice", "pw")
+	testkit.SignIn(t, alice, testkit.Login{Page: g.url + "/login", User: "alice", Password: "pw"})
 	resp, err = nf(alice).Get(g.url + "/dashboard")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -51,15 +52,8 @@ func startGunicorn(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gunicorn did not listen on %s:\n%s", addr, out.String())
-		}
-	}
+	testkit.WaitListening(t, addr, 20*time.Second, out.String)
+	return "http://" + addr
 }
 
 // TestWSGIUpstreamSeesOnlyOurIdentity puts a real WSGI server behind the

@@ -90,11 +90,32 @@ func (e *Error) Unavailable() bool { return true }
 // that the server is busy.
 func (e *Error) StoreDown() bool { return true }
 
-// Open returns a client for the [redis] section cfg. It does not wait for
+// Options say which Redis to use and how: plain values, filled by the
+// program from its [redis] section. The fields are those of config.Redis,
+// in the same order, so that the program converts one into the other
+// (redisstore.Options(cfg.Redis)) and the compiler tells when they part.
+type Options struct {
+	// URL is redis://[user@]host:port/db, rediss:// for TLS, or
+	// unix:///path/to/redis.sock. It holds no password.
+	URL string
+	// Password is the server's password or the ACL user's. Never logged.
+	Password string
+	// Prefix starts every key written.
+	Prefix string
+	// TLSCA is the PEM file of the CA that signed the server's
+	// certificate; empty: the system's roots.
+	TLSCA string
+	// ConnectTimeout bounds connecting.
+	ConnectTimeout time.Duration
+	// CommandTimeout bounds one command.
+	CommandTimeout time.Duration
+}
+
+// Open returns a client for the Redis cfg names. It does not wait for
 // Redis: when it cannot be reached yet, Open logs that once and returns a
 // client whose commands fail (503) until it can. An error means cfg
 // itself cannot be used (a CA file that holds no certificate).
-func Open(cfg config.Redis, log *slog.Logger) (*Client, error) {
+func Open(cfg Options, log *slog.Logger) (*Client, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -118,7 +139,7 @@ func Open(cfg config.Redis, log *slog.Logger) (*Client, error) {
 // clientOption turns cfg into rueidis's options: one server, no retries
 // (the command timeout bounds every call), pings every second so that a
 // dead connection, and its cache, are dropped quickly.
-func clientOption(cfg config.Redis) (rueidis.ClientOption, error) {
+func clientOption(cfg Options) (rueidis.ClientOption, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
 		return rueidis.ClientOption{}, errors.New("redis: [redis] url is not a URL")

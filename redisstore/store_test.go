@@ -15,6 +15,7 @@ import (
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
 )
@@ -24,7 +25,7 @@ var _ auth.Shared = (*Client)(nil)
 // open returns a client of srv that is closed when the test ends.
 func open(t testing.TB, cfg config.Redis, log *slog.Logger) *Client {
 	t.Helper()
-	c, err := Open(cfg, log)
+	c, err := Open(Options(cfg), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestConnections(t *testing.T) {
 			if !auth.IsUnavailable(err) || !auth.IsStoreDown(err) {
 				t.Fatalf("error %v is not Unavailable and StoreDown", err)
 			}
-			if rp := auth.ReplyTo(err); rp.Status != 503 || rp.Message != auth.MsgStoreDown {
+			if rp := auth.ReplyTo(err); rp.Status != 503 || rp.Message != auth.StoreNotAnswering.Message() {
 				t.Fatalf("reply to %v: %d %q, want 503 saying the session store does not answer", err, rp.Status, rp.Message)
 			}
 			if strings.Contains(err.Error(), cfg.Password) && cfg.Password != "" {
@@ -346,13 +347,8 @@ func TestOutage(t *testing.T) {
 		t.Fatal("Ping answered during the outage")
 	}
 	srv.Start()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(buf.String(), "answering again") {
-		if time.Now().After(deadline) {
-			t.Fatalf("recovery not logged:\n%s", buf.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, 10*time.Second, func() bool { return strings.Contains(buf.String(), "answering again") },
+		func() string { return "recovery not logged:\n" + buf.String() })
 	if _, ok, err := s.Find(ctx, "k"); !ok || err != nil {
 		t.Fatalf("after the restart (data kept), Find = %v, %v", ok, err)
 	}
@@ -395,20 +391,14 @@ func TestOpenWhileDown(t *testing.T) {
 		t.Fatalf("Find while down = %v", err)
 	}
 	srv.Start()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, _, err := c.SessionStore().Find(context.Background(), "k"); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("still failing 10s after Redis came up: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var err error
+	testkit.WaitUntil(t, 10*time.Second, func() bool { _, _, err = c.SessionStore().Find(context.Background(), "k"); return err == nil },
+		func() string { return fmt.Sprintf("still failing after Redis came up: %v", err) })
 	if !strings.Contains(buf.String(), "not answering") {
 		t.Errorf("the outage at start was not logged:\n%s", buf.String())
 	}
 	var e *Error
-	_, err := Open(config.Redis{URL: "rediss://localhost:1", TLSCA: "/nonexistent", CommandTimeout: time.Second}, nil)
+	_, err = Open(Options{URL: "rediss://localhost:1", TLSCA: "/nonexistent", CommandTimeout: time.Second}, nil)
 	if err == nil || errors.As(err, &e) {
 		t.Errorf("Open with a missing CA file = %v, want a configuration error", err)
 	}

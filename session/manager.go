@@ -84,6 +84,8 @@ type Options struct {
 	// activity refresh, a failed removal of an expired session). Default:
 	// discard. Nothing logged ever holds a session id, token or key.
 	Logger *slog.Logger
+	// Observer is told when sessions start and end. Nil: nobody is.
+	Observer Observer
 }
 
 // DefaultMaxPerUser is the default of Options.MaxPerUser.
@@ -104,6 +106,7 @@ type Manager struct {
 	lifetime   time.Duration
 	touch      time.Duration
 	renewal    Renewal
+	obs        Observer // nil: nobody
 	secure     func(*http.Request) bool
 	now        func() time.Time
 	log        *slog.Logger
@@ -160,6 +163,7 @@ func NewManager(o Options) (*Manager, error) {
 		log:        o.Logger,
 		typ:        o.Type,
 		maxPerUser: cmp.Or(o.MaxPerUser, DefaultMaxPerUser),
+		obs:        o.Observer,
 		domain:     o.CookieDomain,
 	}
 	m.toucher, _ = o.Store.(Toucher)
@@ -303,8 +307,8 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 			m.ended(ctx, "limit", n)
 		}
 	}
-	if o, ok := ctx.Value(ObserverContextKey).(Observer); ok {
-		o.SessionStarted(m.typ)
+	if m.obs != nil {
+		m.obs.SessionStarted(m.typ)
 	}
 	m.SetCookie(w, r, m.cookie, encodeID(id), 0)
 	return newSession(key, rec), nil

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"html/template"
+	"log/slog"
+	"net/http"
 
 	"github.com/backupweb/backupweb/catalog"
 )
@@ -124,4 +126,16 @@ func LogoutButton(csrfToken string) template.HTML {
 	return template.HTML(`<form method="post" action="/logout" class="logout">` +
 		`<input type="hidden" name="csrf_token" value="` + template.HTMLEscapeString(csrfToken) + `">` +
 		`<button type="submit">Sign out</button></form>`)
+}
+
+// ErrorWriter returns the function that shows a refusal to a person: the
+// "error" page with the request's Brand, the status, title (empty: the
+// status's text) and sentence. It is the Page of the program's error
+// writer (auth.Errors); a page that cannot be rendered is logged to log.
+func ErrorWriter(log *slog.Logger) func(w http.ResponseWriter, r *http.Request, status int, title, message string) {
+	return func(w http.ResponseWriter, r *http.Request, status int, title, message string) {
+		if err := Render(w, status, "error", ErrorPage{Brand: BrandOf(r.Context()), Status: status, Title: title, Message: message}); err != nil {
+			log.ErrorContext(r.Context(), "ui: rendering the error page", "err", err)
+		}
+	}
 }

@@ -13,12 +13,10 @@ import (
 
 // Observer is told about every request once it has been answered: the
 // route pattern that served it ("GET /api/backups"; "" when no route
-// matched), the status and the time it took. Before the request is served,
-// Attach may add hooks of its own to the request's context (auth.Events,
-// password.Observer, session.Observer). Metrics implement it; it must be
-// cheap and safe for concurrent use.
+// matched), the status and the time it took. Metrics implement it (and
+// observe the providers through auth.Deps.Hooks); it must be cheap and
+// safe for concurrent use.
 type Observer interface {
-	Attach(ctx context.Context) context.Context
 	Served(route string, status int, d time.Duration)
 }
 
@@ -58,9 +56,6 @@ func observe(log accesslog.Logger, obs Observer, next http.Handler) http.Handler
 		st := &observed{start: time.Now()}
 		st.sw.ResponseWriter = w
 		ctx, admitted := auth.WithWitness(context.WithValue(r.Context(), routeKey{}, &st.slot))
-		if obs != nil {
-			ctx = obs.Attach(ctx)
-		}
 		defer func() {
 			now := time.Now()
 			d := now.Sub(st.start)

@@ -19,6 +19,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // TestAccessLog: one line per request with method, path, status, bytes,
@@ -66,8 +67,6 @@ func TestAccessLog(t *testing.T) {
 }
 
 type recordingObserver struct{ routes []string }
-
-func (o *recordingObserver) Attach(ctx context.Context) context.Context { return ctx }
 
 func (o *recordingObserver) Served(route string, status int, _ time.Duration) {
 	o.routes = append(o.routes, route+" "+http.StatusText(status))
@@ -160,15 +159,7 @@ func TestAccessLogStalledDestination(t *testing.T) {
 		wg.Wait()
 		close(done)
 	}()
-	last := int64(-1)
-	for stable := 0; stable < 5; {
-		time.Sleep(50 * time.Millisecond)
-		if n := answered.Load(); n == last {
-			stable++
-		} else {
-			last, stable = n, 0
-		}
-	}
+	testkit.Settled(answered.Load)
 	select {
 	case <-done:
 		t.Fatal("every request completed while nobody read the log: lines were dropped or buffered without bound")

@@ -240,7 +240,7 @@ func TestBrowserSessionPages(t *testing.T) {
 // (404), a throttled client (429) — and checks that each is the styled
 // page, with the stylesheet applied and the sentence a person can act on.
 func TestBrowserErrorPages(t *testing.T) {
-	sessions, err := sessionauth.OpenSessions(auth.Deps{SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir()}, "flask-login", time.Minute, time.Hour, 0)
+	sessions, err := sessionauth.OpenSessions(auth.Deps{SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir()}, "flask-login", sessionauth.Settings{IdleTimeout: time.Minute, Lifetime: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
 )
 
@@ -30,17 +31,17 @@ func (s *site) download(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if s.cat == nil {
 		s.log.ErrorContext(r.Context(), "web: open backup", "err", errNoCatalog)
-		s.fail(w, r, http.StatusInternalServerError, msgReadFailed)
+		s.fail(w, r, auth.ReadFailed)
 		return
 	}
 	f, b, err := s.cat.Open(name)
 	if errors.Is(err, catalog.ErrNotFound) {
-		s.fail(w, r, http.StatusNotFound, msgNoBackup)
+		s.fail(w, r, auth.NoBackup)
 		return
 	}
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: open backup", "name", name, "err", err)
-		s.fail(w, r, http.StatusInternalServerError, msgReadFailed)
+		s.fail(w, r, auth.ReadFailed)
 		return
 	}
 	defer f.Close()

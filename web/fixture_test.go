@@ -78,7 +78,7 @@ func (p *fakeProvider) Identify(*http.Request) (auth.User, bool, error) {
 
 func (p *fakeProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-	NewErrors(nil).Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	NewErrors(nil).Refuse(w, r, auth.NoCredentials)
 }
 
 // mountingProvider adds Mount to fakeProvider.

@@ -68,7 +68,7 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 		switch {
 		case err != nil && !forward && errors.As(err, &throttled):
 			// nginx turns any status but 2xx, 401 and 403 into a 500.
-			errs.Refuse(w, r, http.StatusForbidden, "Too many failed attempts.")
+			errs.Refuse(w, r, auth.ForwardThrottled)
 		case err != nil:
 			errs.Error(w, r, err)
 		case ok:
@@ -101,7 +101,7 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 // types, whose challenge would redirect.
 func challenge401(p auth.Provider, errs *auth.Errors, w http.ResponseWriter, r *http.Request) {
 	if _, isSession := p.(auth.LoginRedirecter); isSession {
-		errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
+		errs.Refuse(w, r, auth.SignInFirst)
 		return
 	}
 	p.Challenge(w, r)
@@ -111,7 +111,7 @@ func challenge401(p auth.Provider, errs *auth.Errors, w http.ResponseWriter, r *
 // asking for a page: Accept names text/html and the original method (as
 // X-Forwarded-Method tells, from a trusted proxy) is GET.
 func browserNavigation(r *http.Request) bool {
-	if !auth.AcceptsHTML(r) {
+	if !auth.Accepts(r, "text/html") {
 		return false
 	}
 	method := http.MethodGet

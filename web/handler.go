@@ -50,6 +50,9 @@ type Options struct {
 	AccessLogger accesslog.Logger
 	// Observer, when set, is told about every request (metrics).
 	Observer Observer
+	// Events, when set, is told of the refusals the access rules make
+	// (metrics), as auth.Deps.Hooks.Events is of the providers'.
+	Events auth.Events
 	// Proxy, when set, is the guarded interface's reverse proxy ([proxy]
 	// upstream): every path backupweb does not keep for itself (see
 	// NewHandler) passes RequireAuth and goes there, and the catalog
@@ -97,14 +100,13 @@ type Options struct {
 // page, a link back); unexpected errors, and pages that cannot be
 // rendered, are logged to log.
 func NewErrors(log *slog.Logger) *auth.Errors {
+	// Refusals under /api/ and on the forward-auth endpoints (/auth/…) are
+	// JSON whatever Accept says: their clients are programs.
+	jsonPaths := []string{"/api/", "/auth/"}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &auth.Errors{Logger: log, Page: func(w http.ResponseWriter, r *http.Request, status int, message string) {
-		if err := ui.Render(w, status, "error", ui.ErrorPage{Brand: ui.BrandOf(r.Context()), Status: status, Message: message}); err != nil {
-			log.ErrorContext(r.Context(), "web: rendering the error page", "err", err)
-		}
-	}}
+	return &auth.Errors{Logger: log, JSONPaths: jsonPaths, Page: ui.ErrorWriter(log)}
 }
 
 // NewHandler returns the whole HTTP surface:
@@ -148,10 +150,11 @@ func NewHandler(o Options) http.Handler {
 	}
 	res := o.Resolver.WithNotice(log, nil)
 	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now}
-	g := &guard{rules: o.Rules, groups: o.Groups, errs: errs, log: log}
+	audit := auth.Audit{Log: log, Events: o.Events}
+	g := &guard{rules: o.Rules, groups: o.Groups, errs: errs, log: log, audit: audit}
 	fg := g
 	if o.Rules == nil && len(o.AllowUsers) > 0 {
-		fg = &guard{rules: &access.Rules{List: []access.Rule{access.OnlyUsers(o.AllowUsers)}}, groups: o.Groups, errs: errs, log: log}
+		fg = &guard{rules: &access.Rules{List: []access.Rule{access.OnlyUsers(o.AllowUsers)}}, groups: o.Groups, errs: errs, log: log, audit: audit}
 	}
 	requireAuth := auth.RequireAuth(p, errs)
 	protect := func(next http.Handler) http.Handler { return g.protect(requireAuth, next) }
@@ -178,7 +181,7 @@ func NewHandler(o Options) http.Handler {
 	// its cleaned form; under /backups/ such a path is simply not a
 	// backup. It is still protected, so it says nothing to strangers.
 	notCanonical := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusNotFound, msgNoBackup)
+		s.fail(w, r, auth.NoBackup)
 	}))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.RequestURI == "*" {
@@ -199,7 +202,7 @@ func NewHandler(o Options) http.Handler {
 			iw := &interceptWriter{ResponseWriter: w}
 			mux.ServeHTTP(iw, r)
 			if iw.code != 0 {
-				s.fail(w, r, iw.code, unroutedMessage(iw.code))
+				s.fail(w, r, unrouted(iw.code))
 			}
 			return
 		}
@@ -275,12 +278,12 @@ func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handle
 	})
 }
 
-// unroutedMessage is the sentence for a request no route takes.
-func unroutedMessage(code int) string {
+// unrouted is the refusal of a request no route takes.
+func unrouted(code int) auth.Refusal {
 	if code == http.StatusMethodNotAllowed {
-		return "This address does not accept that method."
+		return auth.WrongMethod
 	}
-	return "There is nothing at this address."
+	return auth.NoRoute
 }
 
 // interceptWriter swallows a 404 or 405 the mux writes for a request no
@@ -323,7 +326,7 @@ func limitBody(s *site, next http.Handler) http.Handler {
 			// Not reading the body: the server closes the connection
 			// after the answer rather than draining megabytes.
 			w.Header().Set("Connection", "close")
-			s.fail(w, r, http.StatusRequestEntityTooLarge, "The request is too large.")
+			s.fail(w, r, auth.TooLarge)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
@@ -355,5 +358,5 @@ func (missingProvider) Identify(*http.Request) (auth.User, bool, error) {
 }
 
 func (m missingProvider) Challenge(w http.ResponseWriter, r *http.Request) {
-	m.errs.Refuse(w, r, http.StatusInternalServerError, "Authentication is not configured.")
+	m.errs.Refuse(w, r, auth.NotConfigured)
 }

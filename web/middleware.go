@@ -46,7 +46,7 @@ func setSecurityHeaders(h http.Header) {
 func CrossOrigin(errs *auth.Errors) func(http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		errs.Refuse(w, r, http.StatusForbidden, "Cross-origin requests are not allowed.")
+		errs.Refuse(w, r, auth.CrossOrigin)
 	}))
 	return cop.Handler
 }
@@ -75,7 +75,7 @@ func recoverer(log *slog.Logger, s *site, next http.Handler) http.Handler {
 			h := w.Header()
 			clear(h)
 			setSecurityHeaders(h)
-			s.fail(w, r, http.StatusInternalServerError, "Something went wrong on the server.")
+			s.fail(w, r, auth.Panicked)
 		}()
 		next.ServeHTTP(tw, r)
 	})

@@ -12,13 +12,6 @@ import (
 	"github.com/backupweb/backupweb/ui"
 )
 
-// Sentences people see; the detail goes to the log.
-const (
-	msgNoBackup   = "There is no backup of that name."
-	msgListFailed = "The list of backups could not be read."
-	msgReadFailed = "The backup could not be read."
-)
-
 // errNoCatalog is logged when Options.Catalog was nil.
 var errNoCatalog = errors.New("web: no catalog configured")
 
@@ -39,7 +32,7 @@ func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
 	list, err := s.list()
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", err)
-		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
+		s.fail(w, r, auth.ListFailed)
 		return
 	}
 	if err := ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Brand: ui.BrandOf(r.Context()), Title: "Backups", User: viewer(u), Backups: list}); err != nil {
@@ -74,19 +67,19 @@ type backupJSON struct {
 func (s *site) apiBackups(w http.ResponseWriter, r *http.Request) {
 	if s.cat == nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", errNoCatalog)
-		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
+		s.fail(w, r, auth.ListFailed)
 		return
 	}
 	snap, err := s.cat.Snapshot()
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", err)
-		s.fail(w, r, http.StatusInternalServerError, msgListFailed)
+		s.fail(w, r, auth.ListFailed)
 		return
 	}
 	enc, err := s.lists.get(snap)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: encode json", "path", r.URL.Path, "err", err)
-		s.fail(w, r, http.StatusInternalServerError, "The answer could not be encoded.")
+		s.fail(w, r, auth.EncodeFailed)
 		return
 	}
 	enc.serve(w, r)
@@ -103,7 +96,7 @@ func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: encode json", "path", r.URL.Path, "err", err)
-		s.fail(w, r, http.StatusInternalServerError, "The answer could not be encoded.")
+		s.fail(w, r, auth.EncodeFailed)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -113,8 +106,8 @@ func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 
 // fail answers an error through the program's error writer: JSON
 // {"error": message} for API clients, the "error" page everywhere else.
-func (s *site) fail(w http.ResponseWriter, r *http.Request, status int, message string) {
-	s.errs.Refuse(w, r, status, message)
+func (s *site) fail(w http.ResponseWriter, r *http.Request, f auth.Refusal) {
+	s.errs.Refuse(w, r, f)
 }
 
 func (s *site) list() ([]catalog.Backup, error) {

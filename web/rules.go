@@ -18,14 +18,6 @@ type GroupSource interface {
 	GroupsOf(name string) (groups []string, known bool)
 }
 
-// Sentences of the 403 answers of the access rules. None names a rule, a
-// group or another user.
-const (
-	msgRuleDenied   = "You are signed in, but your account may not use this page. Ask the administrator if you need it."
-	msgSecondFactor = "This page requires a second factor: sign out, then sign in again with your password and your code or passkey."
-	msgAmbiguous    = "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\" or encoded slashes."
-)
-
 // guard applies the access rules ([access], with [proxy] skip_auth_routes
 // and allow_users folded in) and fills in the groups of users whose type
 // takes them from the groups file. A nil *guard, or one without rules or
@@ -35,6 +27,7 @@ type guard struct {
 	groups GroupSource
 	errs   *auth.Errors
 	log    *slog.Logger
+	audit  auth.Audit // refusals logged and counted
 }
 
 // idle reports whether g has nothing to do.
@@ -100,19 +93,19 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t acc
 	if d.Permits(who) {
 		return u, true
 	}
-	msg := msgRuleDenied
+	refusal := auth.RuleDenied
 	switch d.Reason {
 	case access.ReasonNotAllowed:
 		auth.LogNotAllowed(g.log, r, u)
-		g.errs.Refuse(w, r, http.StatusForbidden, auth.MsgNotAllowed)
+		g.errs.Refuse(w, r, auth.NotAllowed)
 		return u, false
 	case access.ReasonSecondFactor:
-		msg = msgSecondFactor
+		refusal = auth.SecondFactorRequired
 	case access.ReasonAmbiguous:
-		msg = msgAmbiguous
+		refusal = auth.AmbiguousPath
 	}
-	auth.LogRefusedDetail(g.log, r, u.Type, d.Reason, "rule "+d.Rule, u.Name)
-	g.errs.Refuse(w, r, http.StatusForbidden, msg)
+	g.audit.RefusedDetail(r, u.Type, d.Reason, "rule "+d.Rule, u.Name)
+	g.errs.Refuse(w, r, refusal)
 	return u, false
 }
 

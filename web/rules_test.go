@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -40,7 +39,7 @@ func (headerProvider) Identify(r *http.Request) (auth.User, bool, error) {
 
 func (headerProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-	NewErrors(nil).Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	NewErrors(nil).Refuse(w, r, auth.AskPassword)
 }
 
 // groupTable is a GroupSource whose table the test changes.
@@ -351,9 +350,6 @@ type countingObserver struct {
 	refused map[string]int
 }
 
-func (c *countingObserver) Attach(ctx context.Context) context.Context {
-	return auth.WithEvents(ctx, c)
-}
 func (c *countingObserver) Served(string, int, time.Duration) {}
 func (c *countingObserver) Refused(_, reason string) {
 	c.mu.Lock()
@@ -371,7 +367,7 @@ func TestRuleRefusalsCounted(t *testing.T) {
 	gt := &groupTable{}
 	gt.set(map[string][]string{"alice": {"admins"}}, false)
 	log, _ := quietLogger()
-	srv := httptest.NewServer(NewHandler(Options{Provider: headerProvider{}, Logger: log, Rules: testRules(t), Groups: gt, Catalog: catalog.New(t.TempDir()), Observer: obs}))
+	srv := httptest.NewServer(NewHandler(Options{Provider: headerProvider{}, Logger: log, Rules: testRules(t), Groups: gt, Catalog: catalog.New(t.TempDir()), Observer: obs, Events: obs}))
 	defer srv.Close()
 	for _, c := range []struct{ user, path string }{{"alice", "/backups/admin.txt"}, {"bob", "/backups/admin.txt"}, {"bob", "/backups/ops.txt/../x"}} {
 		req, _ := http.NewRequest("GET", srv.URL+c.path, nil)

@@ -45,7 +45,7 @@ func serveUserinfo(p auth.Provider, errs *auth.Errors, g *guard) http.HandlerFun
 			errs.Error(w, r, err)
 			return
 		case !ok:
-			errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
+			errs.Refuse(w, r, auth.SignInFirst)
 			return
 		}
 		if !g.idle() {

@@ -44,7 +44,7 @@ func TestUserinfo(t *testing.T) {
 			`{"username":"anonymous","email":null,"type":"none","expires":null,"groups":[]}`},
 		{"not signed in", &fakeProvider{}, "", 401, `{"error":"Authentication required: sign in first."}`},
 		{"not signed in, browser", &fakeProvider{}, "text/html", 401, `{"error":"Authentication required: sign in first."}`},
-		{"store down", &fakeProvider{err: storeDownErr{}}, "text/html", 503, `{"error":"` + auth.MsgStoreDown + `"}`},
+		{"store down", &fakeProvider{err: storeDownErr{}}, "text/html", 503, `{"error":"` + auth.StoreNotAnswering.Message() + `"}`},
 		{"unexpected", &fakeProvider{err: errors.New("disk on fire")}, "", 500, `{"error":"Authentication failed because of a server error."}`},
 	} {
 		for _, mode := range []string{"catalog", "proxy"} {

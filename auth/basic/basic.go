@@ -13,7 +13,6 @@
 package basic
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -37,11 +36,6 @@ const Name = "basic"
 const (
 	// DefaultRealm is the realm shown in the browser's password prompt.
 	DefaultRealm = "backupweb"
-	// DefaultMaxFailures is how many wrong credentials one client address
-	// may send within the failure window before it is answered 429.
-	DefaultMaxFailures = 10
-	// DefaultFailureWindow is how long failures are remembered.
-	DefaultFailureWindow = 15 * time.Minute
 	// DefaultCacheTTL is how long a verified credential is trusted without
 	// running bcrypt again.
 	DefaultCacheTTL = 5 * time.Minute
@@ -59,21 +53,12 @@ type Config struct {
 	UseBcrypt bool
 	// Realm is the text of the browser's prompt. Default DefaultRealm.
 	Realm string
-	// MaxFailures is how many wrong credentials one client address may send
-	// within FailureWindow before it is answered 429. Default
-	// DefaultMaxFailures.
-	MaxFailures int
-	// FailureWindow is how long failures are remembered. Default
-	// DefaultFailureWindow.
-	FailureWindow time.Duration
+	// Throttling is the failure limit by client address (max_failures,
+	// failure_window, attempt_wait), with its defaults.
+	auth.Throttling
 	// CacheTTL is how long a verified credential is trusted without running
 	// bcrypt again. Default DefaultCacheTTL.
 	CacheTTL time.Duration
-	// AttemptWait is how long a request waits for a throttling slot held
-	// by others in flight without any verdict arriving
-	// (throttle.Options.Wait), at most throttle.MaxCheck. Default:
-	// derived, auth.AttemptWait.
-	AttemptWait time.Duration
 }
 
 // Provider checks HTTP Basic credentials against one user.
@@ -85,6 +70,7 @@ type Provider struct {
 	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
 	limiter  throttle.Counter
 	log      *slog.Logger
+	audit    auth.Audit // refusals logged and counted
 	errs     *auth.Errors
 	now      func() time.Time
 	header   string // WWW-Authenticate value
@@ -102,12 +88,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	if cfg.Realm == "" {
 		cfg.Realm = DefaultRealm
 	}
-	if cfg.MaxFailures <= 0 {
-		cfg.MaxFailures = DefaultMaxFailures
-	}
-	if cfg.FailureWindow <= 0 {
-		cfg.FailureWindow = DefaultFailureWindow
-	}
+	cfg.Throttling = cfg.Throttling.WithDefaults()
 	if cfg.CacheTTL <= 0 {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
@@ -124,13 +105,14 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		cfg:      cfg,
 		userSum:  sha256.Sum256([]byte(cfg.Username)),
 		cost:     cost,
-		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock()}),
+		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock(), Observer: env.Hooks.Password}),
 		limiter: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
-			Wait:   cmp.Or(cfg.AttemptWait, auth.AttemptWait(cfg.UseBcrypt, cost)),
+			Wait:   cfg.Wait(cfg.UseBcrypt, cost),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
 		log:    env.Log(),
+		audit:  env.Audit(),
 		errs:   env.Errs(),
 		now:    env.Clock(),
 		header: `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
@@ -162,7 +144,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		// Not counted, so not checked: fail closed.
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := auth.Admit(p.log, r, Name, v, client, user); err != nil {
+	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	if perr == nil && p.userIs(user) && p.match.Cached(ctx, p.cfg.Password, []byte(pass)) {
@@ -171,7 +153,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if v, err = p.limiter.Acquire(ctx, client); err != nil {
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := auth.Admit(p.log, r, Name, v, client, user); err != nil {
+	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	settled := false
@@ -183,7 +165,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if perr != nil {
 		settled = true
 		p.fail(r, v.Slot)
-		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, "")
+		p.audit.Refused(r, Name, auth.ReasonMalformed, "")
 		return auth.User{}, false, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, throttle.MaxCheck)
@@ -200,7 +182,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		if p.cfg.UseBcrypt && len(pass) > password.MaxLen {
 			reason = auth.ReasonTooLong
 		}
-		auth.LogRefused(p.log, r, Name, reason, user)
+		p.audit.Refused(r, Name, reason, user)
 		return auth.User{}, false, nil
 	}
 	return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
@@ -243,7 +225,7 @@ func (p *Provider) check(ctx context.Context, user, pass string) (bool, error) {
 // browsers show their password prompt with the configured realm.
 func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", p.header)
-	p.errs.Refuse(w, r, http.StatusUnauthorized, "Authentication required: this service asks for a user name and password.")
+	p.errs.Refuse(w, r, auth.AskPassword)
 }
 
 // Reload empties the verification cache, lifts every throttling block and

@@ -17,9 +17,9 @@ import (
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/web"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // Real hashes from other producers, see ../../password/testdata/README.md.
@@ -70,6 +70,8 @@ func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Deps) *
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	aenv.Logger = log
+	work := &checkCounter{}
+	aenv.Hooks.Password = work
 	p, err := factory.New(cfg.Auth, aenv, lookup)
 	if err != nil || cfg.Report.HasErrors() {
 		t.Fatalf("configuration refused: %v\n%v", err, cfg.Report.Err())
@@ -78,8 +80,7 @@ func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Deps) *
 	os.Mkdir(backups, 0o700)
 	os.WriteFile(filepath.Join(backups, "db.tar.gz"), []byte("data"), 0o600)
 	h := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(backups), Resolver: peer.NewResolver(cfg.Server.TrustedProxies), Logger: log})
-	work := &checkCounter{}
-	srv := httptest.NewServer(work.observe(h))
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, logs: logs, cfg: cfg, p: p, work: work}
 }
@@ -216,10 +217,7 @@ func TestForwardingHeadersFromUntrustedPeerIgnored(t *testing.T) {
 
 func TestPasswordLongerThan72Bytes(t *testing.T) {
 	pw72 := strings.Repeat("p", 72)
-	h, err := bcrypt.GenerateFromPassword([]byte(pw72), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := []byte(testkit.Hash(t, pw72))
 	s := start(t, "[authentication]\ntype = basic\nusername = api\npassword = "+string(h)+"\nuse_bcrypt = true\n", nil)
 	if got := s.get(t, "/api/me", basicAuth("api", pw72)).StatusCode; got != 200 {
 		t.Fatalf("72-byte password: %d", got)

@@ -19,7 +19,7 @@ import (
 // Retry-After, and neither is logged as a refused attempt.
 func TestWaitingForOthers(t *testing.T) {
 	logs := &logtest.Buffer{}
-	p, err := New(Config{Username: "api", Password: "pw", MaxFailures: 2}, auth.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	p, err := New(Config{Username: "api", Password: "pw", Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

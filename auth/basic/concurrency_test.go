@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,64 +11,27 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/redistest"
-	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/redisstore"
-	"golang.org/x/crypto/bcrypt"
 )
 
-// checkCounter counts the bcrypt computations made for the requests it
-// observes (password.Observer).
+// checkCounter counts the bcrypt computations of the provider it is
+// handed to (auth.Deps.Hooks.Password).
 type checkCounter struct{ bcrypt atomic.Int64 }
 
 func (c *checkCounter) BcryptChecked(time.Duration) { c.bcrypt.Add(1) }
 func (c *checkCounter) GateWaited(time.Duration)    {}
 func (c *checkCounter) CacheLookup(bool)            {}
 
-func (c *checkCounter) observe(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(password.WithObserver(r.Context(), c)))
-	})
-}
-
 // burst sends n requests at the same instant over n connections opened
 // beforehand, each made by mod(i), and returns the count of each status.
 func burst(t *testing.T, url string, n int, mod func(i int, r *http.Request)) map[int]int {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
-	t.Cleanup(client.CloseIdleConnections)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			if resp, err := client.Get(url + "/healthz"); err == nil {
-				resp.Body.Close()
-			}
-		})
-	}
-	wg.Wait()
-	var (
-		mu       sync.Mutex
-		statuses = map[int]int{}
-		barrier  = make(chan struct{})
-	)
-	for i := range n {
-		wg.Go(func() {
-			req, _ := http.NewRequest("GET", url+"/api/me", nil)
-			mod(i, req)
-			<-barrier
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			mu.Lock()
-			statuses[resp.StatusCode]++
-			mu.Unlock()
-		})
-	}
-	close(barrier)
-	wg.Wait()
-	return statuses
+	return testkit.Burst(t, n, func(i int) *http.Request {
+		req, _ := http.NewRequest("GET", url+"/api/me", nil)
+		mod(i, req)
+		return req
+	})
 }
 
 // TestRightPasswordBurst: 24 requests with the right password at the same
@@ -79,12 +41,9 @@ func burst(t *testing.T, url string, n int, mod func(i int, r *http.Request)) ma
 // only 200. max_failures is 2, so that reserving slots ahead of the
 // verdict, as before, would refuse most of them.
 func TestRightPasswordBurst(t *testing.T) {
-	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testkit.HashCost(t, "pw", 10)
 	ini := "[authentication]\ntype = basic\nusername = api\npassword = ${HASH}\nuse_bcrypt = true\nmax_failures = 2\n"
-	s := start(t, ini, map[string]string{"HASH": string(hash)})
+	s := start(t, ini, map[string]string{"HASH": hash})
 	right := func(_ int, r *http.Request) { r.SetBasicAuth("api", "pw") }
 	statuses := burst(t, s.URL, 24, right)
 	if statuses[200] != 24 {
@@ -112,12 +71,9 @@ func TestRightPasswordBurst(t *testing.T) {
 // address: at most max_failures verdicts (401), the rest 429; and the
 // right password is then refused too, since the address is blocked.
 func TestFortyWrongAtOnce(t *testing.T) {
-	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testkit.HashCost(t, "pw", 8)
 	ini := "[authentication]\ntype = basic\nusername = api\npassword = ${HASH}\nuse_bcrypt = true\nmax_failures = 5\n"
-	s := start(t, ini, map[string]string{"HASH": string(hash)})
+	s := start(t, ini, map[string]string{"HASH": hash})
 	statuses := burst(t, s.URL, 40, func(i int, r *http.Request) { r.SetBasicAuth("api", "wrong"+strings.Repeat("x", i)) })
 	t.Logf("40 parallel wrong passwords: %v", statuses)
 	if statuses[401] != 5 || statuses[429] != 35 {
@@ -138,7 +94,7 @@ func TestReloadForgetsEverything(t *testing.T) {
 		"memory": func(*testing.T) auth.Deps { return auth.Deps{} },
 		"redis": func(t *testing.T) auth.Deps {
 			srv := redistest.Start(t, redistest.Options{})
-			c, err := redisstore.Open(srv.Config(), slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil)))
+			c, err := redisstore.Open(redisstore.Options(srv.Config()), slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +142,7 @@ func TestReloadForgetsEverything(t *testing.T) {
 // the counts in Redis.
 func TestRedisRightPasswordBurst(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
-	c, err := redisstore.Open(srv.Config(), slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil)))
+	c, err := redisstore.Open(redisstore.Options(srv.Config()), slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package basic
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // Keys are the [authentication] keys type basic reads, besides "type".
-var Keys = []string{"username", "password", "use_bcrypt", "realm", "max_failures", "failure_window", "cache_ttl", "attempt_wait", "groups_file"}
+var Keys = slices.Concat([]string{"username", "password", "use_bcrypt", "realm", "cache_ttl", "groups_file"}, auth.ThrottlingKeys)
 
 // Load reads a Config from the [authentication] section. Problems (missing
 // keys, a malformed hash, a realm with control characters) are recorded in
@@ -22,14 +23,12 @@ var Keys = []string{"username", "password", "use_bcrypt", "realm", "max_failures
 func Load(s *config.Section) (cfg Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = Config{
-		Username:      s.String("username", ""),
-		Password:      s.String("password", ""),
-		UseBcrypt:     s.Bool("use_bcrypt", false),
-		Realm:         s.String("realm", DefaultRealm),
-		MaxFailures:   s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
-		FailureWindow: s.Duration("failure_window", DefaultFailureWindow),
-		CacheTTL:      s.Duration("cache_ttl", DefaultCacheTTL),
-		AttemptWait:   auth.LoadAttemptWait(s),
+		Username:   s.String("username", ""),
+		Password:   s.String("password", ""),
+		UseBcrypt:  s.Bool("use_bcrypt", false),
+		Realm:      s.String("realm", DefaultRealm),
+		Throttling: auth.LoadThrottling(s),
+		CacheTTL:   s.Duration("cache_ttl", DefaultCacheTTL),
 	}
 	s.Record(cfg.Validate())
 	if s.Report().ErrorCount() == before {

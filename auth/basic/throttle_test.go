@@ -3,13 +3,12 @@ package basic_test
 import (
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/clocktest"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // TestLimitHoldsUnderConcurrency sends 60 wrong passwords from one address
@@ -17,52 +16,11 @@ import (
 // them may get a verdict (401), the rest are refused with 429.
 func TestLimitHoldsUnderConcurrency(t *testing.T) {
 	// A real bcrypt check, so that the guesses are in flight together.
-	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testkit.HashCost(t, "pw", 8)
 	ini := "[authentication]\ntype = basic\nusername = api\npassword = ${HASH}\nuse_bcrypt = true\nmax_failures = 5\n"
-	s := start(t, ini, map[string]string{"HASH": string(hash)})
+	s := start(t, ini, map[string]string{"HASH": hash})
 	const n = 60
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		statuses = map[int]int{}
-		barrier  = make(chan struct{})
-	)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
-	// Open every connection first, so the requests race at the server.
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest("GET", s.URL+"/healthz", nil)
-			if resp, err := client.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-	}
-	wg.Wait()
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest("GET", s.URL+"/api/me", nil)
-			req.SetBasicAuth("api", "wrong")
-			<-barrier
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			mu.Lock()
-			statuses[resp.StatusCode]++
-			mu.Unlock()
-		}()
-	}
-	close(barrier)
-	wg.Wait()
+	statuses := burst(t, s.URL, n, func(_ int, r *http.Request) { r.SetBasicAuth("api", "wrong") })
 	t.Logf("%d parallel wrong passwords: %v", n, statuses)
 	if statuses[401] > 5 || statuses[401]+statuses[429]+statuses[503] != n || statuses[401] == 0 {
 		t.Fatalf("statuses %v: at most 5 verdicts (401) may be given, the rest 429 (or 503 while bcrypt work is saturated)", statuses)

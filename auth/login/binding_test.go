@@ -101,7 +101,7 @@ func TestLoginsRacePasswordChange(t *testing.T) {
 func TestSessionOfAnotherType(t *testing.T) {
 	h := newHarness(t, nil)
 	h.stop()
-	other, err := sessionauth.OpenSessions(h.env, "oauth", time.Hour, time.Hour, 0)
+	other, err := sessionauth.OpenSessions(h.env, "oauth", sessionauth.Settings{IdleTimeout: time.Hour, Lifetime: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

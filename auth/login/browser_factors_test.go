@@ -3,6 +3,7 @@ package login
 import (
 	"bytes"
 	"context"
+	"github.com/backupweb/backupweb/auth"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -122,8 +123,8 @@ func TestBrowserSecondFactorTOTP(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#code-form button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#second-factor-error`)),
 	)
-	if got := f.text(`#second-factor-error`); got != MsgBadCode {
-		t.Errorf("error %q, want %q", got, MsgBadCode)
+	if got := f.text(`#second-factor-error`); got != auth.WrongCode.Message() {
+		t.Errorf("error %q, want %q", got, auth.WrongCode.Message())
 	}
 	f.screenshot("second-factor-wrong", `#second-factor-error`, `#code`)
 	f.run(

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/browsertest"
 	"github.com/chromedp/chromedp"
 )
@@ -41,8 +42,8 @@ func TestBrowserLoginLogout(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-error`)),
 	)
-	if alert := read(chromedp.Text(chromedp.CSS(`#login-error`))); strings.TrimSpace(alert) != MsgBadCredentials {
-		t.Errorf("error shown %q, want %q", alert, MsgBadCredentials)
+	if alert := read(chromedp.Text(chromedp.CSS(`#login-error`))); strings.TrimSpace(alert) != auth.BadCredentials.Message() {
+		t.Errorf("error shown %q, want %q", alert, auth.BadCredentials.Message())
 	}
 
 	run(

@@ -40,24 +40,24 @@ func (p *Provider) attempt(w http.ResponseWriter, r *http.Request, user, next st
 	settled = true
 	p.settle(r, limits, slots, !ok)
 	if !ok {
-		auth.LogRefused(p.log, r, Name, reason, user)
-		msg := MsgBadCode
+		p.audit.Refused(r, Name, reason, user)
+		refusal := auth.WrongCode
 		if reason == auth.ReasonCodeUsed {
-			msg = MsgCodeUsed
+			refusal = auth.CodeUsed
 		}
-		p.renderAfterCode(w, r, http.StatusUnauthorized, user, next, msg)
+		p.renderAfterCode(w, r, refusal.Reply(), user, next)
 		return "", false
 	}
 	return factor, true
 }
 
 // renderAfterCode shows the page the code came from again, with msg.
-func (p *Provider) renderAfterCode(w http.ResponseWriter, r *http.Request, status int, user, next, msg string) {
+func (p *Provider) renderAfterCode(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, next string) {
 	if r.URL.Path == EnrolPath {
-		p.renderEnrolAgain(w, r, status, user, next, msg)
+		p.renderEnrolAgain(w, r, rp, user, next)
 		return
 	}
-	p.renderSecond(w, r, status, user, next, msg)
+	p.renderSecond(w, r, rp, user, next)
 }
 
 // addrLimit returns the client address's limit (an IPv6 client counts

@@ -7,15 +7,14 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/redisstore"
 	"github.com/backupweb/backupweb/throttle"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // officeUsers writes a user file of n users, u0 … u(n-1), whose passwords
@@ -26,10 +25,7 @@ func officeUsers(t *testing.T, h *harness, n int) {
 	t.Helper()
 	var b strings.Builder
 	for i := range n {
-		hash, err := bcrypt.GenerateFromPassword(fmt.Appendf(nil, "pw-u%d", i), 5)
-		if err != nil {
-			t.Fatal(err)
-		}
+		hash := []byte(testkit.HashCost(t, fmt.Sprintf("pw-u%d", i), 5))
 		fmt.Fprintf(&b, "u%d:%s\n", i, hash)
 	}
 	writeFile(t, h.usersPath, b.String())
@@ -45,26 +41,11 @@ func postAll(h *harness, browsers []*browser, form func(i int) url.Values) map[i
 	for i, b := range browsers {
 		tokens[i] = b.formToken()
 	}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		statuses = map[int]int{}
-		barrier  = make(chan struct{})
-	)
-	for i, b := range browsers {
-		wg.Go(func() {
-			f := form(i)
-			f.Set("csrf_token", tokens[i])
-			<-barrier
-			r := b.post(h.p.LoginPath(), f)
-			mu.Lock()
-			statuses[r.status]++
-			mu.Unlock()
-		})
-	}
-	close(barrier)
-	wg.Wait()
-	return statuses
+	return testkit.AtOnce(len(browsers), func(i int) func() int {
+		f := form(i)
+		f.Set("csrf_token", tokens[i])
+		return func() int { return browsers[i].post(h.p.LoginPath(), f).status }
+	})
 }
 
 // TestRightLoginsAtOnce: twelve, then twenty people behind one office
@@ -311,7 +292,7 @@ func TestReloadForgetsCounts(t *testing.T) {
 			h := newHarness(t, func(c *Config) { c.MaxUserFailures = 3 })
 			if store == "redis" {
 				srv := redistest.Start(t, redistest.Options{})
-				c, err := redisstore.Open(srv.Config(), h.env.Logger)
+				c, err := redisstore.Open(redisstore.Options(srv.Config()), h.env.Logger)
 				if err != nil {
 					t.Fatal(err)
 				}

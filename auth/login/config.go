@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,28 +15,22 @@ import (
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/password"
-	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/ui"
 	"github.com/backupweb/backupweb/userfile"
 )
 
 // Keys are the [authentication] keys type flask-login reads, besides "type".
-var Keys = []string{
-	"users_file", "use_bcrypt", "login_view", "login_template",
-	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
-	"max_failures", "max_user_failures", "failure_window", "attempt_wait",
-	"second_factor", "factors_file", "groups_file",
-	"passkey_login",
-}
+var Keys = slices.Concat(
+	[]string{"users_file", "use_bcrypt", "login_view", "login_template"},
+	sessionauth.SettingsKeys,
+	auth.ThrottlingKeys,
+	[]string{"max_user_failures", "second_factor", "factors_file", "groups_file", "passkey_login"},
+)
 
 // Defaults of the keys.
 const (
 	DefaultLoginPath       = "/login"
-	DefaultIdleTimeout     = 30 * time.Minute
-	DefaultLifetime        = 12 * time.Hour
-	DefaultMaxFailures     = 10
 	DefaultMaxUserFailures = 5
-	DefaultFailureWindow   = 15 * time.Minute
 	// DefaultPollInterval is how often the user file is checked for
 	// changes.
 	DefaultPollInterval = 2 * time.Second
@@ -64,21 +59,13 @@ type Config struct {
 	// built-in login page (see package ui for the data it receives). Empty:
 	// the built-in page.
 	LoginTemplate string
-	// IdleTimeout ends a session unused for that long. Default 30m.
-	IdleTimeout time.Duration
-	// IdleRenewal says which requests renew the idle deadline. Default
-	// session.RenewNavigation: top-level navigations, not a page's
-	// background requests.
-	IdleRenewal session.Renewal
-	// Lifetime ends a session that long after login, whatever its activity.
-	// Default 12h.
-	Lifetime time.Duration
-	// MaxSessionsPerUser bounds one user's live sessions; a new login ends
-	// the oldest beyond it. Default session.DefaultMaxPerUser (20).
-	MaxSessionsPerUser int
-	// MaxFailures is how many failed logins one client address may make
-	// within FailureWindow before it is answered 429. Default 10.
-	MaxFailures int
+	// Settings are the session keys every session type shares
+	// (session_idle_timeout, idle_renewal, session_lifetime,
+	// max_sessions_per_user), with their defaults.
+	sessionauth.Settings
+	// Throttling is the failure limit by client address (max_failures,
+	// failure_window, attempt_wait), with its defaults.
+	auth.Throttling
 	// MaxUserFailures is how many failed logins one user name may receive,
 	// from any address, within FailureWindow before logins for that name
 	// are answered 429. Default 5. It slows a distributed guess at one
@@ -86,12 +73,6 @@ type Config struct {
 	// for a window (except from browsers with a device cookie for it, see
 	// DeviceCookie).
 	MaxUserFailures int
-	// FailureWindow is how long failures are remembered. Default 15m.
-	FailureWindow time.Duration
-	// AttemptWait is how long a login waits for a throttling slot held by
-	// others in flight without any verdict arriving (throttle.Options.Wait),
-	// at most throttle.MaxCheck. Default: derived, auth.AttemptWait.
-	AttemptWait time.Duration
 	// SecondFactor says whether a second factor is asked for after the
 	// password: SecondFactorOff (default), SecondFactorOptional (from the
 	// users who have one) or SecondFactorRequired (from everyone; users
@@ -133,16 +114,12 @@ func (cfg Config) withDefaults() Config {
 	if cfg.LoginPath == "" {
 		cfg.LoginPath = DefaultLoginPath
 	}
-	def(&cfg.IdleTimeout, DefaultIdleTimeout)
-	def(&cfg.Lifetime, DefaultLifetime)
-	def(&cfg.FailureWindow, DefaultFailureWindow)
+	cfg.Settings = cfg.Settings.WithDefaults()
 	def(&cfg.PollInterval, DefaultPollInterval)
 	if cfg.FactorsFile == "" && cfg.UsersFile != "" {
 		cfg.FactorsFile = factors.DefaultPath(cfg.UsersFile)
 	}
-	if cfg.MaxFailures <= 0 {
-		cfg.MaxFailures = DefaultMaxFailures
-	}
+	cfg.Throttling = cfg.Throttling.WithDefaults()
 	if cfg.MaxUserFailures <= 0 {
 		cfg.MaxUserFailures = DefaultMaxUserFailures
 	}
@@ -159,20 +136,15 @@ func (cfg Config) withDefaults() Config {
 func Load(s *config.Section) (cfg Config, ok bool) {
 	before := errorCount(s.Report())
 	cfg = Config{
-		UsersFile:          s.String("users_file", ""),
-		LoginPath:          s.String("login_view", ""),
-		UseBcrypt:          s.Bool("use_bcrypt", false),
-		LoginTemplate:      s.String("login_template", ""),
-		IdleTimeout:        s.Duration("session_idle_timeout", DefaultIdleTimeout),
-		IdleRenewal:        sessionauth.LoadRenewal(s),
-		Lifetime:           s.Duration("session_lifetime", DefaultLifetime),
-		MaxFailures:        s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
-		MaxUserFailures:    s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
-		FailureWindow:      s.Duration("failure_window", DefaultFailureWindow),
-		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
-		AttemptWait:        auth.LoadAttemptWait(s),
-		PasskeyLogin:       s.Bool("passkey_login", false),
-		FactorsFile:        s.String("factors_file", ""),
+		UsersFile:       s.String("users_file", ""),
+		LoginPath:       s.String("login_view", ""),
+		UseBcrypt:       s.Bool("use_bcrypt", false),
+		LoginTemplate:   s.String("login_template", ""),
+		Settings:        sessionauth.LoadSettings(s),
+		Throttling:      auth.LoadThrottling(s),
+		MaxUserFailures: s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
+		PasskeyLogin:    s.Bool("passkey_login", false),
+		FactorsFile:     s.String("factors_file", ""),
 	}
 	sf, err := ParseSecondFactor(s.String("second_factor", ""))
 	if err != nil {
@@ -268,7 +240,7 @@ func checkTemplate(s *config.Section, path string) *template.Template {
 		return nil
 	}
 	var b strings.Builder
-	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: MsgBadCredentials, Username: "user"}
+	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: auth.BadCredentials.Message(), Username: "user"}
 	if err := t.Execute(&b, sample); err != nil {
 		s.Errorf("login_template", "the template fails with the login page's data: %v", err)
 		return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/session"
 )
@@ -69,8 +70,9 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	want := Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/login",
-		IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20,
-		MaxFailures: 10, MaxUserFailures: 5, FailureWindow: 15 * time.Minute,
+		Settings:        sessionauth.Settings{IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20},
+		Throttling:      auth.Throttling{MaxFailures: 10, FailureWindow: 15 * time.Minute},
+		MaxUserFailures: 5,
 	}
 	if cfg.read == nil || cfg.read.users == nil {
 		t.Error("Load kept no reading of the user file for New")
@@ -100,9 +102,9 @@ func TestLoadAllKeys(t *testing.T) {
 	}
 	want := Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
-		IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4,
-		IdleRenewal: session.RenewAny, MaxFailures: 20, MaxUserFailures: 3, FailureWindow: 10 * time.Minute,
-		AttemptWait: 3 * time.Second,
+		Settings:        sessionauth.Settings{IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4, IdleRenewal: session.RenewAny},
+		Throttling:      auth.Throttling{MaxFailures: 20, FailureWindow: 10 * time.Minute, AttemptWait: 3 * time.Second},
+		MaxUserFailures: 3,
 	}
 	if cfg.read == nil || cfg.read.users == nil {
 		t.Error("Load kept no reading of the user file for New")

@@ -24,13 +24,6 @@ type enrolment struct {
 	Secret string `json:"s"`
 }
 
-// msgEnrolExpired refuses an enrolment form whose sealed secret is
-// missing, expired or another sign-in's.
-const msgEnrolExpired = "The set-up form has expired. Please start again."
-
-// msgEnrolled refuses an enrolment for a user who has a factor by now.
-const msgEnrolled = "A second factor was set up for you meanwhile. Please sign in again."
-
 // serveEnrol is GET on EnrolPath: for a pending user who must enrol, a
 // fresh TOTP secret as a QR code and as text, and the form to confirm it.
 func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +41,7 @@ func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
 		p.errs.Error(w, r, err)
 		return
 	}
-	p.renderEnrol(w, r, http.StatusOK, st, key.Secret(), key.URL(), next, "")
+	p.renderEnrol(w, r, auth.Reply{Status: http.StatusOK}, st, key.Secret(), key.URL(), next)
 }
 
 // serveEnrolPost is POST on EnrolPath: the code from the new secret. In
@@ -65,14 +58,14 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 	next := p.Guard.SafeNext(r.PostForm.Get("next"))
 	st, ok := p.pendingOf(r)
 	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, st.User)
-		p.render(w, r, http.StatusForbidden, "", next, MsgBadCSRF)
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
+		p.render(w, r, auth.FormExpired.Reply(), "", next)
 		return
 	}
 	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.render(w, r, http.StatusUnauthorized, "", next, MsgPendingExpired)
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
 		return
 	}
 	if p.routeByStatus(w, r, st.User, next, EnrolPath) {
@@ -80,14 +73,14 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 	}
 	en, ok := p.openEnrolment(r.PostForm.Get("enrolment"), st)
 	if !ok {
-		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
-		p.render(w, r, http.StatusUnauthorized, "", next, msgEnrolExpired)
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.render(w, r, auth.EnrolExpired.Reply(), "", next)
 		return
 	}
 	code := strings.TrimSpace(r.PostForm.Get("code"))
 	if code == "" {
-		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, st.User)
-		p.renderEnrolAgain(w, r, http.StatusUnauthorized, st.User, next, MsgCodeEmpty)
+		p.audit.Refused(r, Name, auth.ReasonMalformed, st.User)
+		p.renderEnrolAgain(w, r, auth.CodeEmpty.Reply(), st.User, next)
 		return
 	}
 	_, ok = p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
@@ -111,9 +104,9 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 		codes, err := p.storeEnrolment(st.User, en.Secret)
 		switch {
 		case errors.Is(err, errEnrolled):
-			auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+			p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 			p.endPending(w, r)
-			p.render(w, r, http.StatusConflict, "", next, msgEnrolled)
+			p.render(w, r, auth.EnrolledMeanwhile.Reply(), "", next)
 			return nil, false
 		case err != nil:
 			p.errs.Error(w, r, err)
@@ -170,9 +163,9 @@ func (p *Provider) openEnrolment(v string, st pending) (enrolment, bool) {
 
 // renderEnrol writes the enrolment page for secret (uri its otpauth://
 // URI), with the sealed secret in its form.
-func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, status int, st pending, secret, uri, next, msg string) {
-	if status >= http.StatusBadRequest && auth.WantsJSON(r) {
-		p.errs.Refuse(w, r, status, msg)
+func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, rp auth.Reply, st pending, secret, uri, next string) {
+	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
+		p.errs.Send(w, r, rp)
 		return
 	}
 	b, _ := json.Marshal(enrolment{User: st.User, Nonce: st.Nonce, Secret: secret})
@@ -188,7 +181,7 @@ func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, status in
 	}
 	page := ui.EnrolPage{
 		Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, Action: withNext(EnrolPath, next),
-		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: st.User, Error: msg,
+		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: st.User, Error: rp.Message,
 		QR:     template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
 		Secret: secret, Enrolment: sealed, StartOver: p.Guard.LoginURLFor(next),
 		Passkey: p.enrolSlotFor(next),
@@ -197,7 +190,7 @@ func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, status in
 	if page.Passkey != "" {
 		ui.AllowScript(w.Header())
 	}
-	if err := ui.Render(w, status, "enrol", page); err != nil {
+	if err := ui.Render(w, rp.Status, "enrol", page); err != nil {
 		p.log.ErrorContext(r.Context(), "auth: rendering the enrolment page", "auth_type", Name, "err", err)
 	}
 }
@@ -205,11 +198,11 @@ func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, status in
 // renderEnrolAgain shows the enrolment page again after a refused code,
 // with the same secret (from the posted form), so that the app the user
 // set up stays good.
-func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, status int, user, next, msg string) {
+func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, next string) {
 	st, ok := p.pendingOf(r)
 	en, ok2 := p.openEnrolment(r.PostForm.Get("enrolment"), st)
 	if !ok || !ok2 || st.User != user {
-		p.render(w, r, status, "", next, msg)
+		p.render(w, r, rp, "", next)
 		return
 	}
 	uri, err := factors.TOTPURI(ui.BrandOf(r.Context()).Name(), user, en.Secret)
@@ -217,7 +210,7 @@ func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, stat
 		p.errs.Error(w, r, err)
 		return
 	}
-	p.renderEnrol(w, r, status, st, en.Secret, uri, next, msg)
+	p.renderEnrol(w, r, rp, st, en.Secret, uri, next)
 }
 
 // showRecovery shows the recovery codes of a new enrolment, once, with a

@@ -24,7 +24,7 @@ func TestSecondFactorSharedByRedis(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	h := newFactorHarness(t, SecondFactorOptional, nil)
 	shared := func() *redisstore.Client {
-		c, err := redisstore.Open(srv.Config(), h.env.Logger)
+		c, err := redisstore.Open(redisstore.Options(srv.Config()), h.env.Logger)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/config"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // TestFactory builds the type through the program's factory, by its name
@@ -19,11 +19,8 @@ import (
 func TestFactory(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
-	h, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(users, []byte("alice:"+string(h)+"\n"), 0o600); err != nil {
+	h := testkit.Hash(t, "pw")
+	if err := os.WriteFile(users, []byte("alice:"+h+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	secret := strings.Repeat("ab", 32)

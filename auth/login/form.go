@@ -18,15 +18,11 @@ import (
 	"github.com/backupweb/backupweb/userfile"
 )
 
-// Messages of the login page. MsgBadCredentials is the one answer to a
-// wrong password and to an unknown user name alike.
-const (
-	MsgBadCredentials = "Wrong user name or password."
-	MsgEmpty          = "Enter your user name and password."
-	MsgBadCSRF        = "The sign-in form has expired. Please sign in again."
-	msgBadForm        = "The sign-in form could not be read."
-	MsgSignedOut      = "You have been signed out."
-)
+// MsgSignedOut is the notice of the login page after a logout. Its
+// refusals are rows of the catalogue (auth.BadCredentials, the one answer
+// to a wrong password and to an unknown user name alike;
+// auth.EmptyCredentials; auth.FormExpired).
+const MsgSignedOut = "You have been signed out."
 
 // Titles of the built-in login page: pageTitle, and signedOutTitle after
 // a sign-out.
@@ -51,7 +47,7 @@ func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
 		p.renderPage(w, r, http.StatusOK, ui.LoginPage{Title: signedOutTitle, Next: next, Notice: MsgSignedOut})
 		return
 	}
-	p.render(w, r, http.StatusOK, "", next, "")
+	p.renderPage(w, r, http.StatusOK, ui.LoginPage{Next: next})
 }
 
 // serveLogin is POST on the login path. In order: the form's CSRF token
@@ -60,17 +56,17 @@ func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
 // cookie for that name (429), the password (401, one message for an
 // unknown name and a wrong password); then the session starts with a
 // fresh id, the browser gets a fresh device cookie, and is sent to next.
-// Refusals are JSON for a client that asks for it (auth.WantsJSON).
+// Refusals are JSON for a client that asks for it (auth.Errors.WantsJSON).
 func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		w.Header().Set("Cache-Control", "no-store")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			p.errs.Refuse(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
+			p.errs.Refuse(w, r, auth.FormTooLarge)
 			return
 		}
-		p.errs.Refuse(w, r, http.StatusBadRequest, msgBadForm)
+		p.errs.Refuse(w, r, auth.BadForm)
 		return
 	}
 	name, pw := r.PostForm.Get("username"), r.PostForm.Get("password")
@@ -79,13 +75,13 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
 		// Refused before anything is counted: a forged form costs nothing
 		// and proves nothing.
-		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, logged)
-		p.render(w, r, http.StatusForbidden, name, next, MsgBadCSRF)
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, logged)
+		p.render(w, r, auth.FormExpired.Reply(), name, next)
 		return
 	}
 	if name == "" || pw == "" {
-		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, logged)
-		p.render(w, r, http.StatusUnauthorized, name, next, MsgEmpty)
+		p.audit.Refused(r, Name, auth.ReasonMalformed, logged)
+		p.render(w, r, auth.EmptyCredentials.Reply(), name, next)
 		return
 	}
 	// The address's limit, and the name's, or instead the device's when
@@ -122,8 +118,8 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		if p.cfg.UseBcrypt && len(pw) > password.MaxLen {
 			reason = auth.ReasonTooLong
 		}
-		auth.LogRefused(p.log, r, Name, reason, logged)
-		p.render(w, r, http.StatusUnauthorized, name, next, MsgBadCredentials)
+		p.audit.Refused(r, Name, reason, logged)
+		p.render(w, r, auth.BadCredentials.Reply(), name, next)
 		return
 	}
 	// A user with a second factor (or any user, when one is required)
@@ -148,7 +144,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.issueDevice(w, r, name)
-	auth.LogSignedIn(p.log, r, Name, name)
+	p.audit.SignedIn(r, Name, name)
 	sessionauth.SeeOther(w, next)
 }
 
@@ -173,7 +169,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			return nil, fmt.Errorf("login: counting the attempt: %w", err)
 		}
-		if err := auth.Admit(p.log, r, Name, v, l.label, logged); err != nil {
+		if err := p.audit.Admit(r, Name, v, l.label, logged); err != nil {
 			return nil, err
 		}
 	}
@@ -183,7 +179,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			err = fmt.Errorf("login: counting the attempt: %w", err)
 		} else {
-			err = auth.Admit(p.log, r, Name, v, l.label, logged)
+			err = p.audit.Admit(r, Name, v, l.label, logged)
 		}
 		if err != nil {
 			p.settle(r, limits[:i], slots, false)
@@ -241,24 +237,24 @@ func (p *Provider) renderError(w http.ResponseWriter, r *http.Request, err error
 	if rp.Unexpected {
 		p.log.ErrorContext(r.Context(), "auth: login failed with an error", "auth_type", Name, "err", err)
 	}
-	p.render(w, r, rp.Status, name, next, rp.Message)
+	p.render(w, r, rp, name, next)
 }
 
-// render writes the login page: the configured template or the built-in
-// one, with a CSRF token bound to the browser's form cookie (set now if
-// missing). The user name typed is shown again when it could be a user
-// name at all.
-func (p *Provider) render(w http.ResponseWriter, r *http.Request, status int, name, next, msg string) {
-	if status >= http.StatusBadRequest && auth.WantsJSON(r) {
+// render writes the login page with the refusal rp: the configured
+// template or the built-in one, with a CSRF token bound to the browser's
+// form cookie (set now if missing). The user name typed is shown again
+// when it could be a user name at all.
+func (p *Provider) render(w http.ResponseWriter, r *http.Request, rp auth.Reply, name, next string) {
+	if p.errs.WantsJSON(r) {
 		// The one refusal rule: a client that asks for JSON gets it here
 		// as on every other route; the form is for browsers.
-		p.errs.Refuse(w, r, status, msg)
+		p.errs.Send(w, r, rp)
 		return
 	}
 	if userfile.ValidName(name) != nil {
 		name = ""
 	}
-	p.renderPage(w, r, status, ui.LoginPage{Next: next, Error: msg, Username: name})
+	p.renderPage(w, r, rp.Status, ui.LoginPage{Next: next, Error: rp.Message, Username: name})
 }
 
 // renderPage shows the login page with page's Next, Error, Notice and

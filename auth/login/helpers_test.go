@@ -20,9 +20,9 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/web"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // testSecret is a BACKUP_SECRET_KEY for tests only.
@@ -46,10 +46,7 @@ func hashOf(t testing.TB, pw string) string {
 	if h, ok := hashes.Load(pw); ok {
 		return h.(string)
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := []byte(testkit.Hash(t, pw))
 	hashes.Store(pw, string(h))
 	return string(h)
 }
@@ -127,6 +124,8 @@ func newHarnessWith(t testing.TB, edit func(*Config), prepare func(*harness)) *h
 	// With a second factor, passkeys are offered and need the public URL;
 	// the browser tests of passkeys serve at the one they set.
 	h.env.PublicURL = &url.URL{Scheme: "http", Host: "localhost"}
+	// The program hands the providers the web layer's error writer.
+	h.env.Errors = web.NewErrors(h.env.Logger)
 	h.backups = filepath.Join(dir, "backups")
 	if err := os.MkdirAll(h.backups, 0o700); err != nil {
 		t.Fatal(err)
@@ -150,7 +149,7 @@ func (h *harness) start() {
 		h.t.Fatalf("New: %v", err)
 	}
 	h.p = p
-	h.handler = web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(h.backups), Logger: h.env.Logger, Resolver: h.resolver})
+	h.handler = web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(h.backups), Logger: h.env.Logger, Errors: h.env.Errors, Resolver: h.resolver})
 	served := h.handler
 	if h.wrap != nil {
 		served = h.wrap(served)

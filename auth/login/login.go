@@ -91,6 +91,7 @@ type Provider struct {
 	now       func() time.Time
 	tmpl      *template.Template // nil: the built-in page
 	log       *slog.Logger
+	audit     auth.Audit // refusals and sign-ins logged and counted
 	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
@@ -146,15 +147,12 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
 		return nil, err
 	}
-	wait := cfg.AttemptWait
-	if wait <= 0 {
-		wait = auth.AttemptWait(cfg.UseBcrypt, rd.set.decoyCost)
-	}
+	wait := cfg.Wait(cfg.UseBcrypt, rd.set.decoyCost)
 	p := &Provider{
 		cfg: cfg,
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
-		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock()}),
+		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock(), Observer: env.Hooks.Password}),
 		byAddr: env.Counter(Name+".addr", throttle.Options{
 			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
@@ -167,9 +165,10 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "device cookies") },
 		}),
-		log:  env.Log(),
-		errs: env.Errs(),
-		now:  env.Clock(),
+		log:   env.Log(),
+		audit: env.Audit(),
+		errs:  env.Errs(),
+		now:   env.Clock(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
@@ -183,10 +182,9 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		}
 	}
 	p.Guard, err = sessionauth.Open(env, sessionauth.Options{
-		Type:        Name,
-		LoginPath:   cfg.LoginPath,
-		IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime, MaxPerUser: cfg.MaxSessionsPerUser,
-		Renewal: cfg.IdleRenewal,
+		Type:      Name,
+		LoginPath: cfg.LoginPath,
+		Settings:  cfg.Settings,
 		// A session is good while its user's line in the user file is the
 		// one it was made with, whatever happened in between (a password
 		// changed while the service was stopped included).

@@ -36,14 +36,9 @@ const (
 
 // Messages of the passkey routes.
 const (
-	MsgPasskeyRefused   = "The passkey was not accepted."
-	msgPasskeyNotAdded  = "The passkey could not be added. Try again."
-	msgPasskeyName      = "Give the passkey a name of at most 64 characters."
-	msgPasskeyStale     = "This page is out of date. Reload it and try again."
-	msgPasskeyAdded     = "The passkey was added."
-	msgPasskeyRemoved   = "The passkey was removed."
-	msgPasskeysTitle    = "Passkeys"
-	msgPasskeyBadAnswer = "The request could not be read."
+	msgPasskeyAdded   = "The passkey was added."
+	msgPasskeyRemoved = "The passkey was removed."
+	msgPasskeysTitle  = "Passkeys"
 )
 
 // SecondFactorPasskey is the value of auth.User.SecondFactor after a
@@ -119,8 +114,8 @@ func (p *Provider) signedIn(w http.ResponseWriter, r *http.Request, token *strin
 		return auth.User{}, nil, false
 	}
 	if token != nil && !p.Manager().ValidCSRF(s, *token) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, u.Name)
-		p.errs.Refuse(w, r, http.StatusForbidden, msgPasskeyStale)
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, u.Name)
+		p.errs.Refuse(w, r, auth.PageStale)
 		return auth.User{}, nil, false
 	}
 	return u, s, true
@@ -188,10 +183,10 @@ func (p *Provider) readPasskeyRequest(w http.ResponseWriter, r *http.Request) (p
 	if err := dec.Decode(&req); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			p.errs.Refuse(w, r, http.StatusRequestEntityTooLarge, "The request is too large.")
+			p.errs.Refuse(w, r, auth.TooLarge)
 			return req, false
 		}
-		p.errs.Refuse(w, r, http.StatusBadRequest, msgPasskeyBadAnswer)
+		p.errs.Refuse(w, r, auth.BadRequest)
 		return req, false
 	}
 	return req, true
@@ -240,7 +235,7 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	}
 	name, ok := passkeyName(req.Name)
 	if !ok {
-		p.errs.Refuse(w, r, http.StatusBadRequest, msgPasskeyName)
+		p.errs.Refuse(w, r, auth.PasskeyName)
 		return
 	}
 	v, err := p.passkeys.FinishRegistration(r.Context(), u.Name, req.Ceremony, name, req.Credential)
@@ -251,7 +246,7 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	if !v.OK {
 		p.log.WarnContext(r.Context(), "auth: a passkey registration was refused", "auth_type", Name,
 			"user", u.Name, "client", peer.Of(r).String(), "reason", v.Reason, "detail", v.Detail)
-		p.errs.Refuse(w, r, http.StatusBadRequest, msgPasskeyNotAdded)
+		p.errs.Refuse(w, r, auth.PasskeyNotAdded)
 		return
 	}
 	p.log.InfoContext(r.Context(), "auth: passkey added", "auth_type", Name, "user", u.Name, "name", name)
@@ -274,7 +269,7 @@ func passkeyName(s string) (string, bool) {
 func (p *Provider) removePasskey(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		p.errs.Refuse(w, r, http.StatusBadRequest, msgBadForm)
+		p.errs.Refuse(w, r, auth.BadForm)
 		return
 	}
 	token := r.PostForm.Get("csrf_token")
@@ -284,7 +279,7 @@ func (p *Provider) removePasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	id, err := base64.RawURLEncoding.DecodeString(r.PostForm.Get("id"))
 	if err != nil || len(id) == 0 {
-		p.errs.Refuse(w, r, http.StatusBadRequest, msgBadForm)
+		p.errs.Refuse(w, r, auth.BadForm)
 		return
 	}
 	removed, err := p.passkeys.Remove(r.Context(), u.Name, id)
@@ -305,8 +300,8 @@ func (p *Provider) removePasskey(w http.ResponseWriter, r *http.Request) {
 // comes in X-CSRF-Token.
 func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, "")
-		p.errs.Refuse(w, r, http.StatusForbidden, MsgBadCSRF)
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, "")
+		p.errs.Refuse(w, r, auth.FormExpired)
 		return
 	}
 	// An address blocked for its failures begins nothing: no ceremony is
@@ -314,7 +309,7 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	addr := p.addrLimit(r)
 	v, err := addr.c.Check(r.Context(), addr.key)
 	if err == nil {
-		err = auth.Admit(p.log, r, Name, v, addr.label, "")
+		err = p.audit.Admit(r, Name, v, addr.label, "")
 	}
 	if err != nil {
 		p.errs.Error(w, r, err)
@@ -339,8 +334,8 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 // {"next": ...}.
 func (p *Provider) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, "")
-		p.errs.Refuse(w, r, http.StatusForbidden, MsgBadCSRF)
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, "")
+		p.errs.Refuse(w, r, auth.FormExpired)
 		return
 	}
 	req, ok := p.readPasskeyRequest(w, r)
@@ -397,8 +392,8 @@ func (p *Provider) refusePasskey(w http.ResponseWriter, r *http.Request, v passk
 	} else if v.Detail != "" {
 		detail += ": " + v.Detail
 	}
-	auth.LogRefusedDetail(p.log, r, Name, reason, detail, v.User)
-	p.errs.Refuse(w, r, http.StatusUnauthorized, MsgPasskeyRefused)
+	p.audit.RefusedDetail(r, Name, reason, detail, v.User)
+	p.errs.Refuse(w, r, auth.PasskeyRefused)
 }
 
 // completePasskey starts the full session of user after a passkey
@@ -410,6 +405,6 @@ func (p *Provider) completePasskey(w http.ResponseWriter, r *http.Request, user,
 		return
 	}
 	p.issueDevice(w, r, user)
-	auth.LogSignedIn(p.log, r, Name, user)
+	p.audit.SignedIn(r, Name, user)
 	writeJSON(w, map[string]string{"next": p.Guard.SafeNext(next)})
 }

@@ -2,6 +2,7 @@ package login
 
 import (
 	"encoding/json"
+	"github.com/backupweb/backupweb/auth"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,13 +28,13 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 		message string
 	}{
 		{"register, not signed in", anon, PasskeysBeginPath, form, http.StatusUnauthorized, "sign in first"},
-		{"register, no token", signed, PasskeysBeginPath, "", http.StatusForbidden, msgPasskeyStale},
-		{"register, the form's token", signed, PasskeysBeginPath, form, http.StatusForbidden, msgPasskeyStale},
-		{"finish, no token", signed, PasskeysFinishPath, "", http.StatusForbidden, msgPasskeyStale},
-		{"passkey sign-in, no token", anon, PasskeyLoginBegin, "", http.StatusForbidden, MsgBadCSRF},
-		{"passkey sign-in, the session's token", anon, PasskeyLoginFinish, good, http.StatusForbidden, MsgBadCSRF},
-		{"second step, no pending state", anon, SecondFactorPasskeyBegin, form, http.StatusUnauthorized, MsgPendingExpired},
-		{"second step finish, no pending state", anon, SecondFactorPasskeyFinish, form, http.StatusUnauthorized, MsgPendingExpired},
+		{"register, no token", signed, PasskeysBeginPath, "", http.StatusForbidden, auth.PageStale.Message()},
+		{"register, the form's token", signed, PasskeysBeginPath, form, http.StatusForbidden, auth.PageStale.Message()},
+		{"finish, no token", signed, PasskeysFinishPath, "", http.StatusForbidden, auth.PageStale.Message()},
+		{"passkey sign-in, no token", anon, PasskeyLoginBegin, "", http.StatusForbidden, auth.FormExpired.Message()},
+		{"passkey sign-in, the session's token", anon, PasskeyLoginFinish, good, http.StatusForbidden, auth.FormExpired.Message()},
+		{"second step, no pending state", anon, SecondFactorPasskeyBegin, form, http.StatusUnauthorized, auth.SecondStepExpired.Message()},
+		{"second step finish, no pending state", anon, SecondFactorPasskeyFinish, form, http.StatusUnauthorized, auth.SecondStepExpired.Message()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := tt.b.postJSON(tt.path, tt.token, []byte(`{}`))
@@ -59,7 +60,7 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 	}
 	// A name that is not one.
 	r := signed.postJSON(PasskeysFinishPath, good, []byte(`{"ceremony":"x","name":"  ","credential":{}}`))
-	if r.status != http.StatusBadRequest || !strings.Contains(r.body, msgPasskeyName) {
+	if r.status != http.StatusBadRequest || !strings.Contains(r.body, auth.PasskeyName.Message()) {
 		t.Errorf("empty name: %d %s", r.status, r.body)
 	}
 	// The page lists no passkey, and may run the script.
@@ -86,7 +87,7 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 		return b.postJSON(PasskeyLoginFinish, tok, body)
 	}
 	for i := range 3 {
-		if r := bad(); r.status != http.StatusUnauthorized || !strings.Contains(r.body, MsgPasskeyRefused) {
+		if r := bad(); r.status != http.StatusUnauthorized || !strings.Contains(r.body, auth.PasskeyRefused.Message()) {
 			t.Fatalf("answer %d: %d %s", i+1, r.status, r.body)
 		}
 	}

@@ -65,27 +65,27 @@ func (p *Provider) enrolSlotFor(next string) template.HTML {
 func (p *Provider) pendingJSON(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, bool) {
 	st, ok := p.pendingOf(r)
 	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, st.User)
-		p.errs.Refuse(w, r, http.StatusForbidden, MsgBadCSRF)
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
+		p.errs.Refuse(w, r, auth.FormExpired)
 		return pending{}, false
 	}
 	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.errs.Refuse(w, r, http.StatusUnauthorized, MsgPendingExpired)
+		p.errs.Refuse(w, r, auth.SecondStepExpired)
 		return pending{}, false
 	}
 	switch _, got := p.factorsOf(st.User); {
 	case got == factors.Broken:
-		auth.LogRefused(p.log, r, Name, auth.ReasonFactorsBroken, st.User)
+		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, st.User)
 		p.endPending(w, r)
-		p.errs.Refuse(w, r, http.StatusForbidden, MsgFactorsBroken)
+		p.errs.Refuse(w, r, auth.FactorsUnusable)
 		return pending{}, false
 	case got != want:
 		// Enrolled meanwhile, or the factors were reset: start again.
-		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.errs.Refuse(w, r, http.StatusConflict, msgEnrolled)
+		p.errs.Refuse(w, r, auth.EnrolledMeanwhile)
 		return pending{}, false
 	}
 	return st, true
@@ -103,8 +103,8 @@ func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := p.passkeys.BeginLogin(r.Context(), st.User, p.Guard.SafeNext(req.Next))
 	if errors.Is(err, passkey.ErrNoPasskeys) {
-		auth.LogRefusedDetail(p.log, r, Name, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
-		p.errs.Refuse(w, r, http.StatusUnauthorized, MsgPasskeyRefused)
+		p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
+		p.errs.Refuse(w, r, auth.PasskeyRefused)
 		return
 	}
 	if err != nil {
@@ -170,7 +170,7 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	name, ok := passkeyName(req.Name)
 	if !ok {
-		p.errs.Refuse(w, r, http.StatusBadRequest, msgPasskeyName)
+		p.errs.Refuse(w, r, auth.PasskeyName)
 		return
 	}
 	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
@@ -181,8 +181,8 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 			return nil, false
 		}
 		if !v.OK {
-			auth.LogRefusedDetail(p.log, r, Name, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
-			p.errs.Refuse(w, r, http.StatusBadRequest, msgPasskeyNotAdded+" Sign in again to retry.")
+			p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
+			p.errs.Refuse(w, r, auth.PasskeyNotAddedAtSignIn)
 			return nil, false
 		}
 		codes, err := p.newRecovery(st.User)
@@ -223,9 +223,9 @@ func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pendi
 		return
 	}
 	if !fresh {
-		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.errs.Refuse(w, r, http.StatusUnauthorized, MsgPendingExpired)
+		p.errs.Refuse(w, r, auth.SecondStepExpired)
 		return
 	}
 	var codes []string
@@ -248,7 +248,7 @@ func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pendi
 	}
 	p.endPending(w, r)
 	p.issueDevice(w, r, st.User)
-	auth.LogSignedIn(p.log, r, Name, st.User)
+	p.audit.SignedIn(r, Name, st.User)
 	writeJSON(w, struct {
 		Next     string   `json:"next"`
 		Recovery []string `json:"recovery,omitempty"`

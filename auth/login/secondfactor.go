@@ -18,13 +18,8 @@ import (
 
 // Messages of the second-factor step.
 const (
-	MsgBadCode        = "Wrong code."
-	MsgCodeUsed       = "This code was used already. Wait for the next one, or use a recovery code."
-	MsgCodeEmpty      = "Enter the code."
-	MsgPendingExpired = "The sign-in has expired or was completed already. Please sign in again."
-	MsgFactorsBroken  = "Your second factor cannot be checked. Ask the administrator to reset it."
-	msgSecondTitle    = "Verify it is you"
-	msgEnrolTitle     = "Set up a second factor"
+	msgSecondTitle = "Verify it is you"
+	msgEnrolTitle  = "Set up a second factor"
 )
 
 // errNoBinding refuses a pending state without the form cookie to bind it
@@ -96,8 +91,8 @@ func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred
 	path := SecondFactorPath
 	switch {
 	case st == factors.Broken:
-		auth.LogRefused(p.log, r, Name, auth.ReasonFactorsBroken, logName(name))
-		p.render(w, r, http.StatusForbidden, name, next, MsgFactorsBroken)
+		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, logName(name))
+		p.render(w, r, auth.FactorsUnusable.Reply(), name, next)
 		return true
 	case st == factors.Enrolled:
 	case p.cfg.SecondFactor == SecondFactorRequired:
@@ -126,7 +121,7 @@ func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
 	if p.routeByStatus(w, r, st.User, next, SecondFactorPath) {
 		return
 	}
-	p.renderSecond(w, r, http.StatusOK, st.User, next, "")
+	p.renderSecond(w, r, auth.Reply{Status: http.StatusOK}, st.User, next)
 }
 
 // routeByStatus sends a pending user to where their factors say they
@@ -138,9 +133,9 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 	want := SecondFactorPath
 	switch {
 	case st == factors.Broken:
-		auth.LogRefused(p.log, r, Name, auth.ReasonFactorsBroken, user)
+		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, user)
 		p.endPending(w, r)
-		p.render(w, r, http.StatusForbidden, user, next, MsgFactorsBroken)
+		p.render(w, r, auth.FactorsUnusable.Reply(), user, next)
 		return true
 	case st == factors.None && p.cfg.SecondFactor == SecondFactorRequired:
 		want = EnrolPath
@@ -162,8 +157,8 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 // goes to the sign-in page, an API client gets 401.
 func (p *Provider) startOver(w http.ResponseWriter, r *http.Request, next string) {
 	w.Header().Set("Cache-Control", "no-store")
-	if auth.WantsJSON(r) || r.Method != http.MethodGet {
-		p.render(w, r, http.StatusUnauthorized, "", next, MsgPendingExpired)
+	if p.errs.WantsJSON(r) || r.Method != http.MethodGet {
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
 		return
 	}
 	sessionauth.SeeOther(w, p.Guard.LoginURLFor(next))
@@ -184,18 +179,18 @@ func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request)
 	next := p.Guard.SafeNext(r.PostForm.Get("next"))
 	st, ok := p.pendingOf(r)
 	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonBadCSRF, st.User)
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
 		if ok {
-			p.renderSecond(w, r, http.StatusForbidden, st.User, next, MsgBadCSRF)
+			p.renderSecond(w, r, auth.FormExpired.Reply(), st.User, next)
 		} else {
-			p.render(w, r, http.StatusForbidden, "", next, MsgBadCSRF)
+			p.render(w, r, auth.FormExpired.Reply(), "", next)
 		}
 		return
 	}
 	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.render(w, r, http.StatusUnauthorized, "", next, MsgPendingExpired)
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
 		return
 	}
 	if p.routeByStatus(w, r, st.User, next, SecondFactorPath) {
@@ -203,8 +198,8 @@ func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request)
 	}
 	code := strings.TrimSpace(r.PostForm.Get("code"))
 	if code == "" {
-		auth.LogRefused(p.log, r, Name, auth.ReasonMalformed, st.User)
-		p.renderSecond(w, r, http.StatusUnauthorized, st.User, next, MsgCodeEmpty)
+		p.audit.Refused(r, Name, auth.ReasonMalformed, st.User)
+		p.renderSecond(w, r, auth.CodeEmpty.Reply(), st.User, next)
 		return
 	}
 	factor, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
@@ -229,9 +224,9 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 		return
 	}
 	if !fresh {
-		auth.LogRefused(p.log, r, Name, auth.ReasonPendingExpired, st.User)
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.render(w, r, http.StatusUnauthorized, "", next, MsgPendingExpired)
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
 		return
 	}
 	var codes []string
@@ -253,7 +248,7 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 	}
 	p.endPending(w, r)
 	p.issueDevice(w, r, st.User)
-	auth.LogSignedIn(p.log, r, Name, st.User)
+	p.audit.SignedIn(r, Name, st.User)
 	if commit != nil {
 		p.showRecovery(w, r, st.User, next, codes)
 		return
@@ -272,20 +267,20 @@ func (p *Provider) renderSecondError(w http.ResponseWriter, r *http.Request, err
 	if rp.Unexpected {
 		p.log.ErrorContext(r.Context(), "auth: second factor failed with an error", "auth_type", Name, "err", err)
 	}
-	p.renderAfterCode(w, r, rp.Status, user, next, rp.Message)
+	p.renderAfterCode(w, r, rp, user, next)
 }
 
 // renderSecond writes the second-factor page (JSON for a refusal to an
 // API client, by the one refusal rule).
-func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, status int, user, next, msg string) {
-	if status >= http.StatusBadRequest && auth.WantsJSON(r) {
-		p.errs.Refuse(w, r, status, msg)
+func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, next string) {
+	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
+		p.errs.Send(w, r, rp)
 		return
 	}
 	rec, _ := p.factorsOf(user)
 	page := ui.SecondFactorPage{
 		Brand: ui.BrandOf(r.Context()), Title: msgSecondTitle, Action: withNext(SecondFactorPath, next),
-		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: msg,
+		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
 		HasTOTP: rec != nil && rec.TOTP != nil, StartOver: p.Guard.LoginURLFor(next),
 	}
 	if page.Next == "/" {
@@ -298,7 +293,7 @@ func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, status i
 	if page.Passkey != "" {
 		ui.AllowScript(w.Header())
 	}
-	if err := ui.Render(w, status, "secondfactor", page); err != nil {
+	if err := ui.Render(w, rp.Status, "secondfactor", page); err != nil {
 		p.log.ErrorContext(r.Context(), "auth: rendering the second-factor page", "auth_type", Name, "err", err)
 	}
 }
@@ -311,10 +306,10 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 		w.Header().Set("Cache-Control", "no-store")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			p.errs.Refuse(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
+			p.errs.Refuse(w, r, auth.FormTooLarge)
 			return false
 		}
-		p.errs.Refuse(w, r, http.StatusBadRequest, msgBadForm)
+		p.errs.Refuse(w, r, auth.BadForm)
 		return false
 	}
 	return true

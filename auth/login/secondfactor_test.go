@@ -2,6 +2,7 @@ package login
 
 import (
 	"context"
+	"github.com/backupweb/backupweb/auth"
 	"net/http"
 	"net/url"
 	"os"
@@ -82,7 +83,7 @@ func TestSecondFactorFlow(t *testing.T) {
 	if page.status != http.StatusOK || !strings.Contains(page.body, `name="code"`) || !strings.Contains(page.body, `id="passkey-slot"`) {
 		t.Fatalf("the step's page: %d", page.status)
 	}
-	if r := b.secondFactor("000000", "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, MsgBadCode) {
+	if r := b.secondFactor("000000", "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, auth.WrongCode.Message()) {
 		t.Fatalf("wrong code: %d", r.status)
 	}
 	if r := b.secondFactor("", "/"); r.status != http.StatusUnauthorized {

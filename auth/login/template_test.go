@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/config"
 )
 
@@ -37,7 +38,7 @@ func TestCustomTemplate(t *testing.T) {
 		t.Fatalf("custom page not served: %d", r.status)
 	}
 	r = b.login("alice", "wrong", "/api/me")
-	if r.status != http.StatusUnauthorized || !strings.Contains(r.body, `<p class="oops">`+MsgBadCredentials) {
+	if r.status != http.StatusUnauthorized || !strings.Contains(r.body, `<p class="oops">`+auth.BadCredentials.Message()) {
 		t.Fatalf("custom page with error: %d", r.status)
 	}
 	if user, _ := field(r.body, "username"); user != "alice" {

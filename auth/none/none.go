@@ -28,5 +28,5 @@ func (Provider) Identify(*http.Request) (auth.User, bool, error) {
 // Challenge is never reached, since Identify admits everyone; it answers 401
 // should a caller use it anyway.
 func (Provider) Challenge(w http.ResponseWriter, r *http.Request) {
-	(&auth.Errors{}).Refuse(w, r, http.StatusUnauthorized, "authentication required")
+	(&auth.Errors{}).Refuse(w, r, auth.NoCredentials)
 }

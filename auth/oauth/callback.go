@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -107,7 +107,7 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		p.serverError(w, r, err)
 		return
 	}
-	auth.LogSignedIn(p.log.With("provider", p.cfg.Provider), r, Name, id.Email)
+	p.audit.With("provider", p.cfg.Provider).SignedIn(r, Name, id.Email)
 	http.Redirect(w, r, f.Next, http.StatusSeeOther)
 }
 
@@ -143,7 +143,7 @@ func admissionDetail(r Rule, a Account) error {
 	}
 	var parts []string
 	if r.HostedDomain && len(r.Domains) > 0 {
-		parts = append(parts, "hosted domain (hd) "+cmpOr(printable(a.HostedDomain, 64), "none"))
+		parts = append(parts, "hosted domain (hd) "+cmp.Or(printable(a.HostedDomain, 64), "none"))
 	}
 	if r.ByGroup() {
 		parts = append(parts, fmt.Sprintf("%d groups from the provider, none listed", len(a.Groups)))

@@ -1,34 +1,26 @@
 package oauth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
-	"github.com/backupweb/backupweb/session"
 )
 
 // Keys are the [authentication] keys type oauth reads, besides "type".
-var Keys = []string{
+var Keys = slices.Concat([]string{
 	"provider", "client_id", "client_secret", "redirect_uri",
 	"authorized_domains", "authorized_users",
 	keyOrgs, keyTeams, keyGroups, keyClaim,
 	"authorization_endpoint", "token_endpoint", "userinfo_endpoint",
 	"scopes", "issuer", "base_url",
-	"session_idle_timeout", "idle_renewal", "session_lifetime", "max_sessions_per_user",
-}
-
-// Defaults of Config.
-const (
-	DefaultIdleTimeout = session.DefaultIdleTimeout // 30 minutes
-	DefaultLifetime    = session.DefaultLifetime    // 12 hours
-)
+}, sessionauth.SettingsKeys)
 
 // Config is the typed configuration of an OAuth provider. Load fills it
 // from the [authentication] section with every default applied; New applies
@@ -71,17 +63,10 @@ type Config struct {
 	// provider's (google, generic: openid email profile; github:
 	// user:email; gitlab: read_user email).
 	Scopes []string
-	// SessionIdleTimeout ends a session unused that long. Default 30m.
-	SessionIdleTimeout time.Duration
-	// IdleRenewal says which requests renew the idle deadline. Default
-	// session.RenewNavigation: top-level navigations, not a page's
-	// background requests.
-	IdleRenewal session.Renewal
-	// SessionLifetime ends a session that long after sign-in. Default 12h.
-	SessionLifetime time.Duration
-	// MaxSessionsPerUser bounds one user's live sessions; a new sign-in
-	// ends the oldest beyond it. Default session.DefaultMaxPerUser (20).
-	MaxSessionsPerUser int
+	// Settings are the session keys every session type shares
+	// (session_idle_timeout, idle_renewal, session_lifetime,
+	// max_sessions_per_user), with their defaults.
+	sessionauth.Settings
 }
 
 // OpenIDConnect reports whether the configuration uses OpenID Connect
@@ -98,9 +83,9 @@ func (c Config) withDefaults(k *kind) Config {
 		c.BaseURL = k.baseURL
 	}
 	if !c.OpenIDConnect() {
-		c.AuthURL = cmpOr(c.AuthURL, k.endpoint(c.BaseURL, k.authURL))
-		c.TokenURL = cmpOr(c.TokenURL, k.endpoint(c.BaseURL, k.tokenURL))
-		c.UserinfoURL = cmpOr(c.UserinfoURL, k.endpoint(c.BaseURL, k.userinfoURL))
+		c.AuthURL = cmp.Or(c.AuthURL, k.endpoint(c.BaseURL, k.authURL))
+		c.TokenURL = cmp.Or(c.TokenURL, k.endpoint(c.BaseURL, k.tokenURL))
+		c.UserinfoURL = cmp.Or(c.UserinfoURL, k.endpoint(c.BaseURL, k.userinfoURL))
 	}
 	if len(c.Scopes) == 0 {
 		c.Scopes = slices.Clone(k.scopes)
@@ -112,20 +97,8 @@ func (c Config) withDefaults(k *kind) Config {
 		c.GroupsClaim = DefaultGroupsClaim
 	}
 	c.Rule.HostedDomain = c.Rule.HostedDomain || k.hostedDomain
-	if c.SessionIdleTimeout <= 0 {
-		c.SessionIdleTimeout = DefaultIdleTimeout
-	}
-	if c.SessionLifetime <= 0 {
-		c.SessionLifetime = DefaultLifetime
-	}
+	c.Settings = c.Settings.WithDefaults()
 	return c
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Load reads a Config from the [authentication] section. Every problem is
@@ -143,22 +116,19 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 		s.Errorf("provider", "unknown provider %q; valid providers are %s", name, strings.Join(ProviderNames(), ", "))
 	}
 	cfg = Config{
-		Provider:           name,
-		ClientID:           s.RequireHint("client_id", "set it to the client (application) id the identity provider issued"),
-		ClientSecret:       s.RequireHint("client_secret", "set it to the client secret the identity provider issued, preferably as ${NAME} of an environment variable"),
-		RedirectURL:        loadRedirect(s),
-		Rule:               loadRule(s),
-		GroupsClaim:        loadClaim(s),
-		AuthURL:            loadURL(s, "authorization_endpoint"),
-		TokenURL:           loadURL(s, "token_endpoint"),
-		UserinfoURL:        loadURL(s, "userinfo_endpoint"),
-		Scopes:             s.List("scopes"),
-		Issuer:             loadURL(s, "issuer"),
-		BaseURL:            strings.TrimRight(loadURL(s, "base_url"), "/"),
-		SessionIdleTimeout: s.Duration("session_idle_timeout", DefaultIdleTimeout),
-		IdleRenewal:        sessionauth.LoadRenewal(s),
-		SessionLifetime:    s.Duration("session_lifetime", DefaultLifetime),
-		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
+		Provider:     name,
+		ClientID:     s.RequireHint("client_id", "set it to the client (application) id the identity provider issued"),
+		ClientSecret: s.RequireHint("client_secret", "set it to the client secret the identity provider issued, preferably as ${NAME} of an environment variable"),
+		RedirectURL:  loadRedirect(s),
+		Rule:         loadRule(s),
+		GroupsClaim:  loadClaim(s),
+		AuthURL:      loadURL(s, "authorization_endpoint"),
+		TokenURL:     loadURL(s, "token_endpoint"),
+		UserinfoURL:  loadURL(s, "userinfo_endpoint"),
+		Scopes:       s.List("scopes"),
+		Issuer:       loadURL(s, "issuer"),
+		BaseURL:      strings.TrimRight(loadURL(s, "base_url"), "/"),
+		Settings:     sessionauth.LoadSettings(s),
 	}
 	if known {
 		cfg = checkKind(s, k, cfg)

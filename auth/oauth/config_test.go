@@ -92,7 +92,7 @@ func TestLoadDefaultsPerProvider(t *testing.T) {
 			want.ClientID, want.ClientSecret = "the-client", "s3cr3t-value"
 			want.RedirectURL = "https://backups.example.com/oauth/callback"
 			want.Rule = Rule{Domains: []string{"example.com"}}
-			want.SessionIdleTimeout, want.SessionLifetime = 30*time.Minute, 12*time.Hour
+			want.IdleTimeout, want.Lifetime = 30*time.Minute, 12*time.Hour
 			if cfg.String() != want.String() || !equalConfig(cfg, want) {
 				t.Errorf("Load =\n%#v\nwant\n%#v", cfg, want)
 			}
@@ -106,7 +106,7 @@ func equalConfig(a, b Config) bool {
 		a.AuthURL == b.AuthURL && a.TokenURL == b.TokenURL && a.UserinfoURL == b.UserinfoURL &&
 		slices.Equal(a.Scopes, b.Scopes) && a.Rule.All == b.Rule.All &&
 		slices.Equal(a.Rule.Domains, b.Rule.Domains) && slices.Equal(a.Rule.Users, b.Rule.Users) &&
-		a.SessionIdleTimeout == b.SessionIdleTimeout && a.SessionLifetime == b.SessionLifetime
+		a.IdleTimeout == b.IdleTimeout && a.Lifetime == b.Lifetime
 }
 
 func TestLoadRule(t *testing.T) {

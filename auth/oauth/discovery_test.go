@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,7 @@ func newFakeDiscovery(t *testing.T) *fakeDiscovery {
 		}
 		d.mu.Lock()
 		d.asked++
-		fail, issuer := d.fail, cmpOr(d.issuer, d.URL)
+		fail, issuer := d.fail, cmp.Or(d.issuer, d.URL)
 		d.mu.Unlock()
 		if fail {
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)

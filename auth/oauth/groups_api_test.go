@@ -397,7 +397,7 @@ func TestGroupsInSession(t *testing.T) {
 			var rd rueidis.Client
 			if store == "redis" {
 				srv := redistest.Start(t, redistest.Options{})
-				c, err := redisstore.Open(srv.Config(), slog.New(slog.DiscardHandler))
+				c, err := redisstore.Open(redisstore.Options(srv.Config()), slog.New(slog.DiscardHandler))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -75,6 +75,7 @@ type Provider struct {
 	kind   *kind
 	client *http.Client
 	log    *slog.Logger
+	audit  auth.Audit // refusals and sign-ins logged and counted
 	errs   *auth.Errors
 	spend  func(ctx context.Context, state string) (unused bool, err error)
 	openID *openID // nil without OpenID Connect
@@ -107,7 +108,13 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		kind:   k,
 		client: client,
 		log:    env.Log(),
-		errs:   env.Errs(),
+		audit:  env.Audit(),
+		errs:   env.Errors,
+	}
+	if p.errs == nil {
+		// Without the program's writer, a person still gets the styled
+		// page with the sign-in's own title.
+		p.errs = &auth.Errors{Logger: p.log, Page: ui.ErrorWriter(p.log)}
 	}
 	if env.Shared != nil {
 		p.spend = func(ctx context.Context, state string) (bool, error) {
@@ -122,9 +129,8 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		Type:           Name,
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
-		IdleTimeout:    cfg.SessionIdleTimeout, Lifetime: cfg.SessionLifetime, MaxPerUser: cfg.MaxSessionsPerUser,
-		Renewal: cfg.IdleRenewal,
-		Admit:   p.admits,
+		Settings:       cfg.Settings,
+		Admit:          p.admits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)

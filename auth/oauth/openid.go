@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -101,11 +102,11 @@ func (o *openID) discover() (*discovered, error) {
 	}
 	d := &discovered{
 		endpoint: p.Endpoint(),
-		userinfo: cmpOr(o.userinfoURL, p.UserInfoEndpoint()),
+		userinfo: cmp.Or(o.userinfoURL, p.UserInfoEndpoint()),
 		verifier: p.Verifier(&oidc.Config{ClientID: o.clientID, Now: o.now}),
 	}
-	d.endpoint.AuthURL = cmpOr(o.authURL, d.endpoint.AuthURL)
-	d.endpoint.TokenURL = cmpOr(o.tokenURL, d.endpoint.TokenURL)
+	d.endpoint.AuthURL = cmp.Or(o.authURL, d.endpoint.AuthURL)
+	d.endpoint.TokenURL = cmp.Or(o.tokenURL, d.endpoint.TokenURL)
 	if d.endpoint.AuthURL == "" || d.endpoint.TokenURL == "" {
 		return nil, fmt.Errorf("%w at %s: the discovery document names no authorization or token endpoint", errDiscovery, o.issuer)
 	}

@@ -9,51 +9,32 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/ui"
 )
 
-// outcome is how a failed sign-in is answered: the status, the page a
-// person sees, and the reason logged. It is the one table from the ways a
-// sign-in fails to what the browser and the log get.
+// outcome is how a failed sign-in is answered: the catalogue's refusal
+// (status, title, sentence: auth.OAuthBadState and its neighbours) and the
+// reason logged. It is the one table from the ways a sign-in fails to what
+// the log gets.
 type outcome struct {
-	status         int
-	title, message string
-	reason         string
+	refusal auth.Refusal
+	reason  string
 }
 
 var (
-	outBadState = outcome{http.StatusBadRequest, "Sign-in expired",
-		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri.",
-		auth.ReasonBadState}
-	outBadCallback = outcome{http.StatusBadRequest, "Sign-in incomplete",
-		"The identity provider sent the browser back without an authorization code. Start the sign-in again.",
-		auth.ReasonNoCode}
-	outDenied = outcome{http.StatusUnauthorized, "Sign-in refused",
-		"The identity provider did not sign you in. Start again if that was a mistake.",
-		auth.ReasonProviderRefused}
-	outNoEmail = outcome{http.StatusForbidden, "No e-mail address",
-		"The identity provider did not tell your e-mail address, which decides who may use this service.",
-		auth.ReasonNoEmail}
-	outUnverified = outcome{http.StatusForbidden, "E-mail address not verified",
-		"Your e-mail address is not verified with the identity provider. Verify it there, then sign in again.",
-		auth.ReasonEmailUnverified}
-	outNotAdmitted = outcome{http.StatusForbidden, "Access denied",
-		"Your account is not allowed to use this service. Ask its administrator to admit your e-mail address, domain or group.",
-		auth.ReasonEmailNotAdmitted}
-	outIDToken = outcome{http.StatusBadGateway, "Sign-in could not be verified",
-		"The identity provider's answer could not be verified, so you were not signed in. The administrator will find the details in the service log.",
-		auth.ReasonIDTokenRejected}
-	outProvider = outcome{http.StatusBadGateway, "Identity provider unavailable",
-		"The identity provider could not be reached or sent an answer that could not be used. Try again in a moment; if it persists, the administrator will find the details in the service log.",
-		""}
-	outServer = outcome{http.StatusInternalServerError, "Sign-in failed",
-		"The sign-in could not be completed because of a server error.",
-		""}
+	outBadState    = outcome{auth.OAuthBadState, auth.ReasonBadState}
+	outBadCallback = outcome{auth.OAuthNoCode, auth.ReasonNoCode}
+	outDenied      = outcome{auth.OAuthDenied, auth.ReasonProviderRefused}
+	outNoEmail     = outcome{auth.OAuthNoEmail, auth.ReasonNoEmail}
+	outUnverified  = outcome{auth.OAuthUnverified, auth.ReasonEmailUnverified}
+	outNotAdmitted = outcome{auth.OAuthNotAdmitted, auth.ReasonEmailNotAdmitted}
+	outIDToken     = outcome{auth.OAuthIDToken, auth.ReasonIDTokenRejected}
+	outProvider    = outcome{auth.OAuthProvider, ""}
+	outServer      = outcome{auth.OAuthServer, ""}
 )
 
 // refuse answers a failed sign-in with o's page and logs it: one warning
 // line with the word auth, the reason and the e-mail when known (see
-// auth.LogRefusedDetail), plus the reason's detail for the operator when
+// auth.Audit.RefusedDetail), plus the reason's detail for the operator when
 // there is one, in the log only (the reason itself is a fixed sentence, a
 // metric label). detail must never hold a token, code or secret.
 func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, email string, detail error) {
@@ -62,21 +43,13 @@ func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, ema
 		if detail != nil {
 			d = truncate(detail.Error(), 500)
 		}
-		auth.LogRefusedDetail(p.log, r, Name, o.reason, d, email)
+		p.audit.RefusedDetail(r, Name, o.reason, d, email)
 	} else if detail != nil {
 		p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: sign-in failed", slog.String("err", truncate(detail.Error(), 500)))
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	if auth.WantsJSON(r) {
-		// The one rule of the program's refusals: a client that asks
-		// for JSON gets {"error": ...}, from the one writer.
-		p.errs.Refuse(w, r, o.status, o.message)
-		return
-	}
-	// A person gets the same styled page, with the sign-in's own title.
-	if err := ui.Render(w, o.status, "error", ui.ErrorPage{Brand: ui.BrandOf(r.Context()), Status: o.status, Title: o.title, Message: o.message}); err != nil {
-		p.log.ErrorContext(r.Context(), "oauth: rendering a sign-in page", "err", err)
-	}
+	// The one writer: JSON for a client that asks for it, the styled
+	// page with the sign-in's own title for a person.
+	p.errs.Refuse(w, r, o.refusal)
 }
 
 // providerFailure answers a failure of the identity provider (or of its
@@ -86,7 +59,7 @@ func (p *Provider) providerFailure(w http.ResponseWriter, r *http.Request, step 
 	p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: the identity provider could not be used",
 		slog.String("auth_type", Name), slog.String("provider", p.cfg.Provider),
 		slog.String("step", step), slog.String("err", truncate(describe(err), 500)))
-	p.refuse(w, r, outcome{status: outProvider.status, title: outProvider.title, message: outProvider.message}, "", nil)
+	p.refuse(w, r, outProvider, "", nil)
 }
 
 // serverError answers a failure of this service with 500.

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,7 +97,7 @@ type claims struct {
 }
 
 func (c claims) identity() identity {
-	id := identity{Email: c.Email, Subject: c.Subject, Name: cmpOr(c.Name, c.PreferredUsername), HostedDomain: c.HostedDomain}
+	id := identity{Email: c.Email, Subject: c.Subject, Name: cmp.Or(c.Name, c.PreferredUsername), HostedDomain: c.HostedDomain}
 	if c.EmailVerified != nil {
 		id.Verified = verifiedNo
 		if *c.EmailVerified {
@@ -169,7 +170,7 @@ func githubProfile(ctx context.Context, c *http.Client, tok *oauth2.Token, useri
 	if err := getJSON(ctx, c, tok, strings.TrimRight(userinfo, "/")+"/emails", &emails); err != nil {
 		return identity{}, fmt.Errorf("%w (the application needs the scope user:email, or for a GitHub App the \"Email addresses\" permission)", err)
 	}
-	id := identity{Name: cmpOr(user.Name, user.Login), Subject: fmt.Sprint(user.ID)}
+	id := identity{Name: cmp.Or(user.Name, user.Login), Subject: fmt.Sprint(user.ID)}
 	for _, e := range emails {
 		if e.Primary {
 			id.Email, id.Verified = e.Email, verifiedNo
@@ -195,7 +196,7 @@ func gitlabProfile(ctx context.Context, c *http.Client, tok *oauth2.Token, useri
 	if err := getJSON(ctx, c, tok, userinfo, &user); err != nil {
 		return identity{}, err
 	}
-	id := identity{Email: user.Email, Name: cmpOr(user.Name, user.Username), Subject: fmt.Sprint(user.ID), Verified: verifiedNo}
+	id := identity{Email: user.Email, Name: cmp.Or(user.Name, user.Username), Subject: fmt.Sprint(user.ID), Verified: verifiedNo}
 	if user.ConfirmedAt != nil && *user.ConfirmedAt != "" {
 		id.Verified = verifiedYes
 	}

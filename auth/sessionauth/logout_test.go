@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/ui"
 )
@@ -27,8 +27,6 @@ func logoutGuard(t *testing.T) (*Guard, *http.Cookie) {
 	}
 	return g, w.Result().Cookies()[0]
 }
-
-var tokenField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 
 // TestLogoutPage: GET /logout shows the sign-out form with the session's
 // token, carries a safe next (or rd) to it and drops an unsafe one; for a
@@ -70,7 +68,7 @@ func TestLogoutPage(t *testing.T) {
 					t.Errorf("page holds %s", w)
 				}
 			}
-			if m := tokenField.FindStringSubmatch(body); tc.signedIn && m == nil {
+			if tok := testkit.FormToken([]byte(body)); tc.signedIn && tok == "" {
 				t.Fatal("no token in the form")
 			}
 		})
@@ -105,7 +103,7 @@ func TestLogoutNext(t *testing.T) {
 			get.AddCookie(cookie)
 			page := httptest.NewRecorder()
 			g.LogoutPage(page, get)
-			token := tokenField.FindStringSubmatch(page.Body.String())[1]
+			token := testkit.FormToken(page.Body.Bytes())
 			form := url.Values{"csrf_token": {token}}
 			if tc.next != "" {
 				form.Set("next", tc.next)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/config"
@@ -28,16 +27,10 @@ type Sessions struct {
 // OpenSessions returns the sessions of a session type: env.Shared's store when the
 // program shares state with other instances, else a file store under
 // env.StateDir ([server] state_dir); and a manager keyed by env.SecretKey
-// with the given idle timeout and lifetime.
+// with the given settings (zero values: the defaults).
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
-func OpenSessions(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser int) (*Sessions, error) {
-	return openSessions(env, typ, idle, lifetime, maxPerUser, session.RenewNavigation)
-}
-
-// openSessions is OpenSessions with the rule of which requests renew the
-// idle deadline (see session.Renewal).
-func openSessions(env auth.Deps, typ string, idle, lifetime time.Duration, maxPerUser int, renewal session.Renewal) (*Sessions, error) {
+func OpenSessions(env auth.Deps, typ string, set Settings) (*Sessions, error) {
 	var store session.Store
 	switch {
 	case env.Shared != nil:
@@ -55,14 +48,15 @@ func openSessions(env auth.Deps, typ string, idle, lifetime time.Duration, maxPe
 	mgr, err := session.NewManager(session.Options{
 		Store:        store,
 		Key:          env.SecretKey,
-		IdleTimeout:  idle,
-		Renewal:      renewal,
-		Lifetime:     lifetime,
+		IdleTimeout:  set.IdleTimeout,
+		Renewal:      set.IdleRenewal,
+		Lifetime:     set.Lifetime,
 		Secure:       peer.Secure,
 		Now:          env.Clock(),
 		Logger:       env.Log(),
+		Observer:     env.Hooks.Sessions,
 		Type:         typ,
-		MaxPerUser:   maxPerUser,
+		MaxPerUser:   set.MaxSessionsPerUser,
 		CookieDomain: env.CookieDomain,
 	})
 	s := &Sessions{Manager: mgr, store: store, shared: env.Shared != nil}

@@ -30,7 +30,7 @@ func TestOpen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := OpenSessions(tt.env, "flask-login", time.Minute, time.Hour, 0)
+			s, err := OpenSessions(tt.env, "flask-login", Settings{IdleTimeout: time.Minute, Lifetime: time.Hour})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one mentioning %q", err, tt.wantErr)
@@ -53,7 +53,7 @@ func TestOpen(t *testing.T) {
 
 func TestLogoutRedirect(t *testing.T) {
 	for _, tt := range []struct{ redirect, want string }{{"", "/login?signed_out=1"}, {"/signed-out", "/signed-out"}} {
-		s, err := OpenSessions(auth.Deps{SecretKey: testKey, StateDir: t.TempDir()}, "flask-login", time.Minute, time.Hour, 0)
+		s, err := OpenSessions(auth.Deps{SecretKey: testKey, StateDir: t.TempDir()}, "flask-login", Settings{IdleTimeout: time.Minute, Lifetime: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestOpenWarnsWhenTheKeyChanged(t *testing.T) {
 	open := func(key []byte) {
 		t.Helper()
 		env.SecretKey = key
-		s, err := OpenSessions(env, "flask-login", time.Minute, time.Hour, 0)
+		s, err := OpenSessions(env, "flask-login", Settings{IdleTimeout: time.Minute, Lifetime: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}

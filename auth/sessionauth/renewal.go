@@ -1,7 +1,7 @@
 package sessionauth
 
 import (
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -12,7 +12,7 @@ const RenewalKey = "idle_renewal"
 // LoadRenewal reads idle_renewal from s: "navigation" (the default) or
 // "any". Any other value is an error at the key's line that lists the
 // valid ones; the default is returned with it.
-func LoadRenewal(s *config.Section) session.Renewal {
+func LoadRenewal(s auth.Section) session.Renewal {
 	v := s.String(RenewalKey, "")
 	r, err := session.ParseRenewal(v)
 	if err != nil {

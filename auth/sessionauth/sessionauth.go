@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
@@ -23,14 +22,6 @@ import (
 // LogoutPath is where a session is ended, with POST and the CSRF token;
 // GET shows the confirmation page with that form (see Guard.LogoutPage).
 const LogoutPath = "/logout"
-
-// staleForm is what a logout without a good CSRF token is told: most
-// often a page left open from an earlier session. It names what the
-// service guards (ui.Brand.ProductName).
-func staleForm(r *http.Request) string {
-	return "This page is out of date, so the request was not carried out. Go back to " +
-		ui.BrandOf(r.Context()).ProductName() + ", reload the page and try again."
-}
 
 // maxLogoutBody bounds what Logout reads of a request body.
 const maxLogoutBody = 64 << 10
@@ -46,14 +37,9 @@ type Options struct {
 	// Manager keeps the sessions. Required by New; Open makes it (with
 	// the store under it, which the guard then owns and closes).
 	Manager *session.Manager
-	// IdleTimeout, Lifetime and MaxPerUser configure the sessions Open
-	// makes (see session.Options); zero takes the defaults.
-	IdleTimeout, Lifetime time.Duration
-	MaxPerUser            int
-	// Renewal says which requests renew the idle deadline of the
-	// sessions Open makes ([authentication] idle_renewal). Default
-	// session.RenewNavigation.
-	Renewal session.Renewal
+	// Settings configure the sessions Open keeps (the type's session
+	// keys; zero values take their defaults).
+	Settings
 	// LoginPath is where Challenge sends browsers, with ?next=. Required.
 	LoginPath string
 	// LogoutRedirect is where Logout sends the browser. Default LoginPath.
@@ -62,6 +48,9 @@ type Options struct {
 	LogoutRedirect string
 	// Logger receives refused attempts. Default slog.Default().
 	Logger *slog.Logger
+	// Events is told of refused attempts and sign-outs. Default: nobody;
+	// Open takes deps.Hooks.Events.
+	Events auth.Events
 	// Errors writes refusals and errors. Default: a zero auth.Errors.
 	Errors *auth.Errors
 	// RedirectHosts, when set (with a cookie domain), are the hosts
@@ -84,19 +73,25 @@ type Guard struct {
 	sessions *Sessions // nil for a guard made by New
 }
 
-var _ auth.Rechecker = (*Guard)(nil)
+var (
+	_ auth.Rechecker      = (*Guard)(nil)
+	_ auth.SessionCounter = (*Guard)(nil)
+)
 
 // Open opens the sessions of the type o.Type (see OpenSessions: the
 // shared store, or a file store in deps.StateDir) and returns the guard
 // that owns them. o.Manager is ignored.
 func Open(deps auth.Deps, o Options) (*Guard, error) {
-	s, err := openSessions(deps, o.Type, o.IdleTimeout, o.Lifetime, o.MaxPerUser, o.Renewal)
+	s, err := OpenSessions(deps, o.Type, o.Settings)
 	if err != nil {
 		return nil, err
 	}
 	o.Manager = s.Manager
 	if o.Logger == nil {
 		o.Logger = deps.Log()
+	}
+	if o.Events == nil {
+		o.Events = deps.Hooks.Events
 	}
 	if o.Errors == nil {
 		o.Errors = deps.Errs()
@@ -122,6 +117,10 @@ func New(o Options) *Guard {
 	}
 	return &Guard{o: o}
 }
+
+// audit is where the guard's refusals and sign-outs are logged and
+// counted.
+func (g *Guard) audit() auth.Audit { return auth.Audit{Log: g.o.Logger, Events: g.o.Events} }
 
 // Manager returns the session manager.
 func (g *Guard) Manager() *session.Manager { return g.o.Manager }
@@ -176,7 +175,7 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 	if g.o.Admit != nil && !g.o.Admit(s.Data) {
 		// Only this session ends: the user may hold a newer one, made
 		// with the current password, that stays good.
-		auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonNotAdmitted, s.Username)
+		g.audit().Refused(r, g.o.Type, auth.ReasonNotAdmitted, s.Username)
 		if err := g.o.Manager.Revoke(r.Context(), s); err != nil {
 			g.o.Logger.Error("auth: ending a session that is no longer admitted", "user", s.Username, "err", err)
 		}
@@ -215,10 +214,10 @@ func (g *Guard) Recheck(r *http.Request, u auth.User) func(ctx context.Context) 
 // everything else 401.
 func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
 	if auth.WantsHTML(r) {
-		http.Redirect(w, r, LoginURL(g.o.LoginPath, r.URL.RequestURI()), http.StatusSeeOther)
+		http.Redirect(w, r, g.LoginURLFor(r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
-	g.o.Errors.Refuse(w, r, http.StatusUnauthorized, "Authentication required: sign in first.")
+	g.o.Errors.Refuse(w, r, auth.SignInFirst)
 }
 
 // Begin starts a session for d after a successful login. The session gets
@@ -250,12 +249,12 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 			token = r.PostFormValue("csrf_token")
 		}
 		if !g.o.Manager.ValidCSRF(s, token) {
-			auth.LogRefused(g.o.Logger, r, g.o.Type, auth.ReasonBadCSRF, s.Username)
-			g.o.Errors.Refuse(w, r, http.StatusForbidden, staleForm(r))
+			g.audit().Refused(r, g.o.Type, auth.ReasonBadCSRF, s.Username)
+			g.o.Errors.Refuse(w, r, auth.StaleForm, ui.BrandOf(r.Context()).ProductName())
 			return
 		}
 	} else if r.Header.Get(CSRFHeader) == "" && r.PostFormValue("csrf_token") == "" {
-		g.o.Errors.Refuse(w, r, http.StatusForbidden, staleForm(r))
+		g.o.Errors.Refuse(w, r, auth.StaleForm, ui.BrandOf(r.Context()).ProductName())
 		return
 	}
 	if err := g.o.Manager.Destroy(w, r); err != nil {
@@ -263,7 +262,7 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ok {
-		auth.LogSignedOut(g.o.Logger, r, g.o.Type, s.Username)
+		g.audit().SignedOut(r, g.o.Type, s.Username)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if next := g.logoutNext(r); next != "" {
@@ -277,11 +276,11 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-// SafeNext returns next when it is a local path (see the package-level
-// SafeNext) or an absolute https URL whose host is one of
-// Options.RedirectHosts, else "/". Nothing else is ever a redirect target.
+// SafeNext returns next when it is a local path (see localPath) or an
+// absolute https URL whose host is one of Options.RedirectHosts, else "/".
+// Nothing else is ever a redirect target.
 func (g *Guard) SafeNext(next string) string {
-	if local := SafeNext(next); local != "/" || next == "/" || len(g.o.RedirectHosts) == 0 {
+	if local := localPath(next); local != "/" || next == "/" || len(g.o.RedirectHosts) == 0 {
 		return local
 	}
 	u, err := url.Parse(next)
@@ -299,16 +298,11 @@ func (g *Guard) SafeNext(next string) string {
 }
 
 // LoginURLFor returns the login page's URL with next as its query
-// parameter, next checked by SafeNext (so it may name a redirect host).
+// parameter, next checked by SafeNext (so it may name a redirect host):
+// "/" when next is no safe target. next is always present, so a login page
+// can tell where the browser was going.
 func (g *Guard) LoginURLFor(next string) string {
 	return g.o.LoginPath + "?next=" + url.QueryEscape(g.SafeNext(next))
-}
-
-// LoginURL returns loginPath with next as its query parameter: the
-// original path and query when it is a local path, "/" otherwise. next is
-// always present, so a login page can tell where the browser was going.
-func LoginURL(loginPath, next string) string {
-	return loginPath + "?next=" + url.QueryEscape(SafeNext(next))
 }
 
 // SignedOutQuery is added to the login page's URL after a logout, so the
@@ -316,13 +310,13 @@ func LoginURL(loginPath, next string) string {
 // set it, and all it does is show that sentence.
 const SignedOutQuery = "signed_out=1"
 
-// SafeNext returns next when it is a local path, else "/". A local path
+// localPath returns next when it is a local path, else "/". A local path
 // starts with exactly one slash: "//host" and "/\host" are read by browsers
 // as another host, and an absolute URL is another site. Backslashes, which
 // browsers treat as slashes, control characters, which some browsers strip
 // before resolving, and "." or ".." segments, which a redirect cleans into
 // something else ("/./\host" becomes "/\host"), are refused anywhere.
-func SafeNext(next string) string {
+func localPath(next string) string {
 	if next == "" || next[0] != '/' || len(next) > 2048 {
 		return "/"
 	}

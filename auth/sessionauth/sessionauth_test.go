@@ -29,8 +29,9 @@ func TestSafeNext(t *testing.T) {
 		{"/a\\b", "/"},
 		{"/.well-known/x", "/.well-known/x"},
 	}
+	g := New(Options{Type: "t", LoginPath: "/login"})
 	for _, tt := range tests {
-		if got := SafeNext(tt.in); got != tt.want {
+		if got := g.SafeNext(tt.in); got != tt.want {
 			t.Errorf("SafeNext(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -43,8 +44,8 @@ func TestLoginURL(t *testing.T) {
 		{"/oauth/login", "//evil", "/oauth/login?next=%2F"},
 	}
 	for _, tt := range tests {
-		if got := LoginURL(tt.login, tt.next); got != tt.want {
-			t.Errorf("LoginURL(%q, %q) = %q, want %q", tt.login, tt.next, got, tt.want)
+		if got := New(Options{Type: "t", LoginPath: tt.login}).LoginURLFor(tt.next); got != tt.want {
+			t.Errorf("LoginURLFor(%q, %q) = %q, want %q", tt.login, tt.next, got, tt.want)
 		}
 	}
 }

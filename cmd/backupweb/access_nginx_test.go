@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -89,7 +90,7 @@ http {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitPort(t, listen, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
+	testkit.WaitListening(t, listen, 15*time.Second, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
 
 	client := &http.Client{Timeout: 10 * time.Second}
 	for _, tt := range []struct {

@@ -83,13 +83,14 @@ func (c *cli) load(path, listen string, log *slog.Logger, checkOnly bool) *app {
 		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts, PublicURL: cfg.Server.PublicURL}
 	if cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
 		a.metrics = metrics.New()
+		env.Hooks = a.metrics.Hooks()
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name == "oauth" {
 			env.HTTPClient = a.metrics.InstrumentClient(strings.ToLower(cfg.Auth.String("provider", "")), nil)
 		}
 	}
 	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() {
 		if t, ok := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok && t.Name != "none" {
-			shared, err := redisstore.Open(cfg.Redis, log)
+			shared, err := redisstore.Open(redisstore.Options(cfg.Redis), log)
 			if err != nil {
 				cfg.File.Section("redis").Errorf("", "%v", err)
 			} else {

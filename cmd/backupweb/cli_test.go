@@ -4,9 +4,12 @@ import (
 	"context"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testCLI returns a cli with in-memory streams and the given environment.
@@ -19,6 +22,35 @@ func testCLI(ctx context.Context, stdin string, env map[string]string) (*cli, *l
 		stderr:    &errOut,
 		lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	}, &out, &errOut
+}
+
+// serveInProcess runs `backupweb serve -config DIR/backupweb.ini` in this
+// process, with ini written there and env as its environment (nil: a test
+// BACKUP_SECRET_KEY), until the test ends. It returns the address serve
+// listens on and its log. Every test that starts the program goes through
+// it.
+func serveInProcess(t testing.TB, dir, ini string, env map[string]string) (addr string, log *logtest.Buffer) {
+	t.Helper()
+	path := filepath.Join(dir, "backupweb.ini")
+	if err := os.WriteFile(path, []byte(ini), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if env == nil {
+		env = map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c, _, stderr := testCLI(ctx, "", env)
+	done := make(chan int, 1)
+	go func() { done <- c.main([]string{"serve", "-config", path}) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	return waitListening(t, stderr, done), stderr
 }
 
 func TestUsageAndVersion(t *testing.T) {

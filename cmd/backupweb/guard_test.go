@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"io"
@@ -18,11 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/chromedp/chromedp"
 
 	"github.com/backupweb/backupweb/internal/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -61,20 +59,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// waitPort waits until addr accepts connections.
-func waitPort(t *testing.T, addr string, stderr func() string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("nothing listens on %s:\n%s", addr, stderr())
 }
 
 // asWSGIReads returns the value a WSGI application reads for the header
@@ -130,8 +114,8 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	t.Cleanup(func() { up.Close() })
 
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	hash := testkit.Hash(t, "alice-pw")
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
 	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
 	if authSection != "" {
 		ini = ini[:strings.Index(ini, "[authentication]")] + authSection
@@ -139,14 +123,7 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	ini = strings.Replace(ini, "listen = 127.0.0.1:8080", "listen = 127.0.0.1:0", 1)
 	ini = strings.Replace(ini, "/etc/backupweb/users", filepath.Join(dir, "users"), 1)
 	ini = strings.Replace(ini, "trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state"), 1)
-	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	addr := waitListening(t, stderr, done)
+	addr, stderr := serveInProcess(t, dir, ini, nil)
 	// Forward-auth only: no catalog, and no word about a backups folder.
 	if strings.Contains(stderr.String(), "backups") {
 		t.Errorf("a forward-auth instance spoke of backups:\n%s", stderr)
@@ -198,7 +175,7 @@ http {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitPort(t, listen, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
+	testkit.WaitListening(t, listen, 15*time.Second, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
 	return "http://" + listen
 }
 
@@ -218,7 +195,7 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitPort(t, listen, out.String)
+	testkit.WaitListening(t, listen, 15*time.Second, out.String)
 	return "http://" + listen
 }
 
@@ -263,11 +240,11 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 	resp = get(loc, "text/html")
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
-	if resp.StatusCode != http.StatusOK || m == nil {
+	tok := testkit.FormToken(page)
+	if resp.StatusCode != http.StatusOK || tok == "" {
 		t.Fatalf("login page through the proxy: %d\n%s", resp.StatusCode, page)
 	}
-	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {string(m[1])}, "next": {"/app/page?x=1&y=2"}})
+	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {tok}, "next": {"/app/page?x=1&y=2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,16 +345,11 @@ func TestBrowserThroughNginx(t *testing.T) {
 func TestReadmeProxyConfiguration(t *testing.T) {
 	_, upstream := guardedSetup(t)
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	hash := testkit.Hash(t, "alice-pw")
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
 	ini := docSnippet(t, guardingDoc, "as the reverse proxy itself:", "ini")
 	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
 		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
-	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	throughProxy(t, "http://"+waitListening(t, stderr, done), false)
+	addr, _ := serveInProcess(t, dir, ini, nil)
+	throughProxy(t, "http://"+addr, false)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,9 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -21,6 +18,7 @@ import (
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/oidctest"
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 const (
@@ -28,8 +26,6 @@ const (
 	redisPassword  = "redis-pass-for-tests"
 	instanceCookie = "backupweb_session"
 )
-
-var csrfRE = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 
 // instance is one running `backupweb serve`.
 type instance struct {
@@ -42,23 +38,7 @@ type instance struct {
 // environment.
 func startInstance(t testing.TB, conf string) *instance {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "backupweb.ini")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": instancesKey, "REDIS_PASSWORD": redisPassword})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", path}) }()
-	addr := waitListening(t, stderr, done)
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not stop")
-		}
-	})
+	addr, stderr := serveInProcess(t, t.TempDir(), conf, map[string]string{"BACKUP_SECRET_KEY": instancesKey, "REDIS_PASSWORD": redisPassword})
 	return &instance{url: "http://" + addr, stderr: stderr}
 }
 
@@ -120,12 +100,12 @@ func signIn(t testing.TB, base, name, password string) (sid string, status int) 
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	m := csrfRE.FindSubmatch(page)
-	if m == nil {
+	tok := testkit.FormToken(page)
+	if tok == "" {
 		t.Fatalf("no login form at %s (%d):\n%s", base, resp.StatusCode, page)
 	}
 	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(url.Values{
-		"username": {name}, "password": {password}, "csrf_token": {string(m[1])}, "next": {"/"}}.Encode()))
+		"username": {name}, "password": {password}, "csrf_token": {tok}, "next": {"/"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	for _, c := range resp.Cookies() {
 		req.AddCookie(c)
@@ -148,11 +128,11 @@ func signIn(t testing.TB, base, name, password string) (sid string, status int) 
 func signOut(t testing.TB, base, sid string) {
 	t.Helper()
 	code, page, _ := send(t, "GET", base+"/", sid, nil, "text/html")
-	m := csrfRE.FindStringSubmatch(page)
-	if code != http.StatusOK || m == nil {
+	tok := testkit.FormToken([]byte(page))
+	if code != http.StatusOK || tok == "" {
 		t.Fatalf("no logout form on the catalog page (%d)", code)
 	}
-	if code, _, _ := send(t, "POST", base+"/logout", sid, url.Values{"csrf_token": {m[1]}}, ""); code != http.StatusSeeOther {
+	if code, _, _ := send(t, "POST", base+"/logout", sid, url.Values{"csrf_token": {tok}}, ""); code != http.StatusSeeOther {
 		t.Fatalf("logout: %d", code)
 	}
 }
@@ -228,13 +208,13 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 	// (A refuses once Redis's invalidation reaches it: within a
 	// millisecond or two, see TestRevocationDelay.)
 	signOut(t, b.url, sid)
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, 10*time.Second, func() bool {
 		code, _, _ := send(t, "GET", a.url+"/api/me", sid, nil, "")
 		if code != http.StatusOK && code != http.StatusUnauthorized {
 			t.Fatalf("after logout on B, A answers %d", code)
 		}
 		return code == http.StatusUnauthorized
-	})
+	}, func() string { return "the condition was not met" })
 
 	// `backupweb user del` ends alice's sessions on both instances; bob's
 	// stay.
@@ -331,10 +311,10 @@ func TestRedisOutage(t *testing.T) {
 	srv.Stop()
 	// Until the instance's connection has seen the server go (at once),
 	// a request may still be answered from the cache, as a moment before.
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, 10*time.Second, func() bool {
 		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
 		return code != http.StatusOK
-	})
+	}, func() string { return "the condition was not met" })
 	for range 3 {
 		code, body, h := send(t, "GET", in.url+"/", sid, nil, "text/html")
 		if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "<html") {
@@ -358,10 +338,10 @@ func TestRedisOutage(t *testing.T) {
 	}
 
 	srv.Start()
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, 10*time.Second, func() bool {
 		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
 		return code == http.StatusOK
-	})
+	}, func() string { return "the condition was not met" })
 	if code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); code != http.StatusOK {
 		t.Fatalf("/readyz after the outage: %d", code)
 	}
@@ -376,24 +356,12 @@ func TestRedisOutage(t *testing.T) {
 	srv.Stop()
 	srv.Persist(false)
 	srv.Start()
-	waitFor(t, func() bool {
+	testkit.WaitUntil(t, 10*time.Second, func() bool {
 		code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, "")
 		return code == http.StatusUnauthorized
-	})
+	}, func() string { return "the condition was not met" })
 	if sid, code := signIn(t, in.url, "alice", "pw-alice"); sid == "" {
 		t.Fatalf("login after Redis came back empty: %d", code)
-	}
-}
-
-// waitFor polls cond for up to 10 seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -498,7 +466,7 @@ func TestServeStartsWhileRedisDown(t *testing.T) {
 		t.Fatalf("login with Redis down: %d, want 503", code)
 	}
 	srv.Start()
-	waitFor(t, func() bool { code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); return code == http.StatusOK })
+	testkit.WaitUntil(t, 10*time.Second, func() bool { code, _, _ := send(t, "GET", in.url+"/readyz", "", nil, ""); return code == http.StatusOK }, func() string { return "the condition was not met" })
 	if sid, code := signIn(t, in.url, "alice", "pw-alice"); sid == "" {
 		t.Fatalf("login once Redis is up: %d", code)
 	}

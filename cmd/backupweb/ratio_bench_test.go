@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/backupweb/backupweb/internal/benchtest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // BenchmarkRatio is the ratio table of the Performance section, reproducible
@@ -36,10 +35,7 @@ func BenchmarkRatio(b *testing.B) {
 		os.WriteFile(filepath.Join(backups, fmt.Sprintf("backup-2024-03-0%d.tar.gz", n)), make([]byte, 1000), 0o600)
 	}
 	const password = "bench pass correct"
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-	if err != nil {
-		b.Fatal(err)
-	}
+	hash := []byte(testkit.Hash(b, password))
 	users := filepath.Join(dir, "users")
 	os.WriteFile(users, fmt.Appendf(nil, "alice:%s\n", hash), 0o600)
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/oidctest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // traefikForwardAuth does what Traefik's forwardAuth middleware does with
@@ -82,21 +83,7 @@ func TestReadmeTraefikForwardAuth(t *testing.T) {
 	// Sign in at backupweb (Traefik's backupweb-own router sends /login there).
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get("http://" + backupweb + "/login")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	tok := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(body)
-	if tok == nil {
-		t.Fatalf("no login form:\n%s", body)
-	}
-	resp, err = c.PostForm("http://"+backupweb+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {string(tok[1])}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %v %v", resp, err)
-	}
-	resp.Body.Close()
+	testkit.SignIn(t, c, testkit.Login{Page: "http://" + backupweb + "/login", User: "alice", Password: "alice-pw"})
 
 	page.Header = http.Header{"Accept": {"text/html"}}
 	for k, v := range forgedIdentity {

@@ -116,7 +116,8 @@ func runServe(c *cli, args []string) int {
 	}
 	if a.metrics != nil {
 		opts.Observer = a.metrics
-		if sc, ok := a.provider.(interface{ SessionCount() (int, bool) }); ok {
+		opts.Events = a.metrics
+		if sc, ok := a.provider.(auth.SessionCounter); ok {
 			a.metrics.WatchSessions(a.provider.Type(), sc.SessionCount)
 		}
 		stop, err := c.serveMetrics(a.cfg.Server.MetricsListen, a.metrics, a.cfg.Server.Pprof, log)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/backupweb/backupweb/buildinfo"
 	"github.com/backupweb/backupweb/internal/logtest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -109,13 +110,8 @@ func TestServeJSONLogs(t *testing.T) {
 	c, _, stderr := testCLI(ctx, "", nil)
 	done := make(chan int, 1)
 	go func() { done <- c.main([]string{"serve", "-listen", "127.0.0.1:0", "-log-format", "json"}) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stderr.String(), `"msg":"listening"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no JSON listening line:\n%s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, 20*time.Second, func() bool { return strings.Contains(stderr.String(), `"msg":"listening"`) },
+		func() string { return "no JSON listening line:\n" + stderr.String() })
 	cancel()
 	<-done
 	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/internal/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // pageUpstream is a guarded application that shows who it was sent and
@@ -41,18 +41,13 @@ func pageUpstream(t *testing.T) (addr string, stop func()) {
 func startProxyMode(t *testing.T, upstream, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	hash := testkit.Hash(t, "alice-pw")
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
 	ini := docSnippet(t, guardingDoc, "as the reverse proxy itself:", "ini")
 	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
 		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
-	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini+"\n"+extra), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return "http://" + waitListening(t, stderr, done)
+	addr, _ := serveInProcess(t, dir, ini+"\n"+extra, nil)
+	return "http://" + addr
 }
 
 // signInAs fills the login form the browser is on and waits for the

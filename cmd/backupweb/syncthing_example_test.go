@@ -1,19 +1,17 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // syncthingThrough checks Syncthing's GUI through front as a browser
@@ -45,11 +43,11 @@ func syncthingThrough(t *testing.T, front string) {
 		t.Fatalf("Syncthing without a session: %d %q, want the login page", code, h.Get("Location"))
 	}
 	code, page, _ := get("/login?next=%2F", html)
-	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page)
-	if code != http.StatusOK || m == nil || !strings.Contains(page, "Sign in · Syncthing") {
+	tok := testkit.FormToken([]byte(page))
+	if code != http.StatusOK || tok == "" || !strings.Contains(page, "Sign in · Syncthing") {
 		t.Fatalf("login page: %d\n%s", code, page)
 	}
-	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {m[1]}, "next": {"/"}})
+	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {tok}, "next": {"/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +77,11 @@ func syncthingThrough(t *testing.T, front string) {
 	}
 	// Sign out as the page's form does.
 	code, page, _ = get("/logout", html)
-	m = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page)
-	if code != http.StatusOK || m == nil || !strings.Contains(page, "Back to Syncthing") {
+	tok = testkit.FormToken([]byte(page))
+	if code != http.StatusOK || tok == "" || !strings.Contains(page, "Back to Syncthing") {
 		t.Fatalf("sign-out page: %d\n%s", code, page)
 	}
-	resp, err = c.PostForm(front+"/logout", url.Values{"csrf_token": {m[1]}})
+	resp, err = c.PostForm(front+"/logout", url.Values{"csrf_token": {tok}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,18 +116,12 @@ func TestSyncthingThroughNginx(t *testing.T) {
 func startForwardAuth(t *testing.T, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+testkit.Hash(t, "alice-pw")+"\n"), 0o600)
 	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
 	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0",
 		"/etc/backupweb/users", filepath.Join(dir, "users"),
 		"trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state")).Replace(ini)
 	ini += "\n[backups]\ndir = " + dir + "\n" + extra
-	os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return waitListening(t, stderr, done)
+	addr, _ := serveInProcess(t, dir, ini, nil)
+	return addr
 }

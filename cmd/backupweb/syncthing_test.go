@@ -10,13 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -72,7 +70,7 @@ func startSyncthing(t *testing.T, skipHostCheck bool) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitPort(t, gui, out.String)
+	testkit.WaitListening(t, gui, 15*time.Second, out.String)
 	return gui
 }
 
@@ -108,21 +106,15 @@ func TestSyncthingBehindProxy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			gui := startSyncthing(t, tt.skipHostCheck)
 			dir := t.TempDir()
-			hash, _ := bcrypt.GenerateFromPassword([]byte("alice-pw"), bcrypt.MinCost)
-			os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+string(hash)+"\n"), 0o600)
+			hash := testkit.Hash(t, "alice-pw")
+			os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
 			ini := docSnippet(t, guardingDoc, "Behind backupweb it works as it is", "ini")
 			ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
 				"http://127.0.0.1:8384", "http://"+gui, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
 			if tt.passHost {
 				ini = strings.Replace(ini, "upstream = http://"+gui, "upstream = http://"+gui+"\npass_host_header = true", 1)
 			}
-			os.WriteFile(filepath.Join(dir, "backupweb.ini"), []byte(ini), 0o600)
-			ctx, cancel := context.WithCancel(context.Background())
-			c, _, stderr := testCLI(ctx, "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
-			done := make(chan int, 1)
-			go func() { done <- c.main([]string{"serve", "-config", filepath.Join(dir, "backupweb.ini")}) }()
-			t.Cleanup(func() { cancel(); <-done })
-			addr := waitListening(t, stderr, done)
+			addr, _ := serveInProcess(t, dir, ini, nil)
 
 			// The browser knows the service as sync.example.test.
 			_, port, _ := net.SplitHostPort(addr)
@@ -139,11 +131,11 @@ func TestSyncthingBehindProxy(t *testing.T) {
 			}
 			page, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			tok := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
-			if tok == nil {
+			tok := testkit.FormToken(page)
+			if tok == "" {
 				t.Fatalf("not sent to the login page: %d\n%.300s", resp.StatusCode, page)
 			}
-			resp, err = client.PostForm(base+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {string(tok[1])}, "next": {"/"}})
+			resp, err = client.PostForm(base+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {tok}, "next": {"/"}})
 			if err != nil {
 				t.Fatal(err)
 			}

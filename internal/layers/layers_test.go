@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"ui":        {"catalog"},
 
 	// The core and the types.
-	"auth":             {"access", "config", "password", "peer", "session", "throttle"},
+	"auth":             {"access", "password", "peer", "session", "throttle"},
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "config", "peer", "session", "ui"},
@@ -66,6 +66,7 @@ var allowed = map[string][]string{
 	"internal/logtest":      nil,
 	"internal/oidctest":     nil,
 	"internal/redistest":    {"config", "internal/toolstest"},
+	"internal/testkit":      nil,
 	"internal/throttletest": {"internal/clocktest", "throttle"},
 	"internal/toolstest":    nil,
 }

@@ -1,0 +1,276 @@
+package auth
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Refusal names one answer of the catalogue of refusals: every refusal
+// and error a client of the program can see, with its status, the title of
+// its page and its sentence, is one row of the table below. Callers name
+// the row (Errors.Refuse(w, r, auth.NoBackup)); none writes a status or a
+// sentence of its own, so the same case is always answered the same way
+// and docs/http.md can be checked against the table.
+type Refusal uint8
+
+// The catalogue's rows. A sentence holding %s takes the arguments given to
+// Errors.Refuse or Message (the product's name, a time to wait).
+const (
+	// AskPassword is basic's 401 (with WWW-Authenticate).
+	AskPassword Refusal = iota + 1
+	// SignInFirst is the session types' 401 to a request that is not a
+	// browser navigation, and forward auth's.
+	SignInFirst
+	// NoCredentials is type none's 401, never reached in practice since
+	// none admits everyone.
+	NoCredentials
+	// SignInEnded is the proxy's 401 to a request its recheck cut.
+	SignInEnded
+	// StaleForm is the 403 of a logout without a good CSRF token; %s is
+	// what the service guards (ui.Brand.ProductName).
+	StaleForm
+	// CrossOrigin is the 403 of a cross-origin state-changing request.
+	CrossOrigin
+	// NotAllowed is the 403 of a signed-in user whom an allow list
+	// ([proxy] allow_users) does not name. It names no other user and says
+	// nothing of the list.
+	NotAllowed
+	// ForwardThrottled is the 403 forward auth answers nginx for a
+	// throttled client: nginx turns any status but 2xx, 401 and 403 into
+	// a 500.
+	ForwardThrottled
+	// NoRoute is the 404 of an address no route takes.
+	NoRoute
+	// NoBackup is the 404 of a backup name that is not in the folder.
+	NoBackup
+	// WrongMethod is the 405 of a known address asked with another method.
+	WrongMethod
+	// BadForm is the 400 of a login form that cannot be read.
+	BadForm
+	// FormTooLarge is the 413 of a login form over its limit.
+	FormTooLarge
+	// TooLarge is the 413 of any other request body over its limit.
+	TooLarge
+	// TooManyAttempts is the 429 of a throttled client; %s is how long to
+	// wait, in minutes (see ReplyTo).
+	TooManyAttempts
+	// ServerError is the 500 of an unexpected error of an authentication
+	// step (logged).
+	ServerError
+	// Panicked is the 500 of a handler that panicked (logged).
+	Panicked
+	// NotConfigured is the 500 of a program started without a provider.
+	NotConfigured
+	// ListFailed is the 500 of a backups folder that cannot be listed.
+	ListFailed
+	// ReadFailed is the 500 of a backup that cannot be read.
+	ReadFailed
+	// EncodeFailed is the 500 of an answer that cannot be encoded.
+	EncodeFailed
+	// UpstreamUnreachable is the proxy's 502.
+	UpstreamUnreachable
+	// UpstreamTimeout is the proxy's 504.
+	UpstreamTimeout
+	// StoreNotAnswering is the 503 of a session store that does not answer
+	// (an error that is StoreDown).
+	StoreNotAnswering
+	// Busy is the 503 of work at capacity (bcrypt).
+	Busy
+
+	// The login form's refusals, shown on the form itself for a person.
+
+	// BadCredentials is the one answer to an unknown name and a wrong
+	// password alike, so the answer does not tell which names exist.
+	BadCredentials
+	// EmptyCredentials is the 401 of a form without name or password.
+	EmptyCredentials
+	// FormExpired is the 403 of a login form without a good CSRF token.
+	FormExpired
+
+	// The second factor's refusals (flask-login), shown on its pages.
+
+	// WrongCode is the 401 of a TOTP or recovery code that is not right.
+	WrongCode
+	// CodeUsed is the 401 of a code already spent (a TOTP code within its
+	// window, a recovery code).
+	CodeUsed
+	// CodeEmpty is the 401 of a form without a code.
+	CodeEmpty
+	// SecondStepExpired is the 401 of a second step whose pending state
+	// expired, was spent, or belongs to another browser.
+	SecondStepExpired
+	// FactorsUnusable is the 403 of a user whose factors record cannot be
+	// used (a broken edit of the factors file): never a bypass.
+	FactorsUnusable
+	// EnrolExpired is the 401 of an enrolment form whose sealed secret
+	// expired or does not belong to this sign-in.
+	EnrolExpired
+	// EnrolledMeanwhile is the 409 of an enrolment for a user who got a
+	// second factor since the password step.
+	EnrolledMeanwhile
+	// PasskeyRefused is the 401 of a passkey answer that does not verify.
+	PasskeyRefused
+	// PasskeyNotAdded is the 400 of a registration that does not verify.
+	PasskeyNotAdded
+	// PasskeyNotAddedAtSignIn is the 400 of a registration at the
+	// enrolment step, whose sign-in must start again.
+	PasskeyNotAddedAtSignIn
+	// PasskeyName is the 400 of a passkey name that is empty or too long.
+	PasskeyName
+	// PageStale is the 403 of a signed-in page's action without a good
+	// CSRF token (the passkeys page).
+	PageStale
+	// BadRequest is the 400 of a request body that cannot be read.
+	BadRequest
+
+	// The access rules' refusals of a signed-in user.
+
+	// RuleDenied is the 403 of a request an [access] rule refuses.
+	RuleDenied
+	// SecondFactorRequired is the 403 of a request an [access] rule
+	// keeps for sessions made with a second factor.
+	SecondFactorRequired
+	// AmbiguousPath is the 403 of a path that reads differently once
+	// cleaned, so that the rules could not decide it one way.
+	AmbiguousPath
+
+	// The OAuth sign-in's refusals, each with a title of its own.
+
+	// OAuthBadState: the callback's state is unknown, expired or used.
+	OAuthBadState
+	// OAuthNoCode: the callback carries no authorization code.
+	OAuthNoCode
+	// OAuthDenied: the identity provider did not sign the person in.
+	OAuthDenied
+	// OAuthNoEmail: the identity provider told no e-mail address.
+	OAuthNoEmail
+	// OAuthUnverified: the e-mail address is not verified.
+	OAuthUnverified
+	// OAuthNotAdmitted: the account is not admitted by the configuration.
+	OAuthNotAdmitted
+	// OAuthIDToken: the ID token could not be verified.
+	OAuthIDToken
+	// OAuthProvider: the identity provider could not be used.
+	OAuthProvider
+	// OAuthServer: the sign-in failed because of this service.
+	OAuthServer
+
+	refusalEnd
+)
+
+// refusalRow is one row of the catalogue: the status, the page's title
+// (empty: the status's text) and the sentence.
+type refusalRow struct {
+	status         int
+	title, message string
+}
+
+// catalogue is the one table of refusals.
+var catalogue = [refusalEnd]refusalRow{
+	AskPassword:         {http.StatusUnauthorized, "", "Authentication required: this service asks for a user name and password."},
+	SignInFirst:         {http.StatusUnauthorized, "", "Authentication required: sign in first."},
+	NoCredentials:       {http.StatusUnauthorized, "", "authentication required"},
+	SignInEnded:         {http.StatusUnauthorized, "", "Your sign-in has ended: sign in again."},
+	StaleForm:           {http.StatusForbidden, "", "This page is out of date, so the request was not carried out. Go back to %s, reload the page and try again."},
+	CrossOrigin:         {http.StatusForbidden, "", "Cross-origin requests are not allowed."},
+	NotAllowed:          {http.StatusForbidden, "", "You are signed in, but your account may not use this application. Sign out and sign in with another account, or ask the administrator."},
+	ForwardThrottled:    {http.StatusForbidden, "", "Too many failed attempts."},
+	NoRoute:             {http.StatusNotFound, "", "There is nothing at this address."},
+	NoBackup:            {http.StatusNotFound, "", "There is no backup of that name."},
+	WrongMethod:         {http.StatusMethodNotAllowed, "", "This address does not accept that method."},
+	BadForm:             {http.StatusBadRequest, "", "The sign-in form could not be read."},
+	FormTooLarge:        {http.StatusRequestEntityTooLarge, "", "The form is too large."},
+	TooLarge:            {http.StatusRequestEntityTooLarge, "", "The request is too large."},
+	TooManyAttempts:     {http.StatusTooManyRequests, "", "Too many failed attempts. Try again in %s."},
+	ServerError:         {http.StatusInternalServerError, "", "Authentication failed because of a server error."},
+	Panicked:            {http.StatusInternalServerError, "", "Something went wrong on the server."},
+	NotConfigured:       {http.StatusInternalServerError, "", "Authentication is not configured."},
+	ListFailed:          {http.StatusInternalServerError, "", "The list of backups could not be read."},
+	ReadFailed:          {http.StatusInternalServerError, "", "The backup could not be read."},
+	EncodeFailed:        {http.StatusInternalServerError, "", "The answer could not be encoded."},
+	UpstreamUnreachable: {http.StatusBadGateway, "", "The guarded service could not be reached. Try again in a moment."},
+	UpstreamTimeout:     {http.StatusGatewayTimeout, "", "The guarded service did not answer in time. Try again in a moment."},
+	StoreNotAnswering:   {http.StatusServiceUnavailable, "", "Sign-in is unavailable right now: the session store does not answer. Try again in a moment."},
+	Busy:                {http.StatusServiceUnavailable, "", "The server is busy. Try again in a moment."},
+
+	BadCredentials:   {http.StatusUnauthorized, "", "Wrong user name or password."},
+	EmptyCredentials: {http.StatusUnauthorized, "", "Enter your user name and password."},
+	FormExpired:      {http.StatusForbidden, "", "The sign-in form has expired. Please sign in again."},
+
+	WrongCode:               {http.StatusUnauthorized, "", "Wrong code."},
+	CodeUsed:                {http.StatusUnauthorized, "", "This code was used already. Wait for the next one, or use a recovery code."},
+	CodeEmpty:               {http.StatusUnauthorized, "", "Enter the code."},
+	SecondStepExpired:       {http.StatusUnauthorized, "", "The sign-in has expired or was completed already. Please sign in again."},
+	FactorsUnusable:         {http.StatusForbidden, "", "Your second factor cannot be checked. Ask the administrator to reset it."},
+	EnrolExpired:            {http.StatusUnauthorized, "", "The set-up form has expired. Please start again."},
+	EnrolledMeanwhile:       {http.StatusConflict, "", "A second factor was set up for you meanwhile. Please sign in again."},
+	PasskeyRefused:          {http.StatusUnauthorized, "", "The passkey was not accepted."},
+	PasskeyNotAdded:         {http.StatusBadRequest, "", "The passkey could not be added. Try again."},
+	PasskeyNotAddedAtSignIn: {http.StatusBadRequest, "", "The passkey could not be added. Sign in again to retry."},
+	PasskeyName:             {http.StatusBadRequest, "", "Give the passkey a name of at most 64 characters."},
+	PageStale:               {http.StatusForbidden, "", "This page is out of date. Reload it and try again."},
+	BadRequest:              {http.StatusBadRequest, "", "The request could not be read."},
+
+	RuleDenied:           {http.StatusForbidden, "", "You are signed in, but your account may not use this page. Ask the administrator if you need it."},
+	SecondFactorRequired: {http.StatusForbidden, "", "This page requires a second factor: sign out, then sign in again with your password and your code or passkey."},
+	AmbiguousPath:        {http.StatusForbidden, "", "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\" or encoded slashes."},
+
+	OAuthBadState: {http.StatusBadRequest, "Sign-in expired",
+		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri."},
+	OAuthNoCode: {http.StatusBadRequest, "Sign-in incomplete",
+		"The identity provider sent the browser back without an authorization code. Start the sign-in again."},
+	OAuthDenied: {http.StatusUnauthorized, "Sign-in refused",
+		"The identity provider did not sign you in. Start again if that was a mistake."},
+	OAuthNoEmail: {http.StatusForbidden, "No e-mail address",
+		"The identity provider did not tell your e-mail address, which decides who may use this service."},
+	OAuthUnverified: {http.StatusForbidden, "E-mail address not verified",
+		"Your e-mail address is not verified with the identity provider. Verify it there, then sign in again."},
+	OAuthNotAdmitted: {http.StatusForbidden, "Access denied",
+		"Your account is not allowed to use this service. Ask its administrator to admit your e-mail address, domain or group."},
+	OAuthIDToken: {http.StatusBadGateway, "Sign-in could not be verified",
+		"The identity provider's answer could not be verified, so you were not signed in. The administrator will find the details in the service log."},
+	OAuthProvider: {http.StatusBadGateway, "Identity provider unavailable",
+		"The identity provider could not be reached or sent an answer that could not be used. Try again in a moment; if it persists, the administrator will find the details in the service log."},
+	OAuthServer: {http.StatusInternalServerError, "Sign-in failed",
+		"The sign-in could not be completed because of a server error."},
+}
+
+// Refusals returns every row of the catalogue, in its order.
+func Refusals() []Refusal {
+	all := make([]Refusal, 0, refusalEnd-1)
+	for f := AskPassword; f < refusalEnd; f++ {
+		all = append(all, f)
+	}
+	return all
+}
+
+func (f Refusal) row() refusalRow {
+	if f == 0 || f >= refusalEnd {
+		// An unknown refusal is a programming error; answer it as an
+		// unexpected one rather than with an empty status.
+		return catalogue[ServerError]
+	}
+	return catalogue[f]
+}
+
+// Status is the refusal's HTTP status.
+func (f Refusal) Status() int { return f.row().status }
+
+// Title is the title of the refusal's page, or "" when the page shows the
+// status's text (most rows: only the OAuth sign-in's have titles).
+func (f Refusal) Title() string { return f.row().title }
+
+// Message is the refusal's sentence, with args in place of its %s.
+func (f Refusal) Message(args ...any) string {
+	m := f.row().message
+	if len(args) == 0 {
+		return m
+	}
+	return fmt.Sprintf(m, args...)
+}
+
+// Reply is the answer of the row f, args in place of the %s of its
+// sentence, without Retry-After.
+func (f Refusal) Reply(args ...any) Reply {
+	return Reply{Refusal: f, Status: f.Status(), Message: f.Message(args...)}
+}

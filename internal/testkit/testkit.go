@@ -1,0 +1,249 @@
+// Package testkit holds what the end-to-end tests of every package share,
+// so that none writes it again: a browser-like client, the CSRF token of a
+// page's form, signing in through the login form, waiting until something
+// holds, and bcrypt hashes of test passwords computed once per process.
+// It is imported by tests only.
+package testkit
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Client returns an HTTP client with a cookie jar that does not follow
+// redirects, so that a test sees every 302 and 303 as a browser's address
+// bar would.
+func Client() *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		panic(err) // cookiejar.New with nil options never fails
+	}
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// tokenField finds the csrf_token of a form, as every page of the program
+// writes it.
+var tokenField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+// FormToken returns the csrf_token of the first form in page, or "" when
+// page holds none.
+func FormToken(page []byte) string {
+	m := tokenField.FindSubmatch(page)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}
+
+// Token gets pageURL with c and returns its form's csrf_token; it fails t
+// when the page is not 200 or holds no form.
+func Token(t testing.TB, c *http.Client, pageURL string) string {
+	t.Helper()
+	resp, err := c.Get(pageURL)
+	if err != nil {
+		t.Fatalf("GET %s: %v", pageURL, err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	tok := FormToken(page)
+	if resp.StatusCode != http.StatusOK || tok == "" {
+		t.Fatalf("GET %s: %d, no form with a csrf_token:\n%s", pageURL, resp.StatusCode, page)
+	}
+	return tok
+}
+
+// Login is one sign-in through a login form.
+type Login struct {
+	// Page is the login page's URL ("http://127.0.0.1:8080/login").
+	Page string
+	// User and Password are what is typed.
+	User, Password string
+	// Next, when set, is the form's next field.
+	Next string
+	// Form, when set, is where the form is posted; default Page.
+	Form string
+}
+
+// SignIn signs c in through l's form: it gets the page, reads its CSRF
+// token and posts the form (without following the redirect). It fails t
+// unless the answer is 303, and returns that answer (its body closed), so
+// that the test can check where it leads.
+func SignIn(t testing.TB, c *http.Client, l Login) *http.Response {
+	t.Helper()
+	resp := Post(t, c, l)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in of %s at %s: %d, want 303", l.User, l.Page, resp.StatusCode)
+	}
+	return resp
+}
+
+// Post is SignIn without a verdict: it posts l's form with the page's
+// CSRF token and returns whatever is answered (its body closed), for tests
+// of refused sign-ins.
+func Post(t testing.TB, c *http.Client, l Login) *http.Response {
+	t.Helper()
+	form := url.Values{"username": {l.User}, "password": {l.Password}, "csrf_token": {Token(t, c, l.Page)}}
+	if l.Next != "" {
+		form.Set("next", l.Next)
+	}
+	nf := *c // the redirect is the test's to follow
+	nf.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	target := l.Form
+	if target == "" {
+		target = l.Page
+	}
+	if i := strings.IndexByte(target, '?'); i >= 0 {
+		target = target[:i]
+	}
+	resp, err := nf.PostForm(target, form)
+	if err != nil {
+		t.Fatalf("posting the login form at %s: %v", target, err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// Poll is how often WaitUntil asks again.
+const Poll = 10 * time.Millisecond
+
+// WaitUntil asks cond every Poll until it holds, and fails t when it still
+// does not after within, with the sentence why returns then (it may show
+// a log or a server's output as it is at that moment). It waits for
+// something that will happen; it never measures how long that took.
+func WaitUntil(t testing.TB, within time.Duration, cond func() bool, why func() string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not so after %s: %s", within, why())
+		}
+		time.Sleep(Poll)
+	}
+}
+
+// WaitListening waits until addr (host:port) accepts TCP connections, for
+// within at most; detail, when t fails, says what the server wrote.
+func WaitListening(t testing.TB, addr string, within time.Duration, detail func() string) {
+	t.Helper()
+	WaitUntil(t, within, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, func() string { return "nothing listens on " + addr + ":\n" + detail() })
+}
+
+var hashes sync.Map // "cost\x00password" -> hash
+
+// Hash returns a bcrypt hash of pw at bcrypt.MinCost, computed once per
+// test process: tests that need a user file or a hashed password do not
+// pay for bcrypt again and again.
+func Hash(t testing.TB, pw string) string {
+	t.Helper()
+	return HashCost(t, pw, bcrypt.MinCost)
+}
+
+// HashCost is Hash at cost, for the tests that count or load bcrypt work
+// at a realistic cost.
+func HashCost(t testing.TB, pw string, cost int) string {
+	t.Helper()
+	key := strconv.Itoa(cost) + "\x00" + pw
+	if h, ok := hashes.Load(key); ok {
+		return h.(string)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), cost)
+	if err != nil {
+		t.Fatalf("bcrypt of a test password: %v", err)
+	}
+	actual, _ := hashes.LoadOrStore(key, string(h))
+	return actual.(string)
+}
+
+// Burst sends n requests at the same instant, the i-th made by req(i), and
+// counts the statuses they get. Every connection is opened first (with a
+// request to /healthz of the same host), then the n requests are released
+// together by a barrier, so that they race at the server as a burst of
+// users does.
+func Burst(t testing.TB, n int, req func(i int) *http.Request) map[int]int {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
+	t.Cleanup(client.CloseIdleConnections)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			warm := req(i)
+			warm.URL.Path = "/healthz"
+			if resp, err := client.Do(warm); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	return AtOnce(n, func(i int) func() int {
+		r := req(i)
+		return func() int {
+			resp, err := client.Do(r)
+			if err != nil {
+				t.Error(err)
+				return 0
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+	})
+}
+
+// AtOnce runs n goroutines: the i-th prepares with ready(i), then waits
+// at a barrier that opens once all n are started, and runs what ready
+// returned, so that the n calls race each other. It counts the statuses
+// they return (0, for a request that got no answer, is not counted).
+func AtOnce(n int, ready func(i int) func() int) map[int]int {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		barrier  = make(chan struct{})
+	)
+	for i := range n {
+		wg.Go(func() {
+			do := ready(i)
+			<-barrier
+			if status := do(); status != 0 {
+				mu.Lock()
+				statuses[status]++
+				mu.Unlock()
+			}
+		})
+	}
+	close(barrier)
+	wg.Wait()
+	return statuses
+}
+
+// Settled waits until count stops moving (the same value at five readings
+// 50 ms apart) and returns that value: for tests that must see work come
+// to a stop (writers blocked on a full buffer) rather than finish.
+func Settled(count func() int64) int64 {
+	last := int64(-1)
+	for stable := 0; stable < 5; {
+		time.Sleep(50 * time.Millisecond)
+		if n := count(); n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	return last
+}
