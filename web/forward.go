@@ -38,7 +38,7 @@ const (
 // the browser, never a redirect to the sign-in page.
 func forwardAuth(p auth.Provider, errs *auth.Errors, log *slog.Logger, forward bool, allow []string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
+		w.Header()["Cache-Control"] = noStoreValue
 		u, ok, err := p.Identify(r)
 		var throttled auth.Throttled
 		switch {

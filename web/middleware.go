@@ -37,6 +37,7 @@ var (
 	nosniffValue    = []string{"nosniff"}[:1:1]
 	noReferrerValue = []string{"no-referrer"}[:1:1]
 	frameDenyValue  = []string{"DENY"}[:1:1]
+	noStoreValue    = []string{"no-store"}[:1:1] // Cache-Control
 )
 
 // setSecurityHeaders sets the security headers on h under their canonical
