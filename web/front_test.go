@@ -1,6 +1,7 @@
 package web
 
 import (
+	"github.com/backupweb/backupweb/internal/benchtest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -81,6 +82,9 @@ func TestAccessLogOfPanics(t *testing.T) {
 // access line cost no allocation. A change that adds work to every
 // request shows here.
 func TestFrontAllocations(t *testing.T) {
+	if benchtest.RaceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
 	dir := fixture(t)
 	p := &fakeProvider{admit: true, user: auth.User{Name: "alice", Type: "fake"}}
 	h := NewHandler(Options{Provider: p, Catalog: catalog.New(dir), Logger: slog.New(slog.DiscardHandler),
