@@ -47,20 +47,21 @@ func front(o frontOptions, next http.Handler) http.Handler {
 	var brand any = o.brand // boxed once
 	witness := o.access != nil || o.obs != nil
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &frontState{start: time.Now(), info: o.res.Request(r)}
+		st := &frontState{start: time.Now()}
 		st.sw.ResponseWriter = w
-		st.ctx = frontContext{Context: r.Context(), st: st, brand: brand, witness: witness}
-		var ctx context.Context = &st.ctx
-		if o.obs != nil {
-			ctx = o.obs.Attach(ctx)
-		}
-		r = r.WithContext(ctx)
 		defer func() {
 			if v := recover(); v != nil {
 				o.recovered(st, r, v)
 			}
 			st.served(o, r)
 		}()
+		st.info = o.res.Request(r)
+		st.ctx = frontContext{Context: r.Context(), st: st, brand: brand, witness: witness}
+		var ctx context.Context = &st.ctx
+		if o.obs != nil {
+			ctx = o.obs.Attach(ctx)
+		}
+		r = r.WithContext(ctx)
 		next.ServeHTTP(&st.sw, r)
 	})
 }
