@@ -24,14 +24,15 @@ type frontOptions struct {
 }
 
 // front is the outermost layer of every request, the work of four
-// middlewares done in one place so that a request costs one derived
-// context chain, one copy of the *http.Request and one allocation of
-// per-request state instead of one each:
+// middlewares done in one place so that a request costs one allocation
+// (frontState, which holds the writer, the log entry and the request's
+// context itself) and one copy of the *http.Request, where the four made
+// a context value, a copy of the request and a value of their own each:
 //
 //   - the brand (ui.WithBrand) for every page and refusal below;
 //   - the client's address and scheme (peer), resolved once;
-//   - the access log and the observer (see observe's contract below):
-//     route, status, bytes, duration, client, admitted user;
+//   - the access log and the observer: route, status, bytes, duration,
+//     client, admitted user (see below);
 //   - panic recovery: a panic in any handler is logged with its stack
 //     and answered 500 (the error page with the security headers); once
 //     the response has begun a 500 can no longer be sent, so the
