@@ -10,6 +10,7 @@
 package accesslog
 
 import (
+	"net/netip"
 	"strconv"
 	"time"
 	"unicode"
@@ -28,8 +29,12 @@ type Entry struct {
 	Bytes int64
 	// Duration is how long the request took.
 	Duration time.Duration
-	// Client is the resolved client address (peer.Of).
+	// Client is the resolved client address (peer.Of), as text.
 	Client string
+	// ClientAddr, when valid, is the client's address and Client is not
+	// read: the line holds what ClientAddr.String() returns, written
+	// without making that string.
+	ClientAddr netip.Addr
 	// User is the admitted user's name; HasUser says whether there is one
 	// (an empty name is still logged when a provider admitted it).
 	User    string
@@ -75,7 +80,11 @@ func AppendText(dst []byte, e *Entry) []byte {
 	dst = append(dst, " duration="...)
 	dst = appendDuration(dst, e.Duration)
 	dst = append(dst, " client="...)
-	dst = appendTextString(dst, e.Client)
+	if e.ClientAddr.IsValid() {
+		dst = appendAddr(dst, e.ClientAddr, false)
+	} else {
+		dst = appendTextString(dst, e.Client)
+	}
 	if e.HasUser {
 		dst = append(dst, " user="...)
 		dst = appendTextString(dst, e.User)
@@ -104,7 +113,11 @@ func AppendJSON(dst []byte, e *Entry) []byte {
 	dst = append(dst, `,"duration":`...)
 	dst = strconv.AppendInt(dst, int64(e.Duration), 10)
 	dst = append(dst, `,"client":`...)
-	dst = appendJSONString(dst, e.Client)
+	if e.ClientAddr.IsValid() {
+		dst = appendAddr(dst, e.ClientAddr, true)
+	} else {
+		dst = appendJSONString(dst, e.Client)
+	}
 	if e.HasUser {
 		dst = append(dst, `,"user":`...)
 		dst = appendJSONString(dst, e.User)
@@ -114,6 +127,46 @@ func AppendJSON(dst []byte, e *Entry) []byte {
 
 // appendRFC3339Millis is slog's text time: RFC 3339 with exactly three
 // digits of milliseconds.
+// ClientText is the client as the line writes it: ClientAddr's text when
+// it is valid, else Client.
+func (e *Entry) ClientText() string {
+	if e.ClientAddr.IsValid() {
+		return e.ClientAddr.String()
+	}
+	return e.Client
+}
+
+// appendAddr appends a's text as appendString (appendTextString or
+// appendJSONString) would write it as a string. An address is digits,
+// letters, dots and colons, which neither format escapes and text does not
+// quote; one with a zone that would need it goes the long way.
+func appendAddr(dst []byte, a netip.Addr, json bool) []byte {
+	n := len(dst)
+	if json {
+		dst = append(dst, '"')
+	}
+	text := len(dst)
+	dst = a.AppendTo(dst)
+	for _, c := range dst[text:] {
+		if !addrByte(c) {
+			if json {
+				return appendJSONString(dst[:n], a.String())
+			}
+			return appendTextString(dst[:n], a.String())
+		}
+	}
+	if json {
+		dst = append(dst, '"')
+	}
+	return dst
+}
+
+// addrByte reports whether c is written as itself, unquoted, by both
+// formats.
+func addrByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == ':'
+}
+
 func appendRFC3339Millis(b []byte, t time.Time) []byte {
 	const prefixLen = len("2006-01-02T15:04:05.000")
 	n := len(b)

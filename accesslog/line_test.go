@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -26,7 +27,7 @@ func slogLine(t *testing.T, f Format, e *Entry) string {
 		slog.Int("status", e.Status),
 		slog.Int64("bytes", e.Bytes),
 		slog.Duration("duration", e.Duration),
-		slog.String("client", e.Client),
+		slog.String("client", e.ClientText()),
 	)
 	if e.HasUser {
 		r.AddAttrs(slog.String("user", e.User))
@@ -56,6 +57,12 @@ func TestLinesEqualSlog(t *testing.T) {
 		{Method: "", Path: "", Status: 0, Client: ""},
 		{Method: "GET", Path: `/only\backslash`, Status: 200, Client: "c", User: "<script>&", HasUser: true},
 		{Method: "PROPFIND", Path: "/\u0085/\ufeff", Status: 405, Duration: time.Second, Client: "c"},
+		{Method: "GET", Path: "/", Status: 200, ClientAddr: netip.MustParseAddr("192.0.2.7"), Client: "ignored"},
+		{Method: "GET", Path: "/", Status: 200, ClientAddr: netip.MustParseAddr("2001:db8::1")},
+		{Method: "GET", Path: "/", Status: 200, ClientAddr: netip.MustParseAddr("::ffff:192.0.2.7")},
+		{Method: "GET", Path: "/", Status: 200, ClientAddr: netip.MustParseAddr("fe80::1%eth0")},
+		{Method: "GET", Path: "/", Status: 200, ClientAddr: netip.MustParseAddr("fe80::1%a b=\"c\"")},
+		{Method: "GET", Path: "/", Status: 200, ClientAddr: netip.MustParseAddr("fe80::1%a\"b")},
 	}
 	for _, f := range []Format{Text, JSON} {
 		for _, tm := range times {
@@ -91,6 +98,12 @@ func TestAppendAllocs(t *testing.T) {
 	for _, f := range []Format{Text, JSON} {
 		if n := testing.AllocsPerRun(100, func() { buf = f.Append(buf[:0], &e) }); n != 0 {
 			t.Errorf("format %d: %v allocations per line, want 0", f, n)
+		}
+	}
+	e.Client, e.ClientAddr = "", netip.MustParseAddr("2001:db8::1")
+	for _, f := range []Format{Text, JSON} {
+		if n := testing.AllocsPerRun(100, func() { buf = f.Append(buf[:0], &e) }); n != 0 {
+			t.Errorf("format %d, ClientAddr: %v allocations per line, want 0", f, n)
 		}
 	}
 	w := NewWriter(&bytes.Buffer{}, Text)

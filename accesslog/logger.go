@@ -56,7 +56,7 @@ func (s Slog) Log(ctx context.Context, e *Entry) {
 		slog.Int("status", e.Status),
 		slog.Int64("bytes", e.Bytes),
 		slog.Duration("duration", e.Duration),
-		slog.String("client", e.Client),
+		slog.String("client", e.ClientText()),
 	}
 	if e.HasUser {
 		attrs = append(attrs, slog.String("user", e.User))

@@ -15,6 +15,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,23 @@ type Metrics struct {
 	idpDuration                           *prometheus.HistogramVec
 	requests                              *prometheus.CounterVec
 	duration                              *prometheus.HistogramVec
+	// served holds the request counter and duration observer of each
+	// (route, status class) seen, resolved once (servedKey → *servedPair)
+	// rather than looked up by label values at every request. Routes are
+	// patterns and classes a fixed set, so it stays small.
+	served sync.Map
+}
+
+// servedKey names one series pair of Served.
+type servedKey struct {
+	route string
+	class int
+}
+
+// servedPair is what Served updates for one servedKey.
+type servedPair struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 var (
@@ -131,8 +149,21 @@ func (m *Metrics) Served(route string, status int, d time.Duration) {
 	if route == "" {
 		route = "unmatched"
 	}
-	m.requests.WithLabelValues(route, statusClass(status)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	class := status / 100
+	if status < 100 || status > 599 {
+		class = 0
+	}
+	k := servedKey{route, class}
+	v, ok := m.served.Load(k)
+	if !ok {
+		v, _ = m.served.LoadOrStore(k, &servedPair{
+			count:    m.requests.WithLabelValues(route, statusClass(status)),
+			duration: m.duration.WithLabelValues(route),
+		})
+	}
+	p := v.(*servedPair)
+	p.count.Inc()
+	p.duration.Observe(d.Seconds())
 }
 
 // statusClass turns 404 into "4xx".

@@ -69,7 +69,7 @@ type Verifier struct {
 	cache *verifiedCache // nil when disabled
 	now   func() time.Time
 	obs   Observer  // nil: nobody
-	macs  sync.Pool // of hash.Hash, HMAC-SHA256 under the private key
+	macs  sync.Pool // of *keyMAC, HMAC-SHA256 under the private key
 	group singleflight.Group
 	// compare is bcrypt.CompareHashAndPassword; tests replace it to count
 	// or hold computations.
@@ -108,7 +108,7 @@ func NewVerifier(o VerifierOptions) *Verifier {
 	// crypto/rand.Read never fails: on a broken random source the
 	// runtime stops the program rather than return predictable bytes.
 	_, _ = rand.Read(macKey)
-	v.macs.New = func() any { return hmac.New(sha256.New, macKey) }
+	v.macs.New = func() any { return &keyMAC{h: hmac.New(sha256.New, macKey)} }
 	return v
 }
 
@@ -246,18 +246,26 @@ func (v *Verifier) verify(ctx context.Context, stored string, pw []byte, remembe
 // Verifier's private key of both values, each preceded by its length, so no
 // two pairs share an encoding.
 func (v *Verifier) key(stored string, pw []byte) (k cacheKey) {
-	buf := make([]byte, 0, 8+len(stored)+8+len(pw))
+	m := v.macs.Get().(*keyMAC)
+	buf := m.buf[:0]
 	buf = binary.BigEndian.AppendUint64(buf, uint64(len(stored)))
 	buf = append(buf, stored...)
 	buf = binary.BigEndian.AppendUint64(buf, uint64(len(pw)))
 	buf = append(buf, pw...)
-	m := v.macs.Get().(hash.Hash)
-	m.Reset()
-	m.Write(buf)
-	m.Sum(k[:0])
+	m.h.Reset()
+	m.h.Write(buf)
+	m.h.Sum(k[:0])
+	clear(buf) // the password does not stay in the pool
+	m.buf = buf[:0]
 	v.macs.Put(m)
-	clear(buf)
 	return k
+}
+
+// keyMAC is one HMAC state of key with its scratch buffer, reused through
+// the Verifier's pool so that a cache lookup allocates nothing.
+type keyMAC struct {
+	h   hash.Hash
+	buf []byte
 }
 
 // plainEqual compares a plain stored password with pw through their

@@ -45,7 +45,9 @@ func (res *Resolver) WithNotice(log *slog.Logger, now func() time.Time) *Resolve
 
 func (n *notice) check(res *Resolver, r *http.Request) {
 	h := r.Header
-	if h.Get("X-Forwarded-For") == "" && h.Get("X-Forwarded-Proto") == "" && h.Get("X-Real-IP") == "" {
+	// The canonical spellings, read from the map: Header.Get("X-Real-IP")
+	// would allocate the canonical key at every request.
+	if first(h["X-Forwarded-For"]) == "" && first(h["X-Forwarded-Proto"]) == "" && first(h["X-Real-Ip"]) == "" {
 		return
 	}
 	addr := remoteAddr(r.RemoteAddr)
@@ -62,4 +64,12 @@ func (n *notice) check(res *Resolver, r *http.Request) {
 	n.log.LogAttrs(r.Context(), slog.LevelWarn,
 		"requests carry forwarding headers (X-Forwarded-For, X-Forwarded-Proto) from a peer that is not a trusted proxy; they are ignored. If a reverse proxy runs there, add its address to [server] trusted_proxies",
 		slog.String("peer", addr.String()))
+}
+
+// first is Header.Get on the values of one canonical name.
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
 }

@@ -160,6 +160,12 @@ func remoteAddr(s string) netip.Addr {
 
 type ctxKey struct{}
 
+// InfoContextKey is the context key under which NewContext stores the
+// Info. It is exported, like http.ServerContextKey, so that one context
+// can answer for several packages' values at once (package web's
+// per-request context); such a context answers with an Info or an *Info.
+var InfoContextKey any = ctxKey{}
+
 // NewContext returns a copy of ctx carrying info.
 func NewContext(ctx context.Context, info Info) context.Context {
 	return context.WithValue(ctx, ctxKey{}, info)
@@ -167,8 +173,13 @@ func NewContext(ctx context.Context, info Info) context.Context {
 
 // FromContext returns the Info stored by NewContext.
 func FromContext(ctx context.Context) (Info, bool) {
-	info, ok := ctx.Value(ctxKey{}).(Info)
-	return info, ok
+	switch v := ctx.Value(ctxKey{}).(type) {
+	case Info:
+		return v, true
+	case *Info:
+		return *v, v != nil
+	}
+	return Info{}, false
 }
 
 // Middleware resolves every request once and stores the Info in its
@@ -176,11 +187,18 @@ func FromContext(ctx context.Context) (Info, bool) {
 // WithNotice, it also warns about forwarding headers it had to ignore.
 func (res *Resolver) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if res != nil && res.notice != nil {
-			res.notice.check(res, r)
-		}
-		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), res.Resolve(r))))
+		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), res.Request(r))))
 	})
+}
+
+// Request is Middleware's work for one request, for a caller that builds
+// the request's context itself (see InfoContextKey): the WithNotice check
+// of r's forwarding headers, then Resolve.
+func (res *Resolver) Request(r *http.Request) Info {
+	if res != nil && res.notice != nil {
+		res.notice.check(res, r)
+	}
+	return res.Resolve(r)
 }
 
 // Of returns the Info of r: the one Middleware stored, or else what the

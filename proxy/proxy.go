@@ -169,16 +169,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.rp.ServeHTTP(w, withClientHost(h.o, r))
 }
 
+// copyBufferSize is the size of the proxy's copy buffers.
+const copyBufferSize = 32 << 10
+
 // buffers are the copy buffers of the proxy, reused across requests: a
 // fresh 32 KiB buffer per request would be most of what a proxied request
+// allocates. The pool holds array pointers, so that neither Get nor Put
 // allocates.
-var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+var buffers = sync.Pool{New: func() any { return new([copyBufferSize]byte) }}
 
 // bufferPool is httputil.BufferPool over buffers.
 type bufferPool struct{}
 
-func (bufferPool) Get() []byte  { return *buffers.Get().(*[]byte) }
-func (bufferPool) Put(b []byte) { buffers.Put(&b) }
+func (bufferPool) Get() []byte { return buffers.Get().(*[copyBufferSize]byte)[:] }
+
+// Put takes back a buffer Get gave; anything else is left to the
+// collector.
+func (bufferPool) Put(b []byte) {
+	if len(b) == copyBufferSize && cap(b) == copyBufferSize {
+		buffers.Put((*[copyBufferSize]byte)(b))
+	}
+}
 
 // rewrite turns the inbound request into the upstream's. ReverseProxy has
 // already removed hop-by-hop headers (those named in Connection included)

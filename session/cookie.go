@@ -24,18 +24,36 @@ func encodeID(id []byte) string {
 
 // decodeID parses a cookie value into a session id into dst.
 func decodeID(dst *[idLen]byte, v string) bool {
-	if len(v) != encodedIDLen {
+	var src [64]byte
+	return decodeIDWith(dst, src[:], v)
+}
+
+// decodeIDWith is decodeID with src (at least encodedIDLen bytes) as
+// scratch.
+func decodeIDWith(dst *[idLen]byte, src []byte, v string) bool {
+	if len(v) != encodedIDLen || len(src) < encodedIDLen {
 		return false
 	}
-	n, err := b64.Decode(dst[:], []byte(v))
+	n, err := b64.Decode(dst[:], src[:copy(src, v)])
 	return err == nil && n == idLen
 }
 
 // storeKey is the key under which the session with this id is stored:
 // base64url(HMAC-SHA256(store key, id)). The store never sees the id.
 func (m *Manager) storeKey(id []byte) string {
-	var buf [32]byte
-	return b64.EncodeToString(m.storeMAC.sum(buf[:0], "", id))
+	s := m.storeMAC.get()
+	key := s.storeKey(id)
+	m.storeMAC.put(s)
+	return key
+}
+
+// storeKey is Manager.storeKey in s: the MAC in s's array, its encoding in
+// s's scratch, one allocation (the string).
+func (s *macState) storeKey(id []byte) string {
+	sum := s.compute("", id)
+	enc := s.scratch[:b64.EncodedLen(len(sum))]
+	b64.Encode(enc, sum)
+	return string(enc)
 }
 
 // keyFromRequest returns the store key named by r's session cookie. It
@@ -46,11 +64,17 @@ func (m *Manager) keyFromRequest(r *http.Request) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	var id [idLen]byte
-	if !decodeID(&id, v) {
-		return "", false
+	// The id, its MAC and their encodings live in the pooled state: the
+	// key's string is the one allocation.
+	s := m.storeMAC.get()
+	key, ok := "", decodeIDWith(&s.id, s.scratch[:], v)
+	if ok {
+		key = s.storeKey(s.id[:])
 	}
-	return m.storeKey(id[:]), true
+	clear(s.id[:]) // the id is a bearer secret: not kept in the pool
+	clear(s.scratch[:])
+	m.storeMAC.put(s)
+	return key, ok
 }
 
 // cookieValue returns the value of the first cookie called name in r's

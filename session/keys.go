@@ -67,21 +67,42 @@ type macPool struct {
 
 func newMACPool(key []byte) *macPool {
 	mp := &macPool{}
-	mp.pool.New = func() any { return hmac.New(sha256.New, key) }
+	mp.pool.New = func() any { return &macState{h: hmac.New(sha256.New, key)} }
 	return mp
 }
+
+// macState is one pooled HMAC state with room for its result, so that a
+// MAC computed and used at once (hashed into a store key, compared)
+// costs no allocation.
+type macState struct {
+	h   hash.Hash
+	out [sha256.Size]byte
+	// id and scratch serve the session id's decoding and its store key's
+	// encoding (see keyFromRequest): room for 64 base64 characters.
+	id      [idLen]byte
+	scratch [64]byte
+}
+
+// compute returns HMAC(key, prefix || msg) in s's own array: valid until
+// s goes back to the pool.
+func (s *macState) compute(prefix string, msg []byte) []byte {
+	s.h.Reset()
+	if prefix != "" {
+		s.h.Write([]byte(prefix))
+	}
+	s.h.Write(msg)
+	return s.h.Sum(s.out[:0])
+}
+
+func (mp *macPool) get() *macState  { return mp.pool.Get().(*macState) }
+func (mp *macPool) put(s *macState) { mp.pool.Put(s) }
 
 // sum appends HMAC(key, prefix || msg) to dst and returns the result. The
 // prefix separates the kinds of message that share one key.
 func (mp *macPool) sum(dst []byte, prefix string, msg []byte) []byte {
-	h := mp.pool.Get().(hash.Hash)
-	h.Reset()
-	if prefix != "" {
-		h.Write([]byte(prefix))
-	}
-	h.Write(msg)
-	dst = h.Sum(dst)
-	mp.pool.Put(h)
+	s := mp.get()
+	dst = append(dst, s.compute(prefix, msg)...)
+	mp.put(s)
 	return dst
 }
 

@@ -53,11 +53,12 @@ func (m *Manager) recordIntact(key string, rec *Record) bool {
 	}
 	bp := macBufs.Get().(*[]byte)
 	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
-	var buf [32]byte
-	sum := m.recordMAC.sum(buf[:0], "", b)
+	s := m.recordMAC.get()
+	ok := hmac.Equal(s.compute("", b), rec.MAC)
+	m.recordMAC.put(s)
 	*bp = b[:0]
 	macBufs.Put(bp)
-	return hmac.Equal(sum, rec.MAC)
+	return ok
 }
 
 // appendRecord appends the canonical encoding of (key, rec) to b: every

@@ -47,6 +47,12 @@ func (b Brand) BackLabel() string { return "Back to " + b.ProductName() }
 
 type brandKey struct{}
 
+// BrandContextKey is the context key under which WithBrand stores the
+// Brand. It is exported, like http.ServerContextKey, so that one context
+// can answer for several packages' values at once (package web's
+// per-request context).
+var BrandContextKey any = brandKey{}
+
 // WithBrand returns ctx carrying b, for the pages rendered while serving a
 // request (see BrandOf).
 func WithBrand(ctx context.Context, b Brand) context.Context {
@@ -63,9 +69,20 @@ func BrandOf(ctx context.Context) Brand {
 // Branded is middleware that puts b in every request's context, so every
 // page and refusal rendered below it names the same service.
 func Branded(b Brand) func(http.Handler) http.Handler {
+	with := BrandContext(b)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(WithBrand(r.Context(), b)))
+			next.ServeHTTP(w, r.WithContext(with(r.Context())))
 		})
+	}
+}
+
+// BrandContext returns WithBrand for b alone, with b boxed once rather
+// than at every call: for middleware that puts the same Brand in every
+// request's context.
+func BrandContext(b Brand) func(context.Context) context.Context {
+	var v any = b
+	return func(ctx context.Context) context.Context {
+		return context.WithValue(ctx, brandKey{}, v)
 	}
 }

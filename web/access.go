@@ -1,14 +1,9 @@
 package web
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/backupweb/backupweb/accesslog"
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/peer"
 )
 
 // Observer is told about every request once it has been answered: the
@@ -40,63 +35,21 @@ func setRouteLabel(r *http.Request, label string) {
 	}
 }
 
-// observe wraps next with the access log (one entry per request, when log
-// is not nil) and the observer (when not nil). The entry holds method, path
-// (never the query string, which can carry OAuth codes and states),
-// status, bytes, duration, client and, when a protected route admitted
-// someone, user. Headers and cookies are never logged.
-//
-// The per-request state (the route slot, the status writer, the entry)
-// lives in one value, allocated once.
-func observe(log accesslog.Logger, obs Observer, next http.Handler) http.Handler {
-	if log == nil && obs == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &observed{start: time.Now()}
-		st.sw.ResponseWriter = w
-		ctx, admitted := auth.WithWitness(context.WithValue(r.Context(), routeKey{}, &st.slot))
-		defer func() {
-			now := time.Now()
-			d := now.Sub(st.start)
-			status := st.sw.status
-			if status == 0 {
-				status = http.StatusOK
-			}
-			if obs != nil {
-				obs.Served(st.slot.pattern, status, d)
-			}
-			if log == nil {
-				return
-			}
-			e := &st.entry
-			*e = accesslog.Entry{Time: now, Method: r.Method, Path: r.URL.Path, Status: status,
-				Bytes: st.sw.bytes, Duration: d, Client: peer.Of(r).String()}
-			if u, ok := admitted(); ok {
-				e.User, e.HasUser = u.Name, true
-			}
-			log.Log(r.Context(), e)
-		}()
-		next.ServeHTTP(&st.sw, r.WithContext(ctx))
-	})
-}
-
-// observed is what observe keeps for one request.
-type observed struct {
-	start time.Time
-	slot  routeSlot
-	sw    statusWriter
-	entry accesslog.Entry
-}
-
-// statusWriter notes the status and counts the bytes of a response. Like
-// trackingWriter it keeps ReadFrom (sendfile for downloads), Flush and
-// Unwrap.
+// statusWriter notes the status and counts the bytes of a response, and
+// whether it has begun. It keeps the abilities handlers rely on: ReadFrom
+// (so downloads still use sendfile), Flush, and Unwrap (so
+// http.ResponseController reaches the connection).
 type statusWriter struct {
 	http.ResponseWriter
-	status int
-	bytes  int64
+	status   int
+	bytes    int64
+	flushed  bool // Flush was called: headers may have gone out
+	reported bool // front has logged the request
 }
+
+// started reports whether the response has begun: after that, no other
+// status can be sent.
+func (s *statusWriter) started() bool { return s.status != 0 || s.flushed }
 
 func (s *statusWriter) WriteHeader(code int) {
 	if s.status == 0 && code >= 200 {
@@ -129,6 +82,9 @@ func (s *statusWriter) ReadFrom(src io.Reader) (int64, error) {
 	return n, err
 }
 
-func (s *statusWriter) Flush() { http.NewResponseController(s.ResponseWriter).Flush() }
+func (s *statusWriter) Flush() {
+	s.flushed = true
+	http.NewResponseController(s.ResponseWriter).Flush()
+}
 
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -57,7 +57,7 @@ type forwarder struct {
 func (f forwarder) answer(forward bool) http.HandlerFunc {
 	p, errs := f.p, f.errs
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
+		w.Header()["Cache-Control"] = noStoreValue
 		t := forwardedTarget(r)
 		if f.g.anonymous(t) {
 			w.WriteHeader(http.StatusOK)

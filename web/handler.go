@@ -221,7 +221,7 @@ func NewHandler(o Options) http.Handler {
 	if o.Proxy != nil {
 		own = proxyOrOwn(p, o.Proxy, protect, own, o.Rules == nil)
 	}
-	return ui.Branded(o.Brand)(recoverer(log, s, res.Middleware(observe(access, o.Observer, own))))
+	return front(frontOptions{log: log, site: s, brand: o.Brand, res: res, access: access, obs: o.Observer}, own)
 }
 
 // keptPaths are the paths backupweb keeps for itself in proxy mode, besides

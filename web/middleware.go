@@ -2,9 +2,7 @@ package web
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
-	"runtime/debug"
 
 	"github.com/backupweb/backupweb/auth"
 )
@@ -30,11 +28,25 @@ func SecurityHeaders(next http.Handler) http.Handler {
 	})
 }
 
+// The security headers' values, built once. Each slice has its capacity
+// cut to its length, so that a handler's Header().Add of the same name
+// copies it instead of writing into the shared array; nothing in the
+// program changes a header value in place.
+var (
+	cspValue        = []string{contentSecurityPolicy}[:1:1]
+	nosniffValue    = []string{"nosniff"}[:1:1]
+	noReferrerValue = []string{"no-referrer"}[:1:1]
+	frameDenyValue  = []string{"DENY"}[:1:1]
+	noStoreValue    = []string{"no-store"}[:1:1] // Cache-Control
+)
+
+// setSecurityHeaders sets the security headers on h under their canonical
+// names, as Header().Set would, without allocating per response.
 func setSecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Frame-Options", "DENY")
+	h["Content-Security-Policy"] = cspValue
+	h["X-Content-Type-Options"] = nosniffValue
+	h["Referrer-Policy"] = noReferrerValue
+	h["X-Frame-Options"] = frameDenyValue
 }
 
 // CrossOrigin is the middleware that refuses, through errs (403, the
@@ -50,73 +62,6 @@ func CrossOrigin(errs *auth.Errors) func(http.Handler) http.Handler {
 	}))
 	return cop.Handler
 }
-
-// recoverer turns a panic in any handler into a logged error and a 500
-// page, so one bad request never takes the service down. When the response
-// had already begun, a 500 can no longer be sent: the connection is cut
-// instead (http.ErrAbortHandler), so the client sees a broken transfer
-// rather than a complete-looking one.
-func recoverer(log *slog.Logger, s *site, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tw := &trackingWriter{ResponseWriter: w}
-		defer func() {
-			v := recover()
-			if v == nil {
-				return
-			}
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			log.ErrorContext(r.Context(), "web: handler panicked",
-				"method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-			if tw.started {
-				panic(http.ErrAbortHandler)
-			}
-			h := w.Header()
-			clear(h)
-			setSecurityHeaders(h)
-			s.fail(w, r, auth.Panicked)
-		}()
-		next.ServeHTTP(tw, r)
-	})
-}
-
-// trackingWriter notes whether the response has begun. It keeps the
-// abilities handlers rely on: ReadFrom (so downloads still use sendfile)
-// and Unwrap (so http.ResponseController reaches the connection).
-type trackingWriter struct {
-	http.ResponseWriter
-	started bool
-}
-
-func (t *trackingWriter) WriteHeader(code int) {
-	if code >= 200 {
-		t.started = true
-	}
-	t.ResponseWriter.WriteHeader(code)
-}
-
-func (t *trackingWriter) Write(p []byte) (int, error) {
-	t.started = true
-	return t.ResponseWriter.Write(p)
-}
-
-func (t *trackingWriter) ReadFrom(src io.Reader) (int64, error) {
-	t.started = true
-	if rf, ok := t.ResponseWriter.(io.ReaderFrom); ok {
-		return rf.ReadFrom(src)
-	}
-	return io.Copy(writerOnly{t.ResponseWriter}, src)
-}
-
-// Flush serves handlers that still assert http.Flusher rather than use
-// http.ResponseController.
-func (t *trackingWriter) Flush() {
-	t.started = true
-	http.NewResponseController(t.ResponseWriter).Flush()
-}
-
-func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // writerOnly hides every method but Write, so io.Copy does not call back
 // into a ReadFrom that delegates to it.
