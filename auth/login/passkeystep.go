@@ -11,7 +11,6 @@ import (
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/passkey"
-	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/ui"
 )
 
@@ -236,19 +235,9 @@ func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pendi
 			return
 		}
 	}
-	limits := p.limitsFor(r, st.User)
-	last := limits[len(limits)-1]
-	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
-		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
-	}
-	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
-	if err := p.Guard.Begin(w, r, d); err != nil {
-		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+	if !p.beginAfterFactor(w, r, st, factor) {
 		return
 	}
-	p.endPending(w, r)
-	p.issueDevice(w, r, st.User)
-	p.audit.SignedIn(r, Name, st.User)
 	writeJSON(w, struct {
 		Next     string   `json:"next"`
 		Recovery []string `json:"recovery,omitempty"`

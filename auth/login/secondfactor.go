@@ -236,19 +236,9 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 			return
 		}
 	}
-	limits := p.limitsFor(r, st.User)
-	last := limits[len(limits)-1]
-	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
-		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
-	}
-	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
-	if err := p.Guard.Begin(w, r, d); err != nil {
-		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+	if !p.beginAfterFactor(w, r, st, factor) {
 		return
 	}
-	p.endPending(w, r)
-	p.issueDevice(w, r, st.User)
-	p.audit.SignedIn(r, Name, st.User)
 	if commit != nil {
 		p.showRecovery(w, r, st.User, next, codes)
 		return
@@ -312,5 +302,27 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 		p.errs.Refuse(w, r, auth.BadForm)
 		return false
 	}
+	return true
+}
+
+// beginAfterFactor makes the full session of st's user once factor (a
+// code, a recovery code or a passkey) completed the sign-in: the failures
+// of the name or device are forgotten, the session starts with a new id
+// and names its factor, the pending state ends, the device cookie is
+// issued and the sign-in logged. false: an error was answered.
+func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
+	limits := p.limitsFor(r, st.User)
+	last := limits[len(limits)-1]
+	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
+		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
+	}
+	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
+	if err := p.Guard.Begin(w, r, d); err != nil {
+		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+		return false
+	}
+	p.endPending(w, r)
+	p.issueDevice(w, r, st.User)
+	p.audit.SignedIn(r, Name, st.User)
 	return true
 }
