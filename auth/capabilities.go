@@ -101,3 +101,18 @@ type PathOwner interface {
 type SessionCounter interface {
 	SessionCount() (n int, ok bool)
 }
+
+// AccountLink is a page of the signed-in user's own account that a
+// provider serves (the passkeys page), shown beside "Signed in as".
+type AccountLink struct {
+	// Label is the link's text.
+	Label string
+	// Path is the page's local path.
+	Path string
+}
+
+// AccountLinker is implemented by providers that serve pages of the
+// signed-in user's own account: the catalog page links to those u may use.
+type AccountLinker interface {
+	AccountLinks(u User) []AccountLink
+}

@@ -37,6 +37,15 @@ type Viewer struct {
 	// button can end; CSRFToken is then the token that button posts.
 	HasSession bool
 	CSRFToken  string
+	// Links are pages of the user's own account (passkeys), shown beside
+	// the name.
+	Links []Link
+}
+
+// Link is a link of a page: its text and its local path.
+type Link struct {
+	Label string
+	Path  string
 }
 
 // TotalSize returns the sum of the backups' sizes, shown above the table.

@@ -150,6 +150,9 @@ func NewHandler(o Options) http.Handler {
 	}
 	res := o.Resolver.WithNotice(log, nil)
 	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now}
+	if l, ok := p.(auth.AccountLinker); ok {
+		s.links = l.AccountLinks
+	}
 	audit := auth.Audit{Log: log, Events: o.Events}
 	g := &guard{rules: o.Rules, groups: o.Groups, errs: errs, log: log, audit: audit}
 	fg := g

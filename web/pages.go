@@ -24,6 +24,9 @@ type site struct {
 	// lists is /api/backups's encoded answer, kept while the folder is
 	// unchanged.
 	lists listCache
+	// links are the pages of the user's own account the provider serves;
+	// nil when it serves none.
+	links func(auth.User) []auth.AccountLink
 }
 
 // catalogPage serves GET /: the backups as an HTML table.
@@ -35,7 +38,7 @@ func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, auth.ListFailed)
 		return
 	}
-	if err := ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Brand: ui.BrandOf(r.Context()), Title: "Backups", User: viewer(u), Backups: list}); err != nil {
+	if err := ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Brand: ui.BrandOf(r.Context()), Title: "Backups", User: s.viewer(u), Backups: list}); err != nil {
 		s.log.ErrorContext(r.Context(), "web: rendering the catalog page", "err", err)
 	}
 }
@@ -43,8 +46,13 @@ func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
 // viewer turns the admitted user into the page's plain view data. The CSRF
 // token is computed only for a user with a session, who gets a logout
 // button.
-func viewer(u auth.User) ui.Viewer {
+func (s *site) viewer(u auth.User) ui.Viewer {
 	v := ui.Viewer{Name: u.Name, Type: u.Type, HasSession: u.HasSession()}
+	if s.links != nil {
+		for _, l := range s.links(u) {
+			v.Links = append(v.Links, ui.Link{Label: l.Label, Path: l.Path})
+		}
+	}
 	if v.HasSession {
 		v.CSRFToken = u.CSRFToken()
 	}

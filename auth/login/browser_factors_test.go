@@ -3,17 +3,16 @@ package login
 import (
 	"bytes"
 	"context"
-	"github.com/backupweb/backupweb/auth"
 	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/internal/browsertest"
+	"github.com/chromedp/chromedp"
 )
 
 // factorBrowser drives one Chromium over a harness's server.

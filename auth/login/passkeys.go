@@ -66,6 +66,15 @@ func (p *Provider) openPasskeys(env auth.Deps) (*passkey.Service, error) {
 	})
 }
 
+// AccountLinks is the passkeys page, for a signed-in user when passkeys
+// are offered (auth.AccountLinker): the catalog page links to it.
+func (p *Provider) AccountLinks(u auth.User) []auth.AccountLink {
+	if p.passkeys == nil || !u.HasSession() {
+		return nil
+	}
+	return []auth.AccountLink{{Label: msgPasskeysTitle, Path: PasskeysPath}}
+}
+
 // spendCeremony is the kind of single-use token a passkey ceremony's store
 // key is spent as (auth.Shared.SpendOnce).
 const spendCeremony = "webauthn-ceremony"

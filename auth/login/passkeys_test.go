@@ -2,11 +2,12 @@ package login
 
 import (
 	"encoding/json"
-	"github.com/backupweb/backupweb/auth"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/backupweb/backupweb/auth"
 )
 
 // TestPasskeyRoutesRefuse drives the passkey routes' refusals over HTTP:
@@ -103,5 +104,35 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 	}
 	if n := strings.Count(h.logs.String(), `reason="passkey refused"`); n != 3 {
 		t.Errorf("%d refusals logged, want 3", n)
+	}
+}
+
+// TestCatalogLinksToPasskeys: with passkeys offered, the catalog page of
+// a signed-in user links to the passkeys page; without a second factor, or
+// before sign-in, there is no such link.
+func TestCatalogLinksToPasskeys(t *testing.T) {
+	const link = `href="` + PasskeysPath + `"`
+	for _, tt := range []struct {
+		name string
+		h    *harness
+		want bool
+	}{
+		{"passkeys offered", newFactorHarness(t, SecondFactorOptional, nil), true},
+		{"no second factor", newHarness(t, nil), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := tt.h.browser()
+			b.mustLogin("alice")
+			r := b.get("/", true)
+			if r.status != http.StatusOK {
+				t.Fatalf("catalog page: %d", r.status)
+			}
+			if got := strings.Contains(r.body, link); got != tt.want {
+				t.Errorf("link to the passkeys page: %v, want %v\n%s", got, tt.want, r.body)
+			}
+			if links := tt.h.p.AccountLinks(auth.User{Name: "alice"}); links != nil {
+				t.Errorf("links for a user without a session: %v", links)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package login
 
 import (
 	"context"
-	"github.com/backupweb/backupweb/auth"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
 )
 
