@@ -122,7 +122,8 @@ func guard(t testing.TB, up string, setup func(base string, log *slog.Logger) au
 }
 
 // guardWith is guard with the proxy's options o; the upstream, headers,
-// timeout, logger and error writer are set as guard sets them, and the
+// logger and error writer are set as guard sets them, the timeout for the
+// upstream's answer when o has none, and the
 // provider is the proxy's Rechecker when it is one.
 func guardWith(t testing.TB, up string, o proxy.Options, setup func(base string, log *slog.Logger) auth.Provider) guarded {
 	t.Helper()
@@ -134,7 +135,12 @@ func guardWith(t testing.TB, up string, o proxy.Options, setup func(base string,
 	target, _ := url.Parse(up)
 	p := setup(base, log)
 	o.Upstream, o.UserHeader, o.EmailHeader = target, "X-Forwarded-User", "X-Forwarded-Email"
-	o.ResponseHeaderTimeout, o.Logger, o.Errors = 500*time.Millisecond, log, web.NewErrors(log)
+	if o.ResponseHeaderTimeout == 0 {
+		// Generous: a real upstream (gunicorn) on a loaded machine may
+		// take seconds; the test of a slow upstream sets its own.
+		o.ResponseHeaderTimeout = 10 * time.Second
+	}
+	o.Logger, o.Errors = log, web.NewErrors(log)
 	if rc, ok := p.(auth.Rechecker); ok && o.Rechecker == nil {
 		o.Rechecker = rc
 	}
@@ -353,7 +359,7 @@ func TestUpstreamDownOrSlow(t *testing.T) {
 		{"slow", up.URL, "/slow", http.StatusGatewayTimeout},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			g := guard(t, tt.upstream, func(string, *slog.Logger) auth.Provider { return none.Provider{} })
+			g := guardWith(t, tt.upstream, proxy.Options{ResponseHeaderTimeout: 500 * time.Millisecond}, func(string, *slog.Logger) auth.Provider { return none.Provider{} })
 			req, _ := http.NewRequest("GET", g.url+tt.path, nil)
 			req.Header.Set("Accept", "text/html")
 			resp, err := http.DefaultClient.Do(req)
