@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
@@ -56,6 +57,11 @@ func (f factorBrowser) password(user, next string) {
 func (f factorBrowser) screenshot(name string, visible ...string) {
 	t := f.t
 	t.Helper()
+	// The page may still be arriving (a form's answer): wait until it and
+	// its stylesheet have loaded, as a person would see it.
+	if _, err := chromedp.Run(f.ctx, chromedp.Poll[bool](`document.readyState === "complete" && document.styleSheets.length > 0`, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		t.Errorf("%s page: not loaded with its stylesheet: %v", name, err)
+	}
 	for _, sel := range visible {
 		ok, err := chromedp.Run(f.ctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector(`+jsString(sel)+`); if (!e) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== "hidden"; })()`))
 		if err != nil || !ok {
