@@ -74,6 +74,7 @@ type Provider struct {
 	errs     *auth.Errors
 	now      func() time.Time
 	header   string // WWW-Authenticate value
+	flights  *flights
 }
 
 var (
@@ -111,11 +112,12 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 			Wait:   cfg.Wait(cfg.UseBcrypt, cost),
 			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
 		}),
-		log:    env.Log(),
-		audit:  env.Audit(),
-		errs:   env.Errs(),
-		now:    env.Clock(),
-		header: `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
+		log:     env.Log(),
+		audit:   env.Audit(),
+		errs:    env.Errs(),
+		now:     env.Clock(),
+		header:  `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
+		flights: newFlights(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	return p, nil
@@ -149,6 +151,24 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	}
 	if perr == nil && p.userIs(user) && p.match.Cached(ctx, p.cfg.Password, []byte(pass)) {
 		return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
+	}
+	if perr == nil {
+		// The same credential being checked by another request: wait for
+		// that check rather than take a slot (see flights).
+		name := p.flights.name(user, pass)
+		lead, done := p.flights.join(name)
+		if lead {
+			defer p.flights.land(name)
+		} else {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return auth.User{}, false, fmt.Errorf("basic: waiting for the same credential's check: %w", ctx.Err())
+			}
+			if p.userIs(user) && p.match.Cached(ctx, p.cfg.Password, []byte(pass)) {
+				return auth.User{Name: p.cfg.Username, Type: Name}, true, nil
+			}
+		}
 	}
 	if v, err = p.limiter.Acquire(ctx, client); err != nil {
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)

@@ -159,3 +159,21 @@ func TestRedisRightPasswordBurst(t *testing.T) {
 		t.Fatalf("20 parallel wrong passwords, counts in Redis: %v; want 2 × 401 and 18 × 429", st)
 	}
 }
+
+// TestSameCredentialTakesNoSlot: requests with the credential another
+// request is checking wait for that check instead of taking a slot, so
+// neither one slot (max_failures = 1) nor a wait far shorter than a bcrypt
+// check (attempt_wait = 1ms, as on a machine so loaded that the check
+// outlasts the wait) refuses any of them.
+func TestSameCredentialTakesNoSlot(t *testing.T) {
+	hash := testkit.HashCost(t, "pw", 12)
+	ini := "[authentication]\ntype = basic\nusername = api\npassword = ${HASH}\nuse_bcrypt = true\nmax_failures = 1\nattempt_wait = 1ms\n"
+	s := start(t, ini, map[string]string{"HASH": hash})
+	statuses := burst(t, s.URL, 24, func(_ int, r *http.Request) { r.SetBasicAuth("api", "pw") })
+	if statuses[200] != 24 {
+		t.Fatalf("24 right requests at once, one slot, a 1 ms wait: %v; want 24 × 200", statuses)
+	}
+	if n := s.work.bcrypt.Load(); n != 1 {
+		t.Fatalf("bcrypt ran %d times; want once", n)
+	}
+}
