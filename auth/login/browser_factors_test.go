@@ -1,11 +1,7 @@
 package login
 
 import (
-	"bytes"
 	"context"
-	"image/png"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,36 +68,7 @@ func (f factorBrowser) screenshot(name string, visible ...string) {
 	if err != nil || sheets != 1 {
 		t.Errorf("%s page: %d stylesheets (%v), want the one", name, sheets, err)
 	}
-	b, err := chromedp.Run(f.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot of the %s page: %v", name, err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("screenshot of the %s page is not a PNG: %v", name, err)
-	}
-	colors := map[[4]uint32]bool{}
-	bounds := img.Bounds()
-	for y := bounds.Min.Y; y < bounds.Max.Y; y += 5 {
-		for x := bounds.Min.X; x < bounds.Max.X; x += 5 {
-			r, g, bl, a := img.At(x, y).RGBA()
-			colors[[4]uint32{r, g, bl, a}] = true
-		}
-	}
-	if bounds.Dx() < 300 || bounds.Dy() < 200 || len(colors) < 3 {
-		t.Errorf("screenshot of the %s page looks blank: %v, %d colours", name, bounds, len(colors))
-	}
-	dirs := []string{t.TempDir()}
-	if d := os.Getenv("BACKUPWEB_SCREENSHOT_DIR"); d != "" {
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, name+".png")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatalf("save screenshot: %v", err)
-		}
-		t.Logf("screenshot: %s", p)
-	}
+	browsertest.Screenshot(t, f.ctx, name)
 }
 
 // jsString quotes s for JavaScript.
