@@ -229,15 +229,24 @@ func (p *Provider) check(ctx context.Context, name, pw string) (cred string, ok 
 // of auth.ReplyTo(err): the one table every error is answered by. An
 // abandoned request gets nothing; unexpected errors are logged.
 func (p *Provider) renderError(w http.ResponseWriter, r *http.Request, err error, name, next string) {
-	if r.Context().Err() != nil {
-		return
+	if rp, ok := p.replyTo(w, r, err, "auth: login failed with an error"); ok {
+		p.render(w, r, rp, name, next)
 	}
-	rp := auth.ReplyTo(err)
+}
+
+// replyTo is auth.ReplyTo(err) for a page of the provider's own: it sets
+// Retry-After and logs an unexpected error with msg. ok is false for an
+// abandoned request, which gets nothing.
+func (p *Provider) replyTo(w http.ResponseWriter, r *http.Request, err error, msg string) (rp auth.Reply, ok bool) {
+	if r.Context().Err() != nil {
+		return auth.Reply{}, false
+	}
+	rp = auth.ReplyTo(err)
 	rp.SetRetryAfter(w.Header())
 	if rp.Unexpected {
-		p.log.ErrorContext(r.Context(), "auth: login failed with an error", "auth_type", Name, "err", err)
+		p.log.ErrorContext(r.Context(), msg, "auth_type", Name, "err", err)
 	}
-	p.render(w, r, rp, name, next)
+	return rp, true
 }
 
 // render writes the login page with the refusal rp: the configured

@@ -249,15 +249,9 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 // renderSecondError answers an error of the second-factor step by
 // auth.ReplyTo (429 with Retry-After, 503...).
 func (p *Provider) renderSecondError(w http.ResponseWriter, r *http.Request, err error, user, next string) {
-	if r.Context().Err() != nil {
-		return
+	if rp, ok := p.replyTo(w, r, err, "auth: second factor failed with an error"); ok {
+		p.renderAfterCode(w, r, rp, user, next)
 	}
-	rp := auth.ReplyTo(err)
-	rp.SetRetryAfter(w.Header())
-	if rp.Unexpected {
-		p.log.ErrorContext(r.Context(), "auth: second factor failed with an error", "auth_type", Name, "err", err)
-	}
-	p.renderAfterCode(w, r, rp, user, next)
 }
 
 // renderSecond writes the second-factor page (JSON for a refusal to an
