@@ -14,7 +14,7 @@ RUN go mod download
 COPY . .
 ARG VERSION=devel
 RUN CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X github.com/backupweb/backupweb/buildinfo.Version=${VERSION}" \
+      -ldflags "-s -w -X github.com/backupweb/backupweb/internal/buildinfo.Version=${VERSION}" \
       -o /out/backupweb ./cmd/backupweb \
  && mkdir -p /out/state /out/backups \
  && printf '[server]\nlisten = 0.0.0.0:8080\nstate_dir = /state\n\n[backups]\ndir = /backups\n' >/out/backupweb.ini

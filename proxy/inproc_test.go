@@ -14,11 +14,11 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/auth/none"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/proxy"
 	"github.com/backupweb/backupweb/session"
-	"github.com/backupweb/backupweb/web"
 )
 
 // The in-process benchmarks call the handler directly, with an upstream

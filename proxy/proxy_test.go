@@ -24,12 +24,12 @@ import (
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/auth/none"
 	"github.com/backupweb/backupweb/auth/oauth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/oidctest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/proxy"
-	"github.com/backupweb/backupweb/web"
 )
 
 // seen is what the upstream saw of a request.

@@ -15,11 +15,11 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/factory"
-	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/peer"
-	"github.com/backupweb/backupweb/web"
 )
 
 // Real hashes from other producers, see ../../password/testdata/README.md.

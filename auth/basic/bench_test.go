@@ -14,11 +14,11 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/none"
-	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/internal/benchtest"
-	"github.com/backupweb/backupweb/metrics"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/password"
-	"github.com/backupweb/backupweb/web"
 )
 
 // The benchmarks serve requests through the whole handler (routing,

@@ -14,8 +14,8 @@ import (
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/password"
-	"github.com/backupweb/backupweb/ui"
 	"github.com/backupweb/backupweb/userfile"
 )
 

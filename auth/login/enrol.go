@@ -11,8 +11,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
-	"github.com/backupweb/backupweb/qr"
-	"github.com/backupweb/backupweb/ui"
+	"github.com/backupweb/backupweb/internal/qr"
+	"github.com/backupweb/backupweb/internal/ui"
 )
 
 // enrolment is what an enrolment page carries in its hidden enrolment

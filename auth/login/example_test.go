@@ -14,8 +14,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/login"
-	"github.com/backupweb/backupweb/ui"
-	"github.com/backupweb/backupweb/web"
+	"github.com/backupweb/backupweb/internal/ui"
+	"github.com/backupweb/backupweb/internal/web"
 )
 
 // Protecting a handler with the session login: the provider mounts its

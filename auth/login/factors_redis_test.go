@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/clocktest"
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/redisstore"
-	"github.com/backupweb/backupweb/web"
 )
 
 // TestSecondFactorSharedByRedis: with store = redis, two instances share

@@ -10,11 +10,11 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
-	"github.com/backupweb/backupweb/ui"
 	"github.com/backupweb/backupweb/userfile"
 )
 

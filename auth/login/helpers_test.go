@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/peer"
-	"github.com/backupweb/backupweb/web"
 )
 
 // testSecret is a BACKUP_SECRET_KEY for tests only.

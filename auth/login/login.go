@@ -56,11 +56,11 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/passkey"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
-	"github.com/backupweb/backupweb/ui"
 )
 
 // Name is the type's name in configuration.

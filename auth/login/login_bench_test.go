@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth/none"
-	"github.com/backupweb/backupweb/catalog"
-	"github.com/backupweb/backupweb/web"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/web"
 )
 
 // The benchmarks call the program's handler directly, without a network,

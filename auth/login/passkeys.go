@@ -14,11 +14,11 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/passkey"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
-	"github.com/backupweb/backupweb/ui"
 )
 
 // Routes of the passkeys. PasskeysPath is the page a signed-in user

@@ -10,8 +10,8 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/passkey"
-	"github.com/backupweb/backupweb/ui"
 )
 
 // Routes of the passkey at the second-factor step (a user with a passkey

@@ -12,8 +12,8 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/session"
-	"github.com/backupweb/backupweb/ui"
 )
 
 // Messages of the second-factor step.

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
-	"github.com/backupweb/backupweb/web"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/web"
 )
 
 // testSecretKey is BACKUP_SECRET_KEY in tests.

@@ -39,8 +39,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/session"
-	"github.com/backupweb/backupweb/ui"
 )
 
 // Name is the type's name in configuration.

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/backupweb/backupweb/ui"
+	"github.com/backupweb/backupweb/internal/ui"
 )
 
 // RedirectParam is the query parameter oauth2-proxy and its users name the

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/session"
-	"github.com/backupweb/backupweb/ui"
 )
 
 // logoutGuard returns a guard over a memory store, with redirect hosts,

@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/session"
-	"github.com/backupweb/backupweb/ui"
 )
 
 // LogoutPath is where a session is ended, with POST and the CSRF token;

@@ -14,9 +14,9 @@ import (
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/groupfile"
-	"github.com/backupweb/backupweb/metrics"
+	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/redisstore"
-	"github.com/backupweb/backupweb/web"
 )
 
 // app is a loaded configuration with the provider it selects: everything

@@ -13,17 +13,17 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/buildinfo"
-	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/groupfile"
-	"github.com/backupweb/backupweb/metrics"
+	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/buildinfo"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/ui"
+	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/proxy"
-	"github.com/backupweb/backupweb/ui"
-	"github.com/backupweb/backupweb/web"
 )
 
 // runServe runs the web interface until SIGINT or SIGTERM.

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/backupweb/backupweb/buildinfo"
+	"github.com/backupweb/backupweb/internal/buildinfo"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"io"

@@ -13,7 +13,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/factors"
-	"github.com/backupweb/backupweb/qr"
+	"github.com/backupweb/backupweb/internal/qr"
 )
 
 // factorArgs are the flags of the second-factor actions of `backupweb

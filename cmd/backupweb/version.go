@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/backupweb/backupweb/buildinfo"
+	"github.com/backupweb/backupweb/internal/buildinfo"
 )
 
 // runVersion prints "backupweb VERSION (revision, time, Go version)"; see

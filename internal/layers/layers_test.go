@@ -20,41 +20,41 @@ const module = "github.com/backupweb/backupweb/"
 // points up, or sideways between domain packages, does not belong here.
 var allowed = map[string][]string{
 	// Leaves: no import of the module.
-	"access":    nil,
-	"accesslog": nil,
-	"buildinfo": nil,
-	"catalog":   nil,
-	"password":  nil,
-	"peer":      nil,
-	"session":   nil,
-	"throttle":  nil,
+	"access":             nil,
+	"internal/accesslog": nil,
+	"internal/buildinfo": nil,
+	"internal/catalog":   nil,
+	"password":           nil,
+	"peer":               nil,
+	"session":            nil,
+	"throttle":           nil,
 
 	// Formats and files.
-	"config":    {"access"},
-	"userfile":  {"password"},
-	"qr":        nil,
-	"groupfile": nil,
-	"factors":   {"userfile"},
-	"passkey":   {"factors", "session"},
-	"ui":        {"catalog"},
+	"config":      {"access"},
+	"userfile":    {"password"},
+	"internal/qr": nil,
+	"groupfile":   nil,
+	"factors":     {"userfile"},
+	"passkey":     {"factors", "session"},
+	"internal/ui": {"internal/catalog"},
 
 	// The core and the types.
 	"auth":             {"access", "password", "peer", "session", "throttle"},
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
-	"auth/sessionauth": {"auth", "config", "peer", "session", "ui"},
-	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "passkey", "password", "peer", "qr", "session", "throttle", "ui", "userfile"},
-	"auth/oauth":       {"auth", "auth/sessionauth", "config", "session", "ui"},
+	"auth/sessionauth": {"auth", "config", "peer", "session", "internal/ui"},
+	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "passkey", "password", "peer", "internal/qr", "session", "throttle", "internal/ui", "userfile"},
+	"auth/oauth":       {"auth", "auth/sessionauth", "config", "session", "internal/ui"},
 	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "config"},
 
 	// Stores, HTTP surface, guarding, operations.
-	"redisstore": {"config", "session", "throttle"},
-	"web":        {"access", "accesslog", "auth", "catalog", "peer", "ui"},
-	"proxy":      {"access", "auth", "peer", "session"},
-	"metrics":    {"auth", "buildinfo", "password", "session"},
+	"redisstore":       {"config", "session", "throttle"},
+	"internal/web":     {"access", "internal/accesslog", "auth", "internal/catalog", "peer", "internal/ui"},
+	"proxy":            {"access", "auth", "peer", "session"},
+	"internal/metrics": {"auth", "internal/buildinfo", "password", "session"},
 
 	// The program: it alone wires everything together.
-	"cmd/backupweb": {"access", "accesslog", "auth", "auth/factory", "auth/login", "buildinfo", "catalog", "config", "factors", "groupfile", "metrics", "passkey", "password", "peer", "proxy", "qr", "redisstore", "ui", "userfile", "web"},
+	"cmd/backupweb": {"access", "internal/accesslog", "auth", "auth/factory", "auth/login", "internal/buildinfo", "internal/catalog", "config", "factors", "groupfile", "internal/metrics", "passkey", "password", "peer", "proxy", "internal/qr", "redisstore", "internal/ui", "userfile", "internal/web"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/peer"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 )
 
 // TestTraversalIsNotFound sends every way of naming something that is not

@@ -12,7 +12,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/none"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 )
 
 var base = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)

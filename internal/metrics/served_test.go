@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/metrics"
+	"github.com/backupweb/backupweb/internal/metrics"
 )
 
 // TestServedSeries: each route and status class is its own series, counted

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 )
 
 var when = time.Date(2024, 5, 1, 12, 30, 5, 0, time.FixedZone("CEST", 2*3600))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 )
 
 // TestBackupsETag: /api/backups carries a strong ETag that stays while the

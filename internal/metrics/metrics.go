@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/buildinfo"
+	"github.com/backupweb/backupweb/internal/buildinfo"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 )

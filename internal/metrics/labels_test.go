@@ -12,10 +12,10 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/oauth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
-	"github.com/backupweb/backupweb/metrics"
-	"github.com/backupweb/backupweb/web"
+	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/web"
 )
 
 // series counts the series of the metric family name in a scrape.

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 )

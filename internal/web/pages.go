@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
-	"github.com/backupweb/backupweb/ui"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/ui"
 )
 
 // errNoCatalog is logged when Options.Catalog was nil.

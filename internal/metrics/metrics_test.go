@@ -16,11 +16,11 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/login"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
-	"github.com/backupweb/backupweb/metrics"
-	"github.com/backupweb/backupweb/web"
+	"github.com/backupweb/backupweb/internal/web"
 )
 
 // scrape returns the metrics text.

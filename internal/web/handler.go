@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/peer"
-	"github.com/backupweb/backupweb/ui"
 )
 
 // Options are what NewHandler serves.

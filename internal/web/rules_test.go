@@ -17,7 +17,7 @@ import (
 
 	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/proxy"
 )

@@ -1,8 +1,8 @@
 package metrics_test
 
 import (
-	"github.com/backupweb/backupweb/metrics"
-	"github.com/backupweb/backupweb/web"
+	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/web"
 )
 
 // Metrics observes every request the web handler serves; the assertion

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 )
 
 // A download may last as long as it keeps moving: each piece of at most

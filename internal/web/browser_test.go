@@ -20,9 +20,9 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/none"
 	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/catalog"
 	"github.com/backupweb/backupweb/internal/browsertest"
-	"github.com/backupweb/backupweb/ui"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/ui"
 )
 
 // viewport is a screen the pages must work on.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/accesslog"
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
 )
 

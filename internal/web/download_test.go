@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth/none"
-	"github.com/backupweb/backupweb/catalog"
+	"github.com/backupweb/backupweb/internal/catalog"
 )
 
 func readAll(resp *http.Response) ([]byte, error) {
