@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/backupweb/backupweb/password"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/password"
 )
 
 // fakeProvider admits requests carrying X-User and records challenges.

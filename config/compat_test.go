@@ -3,7 +3,6 @@ package config
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/backupweb/backupweb/internal/toolstest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
 // pythonReader reads a JSON list of documents (as lists of byte values) on

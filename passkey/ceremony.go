@@ -12,8 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/backupweb/backupweb/session"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/backupweb/backupweb/session"
 )
 
 // Kinds of ceremony: a ceremony begun as one kind is never finished as

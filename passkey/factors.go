@@ -9,8 +9,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/backupweb/backupweb/factors"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/backupweb/backupweb/factors"
 )
 
 // FactorsKeys keeps passkeys in the factors file (package factors): each

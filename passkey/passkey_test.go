@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-webauthn/webauthn/webauthn"
+
 	"github.com/backupweb/backupweb/internal/clocktest"
 	"github.com/backupweb/backupweb/session"
-	"github.com/go-webauthn/webauthn/webauthn"
 )
 
 var testKey = bytes.Repeat([]byte{7}, 32)

@@ -2,12 +2,13 @@ package password
 
 import (
 	"context"
-	"github.com/backupweb/backupweb/internal/toolstest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
 // committed lists the real hashes under testdata/ made by other producers,

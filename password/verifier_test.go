@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/backupweb/backupweb/internal/clocktest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/clocktest"
 
 	"golang.org/x/crypto/bcrypt"
 )

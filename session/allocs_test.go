@@ -1,9 +1,10 @@
 package session
 
 import (
-	"github.com/backupweb/backupweb/internal/benchtest"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/benchtest"
 )
 
 // TestLoadAllocations counts what loading a valid session allocates: the

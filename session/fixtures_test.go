@@ -3,12 +3,13 @@ package session
 import (
 	"context"
 	"errors"
-	"github.com/backupweb/backupweb/internal/clocktest"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/clocktest"
 )
 
 // testKey is a 32-byte secret key for tests.

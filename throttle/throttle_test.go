@@ -2,11 +2,12 @@ package throttle
 
 import (
 	"fmt"
-	"github.com/backupweb/backupweb/internal/clocktest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/clocktest"
 )
 
 // fakeClock is an injectable clock that moves only when told.

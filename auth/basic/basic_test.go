@@ -3,7 +3,6 @@ package basic_test
 import (
 	"encoding/json"
 	"errors"
-	"github.com/backupweb/backupweb/internal/logtest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/peer"

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/session"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // freshHash hashes pw with a new salt, as `backupweb user passwd` or

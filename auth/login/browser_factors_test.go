@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/internal/browsertest"
-	"github.com/chromedp/chromedp"
 )
 
 // factorBrowser drives one Chromium over a harness's server.

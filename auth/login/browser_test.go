@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/browsertest"
-	"github.com/chromedp/chromedp"
 )
 
 // TestBrowserLoginLogout drives a real Chromium through the pages: sent to

@@ -1,8 +1,6 @@
 package login
 
 import (
-	"github.com/backupweb/backupweb/internal/clocktest"
-	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"log/slog"
 	"net"
@@ -20,6 +18,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/clocktest"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/peer"

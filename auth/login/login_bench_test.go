@@ -1,12 +1,12 @@
 package login
 
 import (
-	"github.com/backupweb/backupweb/internal/benchtest"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/internal/benchtest"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/web"
 )

@@ -15,14 +15,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/network"
+	cdpwebauthn "github.com/chromedp/cdproto/webauthn"
+	"github.com/chromedp/chromedp"
+
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/internal/browsertest"
 	"github.com/backupweb/backupweb/passkey"
-	"github.com/chromedp/cdproto/network"
-	cdpwebauthn "github.com/chromedp/cdproto/webauthn"
-	"github.com/chromedp/chromedp"
 )
 
 // passkeyHarness is a flask-login provider with passkey_login on, served

@@ -2,8 +2,6 @@ package oauth
 
 import (
 	"encoding/json"
-	"github.com/backupweb/backupweb/internal/clocktest"
-	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +15,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/clocktest"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/web"
 )
 

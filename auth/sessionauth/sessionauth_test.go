@@ -1,9 +1,10 @@
 package sessionauth
 
 import (
-	"github.com/backupweb/backupweb/auth"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/backupweb/backupweb/auth"
 )
 
 func TestSafeNext(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/backupweb/backupweb/internal/logtest"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/logtest"
 )
 
 // testCLI returns a cli with in-memory streams and the given environment.

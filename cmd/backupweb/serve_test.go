@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/backupweb/backupweb/internal/buildinfo"
-	"github.com/backupweb/backupweb/internal/logtest"
-	"github.com/backupweb/backupweb/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +14,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/buildinfo"
+	"github.com/backupweb/backupweb/internal/logtest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 var listeningRE = regexp.MustCompile(`listening.*addr=(127\.0\.0\.1:\d+)`)

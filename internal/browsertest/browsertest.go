@@ -10,11 +10,12 @@ package browsertest
 
 import (
 	"context"
-	"github.com/backupweb/backupweb/internal/toolstest"
 	"os"
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/toolstest"
 
 	"github.com/chromedp/chromedp"
 )

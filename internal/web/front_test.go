@@ -1,7 +1,6 @@
 package web
 
 import (
-	"github.com/backupweb/backupweb/internal/benchtest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/benchtest"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/logtest"
 )

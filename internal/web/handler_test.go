@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"github.com/backupweb/backupweb/password"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/password"
 )
 
 // checkSecurityHeaders asserts the headers every response carries.

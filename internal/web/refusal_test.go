@@ -2,7 +2,6 @@ package web
 
 import (
 	"errors"
-	"github.com/backupweb/backupweb/password"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/password"
 )
 
 // TestOneRefusalRule: every refusal a client can see follows one rule —
