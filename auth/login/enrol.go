@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"html/template"
 	"net/http"
-	"strings"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
@@ -52,23 +50,8 @@ func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
 // and ten recovery codes are stored, the session starts with a fresh id,
 // and the recovery codes are shown, once, with a link on to next.
 func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
-	if !p.parseForm(w, r) {
-		return
-	}
-	next := p.Guard.SafeNext(r.PostForm.Get("next"))
-	st, ok := p.pendingOf(r)
-	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
-		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
-		p.render(w, r, auth.FormExpired.Reply(), "", next)
-		return
-	}
-	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
-		return
-	}
-	if p.routeByStatus(w, r, st.User, next, EnrolPath) {
+	st, next, ok := p.pendingForm(w, r, EnrolPath)
+	if !ok {
 		return
 	}
 	en, ok := p.openEnrolment(r.PostForm.Get("enrolment"), st)
@@ -77,25 +60,12 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, auth.EnrolExpired.Reply(), "", next)
 		return
 	}
-	code := strings.TrimSpace(r.PostForm.Get("code"))
-	if code == "" {
-		p.audit.Refused(r, Name, auth.ReasonMalformed, st.User)
-		p.renderEnrolAgain(w, r, auth.CodeEmpty.Reply(), st.User, next)
+	code, ok := p.postedCode(w, r, st.User, next)
+	if !ok {
 		return
 	}
 	_, ok = p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
-		step, ok := factors.CheckTOTP(en.Secret, code, p.now())
-		if !ok {
-			return "", false, auth.ReasonBadCode, nil
-		}
-		fresh, err := p.spend(ctx, spendTOTP, st.User+"\x00"+fmt.Sprint(step), factors.ReplayTTL)
-		if err != nil {
-			return "", false, "", fmt.Errorf("login: recording the use of a TOTP code: %w", err)
-		}
-		if !fresh {
-			return "", false, auth.ReasonCodeUsed, nil
-		}
-		return "totp", true, "", nil
+		return p.checkTOTP(ctx, st.User, en.Secret, code)
 	})
 	if !ok {
 		return
@@ -125,16 +95,31 @@ var errEnrolled = errors.New("login: the user has a second factor already")
 // unless they have a factor by now, and returns the codes.
 func (p *Provider) storeEnrolment(user, secret string) ([]string, error) {
 	keys := p.factors.Keys()
+	return p.newRecovery(user, func(rec *factors.Record) error {
+		if rec.HasFactor() {
+			return errEnrolled
+		}
+		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: p.now().UTC()}
+		return nil
+	})
+}
+
+// newRecovery stores ten new recovery codes for user, with what change
+// (when not nil) does to their record first, and returns the codes. An
+// error of change stores nothing.
+func (p *Provider) newRecovery(user string, change func(*factors.Record) error) ([]string, error) {
+	keys := p.factors.Keys()
 	var codes []string
 	err := p.factors.Edit(func(d *factors.Doc) error {
 		rec, err := d.GetOrNew(user)
 		if err != nil {
 			return err
 		}
-		if rec.HasFactor() {
-			return errEnrolled
+		if change != nil {
+			if err := change(rec); err != nil {
+				return err
+			}
 		}
-		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: p.now().UTC()}
 		codes, rec.Recovery = keys.NewRecoveryCodes(user)
 		return d.Put(rec)
 	})

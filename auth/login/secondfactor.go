@@ -173,33 +173,12 @@ func (p *Provider) startOver(w http.ResponseWriter, r *http.Request, next string
 // then the session starts with a fresh id and the factor named, and the
 // browser goes to next.
 func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request) {
-	if !p.parseForm(w, r) {
+	st, next, ok := p.pendingForm(w, r, SecondFactorPath)
+	if !ok {
 		return
 	}
-	next := p.Guard.SafeNext(r.PostForm.Get("next"))
-	st, ok := p.pendingOf(r)
-	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
-		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
-		if ok {
-			p.renderSecond(w, r, auth.FormExpired.Reply(), st.User, next)
-		} else {
-			p.render(w, r, auth.FormExpired.Reply(), "", next)
-		}
-		return
-	}
-	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
-		return
-	}
-	if p.routeByStatus(w, r, st.User, next, SecondFactorPath) {
-		return
-	}
-	code := strings.TrimSpace(r.PostForm.Get("code"))
-	if code == "" {
-		p.audit.Refused(r, Name, auth.ReasonMalformed, st.User)
-		p.renderSecond(w, r, auth.CodeEmpty.Reply(), st.User, next)
+	code, ok := p.postedCode(w, r, st.User, next)
+	if !ok {
 		return
 	}
 	factor, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
@@ -209,6 +188,52 @@ func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	p.complete(w, r, st, factor, next, nil)
+}
+
+// pendingForm reads the form posted to the second-factor step or the
+// enrolment (here, the path it was posted to) and returns the pending
+// state and next. In order: the form (400, 413), its CSRF token (403; the
+// code form again when the step still stands), the pending state (401
+// when missing, expired, bound to another browser, or its user's password
+// changed), and where the user's factors say they belong (see
+// routeByStatus). ok false: it answered.
+func (p *Provider) pendingForm(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
+	if !p.parseForm(w, r) {
+		return pending{}, "", false
+	}
+	next = p.Guard.SafeNext(r.PostForm.Get("next"))
+	st, ok = p.pendingOf(r)
+	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
+		if ok && here == SecondFactorPath {
+			p.renderSecond(w, r, auth.FormExpired.Reply(), st.User, next)
+		} else {
+			p.render(w, r, auth.FormExpired.Reply(), "", next)
+		}
+		return pending{}, "", false
+	}
+	if !ok || !p.users.Load().admits(st.User, st.Cred) {
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		return pending{}, "", false
+	}
+	if p.routeByStatus(w, r, st.User, next, here) {
+		return pending{}, "", false
+	}
+	return st, next, true
+}
+
+// postedCode returns the posted code, trimmed; an empty one is refused
+// (401) on the page it came from. ok false: it answered.
+func (p *Provider) postedCode(w http.ResponseWriter, r *http.Request, user, next string) (string, bool) {
+	code := strings.TrimSpace(r.PostForm.Get("code"))
+	if code == "" {
+		p.audit.Refused(r, Name, auth.ReasonMalformed, user)
+		p.renderAfterCode(w, r, auth.CodeEmpty.Reply(), user, next)
+		return "", false
+	}
+	return code, true
 }
 
 // complete ends a second-factor step that succeeded: the pending state is
@@ -305,11 +330,7 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 // and names its factor, the pending state ends, the device cookie is
 // issued and the sign-in logged. false: an error was answered.
 func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
-	limits := p.limitsFor(r, st.User)
-	last := limits[len(limits)-1]
-	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
-		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
-	}
+	p.forgetFailures(r, p.limitsFor(r, st.User))
 	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))

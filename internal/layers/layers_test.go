@@ -24,6 +24,7 @@ var allowed = map[string][]string{
 	"internal/accesslog": nil,
 	"internal/buildinfo": nil,
 	"internal/catalog":   nil,
+	"internal/filewatch": nil,
 	"password":           nil,
 	"peer":               nil,
 	"session":            nil,
@@ -33,8 +34,8 @@ var allowed = map[string][]string{
 	"config":      {"access"},
 	"userfile":    {"password"},
 	"internal/qr": nil,
-	"groupfile":   nil,
-	"factors":     {"userfile"},
+	"groupfile":   {"internal/filewatch"},
+	"factors":     {"internal/filewatch", "userfile"},
 	"passkey":     {"factors", "session"},
 	"internal/ui": {"internal/catalog"},
 
@@ -43,7 +44,7 @@ var allowed = map[string][]string{
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "config", "peer", "session", "internal/ui"},
-	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "passkey", "password", "peer", "internal/qr", "session", "throttle", "internal/ui", "userfile"},
+	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "internal/filewatch", "passkey", "password", "peer", "internal/qr", "session", "throttle", "internal/ui", "userfile"},
 	"auth/oauth":       {"auth", "auth/sessionauth", "config", "session", "internal/ui"},
 	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "config"},
 
