@@ -165,19 +165,12 @@ func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, rp auth.R
 		return
 	}
 	page := ui.EnrolPage{
-		Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, Action: withNext(EnrolPath, next),
-		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: st.User, Error: rp.Message,
-		QR:     template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
-		Secret: secret, Enrolment: sealed, StartOver: p.Guard.LoginURLFor(next),
-		Passkey: p.enrolSlotFor(next),
+		StepForm: p.stepForm(w, r, msgEnrolTitle, EnrolPath, st.User, next, rp),
+		QR:       template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
+		Secret:   secret, Enrolment: sealed,
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	if page.Passkey != "" {
-		ui.AllowScript(w.Header())
-	}
-	if err := ui.Render(w, rp.Status, "enrol", page); err != nil {
-		p.log.ErrorContext(r.Context(), "auth: rendering the enrolment page", "auth_type", Name, "err", err)
-	}
+	page.Passkey = p.enrolSlotFor(next)
+	p.renderStep(w, r, rp.Status, "enrol", "the enrolment page", page.Passkey, page)
 }
 
 // renderEnrolAgain shows the enrolment page again after a refused code,
@@ -202,10 +195,8 @@ func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp a
 // link on to next.
 func (p *Provider) showRecovery(w http.ResponseWriter, r *http.Request, user, next string, codes []string) {
 	page := ui.EnrolPage{
-		Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, User: user, Next: next, Recovery: codes,
+		StepForm: ui.StepForm{Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, User: user, Next: next},
+		Recovery: codes,
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	if err := ui.Render(w, http.StatusOK, "enrol", page); err != nil {
-		p.log.ErrorContext(r.Context(), "auth: rendering the recovery codes", "auth_type", Name, "err", err)
-	}
+	p.renderStep(w, r, http.StatusOK, "enrol", "the recovery codes", "", page)
 }

@@ -287,23 +287,36 @@ func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp auth.
 		return
 	}
 	rec, _ := p.factorsOf(user)
-	page := ui.SecondFactorPage{
-		Brand: ui.BrandOf(r.Context()), Title: msgSecondTitle, Action: withNext(SecondFactorPath, next),
-		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
-		HasTOTP: rec != nil && rec.TOTP != nil, StartOver: p.Guard.LoginURLFor(next),
-	}
+	page := ui.SecondFactorPage{StepForm: p.stepForm(w, r, msgSecondTitle, SecondFactorPath, user, next, rp), HasTOTP: rec != nil && rec.TOTP != nil}
 	if page.Next == "/" {
 		page.Next = ""
 	}
 	if p.passkeySlot != nil {
 		page.Passkey = p.passkeySlot(r, user)
 	}
+	p.renderStep(w, r, rp.Status, "secondfactor", "the second-factor page", page.Passkey, page)
+}
+
+// stepForm is what the second-factor and enrolment pages share, for user
+// on the page at path, with rp's message.
+func (p *Provider) stepForm(w http.ResponseWriter, r *http.Request, title, path, user, next string, rp auth.Reply) ui.StepForm {
+	return ui.StepForm{
+		Brand: ui.BrandOf(r.Context()), Title: title, Action: withNext(path, next),
+		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
+		StartOver: p.Guard.LoginURLFor(next),
+	}
+}
+
+// renderStep writes the page name of the second step with data, never
+// cached, allowing the passkey script when passkey shows; a failure is
+// logged as one of rendering what.
+func (p *Provider) renderStep(w http.ResponseWriter, r *http.Request, status int, name, what string, passkey template.HTML, data any) {
 	w.Header().Set("Cache-Control", "no-store")
-	if page.Passkey != "" {
+	if passkey != "" {
 		ui.AllowScript(w.Header())
 	}
-	if err := ui.Render(w, rp.Status, "secondfactor", page); err != nil {
-		p.log.ErrorContext(r.Context(), "auth: rendering the second-factor page", "auth_type", Name, "err", err)
+	if err := ui.Render(w, status, name, data); err != nil {
+		p.log.ErrorContext(r.Context(), "auth: rendering "+what, "auth_type", Name, "err", err)
 	}
 }
 
