@@ -12,6 +12,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // TestSecondFactorOffChangesNothing: with second_factor off, a user with
@@ -392,13 +393,7 @@ func TestSecondFactorFileFollowed(t *testing.T) {
 	keys := factorKeys(t)
 	until := func(what string, ok func() bool) {
 		t.Helper()
-		for range 500 {
-			if ok() {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("the change was not seen: %s", what)
+		testkit.WaitUntil(t, 5*time.Second, ok, func() string { return "the change was not seen: " + what })
 	}
 	if err := factors.Edit(h.p.Factors().Path(), keys, func(d *factors.Doc) error {
 		return d.Put(&factors.Record{User: "alice", TOTP: &factors.TOTP{Sealed: keys.SealTOTP("alice", testTOTPSecret)}})

@@ -2,7 +2,6 @@ package accesslog
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -11,46 +10,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
-// lockedBuffer is a destination safe for the flusher and the test to share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 func TestBufferFlushesWithinInterval(t *testing.T) {
-	dst := &lockedBuffer{}
+	dst := &logtest.Buffer{}
 	b := NewBuffer(dst, 0, 0)
 	defer b.Close()
 	b.Write([]byte("one\n"))
 	if got := dst.String(); got != "" {
 		t.Fatalf("written at once: %q; the line should wait for a flush", got)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for dst.String() != "one\n" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the periodic flush never wrote the line: %q", dst.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, 10*time.Second, func() bool { return dst.String() == "one\n" }, func() string {
+		return fmt.Sprintf("the periodic flush never wrote the line: %q", dst.String())
+	})
 }
 
 func TestBufferCloseLosesNothing(t *testing.T) {
-	dst := &lockedBuffer{}
+	dst := &logtest.Buffer{}
 	// An interval that never comes: only Close can write the lines.
 	b := NewBuffer(dst, 1<<10, time.Hour)
 	var want strings.Builder
