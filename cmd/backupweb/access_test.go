@@ -121,12 +121,8 @@ func TestCheckConfigExplain(t *testing.T) {
 // group.
 func TestServeFollowsGroupsFile(t *testing.T) {
 	cfg, groups := accessConfig(t, "")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, _, stderr := testCLI(ctx, "", nil)
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", cfg}) }()
-	addr := waitListening(t, stderr, done)
+	s := startServe(t, nil, "-config", cfg)
+	addr, stderr := s.addr, s.log
 	status := func(method, path string) int {
 		req, _ := http.NewRequest(method, "http://"+addr+path, nil)
 		req.SetBasicAuth("admin", "correct horse")
@@ -158,8 +154,7 @@ func TestServeFollowsGroupsFile(t *testing.T) {
 	}
 	writeGroups(t, groups, "operators: admin\n")
 	waitStatus("GET", "/api/backups", 200)
-	cancel()
-	<-done
+	s.stop()
 }
 
 func writeGroups(t *testing.T, path, content string) {

@@ -50,17 +50,6 @@ func docSnippet(t *testing.T, doc, marker, lang string) string {
 	return s[:strings.Index(s, "```")]
 }
 
-// freeAddr returns a loopback address no one listens on (yet).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // asWSGIReads returns the value a WSGI application reads for the header
 // name: every spelling of it (case-folded, "_" read as "-") joined with
 // commas, as gunicorn builds HTTP_X_FORWARDED_USER.
@@ -149,9 +138,17 @@ func place(conf, backupweb, upstream, listen string) string {
 // startNginx runs nginx with the documentation's configuration on listen.
 func startNginx(t *testing.T, listen, backupweb, upstream string) string {
 	t.Helper()
+	runNginx(t, listen, place(docSnippet(t, guardingDoc, "**nginx**", "nginx"), backupweb, upstream, listen))
+	return "http://" + listen
+}
+
+// runNginx runs nginx in the foreground, in a folder of the test's, with
+// server (the http block's server, listening on listen), until the test
+// ends.
+func runNginx(t *testing.T, listen, server string) {
+	t.Helper()
 	nginx := toolstest.Need(t, "nginx", "nginx-light")
 	dir := t.TempDir()
-	server := place(docSnippet(t, guardingDoc, "**nginx**", "nginx"), backupweb, upstream, listen)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
 pid %[1]s/nginx.pid;
@@ -169,14 +166,7 @@ http {
 `, dir, server)
 	os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600)
 	cmd := exec.Command(nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testkit.WaitListening(t, listen, 15*time.Second, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
-	return "http://" + listen
+	testkit.StartServer(t, cmd, listen, 15*time.Second, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return string(b) })
 }
 
 // startCaddy runs Caddy with the documentation's configuration on listen.
@@ -189,13 +179,7 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 	os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(conf), 0o600)
 	cmd := exec.Command(caddy, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testkit.WaitListening(t, listen, 15*time.Second, out.String)
+	testkit.StartServer(t, cmd, listen, 15*time.Second, nil)
 	return "http://" + listen
 }
 
@@ -305,19 +289,19 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 
 func TestGuardWithNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startNginx(t, freeAddr(t), backupweb, upstream), true)
+	throughProxy(t, startNginx(t, testkit.FreeAddr(t), backupweb, upstream), true)
 }
 
 func TestGuardWithCaddy(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startCaddy(t, freeAddr(t), backupweb, upstream), false)
+	throughProxy(t, startCaddy(t, testkit.FreeAddr(t), backupweb, upstream), false)
 }
 
 // TestBrowserThroughNginx: a browser asks nginx for a page of the guarded
 // interface, lands on backupweb's login form, signs in and sees the page.
 func TestBrowserThroughNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	front := startNginx(t, freeAddr(t), backupweb, upstream)
+	front := startNginx(t, testkit.FreeAddr(t), backupweb, upstream)
 	ctx := browsertest.New(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(front+"/app/page?x=1"),

@@ -112,7 +112,7 @@ func TestReadmeTraefikForwardAuth(t *testing.T) {
 func TestGuardWithEmail(t *testing.T) {
 	for name, start := range map[string]func(t *testing.T, listen, backupweb, upstream string) string{"nginx": startNginx, "caddy": startCaddy} {
 		t.Run(name, func(t *testing.T) {
-			listen := freeAddr(t)
+			listen := testkit.FreeAddr(t)
 			callback := "http://" + listen + "/oauth/callback"
 			op := oidctest.Start(t, oidctest.Options{
 				Users:   []oidctest.User{{Username: "carol", Password: "carol-pw", Email: "carol@example.com", EmailVerified: true}},

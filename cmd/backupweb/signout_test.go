@@ -154,7 +154,7 @@ func TestBrowserSignOutThroughProxy(t *testing.T) {
 func TestBrowserSignOutThroughNginx(t *testing.T) {
 	upstream, _ := pageUpstream(t)
 	backupweb, _ := guardedSetup(t)
-	signOutThrough(t, browsertest.New(t), startNginx(t, freeAddr(t), backupweb, upstream), nil)
+	signOutThrough(t, browsertest.New(t), startNginx(t, testkit.FreeAddr(t), backupweb, upstream), nil)
 }
 
 // brandedScreenshot checks that the page the browser shows names product

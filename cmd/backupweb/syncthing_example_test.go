@@ -107,7 +107,7 @@ func TestSyncthingThroughProxy(t *testing.T) {
 func TestSyncthingThroughNginx(t *testing.T) {
 	st := startSyncthing(t, false)
 	backupweb := startForwardAuth(t, "[ui]\nproduct_name = Syncthing\n")
-	syncthingThrough(t, startNginx(t, freeAddr(t), backupweb, st))
+	syncthingThrough(t, startNginx(t, testkit.FreeAddr(t), backupweb, st))
 }
 
 // startForwardAuth serves the documentation's forward-authentication

@@ -47,7 +47,7 @@ func startSyncthing(t *testing.T, skipHostCheck bool) string {
 		"<startBrowser>true", "<startBrowser>false",
 		"<urAccepted>0", "<urAccepted>-1",
 		"<crashReportingEnabled>true", "<crashReportingEnabled>false",
-		"<listenAddress>default</listenAddress>", "<listenAddress>tcp://" + freeAddr(t) + "</listenAddress>",
+		"<listenAddress>default</listenAddress>", "<listenAddress>tcp://" + testkit.FreeAddr(t) + "</listenAddress>",
 	}
 	for i := 0; i < len(replacements); i += 2 {
 		if !strings.Contains(conf, replacements[i]) {
@@ -61,16 +61,10 @@ func startSyncthing(t *testing.T, skipHostCheck bool) string {
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	gui := freeAddr(t)
+	gui := testkit.FreeAddr(t)
 	cmd := exec.Command(bin, "serve", "--no-browser", "--no-restart", "--home", filepath.Join(home, "st"), "--gui-address", gui)
 	cmd.Env = env
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testkit.WaitListening(t, gui, 15*time.Second, out.String)
+	testkit.StartServer(t, cmd, gui, 15*time.Second, nil)
 	return gui
 }
 

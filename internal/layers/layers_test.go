@@ -67,7 +67,7 @@ var allowed = map[string][]string{
 	"internal/logtest":      nil,
 	"internal/oidctest":     nil,
 	"internal/redistest":    {"config", "internal/toolstest"},
-	"internal/testkit":      nil,
+	"internal/testkit":      {"internal/logtest"},
 	"internal/throttletest": {"internal/clocktest", "throttle"},
 	"internal/toolstest":    nil,
 }

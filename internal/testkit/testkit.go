@@ -2,7 +2,8 @@
 // so that none writes it again: a browser-like client, the CSRF token of a
 // page's form, signing in through the login form, waiting until something
 // holds, and bcrypt hashes of test passwords computed once per process.
-// It is imported by tests only.
+// It also starts outside servers for a test. It is imported by tests
+// only.
 package testkit
 
 import (
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/backupweb/backupweb/internal/logtest"
 )
 
 // Client returns an HTTP client with a cookie jar that does not follow
@@ -143,6 +147,39 @@ func WaitListening(t testing.TB, addr string, within time.Duration, detail func(
 		}
 		return err == nil
 	}, func() string { return "nothing listens on " + addr + ":\n" + detail() })
+}
+
+// FreeAddr returns a loopback address, 127.0.0.1:port, that nothing
+// listened on a moment ago: where a server the test starts may listen.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// StartServer starts cmd, an outside server (nginx, Caddy, gunicorn...),
+// for the rest of the test, when it is killed, with its standard output
+// and error collected, and waits until it accepts connections on addr,
+// for within at most. When it does not, t fails with the output, and
+// with what more returns when not nil (a log file the server writes).
+func StartServer(t testing.TB, cmd *exec.Cmd, addr string, within time.Duration, more func() string) {
+	t.Helper()
+	var out logtest.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", cmd.Path, err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	WaitListening(t, addr, within, func() string {
+		if more == nil {
+			return out.String()
+		}
+		return out.String() + more()
+	})
 }
 
 var hashes sync.Map // "cost\x00password" -> hash
