@@ -25,13 +25,8 @@ type enrolment struct {
 // serveEnrol is GET on EnrolPath: for a pending user who must enrol, a
 // fresh TOTP secret as a QR code and as text, and the form to confirm it.
 func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
-	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
-	st, ok := p.pendingOf(r)
+	st, next, ok := p.pendingPage(w, r, EnrolPath)
 	if !ok {
-		p.startOver(w, r, next)
-		return
-	}
-	if p.routeByStatus(w, r, st.User, next, EnrolPath) {
 		return
 	}
 	key, err := factors.NewTOTPKey(ui.BrandOf(r.Context()).Name(), st.User)

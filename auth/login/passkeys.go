@@ -246,9 +246,8 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	name, ok := passkeyName(req.Name)
+	name, ok := p.passkeyName(w, r, req.Name)
 	if !ok {
-		p.errs.Refuse(w, r, auth.PasskeyName)
 		return
 	}
 	v, err := p.passkeys.FinishRegistration(r.Context(), u.Name, req.Ceremony, name, req.Credential)
@@ -266,12 +265,13 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]bool{"ok": true})
 }
 
-// passkeyName checks a passkey's name: trimmed, 1 to 64 characters,
-// printable.
-func passkeyName(s string) (string, bool) {
+// passkeyName checks the name given to a new passkey: trimmed, 1 to 64
+// characters, printable; another is refused (400). ok false: it answered.
+func (p *Provider) passkeyName(w http.ResponseWriter, r *http.Request, s string) (string, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxPasskeyNameRunes ||
 		strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		p.errs.Refuse(w, r, auth.PasskeyName)
 		return "", false
 	}
 	return s, true

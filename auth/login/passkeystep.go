@@ -158,9 +158,8 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	name, ok := passkeyName(req.Name)
+	name, ok := p.passkeyName(w, r, req.Name)
 	if !ok {
-		p.errs.Refuse(w, r, auth.PasskeyName)
 		return
 	}
 	next := p.Guard.SafeNext(r.URL.Query().Get("next"))

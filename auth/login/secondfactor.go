@@ -112,16 +112,27 @@ func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred
 // serveSecondFactor is GET on SecondFactorPath: the code form, for a
 // browser with a pending state; others go back to the sign-in page.
 func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
-	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
-	st, ok := p.pendingOf(r)
+	st, next, ok := p.pendingPage(w, r, SecondFactorPath)
 	if !ok {
-		p.startOver(w, r, next)
-		return
-	}
-	if p.routeByStatus(w, r, st.User, next, SecondFactorPath) {
 		return
 	}
 	p.renderSecond(w, r, auth.Reply{Status: http.StatusOK}, st.User, next)
+}
+
+// pendingPage returns the pending state of a GET on a page of the second
+// step (here) and its next: a browser without one starts over, one whose
+// factors belong elsewhere is sent there. ok false: it answered.
+func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
+	next = p.Guard.SafeNext(r.URL.Query().Get("next"))
+	st, ok = p.pendingOf(r)
+	if !ok {
+		p.startOver(w, r, next)
+		return pending{}, "", false
+	}
+	if p.routeByStatus(w, r, st.User, next, here) {
+		return pending{}, "", false
+	}
+	return st, next, true
 }
 
 // routeByStatus sends a pending user to where their factors say they
