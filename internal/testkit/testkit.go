@@ -118,6 +118,29 @@ func Post(t testing.TB, c *http.Client, l Login) *http.Response {
 	return resp
 }
 
+// Holds checks a page or any text a test got: it marks t failed (and goes
+// on) for each of want that page lacks and each of dontWant it holds, and
+// then shows the page once.
+func Holds(t testing.TB, page string, want, dontWant []string) {
+	t.Helper()
+	failed := false
+	for _, w := range want {
+		if !strings.Contains(page, w) {
+			t.Errorf("page lacks %s", w)
+			failed = true
+		}
+	}
+	for _, w := range dontWant {
+		if strings.Contains(page, w) {
+			t.Errorf("page holds %s", w)
+			failed = true
+		}
+	}
+	if failed {
+		t.Logf("the page:\n%s", page)
+	}
+}
+
 // Poll is how often WaitUntil asks again.
 const Poll = 10 * time.Millisecond
 

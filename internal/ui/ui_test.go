@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 var when = time.Date(2024, 5, 1, 12, 30, 5, 0, time.FixedZone("CEST", 2*3600))
@@ -93,16 +94,7 @@ func TestRenderCatalog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := checkPage(t, render(t, http.StatusOK, "catalog", tt.data), http.StatusOK)
-			for _, w := range tt.want {
-				if !strings.Contains(body, w) {
-					t.Errorf("page lacks %s", w)
-				}
-			}
-			for _, w := range tt.dontWant {
-				if strings.Contains(body, w) {
-					t.Errorf("page holds %s", w)
-				}
-			}
+			testkit.Holds(t, body, tt.want, tt.dontWant)
 		})
 	}
 }
@@ -145,16 +137,7 @@ func TestRenderLogin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := checkPage(t, render(t, tt.status, "login", tt.data), tt.status)
-			for _, w := range tt.want {
-				if !strings.Contains(body, w) {
-					t.Errorf("page lacks %s", w)
-				}
-			}
-			for _, w := range tt.dontWant {
-				if strings.Contains(body, w) {
-					t.Errorf("page holds %s", w)
-				}
-			}
+			testkit.Holds(t, body, tt.want, tt.dontWant)
 		})
 	}
 }
