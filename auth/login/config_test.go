@@ -11,6 +11,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -128,7 +129,7 @@ func TestLoadProblems(t *testing.T) {
 		return p
 	}
 	good := write("good", usersText(t, "alice"), 0o600)
-	salt := hashOf(t, testPasswords["alice"])[7:29]
+	salt := testkit.Hash(t, testPasswords["alice"])[7:29]
 	malformed := write("malformed", usersText(t, "alice")+secretLine+"\n", 0o600)
 	duplicate := write("duplicate", usersText(t, "alice", "alice"), 0o600)
 	apr1 := write("apr1", "alice:$apr1$"+secretLine+"\n", 0o600)

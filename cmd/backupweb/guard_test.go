@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
@@ -192,9 +191,8 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 // paths merely starting like backupweb's (/login.html, /logout-all) are
 // the application's.
 func throughProxy(t *testing.T, front string, strictCookies bool) {
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := testkit.Client()
+	c.Timeout = 10 * time.Second
 	get := func(path, accept string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest("GET", front+path, nil)
@@ -260,7 +258,7 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 	u, _ := url.Parse(front)
 	for _, ck := range []*http.Cookie{{Name: "theme", Value: "dark"}, {Name: "backupweb_oauth_abc", Value: "flow"},
 		{Name: "__Host-backupweb_csrf", Value: "x"}, {Name: "lang", Value: "en"}, {Name: "xbackupweb_session", Value: "app"}} {
-		jar.SetCookies(u, []*http.Cookie{ck})
+		c.Jar.SetCookies(u, []*http.Cookie{ck})
 	}
 	for _, path := range []string{"/app/page", "/login.html", "/logout-all", "/loginx", "/_backupwebx"} {
 		resp := get(path, "text/html")
@@ -271,7 +269,7 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 			t.Fatalf("%s: %d, want the application's page\n%.300s", path, resp.StatusCode, body)
 		}
 		if path == "/app/page" {
-			t.Logf("the browser sent %d cookies; the application got %q", len(jar.Cookies(u)), m[1])
+			t.Logf("the browser sent %d cookies; the application got %q", len(c.Jar.Cookies(u)), m[1])
 		}
 		for c := range strings.SplitSeq(html.UnescapeString(string(m[1])), "; ") {
 			name, _, _ := strings.Cut(c, "=")

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,9 +20,8 @@ import (
 // again.
 func syncthingThrough(t *testing.T, front string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 20 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := testkit.Client()
+	c.Timeout = 20 * time.Second
 	get := func(path string, h map[string]string) (int, string, http.Header) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", front+path, nil)
@@ -63,7 +61,7 @@ func syncthingThrough(t *testing.T, front string) {
 	// the page, echoed in the header X-CSRF-Token-<id>.
 	u, _ := url.Parse(front)
 	var name, value string
-	for _, ck := range jar.Cookies(u) {
+	for _, ck := range c.Jar.Cookies(u) {
 		if strings.HasPrefix(ck.Name, "CSRF-Token-") {
 			name, value = ck.Name, ck.Value
 		}
