@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,26 +63,15 @@ func TestBufferStalledPipe(t *testing.T) {
 	// Far more than the pipe (64 KiB on Linux, at most 1 MiB) and the
 	// buffers hold together.
 	const writers, perWriter = 4, 20000
-	var written atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		var wg sync.WaitGroup
-		for g := range writers {
-			wg.Go(func() {
-				for i := range perWriter {
-					fmt.Fprintf(b, "writer %d line %05d %s\n", g, i, strings.Repeat("x", 40))
-					written.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		close(done)
-	}()
+	run := testkit.InBackground(writers, perWriter, func(g, i int) bool {
+		fmt.Fprintf(b, "writer %d line %05d %s\n", g, i, strings.Repeat("x", 40))
+		return true
+	})
 
 	// Nobody reads: the writers must come to a stop, not finish.
-	last := testkit.Settled(written.Load)
+	last := testkit.Settled(run.Count)
 	select {
-	case <-done:
+	case <-run.Done:
 		t.Fatal("every write completed with nobody reading: lines were dropped or memory grew")
 	default:
 	}
@@ -117,9 +104,9 @@ func TestBufferStalledPipe(t *testing.T) {
 		lines <- sc.Err()
 	}()
 	select {
-	case <-done:
+	case <-run.Done:
 	case <-time.After(time.Minute):
-		t.Fatalf("writers did not resume: %d of %d lines written", written.Load(), writers*perWriter)
+		t.Fatalf("writers did not resume: %d of %d lines written", run.Count(), writers*perWriter)
 	}
 	b.Flush()
 	if err := <-lines; err != nil {

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -290,6 +291,42 @@ func AtOnce(n int, ready func(i int) func() int) map[int]int {
 	close(barrier)
 	wg.Wait()
 	return statuses
+}
+
+// Run is work going on in the background (InBackground): how many calls
+// of it returned so far, and whether all have.
+type Run struct {
+	// Done is closed once every call has returned.
+	Done <-chan struct{}
+	n    atomic.Int64
+}
+
+// Count is how many calls returned so far.
+func (r *Run) Count() int64 { return r.n.Load() }
+
+// InBackground calls work(g, i) for each i < each on n goroutines g at
+// once, and returns at once: for tests of back-pressure, which see the
+// calls come to a stop (Settled over Count, Done still open) and then
+// resume. A call that returns false ends its goroutine's calls.
+func InBackground(n, each int, work func(g, i int) bool) *Run {
+	done := make(chan struct{})
+	r := &Run{Done: done}
+	go func() {
+		var wg sync.WaitGroup
+		for g := range n {
+			wg.Go(func() {
+				for i := range each {
+					if !work(g, i) {
+						return
+					}
+					r.n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		close(done)
+	}()
+	return r
 }
 
 // Settled waits until count stops moving (the same value at five readings
