@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/backupweb/backupweb/internal/browsertest"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
@@ -101,17 +102,12 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	go up.Serve(uln)
 	t.Cleanup(func() { up.Close() })
 
-	dir := t.TempDir()
-	hash := testkit.Hash(t, "alice-pw")
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
-	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
-	if authSection != "" {
-		ini = ini[:strings.Index(ini, "[authentication]")] + authSection
-	}
-	ini = strings.Replace(ini, "listen = 127.0.0.1:8080", "listen = 127.0.0.1:0", 1)
-	ini = strings.Replace(ini, "/etc/backupweb/users", filepath.Join(dir, "users"), 1)
-	ini = strings.Replace(ini, "trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state"), 1)
-	addr, stderr := serveInProcess(t, dir, ini, nil)
+	addr, stderr := serveGuardingDoc(t, "backupweb's configuration for all three", func(ini, _ string) string {
+		if authSection != "" {
+			ini = ini[:strings.Index(ini, "[authentication]")] + authSection
+		}
+		return ini
+	})
 	// Forward-auth only: no catalog, and no word about a backups folder.
 	if strings.Contains(stderr.String(), "backups") {
 		t.Errorf("a forward-auth instance spoke of backups:\n%s", stderr)
@@ -127,6 +123,22 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 		}
 	}
 	return addr, uln.Addr().String()
+}
+
+// serveGuardingDoc is serveInProcess for the configuration of
+// docs/guarding.md in the ini block after marker, with the test's listen
+// address and state folder, and alice (password alice-pw) in its user
+// file; edit, when not nil, changes it first (dir: the test's folder).
+func serveGuardingDoc(t *testing.T, marker string, edit func(ini, dir string) string) (addr string, log *logtest.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+testkit.Hash(t, "alice-pw")+"\n"), 0o600)
+	ini := strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
+		"/etc/backupweb/users", filepath.Join(dir, "users")).Replace(docSnippet(t, guardingDoc, marker, "ini"))
+	if edit != nil {
+		ini = edit(ini, dir)
+	}
+	return serveInProcess(t, dir, ini, nil)
 }
 
 // place puts the real addresses into a documented configuration.
@@ -315,12 +327,5 @@ func TestBrowserThroughNginx(t *testing.T) {
 // login page, a signed-in one reaches the upstream as alice.
 func TestReadmeProxyConfiguration(t *testing.T) {
 	_, upstream := guardedSetup(t)
-	dir := t.TempDir()
-	hash := testkit.Hash(t, "alice-pw")
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
-	ini := docSnippet(t, guardingDoc, "as the reverse proxy itself:", "ini")
-	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
-		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
-	addr, _ := serveInProcess(t, dir, ini, nil)
-	throughProxy(t, "http://"+addr, false)
+	throughProxy(t, startProxyMode(t, upstream, ""), false)
 }

@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,13 +111,8 @@ func TestSyncthingThroughNginx(t *testing.T) {
 // extra appended, and returns its address.
 func startForwardAuth(t *testing.T, extra string) string {
 	t.Helper()
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+testkit.Hash(t, "alice-pw")+"\n"), 0o600)
-	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
-	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0",
-		"/etc/backupweb/users", filepath.Join(dir, "users"),
-		"trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state")).Replace(ini)
-	ini += "\n[backups]\ndir = " + dir + "\n" + extra
-	addr, _ := serveInProcess(t, dir, ini, nil)
+	addr, _ := serveGuardingDoc(t, "backupweb's configuration for all three", func(ini, dir string) string {
+		return ini + "\n[backups]\ndir = " + dir + "\n" + extra
+	})
 	return addr
 }
