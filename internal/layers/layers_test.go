@@ -56,7 +56,7 @@ var allowed = map[string][]string{
 
 	// The program: it alone wires everything together.
 	"cmd/backupweb": {"access", "internal/accesslog", "auth", "auth/factory", "auth/login", "internal/buildinfo", "internal/catalog", "config", "factors", "groupfile", "internal/metrics", "passkey", "password", "peer", "proxy", "internal/qr", "redisstore", "internal/ui", "userfile", "internal/web"},
-	"cmd/loadtest":  {"internal/redistest", "internal/toolstest"},
+	"cmd/loadtest":  {"internal/redistest", "internal/testkit", "internal/toolstest"},
 
 	// Test kits.
 	"internal/benchtest":    nil,

@@ -37,9 +37,9 @@ func Client() *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// tokenField finds the csrf_token of a form, as every page of the program
-// writes it.
-var tokenField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+// tokenField finds the csrf_token of a form: as every page of the
+// program writes it, or with its attributes the other way round.
+var tokenField = regexp.MustCompile(`name="csrf_token"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*name="csrf_token"`)
 
 // FormToken returns the csrf_token of the first form in page, or "" when
 // page holds none.
@@ -48,7 +48,7 @@ func FormToken(page []byte) string {
 	if m == nil {
 		return ""
 	}
-	return string(m[1])
+	return string(m[1]) + string(m[2])
 }
 
 // Token gets pageURL with c and returns its form's csrf_token; it fails t
