@@ -25,19 +25,20 @@ var listeningRE = regexp.MustCompile(`listening.*addr=(127\.0\.0\.1:\d+)`)
 // waitListening waits for serve's "listening" line and returns the address.
 func waitListening(t testing.TB, stderr interface{ String() string }, done <-chan int) string {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
+	var addr string
+	testkit.WaitUntil(t, 20*time.Second, func() bool {
 		if m := listeningRE.FindStringSubmatch(stderr.String()); m != nil {
-			return m[1]
+			addr = m[1]
+			return true
 		}
 		select {
 		case code := <-done:
 			t.Fatalf("serve exited %d before listening:\n%s", code, stderr.String())
-		case <-deadline:
-			t.Fatalf("no listening line:\n%s", stderr.String())
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return false
+	}, func() string { return "no listening line:\n" + stderr.String() })
+	return addr
 }
 
 func TestServeWithoutConfiguration(t *testing.T) {
