@@ -175,6 +175,14 @@ func (h *harness) browser() *browser {
 	return &browser{t: h.t, h: h, jar: c.Jar, c: c}
 }
 
+// browserFrom is a browser whose requests come from the client address
+// addr (sent in X-Forwarded-For).
+func (h *harness) browserFrom(addr string) *browser {
+	b := h.browser()
+	b.from = addr
+	return b
+}
+
 // reply is a response with its body read.
 type reply struct {
 	status int
