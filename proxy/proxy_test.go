@@ -175,9 +175,7 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 			return signedIn{g: g, client: jarClient()}
 		},
 		"basic": func() signedIn {
-			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-				return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
-			})
+			g := guard(t, up.URL, basicSetup(t))
 			return signedIn{g: g, client: jarClient(), mod: func(r *http.Request) { r.SetBasicAuth("api", "pw") }, user: "api"}
 		},
 		"flask-login": func() signedIn {
@@ -333,10 +331,7 @@ func upgradeEcho(t *testing.T, base string, mod func(*http.Request)) {
 
 func TestProxyRefusesBeforeTheUpstream(t *testing.T) {
 	up := startUpstream(t)
-	hash := testkit.Hash(t, "pw")
-	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
-	})
+	g := guard(t, up.URL, basicSetup(t))
 	before := up.hits.Load()
 	resp, err := http.Get(g.url + "/anything")
 	if err != nil {
@@ -399,10 +394,7 @@ func TestUpstreamDownOrSlow(t *testing.T) {
 // other inside its body.
 func TestSmuggling(t *testing.T) {
 	up := startUpstream(t)
-	hash := testkit.Hash(t, "pw")
-	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
-	})
+	g := guard(t, up.URL, basicSetup(t))
 	before := up.hits.Load()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.url, "http://"))
 	if err != nil {
