@@ -280,6 +280,15 @@ func (b *browser) login(user, pw, next string) reply {
 	return b.post(b.h.p.LoginPath(), url.Values{"username": {user}, "password": {pw}, "csrf_token": {tok}, "next": {next}})
 }
 
+// passwordGiven is a new browser that posted user's right password with
+// next "/", whatever the answer (with a second factor, the next step is
+// the code).
+func (h *harness) passwordGiven(user string) *browser {
+	b := h.browser()
+	b.login(user, testPasswords[user], "/")
+	return b
+}
+
 // mustLogin logs in and fails the test unless it succeeds.
 func (b *browser) mustLogin(user string) {
 	b.t.Helper()

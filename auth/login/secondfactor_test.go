@@ -146,8 +146,7 @@ func TestSecondFactorPendingExpiresAndIsBound(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, nil)
 	h.enrol("alice")
 
-	b := h.browser()
-	b.login("alice", testPasswords["alice"], "/")
+	b := h.passwordGiven("alice")
 	thief := h.browser()
 	thief.formToken()
 	thief.setCookie(PendingCookie, b.cookie(PendingCookie))
@@ -178,16 +177,14 @@ func TestSecondFactorPendingExpiresAndIsBound(t *testing.T) {
 func TestSecondFactorRecoveryCode(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, nil)
 	codes := h.enrol("alice")
-	b := h.browser()
-	b.login("alice", testPasswords["alice"], "/")
+	b := h.passwordGiven("alice")
 	if r := b.secondFactor(strings.ToLower(codes[2]), "/"); r.status != http.StatusSeeOther {
 		t.Fatalf("recovery code: %d", r.status)
 	}
 	if u, _ := b.user(); u.SecondFactor != "recovery" {
 		t.Fatalf("factor %q, want recovery", u.SecondFactor)
 	}
-	again := h.browser()
-	again.login("alice", testPasswords["alice"], "/")
+	again := h.passwordGiven("alice")
 	if r := again.secondFactor(codes[2], "/"); r.status != http.StatusUnauthorized {
 		t.Fatalf("the recovery code twice: %d", r.status)
 	}
@@ -204,8 +201,7 @@ func TestSecondFactorThrottleConcurrent(t *testing.T) {
 	const limit, tries = 4, 24
 	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.MaxUserFailures = limit; c.MaxFailures = 1000 })
 	h.enrol("alice")
-	b := h.browser()
-	b.login("alice", testPasswords["alice"], "/")
+	b := h.passwordGiven("alice")
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var wg sync.WaitGroup
@@ -301,8 +297,7 @@ func TestSecondFactorRequiredEnrolment(t *testing.T) {
 func TestSecondFactorRemovedWithRequired(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorRequired, nil)
 	h.enrol("alice")
-	b := h.browser()
-	b.login("alice", testPasswords["alice"], "/")
+	b := h.passwordGiven("alice")
 	if r := b.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther || b.apiStatus() != http.StatusOK {
 		t.Fatalf("sign-in: %d", r.status)
 	}
@@ -410,8 +405,7 @@ func TestSecondFactorRequiredEndsPasswordSessions(t *testing.T) {
 	h.enrol("alice")
 	bob := h.browser()
 	bob.mustLogin("bob")
-	alice := h.browser()
-	alice.login("alice", testPasswords["alice"], "/")
+	alice := h.passwordGiven("alice")
 	if r := alice.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
 		t.Fatalf("alice: %d", r.status)
 	}
