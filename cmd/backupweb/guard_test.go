@@ -304,10 +304,7 @@ func TestBrowserThroughNginx(t *testing.T) {
 	ctx := browsertest.New(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(front+"/app/page?x=1"),
-		chromedp.WaitVisible(chromedp.CSS("#username")),
-		chromedp.SendKeys(chromedp.CSS("#username"), "alice"),
-		chromedp.SendKeys(chromedp.CSS("#password"), "alice-pw"),
-		chromedp.Submit(chromedp.CSS("form")),
+		browsertest.SignIn("alice", "alice-pw"),
 		chromedp.WaitVisible(chromedp.CSS("#guarded")),
 	); err != nil {
 		t.Fatal(err)

@@ -46,10 +46,7 @@ func startProxyMode(t *testing.T, upstream, extra string) string {
 // guarded page.
 func signInAs(ctx context.Context) error {
 	return chromedp.Do(ctx,
-		chromedp.WaitVisible(chromedp.CSS("#username")),
-		chromedp.SendKeys(chromedp.CSS("#username"), "alice"),
-		chromedp.SendKeys(chromedp.CSS("#password"), "alice-pw"),
-		chromedp.Submit(chromedp.CSS("#password")),
+		browsertest.SignIn("alice", "alice-pw"),
 		chromedp.WaitVisible(chromedp.CSS("#guarded")),
 	)
 }

@@ -102,3 +102,15 @@ func New(t testing.TB) context.Context {
 	}
 	return bctx
 }
+
+// SignIn is the steps of a person signing in through backupweb's login
+// form, on the page the browser is on or going to: they wait for the form,
+// type user and password, and press its button.
+func SignIn(user, password string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.CSS(`#username`)),
+		chromedp.SendKeys(chromedp.CSS(`#username`), user),
+		chromedp.SendKeys(chromedp.CSS(`#password`), password),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+	)
+}
