@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/redistest"
 	"github.com/backupweb/backupweb/internal/testkit"

@@ -14,8 +14,9 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/factory"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/web"
@@ -286,7 +287,7 @@ func TestConfigProblems(t *testing.T) {
 			_, err := factory.New(cfg.Auth, auth.Deps{}, func(string) (string, bool) { return "", false })
 			var errs, warns []string
 			for _, p := range cfg.Report.Problems() {
-				if p.Severity == config.Error {
+				if p.Severity == ini.Error {
 					errs = append(errs, p.String())
 				} else {
 					warns = append(warns, p.String())
@@ -341,9 +342,9 @@ func TestNewValidates(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("New error %v, want one containing %q", err, tt.want)
 			}
-			var ke *config.KeyError
+			var ke *ini.KeyError
 			if !errors.As(err, &ke) {
-				t.Errorf("%v is not a *config.KeyError", err)
+				t.Errorf("%v is not a *ini.KeyError", err)
 			}
 			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), hash) {
 				t.Errorf("error %q echoes the password", err)

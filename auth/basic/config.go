@@ -8,7 +8,7 @@ import (
 	"unicode"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/password"
 )
 
@@ -20,7 +20,7 @@ var Keys = slices.Concat([]string{"username", "password", "use_bcrypt", "realm",
 // the section's report with their key and line, and warnings for plain-text
 // passwords and weak hashes too; ok is false when the configuration cannot
 // be used. Problem messages never contain the password or hash.
-func Load(s *config.Section) (cfg Config, ok bool) {
+func Load(s *ini.Section) (cfg Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = Config{
 		Username:   s.String("username", ""),
@@ -37,7 +37,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 	return cfg, s.Report().ErrorCount() == before
 }
 
-// Validate reports what makes c unusable, each problem a *config.KeyError
+// Validate reports what makes c unusable, each problem a *ini.KeyError
 // naming its key (errors.Join of them): a missing user name or password, a
 // realm with control characters, a bcrypt hash with UseBcrypt off (the hash
 // itself would be accepted as the password), a value that is not a bcrypt
@@ -46,7 +46,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, &config.KeyError{Key: key, Err: fmt.Errorf(format, args...)})
+		errs = append(errs, &ini.KeyError{Key: key, Err: fmt.Errorf(format, args...)})
 	}
 	if c.Username == "" {
 		bad("username", "missing required key; add a line \"username = ...\" under [authentication]")
@@ -71,7 +71,7 @@ func (c Config) Validate() error {
 
 // warnPassword records the warnings of a usable password: one stored in
 // plain text, a weak bcrypt cost.
-func warnPassword(s *config.Section, cfg Config) {
+func warnPassword(s *ini.Section, cfg Config) {
 	if !cfg.UseBcrypt {
 		s.Warnf("password", "is %s%s", password.PlainWarning("`backupweb hash-password`"), inlineCommentHint(cfg.Password))
 		return

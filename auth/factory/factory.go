@@ -17,7 +17,8 @@ import (
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/auth/none"
 	"github.com/backupweb/backupweb/auth/oauth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // Section is the name of the configuration section that selects and
@@ -51,10 +52,10 @@ type Type struct {
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
 	// still checked, so every problem is reported, but nothing is built.
-	build func(s *config.Section, deps auth.Deps, secretOK bool) auth.Provider
+	build func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider
 	// check reads and validates the section as build does, and builds
 	// nothing: what check-config runs.
-	check func(s *config.Section) bool
+	check func(s *ini.Section) bool
 }
 
 // types is the table of authentication types, in the order documentation
@@ -63,8 +64,8 @@ var types = []Type{
 	{
 		Name:    none.Name,
 		Summary: "no authentication (default; not for production)",
-		build:   func(*config.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
-		check:   func(*config.Section) bool { return true },
+		build:   func(*ini.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
+		check:   func(*ini.Section) bool { return true },
 	},
 	{
 		Name:    basic.Name,
@@ -98,8 +99,8 @@ var types = []Type{
 // problems) and New (build the provider) into a Type's build function. New
 // is not called when Load found errors, or when the type needs the secret
 // key and it is missing (the factory has recorded why).
-func builder[C any, P auth.Provider](load func(*config.Section) (C, bool), create func(C, auth.Deps) (P, error)) func(*config.Section, auth.Deps, bool) auth.Provider {
-	return func(s *config.Section, deps auth.Deps, secretOK bool) auth.Provider {
+func builder[C any, P auth.Provider](load func(*ini.Section) (C, bool), create func(C, auth.Deps) (P, error)) func(*ini.Section, auth.Deps, bool) auth.Provider {
+	return func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider {
 		cfg, ok := load(s)
 		if !ok || !secretOK {
 			return nil
@@ -114,8 +115,8 @@ func builder[C any, P auth.Provider](load func(*config.Section) (C, bool), creat
 }
 
 // loader turns a type's Load into Type.check.
-func loader[C any](load func(*config.Section) (C, bool)) func(*config.Section) bool {
-	return func(s *config.Section) bool {
+func loader[C any](load func(*ini.Section) (C, bool)) func(*ini.Section) bool {
+	return func(s *ini.Section) bool {
 		_, ok := load(s)
 		return ok
 	}
@@ -172,7 +173,7 @@ var ErrInvalid = errors.New("factory: invalid authentication configuration")
 // BACKUP_SECRET_KEY for the types that need it. Every problem found is
 // recorded in s's report, so check-config can show them all; New returns
 // ErrInvalid when any of them is an error.
-func New(s *config.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
+func New(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
 	before := s.Report().ErrorCount()
 	t, key, secretOK, err := resolve(s, lookupEnv)
 	if err != nil {
@@ -191,7 +192,7 @@ func New(s *config.Section, deps auth.Deps, lookupEnv func(string) (string, bool
 // (the user file and the login template are read, as they must be to be
 // checked). It returns the type named, and ErrInvalid when any problem is
 // an error. check-config runs it.
-func Check(s *config.Section, lookupEnv func(string) (string, bool)) (Type, error) {
+func Check(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, error) {
 	before := s.Report().ErrorCount()
 	t, _, secretOK, err := resolve(s, lookupEnv)
 	if err != nil {
@@ -206,7 +207,7 @@ func Check(s *config.Section, lookupEnv func(string) (string, bool)) (Type, erro
 // resolve finds the type s names, warns about keys it does not read, and
 // reads the secret key when the type needs one (secretOK false when it is
 // missing or short, with the error recorded).
-func resolve(s *config.Section, lookupEnv func(string) (string, bool)) (t Type, key []byte, secretOK bool, err error) {
+func resolve(s *ini.Section, lookupEnv func(string) (string, bool)) (t Type, key []byte, secretOK bool, err error) {
 	if s.Present() && !s.Has("type") {
 		s.Errorf("", "has no type key; add a line type = <%s> (only a file without an [%s] section means type none)", strings.Join(Names(), "|"), Section)
 		return Type{}, nil, false, ErrInvalid
@@ -231,13 +232,13 @@ func resolve(s *config.Section, lookupEnv func(string) (string, bool)) (t Type, 
 // warnKeys warns about keys no type knows and keys the chosen type ignores.
 // A near miss of a known key (use_bycrypt, user_file) is an error: the
 // setting the operator meant would silently not apply.
-func warnKeys(s *config.Section, t Type) {
+func warnKeys(s *ini.Section, t Type) {
 	known := knownKeys()
 	for _, k := range s.Keys() {
 		switch {
 		case k == "type":
 		case !known[k]:
-			if want, ok := config.Suggest(k, slices.Sorted(maps.Keys(known))); ok {
+			if want, ok := ini.Suggest(k, slices.Sorted(maps.Keys(known))); ok {
 				s.Errorf(k, "unknown key; did you mean %s?", want)
 			} else {
 				s.Warnf(k, "unknown key; it is ignored")
@@ -261,11 +262,11 @@ func warnKeys(s *config.Section, t Type) {
 // [DEFAULT] section is checked too when f has no [authentication] section,
 // since its keys would then configure nothing. Keys that also belong to the
 // section they are in (own lists the keys each section reads) are allowed.
-func CheckPlacement(f *config.File, own map[string][]string) {
+func CheckPlacement(f *ini.File, own map[string][]string) {
 	known := knownKeys()
 	sections := f.Sections()
 	if !f.Has(Section) {
-		sections = append(sections, config.DefaultSection)
+		sections = append(sections, ini.DefaultSection)
 	}
 	for _, name := range sections {
 		if name == Section {

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
-func load(t *testing.T, ini string) *config.Config {
+func load(t *testing.T, text string) *config.Config {
 	t.Helper()
-	f := config.Parse("test.ini", strings.NewReader(ini), nil)
+	f := ini.Parse("test.ini", strings.NewReader(text), nil)
 	f.Expand(func(string) (string, bool) { return "", false })
 	return &config.Config{File: f, Auth: f.Section(Section), Report: f.Report()}
 }
@@ -103,7 +104,7 @@ func TestLookupAndNames(t *testing.T) {
 	}
 }
 
-func problemStrings(rep *config.Report) []string {
+func problemStrings(rep *ini.Report) []string {
 	var out []string
 	for _, p := range rep.Problems() {
 		out = append(out, p.String())

@@ -12,8 +12,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/userfile"
@@ -133,7 +133,7 @@ func (cfg Config) withDefaults() Config {
 // recorded for plain-text passwords, weak or mixed bcrypt costs, a user
 // file readable by others and an idle timeout longer than the lifetime. ok
 // is false when the configuration cannot be used.
-func Load(s *config.Section) (cfg Config, ok bool) {
+func Load(s *ini.Section) (cfg Config, ok bool) {
 	before := errorCount(s.Report())
 	cfg = Config{
 		UsersFile:       s.String("users_file", ""),
@@ -169,7 +169,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 	return cfg, errorCount(s.Report()) == before
 }
 
-// Validate reports what makes c unusable, each problem a *config.KeyError
+// Validate reports what makes c unusable, each problem a *ini.KeyError
 // naming its key (errors.Join of them): no user file named, a login_view
 // that is not a plain path or takes a route of the program. What the
 // files hold is checked by reading them (Load, New). Load records the
@@ -177,13 +177,13 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 func (c Config) Validate() error {
 	var errs []error
 	if c.UsersFile == "" {
-		errs = append(errs, &config.KeyError{Key: "users_file", Err: errors.New("missing required key; set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)")})
+		errs = append(errs, &ini.KeyError{Key: "users_file", Err: errors.New("missing required key; set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)")})
 	}
 	if _, err := LoginPath(c.LoginPath); err != nil {
-		errs = append(errs, &config.KeyError{Key: "login_view", Err: err})
+		errs = append(errs, &ini.KeyError{Key: "login_view", Err: err})
 	}
 	if c.PasskeyLogin && c.SecondFactor == SecondFactorOff {
-		errs = append(errs, &config.KeyError{Key: "passkey_login", Err: errors.New("needs second_factor = optional or required: passkeys are second factors, kept in the factors file")})
+		errs = append(errs, &ini.KeyError{Key: "passkey_login", Err: errors.New("needs second_factor = optional or required: passkeys are second factors, kept in the factors file")})
 	}
 	return errors.Join(errs...)
 }
@@ -233,7 +233,7 @@ var formFields = []string{"username", "password", "csrf_token", "next"}
 // every login. A page without the username, password or csrf_token field
 // could never sign anyone in: an error. One without next: a warning. It
 // returns the template when it can be used.
-func checkTemplate(s *config.Section, path string) *template.Template {
+func checkTemplate(s *ini.Section, path string) *template.Template {
 	t, err := ui.ParseLoginTemplate(path)
 	if err != nil {
 		s.Errorf("login_template", "%v", err)
@@ -267,7 +267,7 @@ func fieldRE(name string) *regexp.Regexp {
 
 // checkUsersFile reads the user file as the provider does and records its
 // problems and warnings. It returns the reading when the file is good.
-func checkUsersFile(s *config.Section, cfg Config) *reading {
+func checkUsersFile(s *ini.Section, cfg Config) *reading {
 	rd, err := readUsers(cfg.UsersFile, cfg.UseBcrypt)
 	if err != nil {
 		reportUsersError(s, err)
@@ -278,7 +278,7 @@ func checkUsersFile(s *config.Section, cfg Config) *reading {
 	if !cfg.UseBcrypt {
 		holds = "plain-text passwords"
 	}
-	config.CheckPrivate(s.Report(), cfg.UsersFile, holds)
+	ini.CheckPrivate(s.Report(), cfg.UsersFile, holds)
 	if !cfg.UseBcrypt {
 		s.Warnf("use_bcrypt", "is off, so the user file's passwords are %s", password.PlainWarning("`backupweb user passwd`"))
 		return &rd
@@ -300,7 +300,7 @@ func checkUsersFile(s *config.Section, cfg Config) *reading {
 // reportUsersError records the problems of a user file: each problem the
 // userfile package located at a line goes to that file and line; anything
 // else (a missing or unreadable file) goes to the users_file key.
-func reportUsersError(s *config.Section, err error) {
+func reportUsersError(s *ini.Section, err error) {
 	located := false
 	for _, e := range flatten(err) {
 		var le *userfile.LineError
@@ -314,7 +314,7 @@ func reportUsersError(s *config.Section, err error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		s.Errorf("users_file", "cannot read the user file %s: %v", config.ShowPath(s.String("users_file", "")), err)
+		s.Errorf("users_file", "cannot read the user file %s: %v", ini.ShowPath(s.String("users_file", "")), err)
 	}
 }
 
@@ -329,10 +329,10 @@ func flatten(err error) []error {
 }
 
 // errorCount returns how many errors rep holds, warnings aside.
-func errorCount(rep *config.Report) int {
+func errorCount(rep *ini.Report) int {
 	n := 0
 	for _, p := range rep.Problems() {
-		if p.Severity == config.Error {
+		if p.Severity == ini.Error {
 			n++
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -52,10 +52,10 @@ func TestLoginPath(t *testing.T) {
 }
 
 // loadSection parses an [authentication] section and runs Load on it.
-func loadSection(t *testing.T, body string) (Config, bool, []config.Problem) {
+func loadSection(t *testing.T, body string) (Config, bool, []ini.Problem) {
 	t.Helper()
-	rep := &config.Report{}
-	f := config.Parse("backupweb.ini", strings.NewReader("[authentication]\ntype = flask-login\n"+body), rep)
+	rep := &ini.Report{}
+	f := ini.Parse("backupweb.ini", strings.NewReader("[authentication]\ntype = flask-login\n"+body), rep)
 	cfg, ok := Load(f.Section("authentication"))
 	return cfg, ok, rep.Problems()
 }
@@ -139,28 +139,28 @@ func TestLoadProblems(t *testing.T) {
 		name     string
 		body     string
 		ok       bool
-		severity config.Severity
+		severity ini.Severity
 		where    string // "FILE:LINE", "FILE" or "backupweb.ini:LINE"
 		msg      string
 	}{
-		{"missing key", "use_bcrypt = true", false, config.Error, "backupweb.ini:1", "users_file: missing required key"},
-		{"missing file", "users_file = " + filepath.Join(dir, "nope"), false, config.Error, "backupweb.ini:3", "no such file"},
-		{"malformed line", "users_file = " + malformed + "\nuse_bcrypt = true", false, config.Error, malformed + ":4", "malformed line"},
-		{"duplicate user", "users_file = " + duplicate + "\nuse_bcrypt = true", false, config.Error, duplicate + ":4", "duplicate user name"},
-		{"other hash kind", "users_file = " + apr1 + "\nuse_bcrypt = true", false, config.Error, apr1 + ":1", "$apr1$"},
-		{"plain value with bcrypt", "users_file = " + plainInBcrypt + "\nuse_bcrypt = true", false, config.Error, plainInBcrypt + ":1", "not a hash"},
-		{"empty file", "users_file = " + empty + "\nuse_bcrypt = true", false, config.Error, empty, "no users"},
-		{"plain passwords", "users_file = " + plainInBcrypt, true, config.Warning, "backupweb.ini", "passwords are stored in plain text"},
-		{"bcrypt hash with bcrypt off", "users_file = " + good, false, config.Error, good + ":3", "use_bcrypt is off, so the hash itself would be accepted"},
-		{"readable by others", "users_file = " + open + "\nuse_bcrypt = true", true, config.Warning, open, "chmod 600"},
-		{"weak cost", "users_file = " + good + "\nuse_bcrypt = true", true, config.Warning, good + ":3", "bcrypt cost 4 is weak"},
-		{"idle longer than lifetime", "users_file = " + good + "\nuse_bcrypt = true\nsession_idle_timeout = 2h\nsession_lifetime = 1h", true, config.Warning, "backupweb.ini:5", "longer than session_lifetime"},
-		{"bad duration", "users_file = " + good + "\nuse_bcrypt = true\nfailure_window = soon", false, config.Error, "backupweb.ini:5", "failure_window"},
-		{"attempt_wait too long", "users_file = " + good + "\nuse_bcrypt = true\nattempt_wait = 30s", false, config.Error, "backupweb.ini:5", "attempt_wait: must be at most 25s"},
-		{"bad number", "users_file = " + good + "\nuse_bcrypt = true\nmax_user_failures = 0", false, config.Error, "backupweb.ini:5", "max_user_failures"},
-		{"bad idle renewal", "users_file = " + good + "\nuse_bcrypt = true\nidle_renewal = always", false, config.Error, "backupweb.ini:5", "idle_renewal: unknown value \"always\"; valid values are navigation"},
-		{"bad login view", "users_file = " + good + "\nuse_bcrypt = true\nlogin_view = /api/x", false, config.Error, "backupweb.ini:5", "login_view"},
-		{"missing template", "users_file = " + good + "\nuse_bcrypt = true\nlogin_template = " + filepath.Join(dir, "none.html"), false, config.Error, "backupweb.ini:5", "login_template"},
+		{"missing key", "use_bcrypt = true", false, ini.Error, "backupweb.ini:1", "users_file: missing required key"},
+		{"missing file", "users_file = " + filepath.Join(dir, "nope"), false, ini.Error, "backupweb.ini:3", "no such file"},
+		{"malformed line", "users_file = " + malformed + "\nuse_bcrypt = true", false, ini.Error, malformed + ":4", "malformed line"},
+		{"duplicate user", "users_file = " + duplicate + "\nuse_bcrypt = true", false, ini.Error, duplicate + ":4", "duplicate user name"},
+		{"other hash kind", "users_file = " + apr1 + "\nuse_bcrypt = true", false, ini.Error, apr1 + ":1", "$apr1$"},
+		{"plain value with bcrypt", "users_file = " + plainInBcrypt + "\nuse_bcrypt = true", false, ini.Error, plainInBcrypt + ":1", "not a hash"},
+		{"empty file", "users_file = " + empty + "\nuse_bcrypt = true", false, ini.Error, empty, "no users"},
+		{"plain passwords", "users_file = " + plainInBcrypt, true, ini.Warning, "backupweb.ini", "passwords are stored in plain text"},
+		{"bcrypt hash with bcrypt off", "users_file = " + good, false, ini.Error, good + ":3", "use_bcrypt is off, so the hash itself would be accepted"},
+		{"readable by others", "users_file = " + open + "\nuse_bcrypt = true", true, ini.Warning, open, "chmod 600"},
+		{"weak cost", "users_file = " + good + "\nuse_bcrypt = true", true, ini.Warning, good + ":3", "bcrypt cost 4 is weak"},
+		{"idle longer than lifetime", "users_file = " + good + "\nuse_bcrypt = true\nsession_idle_timeout = 2h\nsession_lifetime = 1h", true, ini.Warning, "backupweb.ini:5", "longer than session_lifetime"},
+		{"bad duration", "users_file = " + good + "\nuse_bcrypt = true\nfailure_window = soon", false, ini.Error, "backupweb.ini:5", "failure_window"},
+		{"attempt_wait too long", "users_file = " + good + "\nuse_bcrypt = true\nattempt_wait = 30s", false, ini.Error, "backupweb.ini:5", "attempt_wait: must be at most 25s"},
+		{"bad number", "users_file = " + good + "\nuse_bcrypt = true\nmax_user_failures = 0", false, ini.Error, "backupweb.ini:5", "max_user_failures"},
+		{"bad idle renewal", "users_file = " + good + "\nuse_bcrypt = true\nidle_renewal = always", false, ini.Error, "backupweb.ini:5", "idle_renewal: unknown value \"always\"; valid values are navigation"},
+		{"bad login view", "users_file = " + good + "\nuse_bcrypt = true\nlogin_view = /api/x", false, ini.Error, "backupweb.ini:5", "login_view"},
+		{"missing template", "users_file = " + good + "\nuse_bcrypt = true\nlogin_template = " + filepath.Join(dir, "none.html"), false, ini.Error, "backupweb.ini:5", "login_template"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // SecondFactor is the value of second_factor.
@@ -54,14 +54,14 @@ func ParseSecondFactor(v string) (SecondFactor, error) {
 // the secret key (which Load does not have, so secrets are not decrypted
 // here): problems of its lines are warnings at their file and line (the
 // service starts, and refuses those users), as is a file others can read.
-func checkFactorsFile(s *config.Section, path string) {
+func checkFactorsFile(s *ini.Section, path string) {
 	if _, err := os.Stat(path); err != nil {
 		if !os.IsNotExist(err) {
-			s.Errorf("factors_file", "cannot read the factors file %s: %v", config.ShowPath(path), err)
+			s.Errorf("factors_file", "cannot read the factors file %s: %v", ini.ShowPath(path), err)
 		}
 		return // no file: nobody has a factor yet
 	}
-	config.CheckPrivate(s.Report(), path, "second-factor secrets")
+	ini.CheckPrivate(s.Report(), path, "second-factor secrets")
 	_, err := factors.Read(path, nil)
 	if err == nil {
 		return

@@ -10,7 +10,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/auth/login"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
@@ -37,9 +37,9 @@ func TestFactory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := &config.Report{}
+			rep := &ini.Report{}
 			text := "[authentication]\ntype = " + tt.typ + "\nusers_file = " + users + "\nuse_bcrypt = true\n"
-			s := config.Parse("backupweb.ini", strings.NewReader(text), rep).Section("authentication")
+			s := ini.Parse("backupweb.ini", strings.NewReader(text), rep).Section("authentication")
 			lookup := func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
 			env := auth.Deps{StateDir: filepath.Join(dir, "state-"+strings.ReplaceAll(tt.name, " ", "-"))}
 			p, err := factory.New(s, env, lookup)

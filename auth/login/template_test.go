@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // customTemplate is an operator's login page: standalone, using every
@@ -55,14 +55,14 @@ func TestTemplateProblems(t *testing.T) {
 	writeFile(t, users, usersText(t, "alice"))
 	tests := []struct {
 		name, text string
-		severity   config.Severity
+		severity   ini.Severity
 		msg        string
 	}{
-		{"syntax error", "<p>{{.Title</p>", config.Error, "login template"},
-		{"unknown field", "<p>{{.Token}}</p>", config.Error, "fails with the login page's data"},
-		{"missing next", strings.Replace(customTemplate, `name="next"`, `name="then"`, 1), config.Warning, "no form field named next"},
-		{"missing csrf_token", strings.Replace(customTemplate, `name="csrf_token"`, `name="token"`, 1), config.Error, "no form field named csrf_token, so it could never sign anyone in"},
-		{"missing password", strings.Replace(customTemplate, `name="password"`, `name="pw"`, 1), config.Error, "no form field named password"},
+		{"syntax error", "<p>{{.Title</p>", ini.Error, "login template"},
+		{"unknown field", "<p>{{.Token}}</p>", ini.Error, "fails with the login page's data"},
+		{"missing next", strings.Replace(customTemplate, `name="next"`, `name="then"`, 1), ini.Warning, "no form field named next"},
+		{"missing csrf_token", strings.Replace(customTemplate, `name="csrf_token"`, `name="token"`, 1), ini.Error, "no form field named csrf_token, so it could never sign anyone in"},
+		{"missing password", strings.Replace(customTemplate, `name="password"`, `name="pw"`, 1), ini.Error, "no form field named password"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestTemplateProblems(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, ok, problems := loadSection(t, "users_file = "+users+"\nuse_bcrypt = true\nlogin_template = "+path)
-			if ok != (tt.severity == config.Warning) {
+			if ok != (tt.severity == ini.Warning) {
 				t.Errorf("ok = %v", ok)
 			}
 			found := false

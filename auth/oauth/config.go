@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // Keys are the [authentication] keys type oauth reads, besides "type".
@@ -108,7 +108,7 @@ func (c Config) withDefaults(k *kind) Config {
 // /oauth/callback, malformed endpoint URLs, neither authorized_domains nor
 // authorized_users set. ok is false when the configuration cannot be used.
 // Messages never contain the client secret.
-func Load(s *config.Section) (cfg Config, ok bool) {
+func Load(s *ini.Section) (cfg Config, ok bool) {
 	before := s.Report().ErrorCount()
 	name := strings.TrimSpace(s.RequireHint("provider", "set it to one of "+strings.Join(ProviderNames(), ", ")))
 	k, known := lookupKind(name)
@@ -140,7 +140,7 @@ func Load(s *config.Section) (cfg Config, ok bool) {
 }
 
 // checkKind applies the rules of provider k to cfg and fills its defaults.
-func checkKind(s *config.Section, k *kind, cfg Config) Config {
+func checkKind(s *ini.Section, k *kind, cfg Config) Config {
 	if cfg.Issuer != "" && !k.issuerKey {
 		s.Warnf("issuer", "is not used by provider %s; it is ignored", k.name)
 		cfg.Issuer = ""
@@ -168,7 +168,7 @@ func checkKind(s *config.Section, k *kind, cfg Config) Config {
 
 // loadRedirect reads redirect_uri: an absolute http or https URL whose path
 // is CallbackPath, without query or fragment.
-func loadRedirect(s *config.Section) string {
+func loadRedirect(s *ini.Section) string {
 	v := s.RequireHint("redirect_uri", redirectHint)
 	if v == "" {
 		return ""
@@ -211,7 +211,7 @@ func checkEndpoint(v string) error {
 	return nil
 }
 
-// Validate reports what makes c unusable, each problem a *config.KeyError
+// Validate reports what makes c unusable, each problem a *ini.KeyError
 // naming its key (errors.Join of them): an unknown provider, a missing
 // client id, secret or redirect URL, a redirect URL or endpoint of the
 // wrong shape, a generic provider without endpoints or issuer, a rule that
@@ -220,7 +220,7 @@ func checkEndpoint(v string) error {
 // returns them. Messages never hold the client secret.
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(key string, err error) { errs = append(errs, &config.KeyError{Key: key, Err: err}) }
+	bad := func(key string, err error) { errs = append(errs, &ini.KeyError{Key: key, Err: err}) }
 	k, known := lookupKind(c.Provider)
 	if !known {
 		bad("provider", fmt.Errorf("unknown provider %q; valid providers are %s", c.Provider, strings.Join(ProviderNames(), ", ")))
@@ -274,7 +274,7 @@ func (c Config) Validate() error {
 }
 
 // loadURL reads an optional absolute http(s) URL.
-func loadURL(s *config.Section, key string) string {
+func loadURL(s *ini.Section, key string) string {
 	v := strings.TrimSpace(s.String(key, ""))
 	if v == "" {
 		return ""
@@ -290,7 +290,7 @@ func loadURL(s *config.Section, key string) string {
 }
 
 // loadRule reads authorized_domains and authorized_users.
-func loadRule(s *config.Section) Rule {
+func loadRule(s *ini.Section) Rule {
 	var r Rule
 	domains := s.List("authorized_domains")
 	if slices.Contains(domains, AllDomains) {

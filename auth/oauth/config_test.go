@@ -9,15 +9,15 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // loadSection parses an [authentication] section of type oauth and runs
 // Load on it.
-func loadSection(t *testing.T, body string) (Config, bool, []config.Problem) {
+func loadSection(t *testing.T, body string) (Config, bool, []ini.Problem) {
 	t.Helper()
-	rep := &config.Report{}
-	f := config.Parse("backupweb.ini", strings.NewReader("[authentication]\ntype = oauth\n"+body), rep)
+	rep := &ini.Report{}
+	f := ini.Parse("backupweb.ini", strings.NewReader("[authentication]\ntype = oauth\n"+body), rep)
 	cfg, ok := Load(f.Section("authentication"))
 	return cfg, ok, rep.Problems()
 }
@@ -201,7 +201,7 @@ func TestLoadErrors(t *testing.T) {
 				if strings.Contains(p.String(), "s3cr3t-value") {
 					t.Errorf("problem quotes the client secret: %s", p)
 				}
-				if p.Severity == config.Error && p.Key == tt.key && strings.Contains(p.Msg, tt.want) {
+				if p.Severity == ini.Error && p.Key == tt.key && strings.Contains(p.Msg, tt.want) {
 					found = true
 				}
 			}
@@ -232,7 +232,7 @@ func TestLoadWarnings(t *testing.T) {
 			}
 			found := false
 			for _, p := range problems {
-				if p.Severity == config.Warning && p.Key == tt.key && strings.Contains(p.Msg, tt.want) {
+				if p.Severity == ini.Warning && p.Key == tt.key && strings.Contains(p.Msg, tt.want) {
 					found = true
 				}
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/auth/oauth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 const factoryConfig = `[authentication]
@@ -36,8 +36,8 @@ func TestFactoryBuildsOAuth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := &config.Report{}
-			f := config.Parse("backupweb.ini", strings.NewReader(factoryConfig), rep)
+			rep := &ini.Report{}
+			f := ini.Parse("backupweb.ini", strings.NewReader(factoryConfig), rep)
 			dir := filepath.Join(t.TempDir(), "state")
 			lookup := func(name string) (string, bool) {
 				return tt.secret, name == factory.SecretEnv && tt.secret != ""

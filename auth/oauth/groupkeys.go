@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // The admission keys by group (authorized_orgs, authorized_teams,
@@ -75,7 +75,7 @@ func asciiAlnum(c rune) bool {
 
 // loadGroupList reads the list at key, recording each entry check
 // refuses; fold lowers the ASCII letters of the entries kept.
-func loadGroupList(s *config.Section, key string, check func(string) error, fold bool) []string {
+func loadGroupList(s *ini.Section, key string, check func(string) error, fold bool) []string {
 	var out []string
 	for _, v := range s.List(key) {
 		if err := check(v); err != nil {
@@ -91,7 +91,7 @@ func loadGroupList(s *config.Section, key string, check func(string) error, fold
 }
 
 // loadClaim reads groups_claim; empty when it is not set.
-func loadClaim(s *config.Section) string {
+func loadClaim(s *ini.Section) string {
 	if !s.Has(keyClaim) {
 		return ""
 	}
@@ -104,7 +104,7 @@ func loadClaim(s *config.Section) string {
 }
 
 // checkGroupRule reports the malformed entries of the rule's lists by
-// group and of claim, each a *config.KeyError.
+// group and of claim, each a *ini.KeyError.
 func checkGroupRule(r Rule, claim string) []error {
 	var errs []error
 	for _, l := range []struct {
@@ -114,13 +114,13 @@ func checkGroupRule(r Rule, claim string) []error {
 	}{{keyOrgs, r.Orgs, checkOrg}, {keyTeams, r.Teams, checkTeam}, {keyGroups, r.Groups, checkGroup}} {
 		for _, v := range l.entries {
 			if err := l.check(v); err != nil {
-				errs = append(errs, &config.KeyError{Key: l.key, Err: err})
+				errs = append(errs, &ini.KeyError{Key: l.key, Err: err})
 			}
 		}
 	}
 	if claim != "" {
 		if err := checkClaim(claim); err != nil {
-			errs = append(errs, &config.KeyError{Key: keyClaim, Err: err})
+			errs = append(errs, &ini.KeyError{Key: keyClaim, Err: err})
 		}
 	}
 	return errs
@@ -136,21 +136,21 @@ var groupKeyHints = map[string]string{
 
 // refuseGroupKeys reports the admission keys by group k cannot honour, and
 // the entries of its own keys that are malformed for it (GitLab paths),
-// each a *config.KeyError.
+// each a *ini.KeyError.
 func (k *kind) refuseGroupKeys(r Rule, claim string) []error {
 	var errs []error
 	for key, entries := range map[string][]string{keyOrgs: r.Orgs, keyTeams: r.Teams, keyGroups: r.Groups} {
 		if len(entries) > 0 && !slices.Contains(k.groupKeys, key) {
-			errs = append(errs, &config.KeyError{Key: key, Err: fmt.Errorf("provider %s cannot honour it: %s", k.name, groupKeyHints[key])})
+			errs = append(errs, &ini.KeyError{Key: key, Err: fmt.Errorf("provider %s cannot honour it: %s", k.name, groupKeyHints[key])})
 		}
 	}
 	if claim != "" && !k.groupsClaim {
-		errs = append(errs, &config.KeyError{Key: keyClaim, Err: fmt.Errorf("provider %s cannot honour it: it names the claim that holds the groups for provider generic only", k.name)})
+		errs = append(errs, &ini.KeyError{Key: keyClaim, Err: fmt.Errorf("provider %s cannot honour it: it names the claim that holds the groups for provider generic only", k.name)})
 	}
 	if k.name == "gitlab" {
 		for _, g := range r.Groups {
 			if err := checkGitLabPath(g); err != nil {
-				errs = append(errs, &config.KeyError{Key: keyGroups, Err: err})
+				errs = append(errs, &ini.KeyError{Key: keyGroups, Err: err})
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // TestParseEmailStrict: every address whose domain could be read two ways
@@ -294,7 +294,7 @@ func TestLoadGroupKeyErrors(t *testing.T) {
 			}
 			found := false
 			for _, p := range problems {
-				if p.Severity == config.Error && p.Key == tt.key && strings.Contains(p.Msg, tt.want) {
+				if p.Severity == ini.Error && p.Key == tt.key && strings.Contains(p.Msg, tt.want) {
 					found = true
 				}
 			}
@@ -352,8 +352,8 @@ func TestDocumentedExamples(t *testing.T) {
 	}
 	for i, b := range blocks {
 		body, _, _ := strings.Cut(b, "```")
-		rep := &config.Report{}
-		f := config.Parse("groups-oauth.md", strings.NewReader(body), rep)
+		rep := &ini.Report{}
+		f := ini.Parse("groups-oauth.md", strings.NewReader(body), rep)
 		cfg, ok := Load(f.Section("authentication"))
 		if !ok || rep.ErrorCount() > 0 {
 			t.Errorf("example %d refused: %v\n%s", i+1, rep.Problems(), body)

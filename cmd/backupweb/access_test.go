@@ -15,8 +15,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/factory"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/groupfile"
+	"github.com/backupweb/backupweb/internal/config"
 )
 
 // accessConfig writes a configuration with basic authentication, a groups

@@ -12,8 +12,9 @@ import (
 	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/factory"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/groupfile"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/redisstore"
@@ -171,10 +172,10 @@ func loopbackListen(addr string) bool {
 
 // printProblems writes every problem, one a line, each starting "error:"
 // or "warning:", and returns how many were errors.
-func printProblems(w io.Writer, rep *config.Report) (errs int) {
+func printProblems(w io.Writer, rep *ini.Report) (errs int) {
 	for _, p := range rep.Problems() {
 		fmt.Fprintln(w, p.String())
-		if p.Severity == config.Error {
+		if p.Severity == ini.Error {
 			errs++
 		}
 	}
@@ -182,9 +183,9 @@ func printProblems(w io.Writer, rep *config.Report) (errs int) {
 }
 
 // logWarnings sends the warnings of rep to log, one line each.
-func logWarnings(log *slog.Logger, rep *config.Report) {
+func logWarnings(log *slog.Logger, rep *ini.Report) {
 	for _, p := range rep.Problems() {
-		if p.Severity == config.Warning {
+		if p.Severity == ini.Warning {
 			log.Warn("config: " + strings.TrimPrefix(p.String(), "warning: "))
 		}
 	}

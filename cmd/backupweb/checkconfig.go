@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/auth/factory"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/config"
 )
 
 // runCheckConfig loads and validates the configuration exactly as serve

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/auth/login"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/passkey"
 )
 

@@ -14,11 +14,11 @@ import (
 	"syscall"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/internal/accesslog"
 	"github.com/backupweb/backupweb/internal/buildinfo"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/web"

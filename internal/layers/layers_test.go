@@ -30,31 +30,32 @@ var allowed = map[string][]string{
 	"throttle":           nil,
 
 	// Formats and files.
-	"config":      {"access"},
-	"userfile":    {"password"},
-	"internal/qr": nil,
-	"groupfile":   nil,
-	"factors":     {"userfile"},
-	"passkey":     {"factors", "session"},
-	"internal/ui": {"internal/catalog"},
+	"internal/ini":    nil,
+	"internal/config": {"access", "internal/ini"},
+	"userfile":        {"password"},
+	"internal/qr":     nil,
+	"groupfile":       nil,
+	"factors":         {"userfile"},
+	"passkey":         {"factors", "session"},
+	"internal/ui":     {"internal/catalog"},
 
 	// The core and the types.
 	"auth":             {"access", "password", "peer", "session", "throttle"},
 	"auth/none":        {"auth"},
-	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
-	"auth/sessionauth": {"auth", "config", "peer", "session", "internal/ui"},
-	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "passkey", "password", "peer", "internal/qr", "session", "throttle", "internal/ui", "userfile"},
-	"auth/oauth":       {"auth", "auth/sessionauth", "config", "session", "internal/ui"},
-	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "config"},
+	"auth/basic":       {"auth", "internal/ini", "password", "peer", "throttle"},
+	"auth/sessionauth": {"auth", "internal/ini", "peer", "session", "internal/ui"},
+	"auth/login":       {"auth", "auth/sessionauth", "internal/ini", "factors", "passkey", "password", "peer", "internal/qr", "session", "throttle", "internal/ui", "userfile"},
+	"auth/oauth":       {"auth", "auth/sessionauth", "internal/ini", "session", "internal/ui"},
+	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "internal/config", "internal/ini"},
 
 	// Stores, HTTP surface, guarding, operations.
-	"redisstore":       {"config", "session", "throttle"},
+	"redisstore":       {"internal/ini", "session", "throttle"},
 	"internal/web":     {"access", "internal/accesslog", "auth", "internal/catalog", "peer", "internal/ui"},
 	"proxy":            {"access", "auth", "peer", "session"},
 	"internal/metrics": {"auth", "internal/buildinfo", "password", "session"},
 
 	// The program: it alone wires everything together.
-	"cmd/backupweb": {"access", "internal/accesslog", "auth", "auth/factory", "auth/login", "internal/buildinfo", "internal/catalog", "config", "factors", "groupfile", "internal/metrics", "passkey", "password", "peer", "proxy", "internal/qr", "redisstore", "internal/ui", "userfile", "internal/web"},
+	"cmd/backupweb": {"access", "internal/accesslog", "auth", "auth/factory", "auth/login", "internal/buildinfo", "internal/catalog", "internal/config", "internal/ini", "factors", "groupfile", "internal/metrics", "passkey", "password", "peer", "proxy", "internal/qr", "redisstore", "internal/ui", "userfile", "internal/web"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.
@@ -65,7 +66,7 @@ var allowed = map[string][]string{
 	"internal/layers":       nil,
 	"internal/logtest":      nil,
 	"internal/oidctest":     nil,
-	"internal/redistest":    {"config", "internal/toolstest"},
+	"internal/redistest":    {"internal/config", "internal/toolstest"},
 	"internal/testkit":      nil,
 	"internal/throttletest": {"internal/clocktest", "throttle"},
 	"internal/toolstest":    nil,

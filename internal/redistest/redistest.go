@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 

@@ -1,4 +1,4 @@
-package config
+package ini
 
 import (
 	"os"
@@ -105,9 +105,9 @@ func hasLiteralText(v string) bool {
 	for {
 		i := strings.Index(v, "${")
 		if i < 0 {
-			return strings.TrimFunc(v, isSpace) != ""
+			return strings.TrimFunc(v, IsSpace) != ""
 		}
-		if strings.TrimFunc(v[:i], isSpace) != "" {
+		if strings.TrimFunc(v[:i], IsSpace) != "" {
 			return true
 		}
 		end := strings.IndexByte(v[i+2:], '}')

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // Values of [server] store.
@@ -52,7 +54,7 @@ var redisKeys = []string{"url", "password", "prefix", "tls_ca", "connect_timeout
 
 // loadStore reads [server] store and, when it is redis, the [redis]
 // section. Nothing connects: the keys are only checked.
-func loadStore(srv, s *Section) (string, Redis) {
+func loadStore(srv, s *ini.Section) (string, Redis) {
 	store := strings.ToLower(strings.TrimSpace(srv.String("store", StoreFile)))
 	if store != StoreFile && store != StoreRedis {
 		srv.Errorf("store", "must be %q (one instance, state in state_dir) or %q (several instances sharing a Redis server)", StoreFile, StoreRedis)
@@ -86,9 +88,9 @@ func loadStore(srv, s *Section) (string, Redis) {
 			s.Warnf("tls_ca", "is used only with a rediss:// url")
 		}
 		if info, err := os.Stat(r.TLSCA); err != nil {
-			s.Errorf("tls_ca", "cannot read %s: %v", ShowPath(r.TLSCA), unwrapPath(err))
+			s.Errorf("tls_ca", "cannot read %s: %v", ini.ShowPath(r.TLSCA), ini.PathCause(err))
 		} else if info.IsDir() {
-			s.Errorf("tls_ca", "%s is a directory; name the CA's PEM file", ShowPath(r.TLSCA))
+			s.Errorf("tls_ca", "%s is a directory; name the CA's PEM file", ini.ShowPath(r.TLSCA))
 		}
 	}
 	return store, r

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // publicURLHint says what [server] public_url must look like; every
@@ -62,7 +64,7 @@ func IsLoopbackHost(host string) bool {
 }
 
 // loadPublicURL reads [server] public_url (default unset).
-func loadPublicURL(s *Section) *url.URL {
+func loadPublicURL(s *ini.Section) *url.URL {
 	raw, ok := s.Lookup("public_url")
 	if !ok {
 		return nil

@@ -1,6 +1,6 @@
-// Package config reads backupweb's INI configuration file.
+// Package ini reads INI files such as backupweb's configuration file.
 //
-// The file format is the one Python's configparser reads with
+// The format is the one Python's configparser reads with
 // ConfigParser(interpolation=None, strict=True), because existing
 // configuration files of the Flask-era service must keep working unchanged:
 // "[section]" headers, "key = value" or "key: value" lines, full-line
@@ -14,7 +14,7 @@
 // so that "backupweb check-config" can print all of them at once. Problem
 // messages never repeat a value or a line of the file, since either may hold
 // a secret.
-package config
+package ini
 
 import (
 	"errors"

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // DefaultPath is the file Load reads when no path is given and it exists.
@@ -39,12 +41,12 @@ type Config struct {
 	// Auth is the [authentication] section, with ${NAME} already expanded.
 	// It is empty (never nil) when the file has none, which means type none.
 	// Load does not interpret it: the authentication factory does.
-	Auth *Section
+	Auth *ini.Section
 	// File is the whole parsed file (empty for the built-in defaults).
-	File *File
+	File *ini.File
 	// Report holds every problem found so far; later stages (the
 	// authentication factory) add theirs to it. Never nil.
-	Report *Report
+	Report *ini.Report
 }
 
 // Server is the [server] section.
@@ -122,7 +124,7 @@ var knownSections = []string{"server", "backups", "authentication", "proxy", "re
 // written in the file itself is in a private file. A [redis] password
 // written in the file is checked here.
 func Load(path string, lookup func(string) (string, bool)) *Config {
-	rep := &Report{}
+	rep := &ini.Report{}
 	cfg := &Config{Report: rep}
 	file := path
 	if file == "" {
@@ -133,10 +135,10 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 		}
 	}
 	if file == "" {
-		cfg.File = Parse("", strings.NewReader(""), rep)
+		cfg.File = ini.Parse("", strings.NewReader(""), rep, knownSections...)
 	} else {
 		cfg.Source = file
-		cfg.File = readFile(file, rep)
+		cfg.File = ini.ReadFile(file, rep, knownSections...)
 	}
 	f := cfg.File
 	checkSections(f)
@@ -158,45 +160,22 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 // [auth]) is an error: the operator meant that section, and reading the
 // file without it could turn authentication off. Other unknown sections
 // are warnings.
-func checkSections(f *File) {
+func checkSections(f *ini.File) {
 	for _, name := range f.Sections() {
 		if slices.Contains(knownSections, name) {
 			continue
 		}
-		line := f.Section(name).line
-		if want, ok := Suggest(name, knownSections); ok {
-			if strings.EqualFold(strings.TrimFunc(name, isSpace), want) {
-				f.rep.Errorf(f.Name, line, name, "", "section names are case-sensitive and written without spaces: write [%s]", want)
+		line := f.Section(name).HeaderLine()
+		if want, ok := ini.Suggest(name, knownSections); ok {
+			if strings.EqualFold(strings.TrimFunc(name, ini.IsSpace), want) {
+				f.Report().Errorf(f.Name, line, name, "", "section names are case-sensitive and written without spaces: write [%s]", want)
 			} else {
-				f.rep.Errorf(f.Name, line, name, "", "unknown section; did you mean [%s]?", want)
+				f.Report().Errorf(f.Name, line, name, "", "unknown section; did you mean [%s]?", want)
 			}
 			continue
 		}
-		f.rep.Warnf(f.Name, line, name, "", "unknown section, ignored; known sections are [%s]", strings.Join(knownSections, "], ["))
+		f.Report().Warnf(f.Name, line, name, "", "unknown section, ignored; known sections are [%s]", strings.Join(knownSections, "], ["))
 	}
-}
-
-// readFile parses the file at path, recording why it cannot be read: a
-// missing file (when it was named), a link to nothing, a folder, a file
-// the program may not read are all errors naming the path.
-func readFile(path string, rep *Report) *File {
-	fh, err := os.Open(path)
-	if err == nil {
-		defer fh.Close()
-		var info fs.FileInfo
-		if info, err = fh.Stat(); err == nil && info.IsDir() {
-			err = errors.New("it is a directory")
-		}
-	} else if errors.Is(err, fs.ErrNotExist) {
-		if target, lerr := os.Readlink(path); lerr == nil {
-			err = fmt.Errorf("it is a symbolic link to %s, which does not exist", target)
-		}
-	}
-	if err != nil {
-		rep.Errorf(path, 0, "", "", "cannot read the configuration file %s: %v", ShowPath(path), unwrapPath(err))
-		return Parse(path, strings.NewReader(""), rep)
-	}
-	return Parse(path, fh, rep)
 }
 
 // CheckSecrets warns when one of the keys of s that hold secrets (key:
@@ -204,13 +183,13 @@ func readFile(path string, rep *Report) *File {
 // itself rather than taken from ${NAME}, and the file can be read by others
 // (see CheckPrivate). The authentication factory's table says which keys of
 // each type are secrets.
-func (c *Config) CheckSecrets(s *Section, secrets map[string]string) {
+func (c *Config) CheckSecrets(s *ini.Section, secrets map[string]string) {
 	if c.Source == "" {
 		return
 	}
 	for _, key := range slices.Sorted(maps.Keys(secrets)) {
-		if e := s.find(key); e != nil && e.literal {
-			CheckPrivate(c.Report, c.Source, secrets[key])
+		if s.Literal(key) {
+			ini.CheckPrivate(c.Report, c.Source, secrets[key])
 			return // one warning is enough: the remedy is the same
 		}
 	}
@@ -229,7 +208,7 @@ func SectionKeys() map[string][]string {
 }
 
 // loadServer reads [server].
-func loadServer(s *Section) Server {
+func loadServer(s *ini.Section) Server {
 	warnUnknown(s, serverKeys)
 	srv := Server{
 		Listen:        s.String("listen", DefaultListen),
@@ -286,7 +265,7 @@ func CheckListen(addr string) error {
 
 // parseProxies reads [server] trusted_proxies. Proxy addresses are not
 // secrets, so problems quote the offending item.
-func parseProxies(s *Section) []netip.Prefix {
+func parseProxies(s *ini.Section) []netip.Prefix {
 	var out []netip.Prefix
 	for _, item := range s.List("trusted_proxies") {
 		p, err := parseProxy(item)
@@ -330,7 +309,7 @@ func parseProxy(item string) (netip.Prefix, error) {
 }
 
 // loadBackups reads [backups].
-func loadBackups(s *Section) Backups {
+func loadBackups(s *ini.Section) Backups {
 	warnUnknown(s, backupsKeys)
 	b := Backups{Dir: s.String("dir", DefaultBackups)}
 	if b.Dir == "" {
@@ -340,7 +319,7 @@ func loadBackups(s *Section) Backups {
 }
 
 // warnUnknown records a warning for each key of s that is not in known.
-func warnUnknown(s *Section, known []string) {
+func warnUnknown(s *ini.Section, known []string) {
 	for _, k := range s.Keys() {
 		if !slices.Contains(known, k) {
 			s.Warnf(k, "unknown key, ignored; known keys are %s", strings.Join(known, ", "))
@@ -361,10 +340,10 @@ func (c *Config) CheckBackupsDir() {
 	}
 	switch info, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist):
-		s.Warnf("dir", "the backups folder %s does not exist yet; the catalog is empty until it is made", ShowPath(dir))
+		s.Warnf("dir", "the backups folder %s does not exist yet; the catalog is empty until it is made", ini.ShowPath(dir))
 	case err != nil:
-		s.Errorf("dir", "cannot use the backups folder %s: %v", ShowPath(dir), unwrapPath(err))
+		s.Errorf("dir", "cannot use the backups folder %s: %v", ini.ShowPath(dir), ini.PathCause(err))
 	case !info.IsDir():
-		s.Errorf("dir", "%s is not a folder; set dir to the folder that holds the backups", ShowPath(dir))
+		s.Errorf("dir", "%s is not a folder; set dir to the folder that holds the backups", ini.ShowPath(dir))
 	}
 }

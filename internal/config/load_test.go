@@ -9,6 +9,14 @@ import (
 	"testing"
 )
 
+// env is the environment of these tests.
+var env = map[string]string{"SECRET": "s3cr3t-value"}
+
+func lookupEnv(name string) (string, bool) {
+	v, ok := env[name]
+	return v, ok
+}
+
 // writeConfig writes content to a 0600 file in a fresh directory.
 func writeConfig(t *testing.T, content string) string {
 	t.Helper()
@@ -291,15 +299,5 @@ func TestCheckBackupsDir(t *testing.T) {
 		if len(problems) != 1 || !strings.HasPrefix(problems[0].String(), want) {
 			t.Errorf("dir %s: got %v, want %q", tt.dir, problems, want)
 		}
-	}
-}
-
-func TestShowPath(t *testing.T) {
-	wd, _ := os.Getwd()
-	if got := ShowPath("/abs/x"); got != "/abs/x" {
-		t.Errorf("ShowPath(abs) = %q", got)
-	}
-	if got, want := ShowPath("state"), filepath.Join(wd, "state")+" (state relative to the working directory)"; got != want {
-		t.Errorf("ShowPath(rel) = %q, want %q", got, want)
 	}
 }

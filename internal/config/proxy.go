@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // Proxy is the [proxy] section: backupweb as the authenticating reverse
@@ -75,7 +76,7 @@ var proxyKeys = []string{"upstream", "user_header", "email_header", "pass_author
 	"pass_host_header", "rewrite_redirects", "skip_auth_routes", "allow_users", "allow_anonymous", "groups_header"}
 
 // loadProxy reads [proxy].
-func loadProxy(s *Section) Proxy {
+func loadProxy(s *ini.Section) Proxy {
 	warnUnknown(s, proxyKeys)
 	p := Proxy{
 		UserHeader:            strings.TrimSpace(s.String("user_header", DefaultUserHeader)),
@@ -121,7 +122,7 @@ func loadProxy(s *Section) Proxy {
 // loadSkipAuthRoutes reads [proxy] skip_auth_routes. An entry that cannot
 // be used is an error; one that is unanchored or matches every path is an
 // error too unless allow_anonymous = true says the operator means it.
-func loadSkipAuthRoutes(s *Section, allowAnonymous bool) access.Routes {
+func loadSkipAuthRoutes(s *ini.Section, allowAnonymous bool) access.Routes {
 	var out access.Routes
 	for _, e := range s.List("skip_auth_routes") {
 		r, problem, err := access.Parse(e)
@@ -167,7 +168,7 @@ func validHeaderName(name string) bool {
 
 // checkCookieDomain reads [server] cookie_domain: a host name such as
 // example.com (a leading dot is dropped), not an address.
-func checkCookieDomain(s *Section) string {
+func checkCookieDomain(s *ini.Section) string {
 	d := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s.String("cookie_domain", ""))), ".")
 	if d == "" {
 		return ""

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // UI is the [ui] section: what the pages call the service and what it
@@ -27,7 +29,7 @@ var uiKeys = []string{"title", "product_name"}
 // loadUI reads [ui]. A value with control characters, or longer than 80
 // characters, is an error at its key: it would break the page's layout or
 // its title, and an empty value after trimming is the default.
-func loadUI(s *Section) UI {
+func loadUI(s *ini.Section) UI {
 	warnUnknown(s, uiKeys)
 	u := UI{
 		Title:       strings.TrimSpace(s.String("title", "")),

@@ -1,4 +1,4 @@
-package config
+package ini
 
 import "strings"
 
@@ -9,7 +9,7 @@ import "strings"
 // begins ("auth" for "authentication"). ok is false when nothing is close.
 // word itself is never suggested.
 func Suggest(word string, candidates []string) (suggestion string, ok bool) {
-	w := strings.ToLower(strings.TrimFunc(word, isSpace))
+	w := strings.ToLower(strings.TrimFunc(word, IsSpace))
 	best, bestDist := "", 3
 	for _, c := range candidates {
 		if c == word {

@@ -1,4 +1,4 @@
-package config
+package ini
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func CheckPrivate(rep *Report, path, what string) {
 	info, err := os.Stat(path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			rep.Warnf(path, 0, "", "", "cannot check who may read this file, which holds %s: %v", what, unwrapPath(err))
+			rep.Warnf(path, 0, "", "", "cannot check who may read this file, which holds %s: %v", what, PathCause(err))
 		}
 		return
 	}
@@ -68,14 +68,4 @@ func serviceReads(info fs.FileInfo) bool {
 		return true
 	}
 	return int(gid) == os.Getgid()
-}
-
-// unwrapPath drops the operation and path from an *fs.PathError, since the
-// problem already names the file.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -1,4 +1,4 @@
-package config
+package ini
 
 import (
 	"errors"
@@ -56,7 +56,7 @@ func (s *Section) find(key string) *entry {
 
 // normKey lower-cases and trims a key the way Parse does.
 func normKey(key string) string {
-	return strings.ToLower(strings.TrimFunc(key, isSpace))
+	return strings.ToLower(strings.TrimFunc(key, IsSpace))
 }
 
 // Name returns the section's name as written in its header.
@@ -80,6 +80,19 @@ func (s *Section) Keys() []string {
 // Present reports whether the section appears in the file (its header was
 // read), as opposed to a missing section's empty stand-in.
 func (s *Section) Present() bool { return s.line > 0 }
+
+// HeaderLine returns the line of the section's header, 0 for a missing
+// section.
+func (s *Section) HeaderLine() int { return s.line }
+
+// Literal reports whether key is set and its value, as written in the file,
+// holds text of its own besides ${NAME} references (known once File.Expand
+// has run): a secret written into the file itself. It does not mark the
+// key as used.
+func (s *Section) Literal(key string) bool {
+	e := s.find(key)
+	return e != nil && e.literal
+}
 
 // OwnKeys returns the keys set in the section itself, lower-cased, in file
 // order, without those inherited from [DEFAULT].
@@ -222,7 +235,7 @@ func (s *Section) List(key string) []string {
 	v, _ := s.Lookup(key)
 	var out []string
 	for _, item := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' }) {
-		if item = strings.TrimFunc(item, isSpace); item != "" {
+		if item = strings.TrimFunc(item, IsSpace); item != "" {
 			out = append(out, item)
 		}
 	}

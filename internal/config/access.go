@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // Access is the [access] section with the shorthand keys folded in.
@@ -23,7 +24,7 @@ type Access struct {
 // be default, rule<N> or rule<N>.hosts: anything else is an error, since a
 // misspelt rule would silently stop refusing. Rules that can never decide
 // (access.Rules.Check) are errors.
-func loadAccess(s, prx *Section, p Proxy, mode string) Access {
+func loadAccess(s, prx *ini.Section, p Proxy, mode string) Access {
 	rs := &access.Rules{}
 	if mode == ModeProxy {
 		for _, rt := range p.SkipAuthRoutes {
@@ -55,7 +56,7 @@ func loadAccess(s, prx *Section, p Proxy, mode string) Access {
 			continue
 		case !ok:
 			hint := "keys are rule<N> (N a whole number), rule<N>.hosts and default"
-			if want, near := Suggest(key, []string{"default", "rule1", "rule1.hosts"}); near {
+			if want, near := ini.Suggest(key, []string{"default", "rule1", "rule1.hosts"}); near {
 				hint = "did you mean " + strings.TrimSuffix(want, "1") + "...? " + hint
 			}
 			s.Errorf(key, "unknown key: %s", hint)

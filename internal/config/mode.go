@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/backupweb/backupweb/internal/ini"
+)
 
 // Values of [server] mode.
 const (
@@ -21,7 +25,7 @@ var proxyOnlyKeys = []string{"user_header", "email_header", "pass_authorization"
 // loadMode reads [server] mode, checks that it agrees with [proxy]
 // upstream, and warns about keys the chosen mode does not use: [backups]
 // outside catalog mode, the built-in proxy's keys without an upstream.
-func loadMode(srv, backups, prx *Section, p Proxy) string {
+func loadMode(srv, backups, prx *ini.Section, p Proxy) string {
 	mode := strings.ToLower(strings.TrimSpace(srv.String("mode", "")))
 	upstream := p.Upstream != nil || prx.Has("upstream")
 	switch mode {

@@ -1,4 +1,4 @@
-package config
+package ini
 
 import (
 	"bytes"
@@ -60,7 +60,12 @@ type File struct {
 // is not valid UTF-8 (reported once). Problems carry the line number but never
 // the line's text. If rep is nil a new Report is used, reachable through
 // File.Report. Parse never panics.
-func Parse(name string, r io.Reader, rep *Report) *File {
+//
+// known names the sections the caller reads: an indented header of one of
+// them, or of a near miss of one (see Suggest), is an error, since
+// configparser reads it as a continuation line and every key below it
+// would land in the section above.
+func Parse(name string, r io.Reader, rep *Report, known ...string) *File {
 	if rep == nil {
 		rep = &Report{}
 	}
@@ -74,7 +79,7 @@ func Parse(name string, r io.Reader, rep *Report) *File {
 		return f
 	}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	p := parser{f: f}
+	p := parser{f: f, known: known}
 	n := 0
 	for len(data) > 0 {
 		n++
@@ -113,6 +118,7 @@ type entry struct {
 // parser holds configparser's reading state between lines.
 type parser struct {
 	f        *File
+	known    []string // section names whose indented header is an error
 	cur      *Section // section being filled; nil before the first header
 	opt      *entry   // value that an indented line would continue; nil when none
 	indent   int      // indentation of the line that started opt
@@ -127,7 +133,7 @@ func (p *parser) line(n int, raw string) {
 		p.badUTF8 = true
 		rep.Errorf(p.f.Name, n, p.curName(), "", "the file is not valid UTF-8 text (first found on this line)")
 	}
-	text := strings.TrimFunc(raw, isSpace)
+	text := strings.TrimFunc(raw, IsSpace)
 	if strings.HasPrefix(text, "#") || strings.HasPrefix(text, ";") {
 		return // comments neither end nor extend a value
 	}
@@ -139,13 +145,13 @@ func (p *parser) line(n int, raw string) {
 	}
 	indent := 0
 	for _, r := range raw {
-		if !isSpace(r) {
+		if !IsSpace(r) {
 			break
 		}
 		indent++
 	}
 	if p.opt != nil && indent > p.indent {
-		if name, ok := sectionHeader(text); ok && (slices.Contains(knownSections, name) || nearKnown(name)) {
+		if name, ok := sectionHeader(text); ok && (slices.Contains(p.known, name) || nearKnown(name, p.known)) {
 			// configparser reads it as part of the value above, so every
 			// key below would land in the wrong section.
 			rep.Errorf(p.f.Name, n, p.cur.name, p.opt.key, "the [%s] header is indented, so it is read as part of the value of %s (line %d) and the keys below it stay in [%s]; remove the spaces before it", name, p.opt.key, p.opt.line, p.cur.name)
@@ -172,8 +178,8 @@ func (p *parser) line(n int, raw string) {
 		rep.Errorf(p.f.Name, n, p.cur.name, "", `line is neither a [section] header nor a "key = value" pair`)
 		return
 	}
-	key := strings.ToLower(strings.TrimRightFunc(text[:i], isSpace))
-	value := strings.TrimFunc(text[i+1:], isSpace)
+	key := strings.ToLower(strings.TrimRightFunc(text[:i], IsSpace))
+	value := strings.TrimFunc(text[i+1:], IsSpace)
 	if key == "" {
 		p.opt = nil
 		rep.Errorf(p.f.Name, n, p.cur.name, "", `line has no key before its "=" or ":"`)
@@ -217,7 +223,7 @@ func (p *parser) finish() {
 			s.defaults = p.f.defaults
 		}
 		for _, e := range s.entries {
-			e.value = strings.TrimRightFunc(strings.Join(e.parts, "\n"), isSpace)
+			e.value = strings.TrimRightFunc(strings.Join(e.parts, "\n"), IsSpace)
 			e.parts = nil
 		}
 	}
@@ -244,9 +250,10 @@ func sectionHeader(text string) (string, bool) {
 	return text[1:j], true
 }
 
-// isSpace is Python's str.isspace for one character: Unicode white space
+// IsSpace is Python's str.isspace for one character: Unicode white space
 // plus the four ASCII separators U+001C..U+001F, which Python also strips.
-func isSpace(r rune) bool {
+// Parse trims keys, values and lines with it.
+func IsSpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
 
@@ -299,7 +306,7 @@ func (f *File) allSections() []*Section {
 }
 
 // nearKnown reports whether a section name is a near miss of a known one.
-func nearKnown(name string) bool {
-	_, ok := Suggest(name, knownSections)
+func nearKnown(name string, known []string) bool {
+	_, ok := Suggest(name, known)
 	return ok
 }

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 func TestLoadAccess(t *testing.T) {
@@ -42,7 +44,7 @@ func TestLoadAccess(t *testing.T) {
 			cfg := Load(writeConfig(t, tt.ini), lookupEnv)
 			var errs []string
 			for _, p := range cfg.Report.Problems() {
-				if p.Severity == Error {
+				if p.Severity == ini.Error {
 					errs = append(errs, p.String())
 				}
 			}
