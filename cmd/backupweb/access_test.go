@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/groupfile"
+	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/config"
 )
 
@@ -186,7 +186,7 @@ func TestSIGHUPReloadsGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.PollInterval = -1 // only the signal may reload it
-	p, err := factory.New(cfg.Auth, auth.Deps{Logger: slog.New(slog.DiscardHandler), StateDir: t.TempDir()}, func(string) (string, bool) { return "", false })
+	p, err := app.NewProvider(cfg.Auth, auth.Deps{Logger: slog.New(slog.DiscardHandler), StateDir: t.TempDir()}, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

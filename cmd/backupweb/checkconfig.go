@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backupweb/backupweb/auth/factory"
+	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/config"
 )
 
@@ -42,27 +42,27 @@ func runCheckConfig(c *cli, args []string) int {
 		account = serviceUser
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := c.load(*path, "", quiet, true)
+	a := app.Check(*path, c.options("", quiet))
 	if account != "" {
 		acct, err := lookupAccount(account)
 		if err != nil {
 			fmt.Fprintf(c.stderr, "backupweb check-config: cannot check the access of the service's account: %v (the Debian package creates the user %s; name another with -as-user)\n", err, serviceUser)
 			return exitError
 		}
-		checkServiceAccess(a.cfg, acct, osStat)
+		checkServiceAccess(a.Config, acct, osStat)
 	} else if os.Geteuid() == 0 {
 		if _, err := user.Lookup(serviceUser); err == nil {
-			a.cfg.Report.Warnf("", 0, "", "", "run as root, check-config reads files the service user %s may not read; add -as-service to check its access", serviceUser)
+			a.Config.Report.Warnf("", 0, "", "", "run as root, check-config reads files the service user %s may not read; add -as-service to check its access", serviceUser)
 		}
 	}
 	if *explain {
-		explainRules(c.stdout, a.cfg.Access.Rules)
+		explainRules(c.stdout, a.Config.Access.Rules)
 	}
-	if printProblems(c.stderr, a.cfg.Report) > 0 || a.typeName == "" {
+	if printProblems(c.stderr, a.Config.Report) > 0 || a.TypeName == "" {
 		fmt.Fprintln(c.stderr, "backupweb check-config: the configuration would not start")
 		return exitError
 	}
-	fmt.Fprintf(c.stdout, "configuration ok: %s, authentication type %s\n", sourceName(a.cfg.Source), a.typeName)
+	fmt.Fprintf(c.stdout, "configuration ok: %s, authentication type %s\n", sourceName(a.Config.Source), a.TypeName)
 	return exitOK
 }
 
@@ -90,11 +90,11 @@ func servicePaths(cfg *config.Config) []servicePath {
 	if cfg.Source != "" {
 		ps = append(ps, servicePath{path: cfg.Source, need: readFile})
 	}
-	t, typed := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
+	t, typed := app.Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
 	if typed {
 		for _, k := range authFileKeys {
 			if v := strings.TrimSpace(cfg.Auth.String(k, "")); v != "" && slices.Contains(t.Keys, k) {
-				ps = append(ps, servicePath{factory.Section, k, v, readFile})
+				ps = append(ps, servicePath{app.Section, k, v, readFile})
 			}
 		}
 	}
@@ -120,7 +120,7 @@ func checkServiceAccess(cfg *config.Config, acct account, stat statFunc) {
 			cfg.Report.Errorf(p.path, 0, p.section, p.key, "%s", msg)
 		}
 	}
-	if packagedKeyFileExists() {
+	if (app.Packaged{KeyFile: packagedKeyFile}).KeyFileExists() {
 		if msg := accessProblem(acct, packagedKeyFile, readFile, stat); msg != "" {
 			cfg.Report.Warnf(packagedKeyFile, 0, "", "", "%s (systemd reads this file as root for the unit, so the service starts; a check run as %s cannot load the key)", msg, acct.name)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/buildinfo"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/config"
@@ -56,93 +57,93 @@ func runServe(c *cli, args []string) int {
 	if *logFormat == "json" {
 		accessFormat = accesslog.JSON
 	}
-	a := c.load(*path, *listen, log, false)
-	if a.provider == nil || a.cfg.Report.HasErrors() {
-		printProblems(c.stderr, a.cfg.Report)
+	a := app.Open(*path, c.options(*listen, log))
+	if a.Provider == nil || a.Config.Report.HasErrors() {
+		printProblems(c.stderr, a.Config.Report)
 		fmt.Fprintln(c.stderr, "backupweb serve: configuration errors; not starting (run `backupweb check-config` to list them)")
 		return exitError
 	}
-	logWarnings(log, a.cfg.Report)
-	if a.shared != nil {
-		defer a.shared.Close() // after the provider, deferred below
+	logWarnings(log, a.Config.Report)
+	if a.Shared != nil {
+		defer a.Shared.Close() // after the provider, deferred below
 	}
-	if closer, ok := a.provider.(io.Closer); ok {
+	if closer, ok := a.Provider.(io.Closer); ok {
 		defer closer.Close()
 	}
 
 	opts := web.Options{
-		Provider: a.provider,
-		Resolver: peer.NewResolver(a.cfg.Server.TrustedProxies),
+		Provider: a.Provider,
+		Resolver: peer.NewResolver(a.Config.Server.TrustedProxies),
 		Logger:   log,
 		// Access lines are at info level: a higher -log-level omits them.
-		AccessLog:    a.cfg.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo),
+		AccessLog:    a.Config.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo),
 		AccessLogger: accesslog.NewWriter(accessBuf, accessFormat),
-		Errors:       a.errs,
-		Rules:        a.cfg.Access.Rules,
-		GroupsHeader: a.cfg.Proxy.GroupsHeader,
-		NoCatalog:    a.cfg.Server.Mode == config.ModeForwardAuth,
-		Brand:        brand(a.cfg),
+		Errors:       a.Errors,
+		Rules:        a.Config.Access.Rules,
+		GroupsHeader: a.Config.Proxy.GroupsHeader,
+		NoCatalog:    a.Config.Server.Mode == config.ModeForwardAuth,
+		Brand:        brand(a.Config),
 	}
-	if a.cfg.Server.Mode == config.ModeCatalog {
-		opts.Catalog = catalog.New(a.cfg.Backups.Dir).WithLogger(log)
+	if a.Config.Server.Mode == config.ModeCatalog {
+		opts.Catalog = catalog.New(a.Config.Backups.Dir).WithLogger(log)
 	}
-	if a.shared != nil {
-		opts.Ready = a.shared
+	if a.Shared != nil {
+		opts.Ready = a.Shared
 	}
-	if a.groups != nil {
-		opts.Groups = a.groups
+	if a.Groups != nil {
+		opts.Groups = a.Groups
 	}
-	if up := a.cfg.Proxy.Upstream; up != nil {
+	if up := a.Config.Proxy.Upstream; up != nil {
 		// skip_auth_routes and allow_users are part of the access rules,
 		// which the web layer applies before the proxy.
 		po := proxy.Options{
 			Upstream:              up,
-			UserHeader:            a.cfg.Proxy.UserHeader,
-			EmailHeader:           a.cfg.Proxy.EmailHeader,
-			GroupsHeader:          a.cfg.Proxy.GroupsHeader,
-			PassAuthorization:     a.cfg.Proxy.PassAuthorization,
-			DialTimeout:           a.cfg.Proxy.DialTimeout,
-			ResponseHeaderTimeout: a.cfg.Proxy.ResponseHeaderTimeout,
-			PassHostHeader:        a.cfg.Proxy.PassHostHeader,
-			RewriteRedirects:      a.cfg.Proxy.RewriteRedirects,
-			PublicURL:             a.cfg.Server.PublicURL,
+			UserHeader:            a.Config.Proxy.UserHeader,
+			EmailHeader:           a.Config.Proxy.EmailHeader,
+			GroupsHeader:          a.Config.Proxy.GroupsHeader,
+			PassAuthorization:     a.Config.Proxy.PassAuthorization,
+			DialTimeout:           a.Config.Proxy.DialTimeout,
+			ResponseHeaderTimeout: a.Config.Proxy.ResponseHeaderTimeout,
+			PassHostHeader:        a.Config.Proxy.PassHostHeader,
+			RewriteRedirects:      a.Config.Proxy.RewriteRedirects,
+			PublicURL:             a.Config.Server.PublicURL,
 			Logger:                log,
-			Errors:                a.errs,
+			Errors:                a.Errors,
 		}
-		if rc, ok := a.provider.(auth.Rechecker); ok {
+		if rc, ok := a.Provider.(auth.Rechecker); ok {
 			po.Rechecker = rc
 		}
 		opts.Proxy = proxy.New(po)
 	}
-	if a.metrics != nil {
-		opts.Observer = a.metrics
-		opts.Events = a.metrics
-		if sc, ok := a.provider.(auth.SessionCounter); ok {
-			a.metrics.WatchSessions(a.provider.Type(), sc.SessionCount)
+	if a.Metrics != nil {
+		opts.Observer = a.Metrics
+		opts.Events = a.Metrics
+		if sc, ok := a.Provider.(auth.SessionCounter); ok {
+			a.Metrics.WatchSessions(a.Provider.Type(), sc.SessionCount)
 		}
-		stop, err := c.serveMetrics(a.cfg.Server.MetricsListen, a.metrics, a.cfg.Server.Pprof, log)
+		stop, err := c.serveMetrics(a.Config.Server.MetricsListen, a.Metrics, a.Config.Server.Pprof, log)
 		if err != nil {
-			log.Error("cannot listen for metrics", "addr", a.cfg.Server.MetricsListen, "err", err)
+			log.Error("cannot listen for metrics", "addr", a.Config.Server.MetricsListen, "err", err)
 			return exitError
 		}
 		defer stop()
 	}
 	handler := web.NewHandler(opts)
-	ln, err := net.Listen("tcp", a.cfg.Server.Listen)
+	ln, err := net.Listen("tcp", a.Config.Server.Listen)
 	if err != nil {
-		log.Error("cannot listen", "addr", a.cfg.Server.Listen, "err", err)
+		log.Error("cannot listen", "addr", a.Config.Server.Listen, "err", err)
 		return exitError
 	}
-	guarding := "backups " + a.cfg.Backups.Dir
+	guarding := "backups " + a.Config.Backups.Dir
 	switch {
-	case a.cfg.Proxy.Upstream != nil:
-		guarding = "upstream " + a.cfg.Proxy.Upstream.Redacted()
-	case a.cfg.Server.Mode == config.ModeForwardAuth:
+	case a.Config.Proxy.Upstream != nil:
+		guarding = "upstream " + a.Config.Proxy.Upstream.Redacted()
+	case a.Config.Server.Mode == config.ModeForwardAuth:
 		guarding = "forward-auth answers only"
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.provider.Type(), "serving", guarding)
+	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.Provider.Type(), "serving", guarding)
 
-	stopFollowing := c.keepCurrent(a.provider, a.groups)
+	stopFollowing := c.keepCurrent(a.Provider, a.Groups)
 	defer stopFollowing()
 	if err := web.Serve(c.ctx, web.NewServer(handler, log), ln); err != nil {
 		log.Error("server stopped", "err", err)

@@ -40,12 +40,12 @@ type Config struct {
 	Redis Redis
 	// Auth is the [authentication] section, with ${NAME} already expanded.
 	// It is empty (never nil) when the file has none, which means type none.
-	// Load does not interpret it: the authentication factory does.
+	// Load does not interpret it: the table of types (package internal/app) does.
 	Auth *ini.Section
 	// File is the whole parsed file (empty for the built-in defaults).
 	File *ini.File
 	// Report holds every problem found so far; later stages (the
-	// authentication factory) add theirs to it. Never nil.
+	// table of types) add theirs to it. Never nil.
 	Report *ini.Report
 }
 
@@ -120,7 +120,7 @@ var knownSections = []string{"server", "backups", "authentication", "proxy", "re
 //
 // Unknown keys in [server] and [backups], and unknown sections, are warnings
 // naming them. [authentication] is only expanded, not interpreted: the
-// authentication factory reads it, and checks (CheckSecrets) that a secret
+// table of types reads it, and checks (CheckSecrets) that a secret
 // written in the file itself is in a private file. A [redis] password
 // written in the file is checked here.
 func Load(path string, lookup func(string) (string, bool)) *Config {
@@ -181,7 +181,7 @@ func checkSections(f *ini.File) {
 // CheckSecrets warns when one of the keys of s that hold secrets (key:
 // what it holds, such as "an OAuth client secret") is written in the file
 // itself rather than taken from ${NAME}, and the file can be read by others
-// (see CheckPrivate). The authentication factory's table says which keys of
+// (see CheckPrivate). The table of types says which keys of
 // each type are secrets.
 func (c *Config) CheckSecrets(s *ini.Section, secrets map[string]string) {
 	if c.Source == "" {

@@ -46,7 +46,6 @@ var allowed = map[string][]string{
 	"auth/sessionauth": {"auth", "internal/ini", "peer", "session", "internal/ui"},
 	"auth/login":       {"auth", "auth/sessionauth", "internal/ini", "factors", "passkey", "password", "peer", "internal/qr", "session", "throttle", "internal/ui", "userfile"},
 	"auth/oauth":       {"auth", "auth/sessionauth", "internal/ini", "session", "internal/ui"},
-	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "internal/config", "internal/ini"},
 
 	// Stores, HTTP surface, guarding, operations.
 	"redisstore":       {"internal/ini", "session", "throttle"},
@@ -54,8 +53,12 @@ var allowed = map[string][]string{
 	"proxy":            {"access", "auth", "peer", "session"},
 	"internal/metrics": {"auth", "internal/buildinfo", "password", "session"},
 
-	// The program: it alone wires everything together.
-	"cmd/backupweb": {"access", "internal/accesslog", "auth", "auth/factory", "auth/login", "internal/buildinfo", "internal/catalog", "internal/config", "internal/ini", "factors", "groupfile", "internal/metrics", "passkey", "password", "peer", "proxy", "internal/qr", "redisstore", "internal/ui", "userfile", "internal/web"},
+	// The wiring: the one table of types, the per-type loaders, Check and
+	// Open.
+	"internal/app": {"access", "auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "groupfile", "internal/config", "internal/ini", "internal/metrics", "internal/web", "passkey", "redisstore"},
+
+	// The program: flags, signals, prompts and printing.
+	"cmd/backupweb": {"access", "auth", "factors", "groupfile", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/qr", "internal/ui", "internal/web", "password", "peer", "proxy", "userfile"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.

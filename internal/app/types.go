@@ -1,9 +1,4 @@
-// Package factory holds the one table of authentication types and builds
-// the provider the configuration selects: what the Flask-era service
-// called get_auth_provider(type, config). The CLI's messages and
-// check-config read from this table, so adding a type means adding one
-// entry here (and its keys to docs/configuration.md, by hand).
-package factory
+package app
 
 import (
 	"errors"
@@ -17,7 +12,6 @@ import (
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/auth/none"
 	"github.com/backupweb/backupweb/auth/oauth"
-	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 
@@ -31,7 +25,8 @@ const MinSecretLen = 32
 // SecretEnv is the environment variable that holds the secret key.
 const SecretEnv = "BACKUP_SECRET_KEY"
 
-// Type describes one authentication type.
+// Type describes one authentication type: its names, its keys, and what
+// the program must do for it, as data rather than comparisons of names.
 type Type struct {
 	// Name is the value of the type key.
 	Name string
@@ -48,6 +43,24 @@ type Type struct {
 	// that writes one of them itself (not as ${NAME}) must be private to
 	// its owner (config.Config.CheckSecrets).
 	Secrets map[string]string
+	// AuthOff tells that the type admits everyone: authentication is off,
+	// which the program warns about.
+	AuthOff bool
+	// SharedState tells that the type keeps state several instances must
+	// agree on (sessions, failure counts, used states): with [server]
+	// store = redis it is given the shared store.
+	SharedState bool
+	// SecondFactor tells that the type can ask for a second factor: only
+	// its [access] second_factor rules can admit anyone, and its passkeys
+	// need [server] public_url.
+	SecondFactor bool
+	// ProviderGroups tells that the users' groups come from the identity
+	// provider rather than from groups_file.
+	ProviderGroups bool
+	// ClientLabel is the key whose value (lower-cased) labels the metrics
+	// of the type's outgoing HTTP client; "" when the type makes no
+	// outgoing requests.
+	ClientLabel string
 	// build reads the type's keys from s and returns its provider, or nil
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
@@ -64,41 +77,48 @@ var types = []Type{
 	{
 		Name:    none.Name,
 		Summary: "no authentication (default; not for production)",
+		AuthOff: true,
 		build:   func(*ini.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
 		check:   func(*ini.Section) bool { return true },
 	},
 	{
-		Name:    basic.Name,
-		Summary: "HTTP Basic authentication with one user",
-		Keys:    basic.Keys,
-		Secrets: map[string]string{"password": "a password or password hash"},
-		build:   builder(basic.Load, basic.New),
-		check:   loader(basic.Load),
+		Name:        basic.Name,
+		Summary:     "HTTP Basic authentication with one user",
+		Keys:        basic.Keys,
+		Secrets:     map[string]string{"password": "a password or password hash"},
+		SharedState: true,
+		build:       builder(basic.Load, basic.New),
+		check:       loader(basic.Load),
 	},
 	{
-		Name:        login.Name,
-		Aliases:     []string{"login"},
-		Summary:     "session login with a login page and users from a user file",
-		Keys:        login.Keys,
-		NeedsSecret: true,
-		build:       builder(login.Load, login.New),
-		check:       loader(login.Load),
+		Name:         login.Name,
+		Aliases:      []string{"login"},
+		Summary:      "session login with a login page and users from a user file",
+		Keys:         login.Keys,
+		NeedsSecret:  true,
+		SharedState:  true,
+		SecondFactor: true,
+		build:        builder(login.Load, login.New),
+		check:        loader(login.Load),
 	},
 	{
-		Name:        oauth.Name,
-		Summary:     "sign-in through an OAuth 2.0 / OpenID Connect identity provider (google, github, gitlab, generic)",
-		Keys:        oauth.Keys,
-		NeedsSecret: true,
-		Secrets:     map[string]string{"client_secret": "an OAuth client secret"},
-		build:       builder(oauth.Load, oauth.New),
-		check:       loader(oauth.Load),
+		Name:           oauth.Name,
+		Summary:        "sign-in through an OAuth 2.0 / OpenID Connect identity provider (google, github, gitlab, generic)",
+		Keys:           oauth.Keys,
+		NeedsSecret:    true,
+		Secrets:        map[string]string{"client_secret": "an OAuth client secret"},
+		SharedState:    true,
+		ProviderGroups: true,
+		ClientLabel:    "provider",
+		build:          builder(oauth.Load, oauth.New),
+		check:          loader(oauth.Load),
 	},
 }
 
 // builder joins a type's Load (read and validate its keys, recording
 // problems) and New (build the provider) into a Type's build function. New
 // is not called when Load found errors, or when the type needs the secret
-// key and it is missing (the factory has recorded why).
+// key and it is missing (NewProvider has recorded why).
 func builder[C any, P auth.Provider](load func(*ini.Section) (C, bool), create func(C, auth.Deps) (P, error)) func(*ini.Section, auth.Deps, bool) auth.Provider {
 	return func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider {
 		cfg, ok := load(s)
@@ -119,15 +139,6 @@ func loader[C any](load func(*ini.Section) (C, bool)) func(*ini.Section) bool {
 	return func(s *ini.Section) bool {
 		_, ok := load(s)
 		return ok
-	}
-}
-
-// CheckSecrets checks, for the type cfg's [authentication] section names,
-// that a secret written in the file itself is in a private file (see
-// Type.Secrets).
-func CheckSecrets(cfg *config.Config) {
-	if t, ok := Lookup(strings.TrimSpace(cfg.Auth.String("type", ""))); ok {
-		cfg.CheckSecrets(cfg.Auth, t.Secrets)
 	}
 }
 
@@ -164,35 +175,42 @@ func knownKeys() map[string]bool {
 	return known
 }
 
-// ErrInvalid is returned by New when the configuration cannot be used; the
+// ErrInvalid is returned by NewProvider when the configuration cannot be used; the
 // details are in the section's report.
-var ErrInvalid = errors.New("factory: invalid authentication configuration")
+var ErrInvalid = errors.New("app: invalid authentication configuration")
 
-// New builds the provider of the type named in s (the [authentication]
+// NewProvider builds the provider of the type named in s (the [authentication]
 // section; type none when it has no type key). lookupEnv reads
 // BACKUP_SECRET_KEY for the types that need it. Every problem found is
-// recorded in s's report, so check-config can show them all; New returns
-// ErrInvalid when any of them is an error.
-func New(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
+// recorded in s's report, so check-config can show them all; NewProvider returns
+// ErrInvalid when any of them is an error. It is what the Flask-era
+// service called get_auth_provider(type, config).
+func NewProvider(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
+	_, p, err := newProvider(s, deps, lookupEnv)
+	return p, err
+}
+
+// newProvider is NewProvider, also returning the type s names.
+func newProvider(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (Type, auth.Provider, error) {
 	before := s.Report().ErrorCount()
 	t, key, secretOK, err := resolve(s, lookupEnv)
 	if err != nil {
-		return nil, err
+		return Type{}, nil, err
 	}
 	deps.SecretKey = key
 	p := t.build(s, deps, secretOK)
 	if p == nil || s.Report().ErrorCount() > before {
-		return nil, ErrInvalid
+		return t, nil, ErrInvalid
 	}
-	return p, nil
+	return t, p, nil
 }
 
-// Check validates s as New does, recording every problem in s's report,
+// CheckProvider validates s as NewProvider does, recording every problem in s's report,
 // and builds nothing: no file is opened or created, no connection made
 // (the user file and the login template are read, as they must be to be
 // checked). It returns the type named, and ErrInvalid when any problem is
-// an error. check-config runs it.
-func Check(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, error) {
+// an error. Check runs it.
+func CheckProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, error) {
 	before := s.Report().ErrorCount()
 	t, _, secretOK, err := resolve(s, lookupEnv)
 	if err != nil {

@@ -1,4 +1,4 @@
-package factory
+package app
 
 import (
 	"io"
@@ -46,7 +46,7 @@ func TestNew(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := load(t, tt.ini)
 			lookup := func(k string) (string, bool) { return tt.secret, k == SecretEnv && tt.secret != "" }
-			p, err := New(cfg.Auth, env, lookup)
+			p, err := NewProvider(cfg.Auth, env, lookup)
 			if tt.wantType == "" {
 				if err == nil {
 					t.Fatalf("New accepted it as %s", p.Type())
@@ -57,13 +57,13 @@ func TestNew(t *testing.T) {
 			if tt.want != "" && !strings.Contains(strings.Join(problemStrings(cfg.Report), "\n"), tt.want) {
 				t.Errorf("no problem mentioning %q:\n%v", tt.want, cfg.Report.Problems())
 			}
-			if c, ok := p.(interface{ Close() error }); ok {
+			if c, ok := p.(io.Closer); ok {
 				c.Close()
 			}
 			// Check (check-config) reaches the same verdict and the same
 			// problems, building nothing.
 			checked := load(t, tt.ini)
-			typ, err := Check(checked.Auth, lookup)
+			typ, err := CheckProvider(checked.Auth, lookup)
 			if (err == nil) != (tt.wantType != "") || err == nil && typ.Name != tt.wantType {
 				t.Errorf("Check: %v, %v; want type %q", typ.Name, err, tt.wantType)
 			}
@@ -120,8 +120,7 @@ func TestCheckSecretsFollowsTheTable(t *testing.T) {
 			t.Run(typ.Name+"/"+key, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "backupweb.ini")
 				os.WriteFile(path, []byte("[authentication]\ntype = "+typ.Name+"\n"+key+" = written-here\nrealm = not-a-secret\n"), 0o644)
-				cfg := config.Load(path, func(string) (string, bool) { return "", false })
-				CheckSecrets(cfg)
+				cfg := Check(path, Options{LookupEnv: func(string) (string, bool) { return "", false }}).Config
 				got := strings.Join(problemStrings(cfg.Report), "\n")
 				if !strings.Contains(got, "holds "+what) || strings.Contains(got, "written-here") {
 					t.Errorf("problems %q, want a warning that the file holds %s, without the value", got, what)

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"strings"
@@ -8,16 +8,13 @@ import (
 	"github.com/backupweb/backupweb/passkey"
 )
 
-// checkPasskeys checks, for type flask-login with a second factor
-// (second_factor optional or required), what passkeys need: without
-// [server] public_url they are not offered (a warning: TOTP and recovery
-// codes still work) and passkey_login is an error; with it, its host must
-// be able to be a relying-party id (a host name, not an IP address). It
-// reads the keys as the login type does; other types have no passkeys.
+// checkPasskeys checks, for a type with a second factor (Type.SecondFactor:
+// flask-login) when second_factor is optional or required, what passkeys
+// need: without [server] public_url they are not offered (a warning: TOTP
+// and recovery codes still work) and passkey_login is an error; with it,
+// its host must be able to be a relying-party id (a host name, not an IP
+// address). It reads the keys as the login type does.
 func checkPasskeys(cfg *config.Config) {
-	if strings.TrimSpace(cfg.Auth.String("type", "")) != login.Name {
-		return
-	}
 	key := "second_factor"
 	if v, ok := cfg.Auth.Lookup(key); !ok || !passkeysOn(v) {
 		return
