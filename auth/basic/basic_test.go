@@ -342,9 +342,9 @@ func TestNewValidates(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("New error %v, want one containing %q", err, tt.want)
 			}
-			var ke *ini.KeyError
+			var ke *auth.KeyError
 			if !errors.As(err, &ke) {
-				t.Errorf("%v is not a *ini.KeyError", err)
+				t.Errorf("%v is not a *auth.KeyError", err)
 			}
 			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), hash) {
 				t.Errorf("error %q echoes the password", err)

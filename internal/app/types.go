@@ -87,8 +87,8 @@ var types = []Type{
 		Keys:        basic.Keys,
 		Secrets:     map[string]string{"password": "a password or password hash"},
 		SharedState: true,
-		build:       builder(basic.Load, basic.New),
-		check:       loader(basic.Load),
+		build:       builder(loadBasic, basic.New),
+		check:       loader(loadBasic),
 	},
 	{
 		Name:         login.Name,
@@ -98,8 +98,8 @@ var types = []Type{
 		NeedsSecret:  true,
 		SharedState:  true,
 		SecondFactor: true,
-		build:        builder(login.Load, login.New),
-		check:        loader(login.Load),
+		build:        builder(loadLogin, login.New),
+		check:        loader(loadLogin),
 	},
 	{
 		Name:           oauth.Name,
@@ -110,8 +110,8 @@ var types = []Type{
 		SharedState:    true,
 		ProviderGroups: true,
 		ClientLabel:    "provider",
-		build:          builder(oauth.Load, oauth.New),
-		check:          loader(oauth.Load),
+		build:          builder(loadOAuth, oauth.New),
+		check:          loader(loadOAuth),
 	},
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 
@@ -340,10 +341,10 @@ func (c *Config) CheckBackupsDir() {
 	}
 	switch info, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist):
-		s.Warnf("dir", "the backups folder %s does not exist yet; the catalog is empty until it is made", ini.ShowPath(dir))
+		s.Warnf("dir", "the backups folder %s does not exist yet; the catalog is empty until it is made", fspath.Show(dir))
 	case err != nil:
-		s.Errorf("dir", "cannot use the backups folder %s: %v", ini.ShowPath(dir), ini.PathCause(err))
+		s.Errorf("dir", "cannot use the backups folder %s: %v", fspath.Show(dir), fspath.Cause(err))
 	case !info.IsDir():
-		s.Errorf("dir", "%s is not a folder; set dir to the folder that holds the backups", ini.ShowPath(dir))
+		s.Errorf("dir", "%s is not a folder; set dir to the folder that holds the backups", fspath.Show(dir))
 	}
 }

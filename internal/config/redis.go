@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 
@@ -88,9 +89,9 @@ func loadStore(srv, s *ini.Section) (string, Redis) {
 			s.Warnf("tls_ca", "is used only with a rediss:// url")
 		}
 		if info, err := os.Stat(r.TLSCA); err != nil {
-			s.Errorf("tls_ca", "cannot read %s: %v", ini.ShowPath(r.TLSCA), ini.PathCause(err))
+			s.Errorf("tls_ca", "cannot read %s: %v", fspath.Show(r.TLSCA), fspath.Cause(err))
 		} else if info.IsDir() {
-			s.Errorf("tls_ca", "%s is a directory; name the CA's PEM file", ini.ShowPath(r.TLSCA))
+			s.Errorf("tls_ca", "%s is a directory; name the CA's PEM file", fspath.Show(r.TLSCA))
 		}
 	}
 	return store, r

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/backupweb/backupweb/internal/fspath"
 )
 
 // ReadFile parses the file at path like Parse (known as there), recording
@@ -27,34 +28,8 @@ func ReadFile(path string, rep *Report, known ...string) *File {
 		}
 	}
 	if err != nil {
-		rep.Errorf(path, 0, "", "", "cannot read the configuration file %s: %v", ShowPath(path), PathCause(err))
+		rep.Errorf(path, 0, "", "", "cannot read the configuration file %s: %v", fspath.Show(path), fspath.Cause(err))
 		return Parse(path, strings.NewReader(""), rep, known...)
 	}
 	return Parse(path, fh, rep, known...)
-}
-
-// ShowPath returns path as a message should show it: a relative path
-// becomes the absolute path that was tried, followed by "(relative to the
-// working directory)", so that an operator who started the program from
-// another folder sees at once where it looked.
-func ShowPath(path string) string {
-	if path == "" || filepath.IsAbs(path) {
-		return path
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	return fmt.Sprintf("%s (%s relative to the working directory)", abs, path)
-}
-
-// PathCause drops the operation and path from an *fs.PathError, for a
-// message that already names the file; other errors are returned as they
-// are.
-func PathCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

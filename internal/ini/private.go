@@ -7,6 +7,8 @@ import (
 	"os/user"
 	"runtime"
 	"strconv"
+
+	"github.com/backupweb/backupweb/internal/fspath"
 )
 
 // CheckPrivate records a warning in rep when the file at path can be
@@ -28,7 +30,7 @@ func CheckPrivate(rep *Report, path, what string) {
 	info, err := os.Stat(path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			rep.Warnf(path, 0, "", "", "cannot check who may read this file, which holds %s: %v", what, PathCause(err))
+			rep.Warnf(path, 0, "", "", "cannot check who may read this file, which holds %s: %v", what, fspath.Cause(err))
 		}
 		return
 	}

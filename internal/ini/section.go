@@ -1,7 +1,6 @@
 package ini
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -272,40 +271,4 @@ func (s *Section) Report() *Report {
 		s.rep = &Report{}
 	}
 	return s.rep
-}
-
-// KeyError is a problem with the value of one key, as the Validate method
-// of a typed configuration returns it: a Go caller reads it as an error, and
-// Section.Record places it at the key's line.
-type KeyError struct {
-	Key string
-	Err error
-}
-
-func (e *KeyError) Error() string { return e.Key + ": " + e.Err.Error() }
-
-func (e *KeyError) Unwrap() error { return e.Err }
-
-// Record records the problems of err, which may join several: each
-// *KeyError at its key (unless that key has an error already, such as an
-// unset ${NAME}: one problem is enough), anything else at the section.
-func (s *Section) Record(err error) {
-	if err == nil {
-		return
-	}
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		var ke *KeyError
-		switch {
-		case errors.As(e, &ke):
-			if !s.Report().HasErrorsAt(s.name, ke.Key) {
-				s.Errorf(ke.Key, "%v", ke.Err)
-			}
-		default:
-			s.Errorf("", "%v", e)
-		}
-	}
 }

@@ -24,14 +24,15 @@ var allowed = map[string][]string{
 	"internal/accesslog": nil,
 	"internal/buildinfo": nil,
 	"internal/catalog":   nil,
+	"internal/fspath":    nil,
 	"password":           nil,
 	"peer":               nil,
 	"session":            nil,
 	"throttle":           nil,
 
 	// Formats and files.
-	"internal/ini":    nil,
-	"internal/config": {"access", "internal/ini"},
+	"internal/ini":    {"internal/fspath"},
+	"internal/config": {"access", "internal/fspath", "internal/ini"},
 	"userfile":        {"password"},
 	"internal/qr":     nil,
 	"groupfile":       nil,
@@ -42,23 +43,23 @@ var allowed = map[string][]string{
 	// The core and the types.
 	"auth":             {"access", "password", "peer", "session", "throttle"},
 	"auth/none":        {"auth"},
-	"auth/basic":       {"auth", "internal/ini", "password", "peer", "throttle"},
-	"auth/sessionauth": {"auth", "internal/ini", "peer", "session", "internal/ui"},
-	"auth/login":       {"auth", "auth/sessionauth", "internal/ini", "factors", "passkey", "password", "peer", "internal/qr", "session", "throttle", "internal/ui", "userfile"},
-	"auth/oauth":       {"auth", "auth/sessionauth", "internal/ini", "session", "internal/ui"},
+	"auth/basic":       {"auth", "password", "peer", "throttle"},
+	"auth/sessionauth": {"auth", "internal/fspath", "internal/ui", "peer", "session"},
+	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/fspath", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
+	"auth/oauth":       {"auth", "auth/sessionauth", "internal/ui", "session"},
 
 	// Stores, HTTP surface, guarding, operations.
-	"redisstore":       {"internal/ini", "session", "throttle"},
+	"redisstore":       {"internal/fspath", "session", "throttle"},
 	"internal/web":     {"access", "internal/accesslog", "auth", "internal/catalog", "peer", "internal/ui"},
 	"proxy":            {"access", "auth", "peer", "session"},
 	"internal/metrics": {"auth", "internal/buildinfo", "password", "session"},
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"access", "auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "groupfile", "internal/config", "internal/ini", "internal/metrics", "internal/web", "passkey", "redisstore"},
+	"internal/app": {"access", "auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "auth/sessionauth", "groupfile", "internal/config", "internal/ini", "internal/metrics", "internal/web", "passkey", "redisstore", "session", "throttle"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb": {"access", "auth", "factors", "groupfile", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/qr", "internal/ui", "internal/web", "password", "peer", "proxy", "userfile"},
+	"cmd/backupweb": {"access", "auth", "factors", "groupfile", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/ui", "internal/web", "password", "peer", "proxy", "userfile"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.
@@ -69,7 +70,7 @@ var allowed = map[string][]string{
 	"internal/layers":       nil,
 	"internal/logtest":      nil,
 	"internal/oidctest":     nil,
-	"internal/redistest":    {"internal/config", "internal/toolstest"},
+	"internal/redistest":    {"internal/toolstest"},
 	"internal/testkit":      nil,
 	"internal/throttletest": {"internal/clocktest", "throttle"},
 	"internal/toolstest":    nil,
