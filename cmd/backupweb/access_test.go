@@ -191,7 +191,8 @@ func TestSIGHUPReloadsGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _, _ := testCLI(context.Background(), "", nil)
-	stop := c.keepCurrent(p, g)
+	a := &app.App{Provider: p, Groups: g}
+	stop := c.keepCurrent(a.Watchers(), a.Reloaders())
 	defer stop()
 	writeGroups(t, groups, "readers: admin\n")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -14,17 +13,12 @@ import (
 	"syscall"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/internal/accesslog"
 	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/buildinfo"
-	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/metrics"
-	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/web"
-	"github.com/backupweb/backupweb/peer"
-	"github.com/backupweb/backupweb/proxy"
 )
 
 // runServe runs the web interface until SIGINT or SIGTERM.
@@ -71,56 +65,11 @@ func runServe(c *cli, args []string) int {
 		defer closer.Close()
 	}
 
-	opts := web.Options{
-		Provider: a.Provider,
-		Resolver: peer.NewResolver(a.Config.Server.TrustedProxies),
-		Logger:   log,
-		// Access lines are at info level: a higher -log-level omits them.
-		AccessLog:    a.Config.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo),
-		AccessLogger: accesslog.NewWriter(accessBuf, accessFormat),
-		Errors:       a.Errors,
-		Rules:        a.Config.Access.Rules,
-		GroupsHeader: a.Config.Proxy.GroupsHeader,
-		NoCatalog:    a.Config.Server.Mode == config.ModeForwardAuth,
-		Brand:        brand(a.Config),
-	}
-	if a.Config.Server.Mode == config.ModeCatalog {
-		opts.Catalog = catalog.New(a.Config.Backups.Dir).WithLogger(log)
-	}
-	if a.Shared != nil {
-		opts.Ready = a.Shared
-	}
-	if a.Groups != nil {
-		opts.Groups = a.Groups
-	}
-	if up := a.Config.Proxy.Upstream; up != nil {
-		// skip_auth_routes and allow_users are part of the access rules,
-		// which the web layer applies before the proxy.
-		po := proxy.Options{
-			Upstream:              up,
-			UserHeader:            a.Config.Proxy.UserHeader,
-			EmailHeader:           a.Config.Proxy.EmailHeader,
-			GroupsHeader:          a.Config.Proxy.GroupsHeader,
-			PassAuthorization:     a.Config.Proxy.PassAuthorization,
-			DialTimeout:           a.Config.Proxy.DialTimeout,
-			ResponseHeaderTimeout: a.Config.Proxy.ResponseHeaderTimeout,
-			PassHostHeader:        a.Config.Proxy.PassHostHeader,
-			RewriteRedirects:      a.Config.Proxy.RewriteRedirects,
-			PublicURL:             a.Config.Server.PublicURL,
-			Logger:                log,
-			Errors:                a.Errors,
-		}
-		if rc, ok := a.Provider.(auth.Rechecker); ok {
-			po.Rechecker = rc
-		}
-		opts.Proxy = proxy.New(po)
-	}
+	opts := a.WebOptions(log)
+	// Access lines are at info level: a higher -log-level omits them.
+	opts.AccessLog = a.Config.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo)
+	opts.AccessLogger = accesslog.NewWriter(accessBuf, accessFormat)
 	if a.Metrics != nil {
-		opts.Observer = a.Metrics
-		opts.Events = a.Metrics
-		if sc, ok := a.Provider.(auth.SessionCounter); ok {
-			a.Metrics.WatchSessions(a.Provider.Type(), sc.SessionCount)
-		}
 		stop, err := c.serveMetrics(a.Config.Server.MetricsListen, a.Metrics, a.Config.Server.Pprof, log)
 		if err != nil {
 			log.Error("cannot listen for metrics", "addr", a.Config.Server.MetricsListen, "err", err)
@@ -143,7 +92,7 @@ func runServe(c *cli, args []string) int {
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.Provider.Type(), "serving", guarding)
 
-	stopFollowing := c.keepCurrent(a.Provider, a.Groups)
+	stopFollowing := c.keepCurrent(a.Watchers(), a.Reloaders())
 	defer stopFollowing()
 	if err := web.Serve(c.ctx, web.NewServer(handler, log), ln); err != nil {
 		log.Error("server stopped", "err", err)
@@ -153,38 +102,15 @@ func runServe(c *cli, args []string) int {
 	return exitOK
 }
 
-// brand is what the pages call the service, from [ui]: the title defaults
-// to the product name when only that is set, and in proxy mode a page
-// without a product name sends people back to "the application", not to
-// backups it does not serve.
-func brand(cfg *config.Config) ui.Brand {
-	b := ui.Brand{Title: cmp.Or(cfg.UI.Title, cfg.UI.ProductName), Product: cfg.UI.ProductName}
-	if b.Product == "" && cfg.Server.Mode != config.ModeCatalog {
-		b.Product = "the application" // proxy or forward-auth: not our backups
-	}
-	return b
-}
-
 // keepCurrent is the one place that keeps the provider's data current
-// while serving: it runs the provider's Watch (the user file's poller) and
-// the groups file's, and calls their Reload on every SIGHUP, all under one
-// context; the function it returns stops them and waits for them. groups
-// may be nil.
-func (c *cli) keepCurrent(p auth.Provider, groups *groupfile.File) (stop func()) {
+// while serving: it runs the watchers (the user file's poller, the groups
+// file's) and calls the reloaders on every SIGHUP, all under one context;
+// the function it returns stops them and waits for them.
+func (c *cli) keepCurrent(watchers []auth.Watcher, reloaders []auth.Reloader) (stop func()) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	var wg sync.WaitGroup
-	if w, ok := p.(auth.Watcher); ok {
+	for _, w := range watchers {
 		wg.Go(func() { w.Watch(ctx) })
-	}
-	if groups != nil {
-		wg.Go(func() { groups.Watch(ctx) })
-	}
-	var reloaders []auth.Reloader
-	if r, ok := p.(auth.Reloader); ok {
-		reloaders = append(reloaders, r)
-	}
-	if groups != nil {
-		reloaders = append(reloaders, groups)
 	}
 	if len(reloaders) > 0 {
 		hup := make(chan os.Signal, 1)

@@ -56,10 +56,10 @@ var allowed = map[string][]string{
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"access", "auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "auth/sessionauth", "groupfile", "internal/config", "internal/ini", "internal/metrics", "internal/web", "passkey", "redisstore", "session", "throttle"},
+	"internal/app": {"access", "auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "auth/sessionauth", "groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "passkey", "peer", "proxy", "redisstore", "session", "throttle"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb": {"access", "auth", "factors", "groupfile", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/ui", "internal/web", "password", "peer", "proxy", "userfile"},
+	"cmd/backupweb": {"access", "auth", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "userfile"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.
