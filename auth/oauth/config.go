@@ -24,9 +24,9 @@ var Keys = slices.Concat([]string{
 
 // Config is the typed configuration of an OAuth provider. The program
 // fills it from the [authentication] section with every default applied
-// (Resolve); New applies
-// the same defaults to fields left empty, so a Config built by hand needs
-// only the provider, the client credentials, the redirect URL and a rule.
+// (Resolve); New applies the same defaults to fields left empty, so a
+// Config built by hand needs only the provider, the client credentials,
+// the redirect URL and a rule.
 type Config struct {
 	// Provider is the identity provider's kind: google, github, gitlab or
 	// generic (see ProviderNames). Required.

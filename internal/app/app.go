@@ -145,11 +145,15 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 		}
 	}
 	a = &App{Config: cfg}
-	a.Type, a.typed = Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
+	written := strings.TrimSpace(cfg.Auth.String("type", ""))
+	a.Type, a.typed = Lookup(written)
 	CheckPlacement(cfg.File, config.SectionKeys())
 	if a.typed {
 		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets)
-		if a.Type.SecondFactor {
+		// The passkey check runs when the type is written under its own
+		// name, not an alias or another case, as check-config has always
+		// done.
+		if a.Type.SecondFactor && written == a.Type.Name {
 			checkPasskeys(cfg)
 		}
 	}

@@ -79,7 +79,7 @@ func TestLoadDefaults(t *testing.T) {
 	writeFile(t, users, usersText(t, "alice"))
 	cfg, ok, problems := loadLoginSection(t, "users_file = "+users+"\nuse_bcrypt = True\n")
 	if !ok {
-		t.Fatalf("Load refused: %v", problems)
+		t.Fatalf("loadLogin refused: %v", problems)
 	}
 	want := login.Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/login",
@@ -88,7 +88,7 @@ func TestLoadDefaults(t *testing.T) {
 		MaxUserFailures: 5,
 	}
 	if !sameExported(cfg, want) {
-		t.Errorf("Load = %+v\nwant %+v", cfg, want)
+		t.Errorf("loadLogin = %+v\nwant %+v", cfg, want)
 	}
 }
 
@@ -108,7 +108,7 @@ func TestLoadAllKeys(t *testing.T) {
 		"idle_renewal = any",
 	}, "\n"))
 	if !ok {
-		t.Fatalf("Load refused: %v", problems)
+		t.Fatalf("loadLogin refused: %v", problems)
 	}
 	want := login.Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
@@ -117,7 +117,7 @@ func TestLoadAllKeys(t *testing.T) {
 		MaxUserFailures: 3,
 	}
 	if !sameExported(cfg, want) {
-		t.Errorf("Load = %+v\nwant %+v", cfg, want)
+		t.Errorf("loadLogin = %+v\nwant %+v", cfg, want)
 	}
 }
 

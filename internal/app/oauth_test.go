@@ -84,7 +84,7 @@ func TestLoadOAuthDefaultsPerProvider(t *testing.T) {
 		t.Run(tt.provider, func(t *testing.T) {
 			cfg, ok, problems := loadOAuthSection(t, "provider = "+tt.provider+"\n"+oauthBase+tt.extra)
 			if !ok || len(problems) > 0 {
-				t.Fatalf("Load refused or warned: %v", problems)
+				t.Fatalf("loadOAuth refused or warned: %v", problems)
 			}
 			want := tt.want
 			want.Provider = strings.ToLower(tt.provider)
@@ -93,7 +93,7 @@ func TestLoadOAuthDefaultsPerProvider(t *testing.T) {
 			want.Rule = oauth.Rule{Domains: []string{"example.com"}}
 			want.IdleTimeout, want.Lifetime = 30*time.Minute, 12*time.Hour
 			if cfg.String() != want.String() || !equalConfig(cfg, want) {
-				t.Errorf("Load =\n%#v\nwant\n%#v", cfg, want)
+				t.Errorf("loadOAuth =\n%#v\nwant\n%#v", cfg, want)
 			}
 		})
 	}
@@ -134,8 +134,9 @@ func TestLoadOAuthRule(t *testing.T) {
 	}
 }
 
-// TestLoadOAuthErrors checks that every configuration mistake is refused with a
-// message naming the key, and that the client secret is never quoted.
+// TestLoadOAuthErrors checks that every configuration mistake is refused
+// with a message naming the key, and that the client secret is never
+// quoted.
 func TestLoadOAuthErrors(t *testing.T) {
 	tests := []struct {
 		name, body string
@@ -193,7 +194,7 @@ func TestLoadOAuthErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ok, problems := loadOAuthSection(t, tt.body)
 			if ok {
-				t.Fatalf("Load accepted the configuration; problems: %v", problems)
+				t.Fatalf("loadOAuth accepted the configuration; problems: %v", problems)
 			}
 			found := false
 			for _, p := range problems {
