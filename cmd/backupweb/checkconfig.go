@@ -49,7 +49,7 @@ func runCheckConfig(c *cli, args []string) int {
 			fmt.Fprintf(c.stderr, "backupweb check-config: cannot check the access of the service's account: %v (the Debian package creates the user %s; name another with -as-user)\n", err, serviceUser)
 			return exitError
 		}
-		checkServiceAccess(a.Config, acct, osStat)
+		checkServiceAccess(a, acct, osStat)
 	} else if os.Geteuid() == 0 {
 		if _, err := user.Lookup(serviceUser); err == nil {
 			a.Config.Report.Warnf("", 0, "", "", "run as root, check-config reads files the service user %s may not read; add -as-service to check its access", serviceUser)
@@ -84,18 +84,20 @@ type servicePath struct {
 // reads, checked when the configured type reads the key.
 var authFileKeys = []string{"users_file", "login_template", "groups_file"}
 
-// servicePaths lists what the service will read or write with cfg.
-func servicePaths(cfg *config.Config) []servicePath {
+// servicePaths lists what the service will read or write with a's
+// configuration.
+func servicePaths(a *app.App) []servicePath {
+	cfg, t := a.Config, a.Type // t is the zero Type when the type is unknown: no keys
 	var ps []servicePath
 	if cfg.Source != "" {
 		ps = append(ps, servicePath{path: cfg.Source, need: readFile})
 	}
-	t, typed := app.Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
-	if typed {
-		for _, k := range authFileKeys {
-			if v := strings.TrimSpace(cfg.Auth.String(k, "")); v != "" && slices.Contains(t.Keys, k) {
-				ps = append(ps, servicePath{app.Section, k, v, readFile})
-			}
+	for _, k := range authFileKeys {
+		if !slices.Contains(t.Keys, k) {
+			continue
+		}
+		if v := strings.TrimSpace(cfg.Auth.String(k, "")); v != "" {
+			ps = append(ps, servicePath{app.Section, k, v, readFile})
 		}
 	}
 	if cfg.Proxy.Upstream == nil && cfg.Backups.Dir != "" {
@@ -104,18 +106,19 @@ func servicePaths(cfg *config.Config) []servicePath {
 	if cfg.Server.Store == config.StoreRedis && cfg.Redis.TLSCA != "" {
 		ps = append(ps, servicePath{"redis", "tls_ca", cfg.Redis.TLSCA, readFile})
 	}
-	if typed && t.NeedsSecret && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
+	if t.NeedsSecret && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
 		ps = append(ps, servicePath{"server", "state_dir", cfg.Server.StateDir, writeDir})
 	}
 	return ps
 }
 
-// checkServiceAccess records an error for every path of cfg that acct
+// checkServiceAccess records an error for every path of a that acct
 // cannot use as the service must, and a warning when the packaged key file
 // is unreadable to it (systemd reads that file as root for the unit, but a
 // check run as the service user cannot load it).
-func checkServiceAccess(cfg *config.Config, acct account, stat statFunc) {
-	for _, p := range servicePaths(cfg) {
+func checkServiceAccess(a *app.App, acct account, stat statFunc) {
+	cfg := a.Config
+	for _, p := range servicePaths(a) {
 		if msg := accessProblem(acct, p.path, p.need, stat); msg != "" {
 			cfg.Report.Errorf(p.path, 0, p.section, p.key, "%s", msg)
 		}

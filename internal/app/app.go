@@ -49,8 +49,9 @@ type App struct {
 	// Config is the loaded configuration; its Report holds every problem
 	// found, by Load and by Check or Open.
 	Config *config.Config
-	// Type is the authentication type the configuration names; ok is false
-	// when it names none the table knows.
+	// Type is the authentication type the [authentication] type key
+	// names; the zero Type (Name "") when it names none the table knows,
+	// or is not set.
 	Type Type
 	// TypeName is the authentication type, "" when the configuration has
 	// errors.
@@ -70,8 +71,6 @@ type App struct {
 	// Groups is [authentication] groups_file (basic, flask-login); nil
 	// when unset.
 	Groups *groupfile.File
-
-	typed bool // Type is a type of the table
 }
 
 // Check reads the configuration at path ("" for ./backupweb.ini or the
@@ -104,11 +103,11 @@ func Open(path string, opts Options) *App {
 	if cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
 		a.Metrics = metrics.New()
 		env.Hooks = a.Metrics.Hooks()
-		if a.typed && a.Type.ClientLabel != "" {
+		if a.Type.ClientLabel != "" {
 			env.HTTPClient = a.Metrics.InstrumentClient(strings.ToLower(cfg.Auth.String(a.Type.ClientLabel, "")), nil)
 		}
 	}
-	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() && a.typed && a.Type.SharedState {
+	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() && a.Type.SharedState {
 		shared, err := redisstore.Open(redisstore.Options(cfg.Redis), log)
 		if err != nil {
 			cfg.File.Section("redis").Errorf("", "%v", err)
@@ -146,9 +145,9 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 	}
 	a = &App{Config: cfg}
 	written := strings.TrimSpace(cfg.Auth.String("type", ""))
-	a.Type, a.typed = Lookup(written)
+	a.Type, _ = Lookup(written)
 	CheckPlacement(cfg.File, config.SectionKeys())
-	if a.typed {
+	if a.Type.Name != "" {
 		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets)
 		// The passkey check runs when the type is written under its own
 		// name, not an alias or another case, as check-config has always
@@ -160,7 +159,7 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 	if cfg.Server.Mode == config.ModeCatalog {
 		cfg.CheckBackupsDir() // in proxy and forward-auth modes the catalog is not served
 	}
-	if a.typed && a.Type.NeedsSecret {
+	if a.Type.NeedsSecret {
 		if cfg.Server.Store != config.StoreRedis {
 			if err := config.CheckStateDir(cfg.Server.StateDir); err != nil {
 				cfg.File.Section("server").Errorf("state_dir", "%v", err)
@@ -208,7 +207,7 @@ func logger(opts Options) *slog.Logger {
 // every user).
 func (a *App) openGroups(log *slog.Logger) *groupfile.File {
 	cfg, t := a.Config, a.Type
-	if !a.typed {
+	if t.Name == "" {
 		return nil
 	}
 	var g *groupfile.File
