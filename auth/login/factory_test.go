@@ -14,8 +14,8 @@ import (
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
-// TestFactory builds the type through the program's factory, by its name
-// and its alias, and checks the secret key is required.
+// TestFactory builds the type through the program's table of types, by
+// its name and its alias, and checks the secret key is required.
 func TestFactory(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")

@@ -54,7 +54,7 @@ func TestFactoryBuildsOAuth(t *testing.T) {
 				p, err = app.NewProvider(f.Section(app.Section), auth.Deps{StateDir: dir}, lookup)
 			}
 			if (err == nil) != tt.ok {
-				t.Fatalf("factory: %v; problems %v", err, rep.Problems())
+				t.Fatalf("app: %v; problems %v", err, rep.Problems())
 			}
 			if !tt.ok {
 				if n := rep.ErrorCount(); n != 1 {

@@ -117,7 +117,7 @@ client_secret = ${SECRET}
 		t.Errorf("[authentication] not expanded: %q", v)
 	}
 	if got := cfg.Auth.Unused(); !reflect.DeepEqual(got, []string{"type"}) {
-		t.Errorf("Load must leave [authentication] keys for the factory, Unused() = %q", got)
+		t.Errorf("Load must leave [authentication] keys for the table of types, Unused() = %q", got)
 	}
 }
 
