@@ -47,7 +47,7 @@ type Options struct {
 // needs before it listens, and everything check-config validates.
 type App struct {
 	// Config is the loaded configuration; its Report holds every problem
-	// found, by Load and by Check or Open.
+	// found, by config.Load and by Check or Open.
 	Config *config.Config
 	// Type is the authentication type the [authentication] type key
 	// names; the zero Type (Name "") when it names none the table knows,

@@ -115,10 +115,10 @@ var types = []Type{
 	},
 }
 
-// builder joins a type's Load (read and validate its keys, recording
+// builder joins a type's loader (read and validate its keys, recording
 // problems) and New (build the provider) into a Type's build function. New
-// is not called when Load found errors, or when the type needs the secret
-// key and it is missing (NewProvider has recorded why).
+// is not called when the loader found errors, or when the type needs the
+// secret key and it is missing (NewProvider has recorded why).
 func builder[C any, P auth.Provider](load func(*ini.Section) (C, bool), create func(C, auth.Deps) (P, error)) func(*ini.Section, auth.Deps, bool) auth.Provider {
 	return func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider {
 		cfg, ok := load(s)
@@ -134,7 +134,7 @@ func builder[C any, P auth.Provider](load func(*ini.Section) (C, bool), create f
 	}
 }
 
-// loader turns a type's Load into Type.check.
+// loader turns a type's loader into Type.check.
 func loader[C any](load func(*ini.Section) (C, bool)) func(*ini.Section) bool {
 	return func(s *ini.Section) bool {
 		_, ok := load(s)
