@@ -36,7 +36,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
 )
@@ -186,7 +186,7 @@ func clientOption(cfg Options) (rueidis.ClientOption, error) {
 				}
 				pool := x509.NewCertPool()
 				if !pool.AppendCertsFromPEM(pem) {
-					return opt, fmt.Errorf("redis: [redis] tls_ca: %s holds no PEM certificate", config.ShowPath(cfg.TLSCA))
+					return opt, fmt.Errorf("redis: [redis] tls_ca: %s holds no PEM certificate", fspath.Show(cfg.TLSCA))
 				}
 				opt.TLSConfig.RootCAs = pool
 			}
