@@ -144,15 +144,11 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 		}
 	}
 	a = &App{Config: cfg}
-	written := strings.TrimSpace(cfg.Auth.String("type", ""))
-	a.Type, _ = Lookup(written)
+	a.Type, _ = Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
 	CheckPlacement(cfg.File, config.SectionKeys())
 	if a.Type.Name != "" {
 		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets)
-		// The passkey check runs when the type is written under its own
-		// name, not an alias or another case, as check-config has always
-		// done.
-		if a.Type.SecondFactor && written == a.Type.Name {
+		if a.Type.SecondFactor {
 			checkPasskeys(cfg)
 		}
 	}
