@@ -91,9 +91,7 @@ func (e *Error) Unavailable() bool { return true }
 func (e *Error) StoreDown() bool { return true }
 
 // Options say which Redis to use and how: plain values, filled by the
-// program from its [redis] section. The fields are those of config.Redis,
-// in the same order, so that the program converts one into the other
-// (redisstore.Options(cfg.Redis)) and the compiler tells when they part.
+// program from its [redis] section.
 type Options struct {
 	// URL is redis://[user@]host:port/db, rediss:// for TLS, or
 	// unix:///path/to/redis.sock. It holds no password.

@@ -108,7 +108,7 @@ func Open(path string, opts Options) *App {
 		}
 	}
 	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() && a.Type.SharedState {
-		shared, err := redisstore.Open(redisstore.Options(cfg.Redis), log)
+		shared, err := redisstore.Open(cfg.Redis, log)
 		if err != nil {
 			cfg.File.Section("redis").Errorf("", "%v", err)
 		} else {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ini"
+	"github.com/backupweb/backupweb/redisstore"
 )
 
 // Values of [server] store.
@@ -18,30 +19,13 @@ const (
 	StoreRedis = "redis"
 )
 
-// Redis is the [redis] section: the server several instances share their
-// sessions, failure counts and used OAuth states through, read only when
+// Redis is the [redis] section, read into the store's options: url
+// (redis://[user@]host:port/db, rediss:// for TLS, or
+// unix:///path/to/redis.sock; it never holds a password, Load refuses
+// one), password (never logged), prefix, tls_ca (empty: the system's
+// roots), connect_timeout and command_timeout. It is read only when
 // [server] store = redis.
-type Redis struct {
-	// URL is [redis] url: redis://[user@]host:port/db, rediss:// for TLS,
-	// or unix:///path/to/redis.sock. Default DefaultRedisURL. It never
-	// holds a password (Load refuses one).
-	URL string
-	// Password is [redis] password, the server's password or the ACL
-	// user's. Never logged.
-	Password string
-	// Prefix starts every key backupweb writes, [redis] prefix, default
-	// DefaultRedisPrefix.
-	Prefix string
-	// TLSCA is the PEM file of the CA that signed the server's
-	// certificate, [redis] tls_ca; empty: the system's roots.
-	TLSCA string
-	// ConnectTimeout bounds connecting, [redis] connect_timeout, default
-	// DefaultConnectTimeout.
-	ConnectTimeout time.Duration
-	// CommandTimeout bounds one command, [redis] command_timeout, default
-	// DefaultCommandTimeout.
-	CommandTimeout time.Duration
-}
+type Redis = redisstore.Options
 
 // Defaults of [redis].
 const (

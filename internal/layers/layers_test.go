@@ -31,14 +31,13 @@ var allowed = map[string][]string{
 	"throttle":           nil,
 
 	// Formats and files.
-	"internal/ini":    {"internal/fspath"},
-	"internal/config": {"access", "internal/fspath", "internal/ini"},
-	"userfile":        {"password"},
-	"internal/qr":     nil,
-	"groupfile":       nil,
-	"factors":         {"userfile"},
-	"passkey":         {"factors", "session"},
-	"internal/ui":     {"internal/catalog"},
+	"internal/ini": {"internal/fspath"},
+	"userfile":     {"password"},
+	"internal/qr":  nil,
+	"groupfile":    nil,
+	"factors":      {"userfile"},
+	"passkey":      {"factors", "session"},
+	"internal/ui":  {"internal/catalog"},
 
 	// The core and the types.
 	"auth":             {"access", "password", "peer", "session", "throttle"},
@@ -53,6 +52,9 @@ var allowed = map[string][]string{
 	"internal/web":     {"access", "internal/accesslog", "auth", "internal/catalog", "peer", "internal/ui"},
 	"proxy":            {"access", "auth", "peer", "session"},
 	"internal/metrics": {"auth", "internal/buildinfo", "password", "session"},
+
+	// The program's sections (they read [redis] into the store's options).
+	"internal/config": {"access", "internal/fspath", "internal/ini", "redisstore"},
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
