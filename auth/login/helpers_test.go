@@ -38,12 +38,7 @@ func newClock() *fakeClock {
 
 // usersText returns a user file for the named test users.
 func usersText(t testing.TB, names ...string) string {
-	var b strings.Builder
-	b.WriteString("# test users\n\n")
-	for _, n := range names {
-		b.WriteString(n + ":" + testkit.Hash(t, testPasswords[n]) + "\n")
-	}
-	return b.String()
+	return testkit.Users(t, testPasswords, names...)
 }
 
 // writeFile replaces path's content by rename, as editors and the user

@@ -206,6 +206,18 @@ func StartServer(t testing.TB, cmd *exec.Cmd, addr string, within time.Duration,
 	})
 }
 
+// Users is the text of a test user file: a comment, a blank line, and a
+// line name:hash for each of names, hashed (Hash) from passwords[name].
+func Users(t testing.TB, passwords map[string]string, names ...string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# test users\n\n")
+	for _, n := range names {
+		b.WriteString(n + ":" + Hash(t, passwords[n]) + "\n")
+	}
+	return b.String()
+}
+
 var hashes sync.Map // "cost\x00password" -> hash
 
 // Hash returns a bcrypt hash of pw at bcrypt.MinCost, computed once per
