@@ -37,14 +37,10 @@ func checkPage(t *testing.T, rec *httptest.ResponseRecorder, status int) string 
 		t.Errorf("Cache-Control = %q", cc)
 	}
 	body := rec.Body.String()
-	for _, want := range []string{
+	testkit.Holds(t, body, []string{
 		`<!doctype html>`, `<html lang="en">`, `name="viewport"`, `name="color-scheme"`,
 		`href="/_backupweb/style.css?v=`, `<main id="main">`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("page lacks %s", want)
-		}
-	}
+	}, nil)
 	for _, banned := range []string{"<script", "style=", "<style", "http://", "https://"} {
 		if strings.Contains(body, banned) {
 			t.Errorf("page holds %q, which the policy forbids or which loads from elsewhere", banned)
@@ -144,11 +140,7 @@ func TestRenderLogin(t *testing.T) {
 
 func TestRenderError(t *testing.T) {
 	body := checkPage(t, render(t, http.StatusNotFound, "error", ErrorPage{Status: 404, Message: "No <such> backup."}), http.StatusNotFound)
-	for _, w := range []string{`<title>Not Found · backupweb</title>`, `Error 404`, `No &lt;such&gt; backup.`, `<a href="/" id="back">`} {
-		if !strings.Contains(body, w) {
-			t.Errorf("page lacks %s", w)
-		}
-	}
+	testkit.Holds(t, body, []string{`<title>Not Found · backupweb</title>`, `Error 404`, `No &lt;such&gt; backup.`, `<a href="/" id="back">`}, nil)
 }
 
 func TestRenderFailures(t *testing.T) {
