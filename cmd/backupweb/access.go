@@ -26,7 +26,7 @@ const noHost = "-"
 // Exit 0 when it answered, 1 on a configuration error, 2 on wrong usage.
 func runAccess(c *cli, args []string) int {
 	fs := c.flagSet("access")
-	path := fs.String("config", "", "configuration file (default ./backupweb.ini if present, else built-in defaults)")
+	path := configFlag(fs)
 	user := fs.String("user", "", "the signed-in user's name (required)")
 	method := fs.String("method", "GET", "the request's method")
 	reqPath := fs.String("path", "", "the request's path, as a client sends it (required; a query or fragment is ignored)")

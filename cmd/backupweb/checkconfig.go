@@ -22,7 +22,7 @@ import (
 // check-config run as root reads everything, the service does not.
 func runCheckConfig(c *cli, args []string) int {
 	fs := c.flagSet("check-config")
-	path := fs.String("config", "", "configuration file (default ./backupweb.ini if present, else built-in defaults)")
+	path := configFlag(fs)
 	asService := fs.Bool("as-service", false, "also check that the service user "+serviceUser+" (the packaged unit's User=) can read every file the configuration names and write its state folder")
 	asUser := fs.String("as-user", "", "like -as-service, for the account NAME the service runs as")
 	explain := fs.Bool("explain", false, "also list the effective access rules ([proxy] shorthand expanded, the default last) on standard output")

@@ -12,12 +12,8 @@ const secretBytes = 32
 
 func runGenSecret(c *cli, args []string) int {
 	fs := c.flagSet("gen-secret")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseNoArgs(c, fs, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintln(c.stderr, "backupweb gen-secret: takes no arguments")
-		return exitUsage
 	}
 	fmt.Fprintln(c.stdout, newSecret())
 	return exitOK

@@ -109,6 +109,25 @@ func (c *cli) flagSet(name string) *flag.FlagSet {
 	return fs
 }
 
+// configFlag defines the -config flag that serve, check-config and access
+// share.
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "", "configuration file (default ./backupweb.ini if present, else built-in defaults)")
+}
+
+// parseNoArgs parses args into fs for a command that takes flags only: a
+// word left over is a usage error. It returns as parseFlags does.
+func parseNoArgs(c *cli, fs *flag.FlagSet, args []string) (int, bool) {
+	if code, ok := parseFlags(fs, args); !ok {
+		return code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "%s: takes no arguments\n", fs.Name())
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
 // parseFlags parses args into fs. It returns an exit code and false when the
 // command must stop: exitOK for -h, exitUsage for bad flags.
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {

@@ -24,7 +24,7 @@ import (
 // runServe runs the web interface until SIGINT or SIGTERM.
 func runServe(c *cli, args []string) int {
 	fs := c.flagSet("serve")
-	path := fs.String("config", "", "configuration file (default ./backupweb.ini if present, else built-in defaults)")
+	path := configFlag(fs)
 	listen := fs.String("listen", "", "address to listen on, overriding [server] listen")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "least severe level logged: debug, info, warn or error")
