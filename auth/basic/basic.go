@@ -85,7 +85,7 @@ var (
 // New returns a Provider for cfg, its zero fields taking the defaults. It
 // refuses a configuration Validate refuses (an empty or malformed hash is
 // an error here, not a 500 at every request).
-func New(cfg Config, env auth.Deps) (*Provider, error) {
+func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if cfg.Realm == "" {
 		cfg.Realm = DefaultRealm
 	}
@@ -106,16 +106,16 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		cfg:      cfg,
 		userSum:  sha256.Sum256([]byte(cfg.Username)),
 		cost:     cost,
-		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: env.Clock(), Observer: env.Hooks.Password}),
-		limiter: env.Counter(Name+".addr", throttle.Options{
-			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(),
+		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: deps.Clock(), Observer: deps.Hooks.Password}),
+		limiter: deps.Counter(Name+".addr", throttle.Options{
+			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: deps.Clock(),
 			Wait:   cfg.Wait(cfg.UseBcrypt, cost),
-			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
+			OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
 		}),
-		log:     env.Log(),
-		audit:   env.Audit(),
-		errs:    env.Errs(),
-		now:     env.Clock(),
+		log:     deps.Log(),
+		audit:   deps.Audit(),
+		errs:    deps.Errs(),
+		now:     deps.Clock(),
 		header:  `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
 		flights: newFlights(),
 	}

@@ -129,11 +129,11 @@ var (
 )
 
 // New returns a provider for cfg (zero fields take their defaults). It reads the user file, parses the replacement template if
-// any, and opens the session store in env.StateDir (or uses env.Shared's);
-// the program runs Watch to follow changes of the user file. env.SecretKey
+// any, and opens the session store in deps.StateDir (or uses deps.Shared's);
+// the program runs Watch to follow changes of the user file. deps.SecretKey
 // is required. To validate a configuration without building anything, use
 // Validate and the Read methods.
-func New(cfg Config, env auth.Deps) (*Provider, error) {
+func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
@@ -152,23 +152,23 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		cfg: cfg,
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
-		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: env.Clock(), Observer: env.Hooks.Password}),
-		byAddr: env.Counter(Name+".addr", throttle.Options{
-			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: env.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(env.Log(), Name, "client addresses") },
+		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: deps.Clock(), Observer: deps.Hooks.Password}),
+		byAddr: deps.Counter(Name+".addr", throttle.Options{
+			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: deps.Clock(), Wait: wait,
+			OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
 		}),
-		byUser: env.Counter(Name+".user", throttle.Options{
-			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(env.Log(), Name, "user names") },
+		byUser: deps.Counter(Name+".user", throttle.Options{
+			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
+			OnFull: func() { auth.LogFlood(deps.Log(), Name, "user names") },
 		}),
-		byDevice: env.Counter(Name+".device", throttle.Options{
-			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: env.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(env.Log(), Name, "device cookies") },
+		byDevice: deps.Counter(Name+".device", throttle.Options{
+			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
+			OnFull: func() { auth.LogFlood(deps.Log(), Name, "device cookies") },
 		}),
-		log:   env.Log(),
-		audit: env.Audit(),
-		errs:  env.Errs(),
-		now:   env.Clock(),
+		log:   deps.Log(),
+		audit: deps.Audit(),
+		errs:  deps.Errs(),
+		now:   deps.Clock(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
@@ -181,7 +181,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 			return nil, fmt.Errorf("login: login template: %w", err)
 		}
 	}
-	p.Guard, err = sessionauth.Open(env, sessionauth.Options{
+	p.Guard, err = sessionauth.Open(deps, sessionauth.Options{
 		Type:      Name,
 		LoginPath: cfg.LoginPath,
 		Settings:  cfg.Settings,
@@ -200,21 +200,21 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
 	if cfg.SecondFactor != SecondFactorOff {
-		keys, err := factors.NewKeys(env.SecretKey)
+		keys, err := factors.NewKeys(deps.SecretKey)
 		if err != nil {
 			return nil, fmt.Errorf("login: %w", err)
 		}
 		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
-		if env.Shared != nil {
-			p.spend = env.Shared.SpendOnce
+		if deps.Shared != nil {
+			p.spend = deps.Shared.SpendOnce
 		} else {
 			p.spend = newLocalSpent(p.now).SpendOnce
 		}
 		// Passkeys are bound to the origin users reach the service at:
 		// without [server] public_url they are not offered, and TOTP and
 		// recovery codes are the second factors.
-		if env.PublicURL != nil {
-			if p.passkeys, err = p.openPasskeys(env); err != nil {
+		if deps.PublicURL != nil {
+			if p.passkeys, err = p.openPasskeys(deps); err != nil {
 				return nil, fmt.Errorf("login: %w", err)
 			}
 			p.SetPasskeySlot(p.passkeySlotFor)

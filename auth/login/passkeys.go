@@ -47,7 +47,7 @@ const SecondFactorPasskey = "passkey"
 // openPasskeys makes the passkey service: ceremonies in the session store
 // (single use through p.spend, shared with every instance when the store
 // is), passkeys in the factors file, bound to [server] public_url.
-func (p *Provider) openPasskeys(env auth.Deps) (*passkey.Service, error) {
+func (p *Provider) openPasskeys(deps auth.Deps) (*passkey.Service, error) {
 	key, err := p.Manager().PurposeKey("webauthn-ceremony")
 	if err != nil {
 		return nil, err
@@ -55,13 +55,13 @@ func (p *Provider) openPasskeys(env auth.Deps) (*passkey.Service, error) {
 	spend := func(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 		return p.spend(ctx, spendCeremony, key, ttl)
 	}
-	cs, err := passkey.NewCeremonies(p.Guard.Store(), key, spend, env.Clock())
+	cs, err := passkey.NewCeremonies(p.Guard.Store(), key, spend, deps.Clock())
 	if err != nil {
 		return nil, err
 	}
 	return passkey.New(passkey.Options{
-		PublicURL: env.PublicURL, Name: "backupweb",
-		Keys: passkey.NewFactorsKeys(p.factors), Ceremonies: cs, Now: env.Clock(),
+		PublicURL: deps.PublicURL, Name: "backupweb",
+		Keys: passkey.NewFactorsKeys(p.factors), Ceremonies: cs, Now: deps.Clock(),
 	})
 }
 

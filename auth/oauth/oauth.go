@@ -89,17 +89,17 @@ var (
 
 // New returns a Provider for cfg, its empty fields taking the defaults; it
 // refuses a configuration Validate refuses. Sessions are kept in a
-// file store under env.StateDir, or in env.Shared's store. env.SecretKey keys the
-// sessions and the sealed sign-in cookies; env.HTTPClient, when set, makes
+// file store under deps.StateDir, or in deps.Shared's store. deps.SecretKey keys the
+// sessions and the sealed sign-in cookies; deps.HTTPClient, when set, makes
 // every request to the identity provider (default: a client with a 10s
 // timeout). New makes no network request.
-func New(cfg Config, env auth.Deps) (*Provider, error) {
+func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
 	k, _ := lookupKind(cfg.Provider)
 	cfg = cfg.withDefaults(k)
-	client := env.HTTPClient
+	client := deps.HTTPClient
 	if client == nil {
 		client = defaultClient()
 	}
@@ -107,25 +107,25 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		cfg:    cfg,
 		kind:   k,
 		client: client,
-		log:    env.Log(),
-		audit:  env.Audit(),
-		errs:   env.Errors,
+		log:    deps.Log(),
+		audit:  deps.Audit(),
+		errs:   deps.Errors,
 	}
 	if p.errs == nil {
 		// Without the program's writer, a person still gets the styled
 		// page with the sign-in's own title.
 		p.errs = &auth.Errors{Logger: p.log, Page: ui.ErrorWriter(p.log)}
 	}
-	if env.Shared != nil {
+	if deps.Shared != nil {
 		p.spend = func(ctx context.Context, state string) (bool, error) {
-			return env.Shared.SpendOnce(ctx, "oauth-state", state, FlowTTL)
+			return deps.Shared.SpendOnce(ctx, "oauth-state", state, FlowTTL)
 		}
 	} else {
-		spent := newSpentStates(FlowTTL, env.Clock())
+		spent := newSpentStates(FlowTTL, deps.Clock())
 		p.spend = func(_ context.Context, state string) (bool, error) { return spent.spend(state), nil }
 	}
 	var err error
-	p.Guard, err = sessionauth.Open(env, sessionauth.Options{
+	p.Guard, err = sessionauth.Open(deps, sessionauth.Options{
 		Type:           Name,
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
@@ -139,7 +139,7 @@ func New(cfg Config, env auth.Deps) (*Provider, error) {
 		p.openID = &openID{
 			issuer: cfg.Issuer, clientID: cfg.ClientID,
 			authURL: cfg.AuthURL, tokenURL: cfg.TokenURL, userinfoURL: cfg.UserinfoURL,
-			client: client, now: env.Clock(),
+			client: client, now: deps.Clock(),
 		}
 	}
 	return p, nil

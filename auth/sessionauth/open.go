@@ -21,51 +21,51 @@ import (
 type Sessions struct {
 	*session.Manager
 	store  session.Store
-	shared bool // the store is env.Shared's, which the program closes
+	shared bool // the store is deps.Shared's, which the program closes
 }
 
-// OpenSessions returns the sessions of a session type: env.Shared's store when the
+// OpenSessions returns the sessions of a session type: deps.Shared's store when the
 // program shares state with other instances, else a file store under
-// env.StateDir ([server] state_dir); and a manager keyed by env.SecretKey
+// deps.StateDir ([server] state_dir); and a manager keyed by deps.SecretKey
 // with the given settings (zero values: the defaults).
 // Cookies are Secure when the request came over https, directly or as a
 // trusted proxy says (peer.Secure).
-func OpenSessions(env auth.Deps, typ string, set Settings) (*Sessions, error) {
+func OpenSessions(deps auth.Deps, typ string, set Settings) (*Sessions, error) {
 	var store session.Store
 	switch {
-	case env.Shared != nil:
-		store = env.Shared.SessionStore()
+	case deps.Shared != nil:
+		store = deps.Shared.SessionStore()
 	default:
-		if env.StateDir == "" {
+		if deps.StateDir == "" {
 			return nil, errors.New("[server] state_dir is empty; set it to the folder where sessions are kept")
 		}
-		fs, err := session.OpenFileStore(env.StateDir, env.Clock())
+		fs, err := session.OpenFileStore(deps.StateDir, deps.Clock())
 		if err != nil {
-			return nil, fmt.Errorf("[server] state_dir %s cannot be used: %w; create it for the user backupweb runs as (mode 0700), or set state_dir to a folder it may write", fspath.Show(env.StateDir), err)
+			return nil, fmt.Errorf("[server] state_dir %s cannot be used: %w; create it for the user backupweb runs as (mode 0700), or set state_dir to a folder it may write", fspath.Show(deps.StateDir), err)
 		}
 		store = fs
 	}
 	mgr, err := session.NewManager(session.Options{
 		Store:        store,
-		Key:          env.SecretKey,
+		Key:          deps.SecretKey,
 		IdleTimeout:  set.IdleTimeout,
 		Renewal:      set.IdleRenewal,
 		Lifetime:     set.Lifetime,
 		Secure:       peer.Secure,
-		Now:          env.Clock(),
-		Logger:       env.Log(),
-		Observer:     env.Hooks.Sessions,
+		Now:          deps.Clock(),
+		Logger:       deps.Log(),
+		Observer:     deps.Hooks.Sessions,
 		Type:         typ,
 		MaxPerUser:   set.MaxSessionsPerUser,
-		CookieDomain: env.CookieDomain,
+		CookieDomain: deps.CookieDomain,
 	})
-	s := &Sessions{Manager: mgr, store: store, shared: env.Shared != nil}
+	s := &Sessions{Manager: mgr, store: store, shared: deps.Shared != nil}
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
 	if !s.shared {
-		checkKey(env, mgr)
+		checkKey(deps, mgr)
 	}
 	return s, nil
 }
@@ -80,20 +80,20 @@ const KeyCheckFile = "key-check"
 // disk were made under another key and are no longer valid), and records
 // the current one. A failure to read or write the file is logged: it costs
 // only the warning.
-func checkKey(env auth.Deps, mgr *session.Manager) {
-	path := filepath.Join(env.StateDir, KeyCheckFile)
+func checkKey(deps auth.Deps, mgr *session.Manager) {
+	path := filepath.Join(deps.StateDir, KeyCheckFile)
 	want := mgr.KeyCheck()
 	old, err := os.ReadFile(path)
 	switch {
 	case err == nil && strings.TrimSpace(string(old)) == want:
 		return
 	case err == nil:
-		env.Log().Warn("auth: the sessions kept in state_dir were made under another BACKUP_SECRET_KEY; they are no longer valid and every user must sign in again. Make the key once and keep it (see `backupweb gen-secret`)", "state_dir", env.StateDir)
+		deps.Log().Warn("auth: the sessions kept in state_dir were made under another BACKUP_SECRET_KEY; they are no longer valid and every user must sign in again. Make the key once and keep it (see `backupweb gen-secret`)", "state_dir", deps.StateDir)
 	case !errors.Is(err, fs.ErrNotExist):
-		env.Log().Warn("auth: cannot read the secret key's fingerprint", "file", path, "err", err)
+		deps.Log().Warn("auth: cannot read the secret key's fingerprint", "file", path, "err", err)
 	}
 	if err := os.WriteFile(path, []byte(want+"\n"), 0o600); err != nil {
-		env.Log().Warn("auth: cannot record the secret key's fingerprint", "file", path, "err", err)
+		deps.Log().Warn("auth: cannot record the secret key's fingerprint", "file", path, "err", err)
 	}
 }
 
@@ -106,14 +106,14 @@ func (s *Sessions) Count() (n int, ok bool) {
 	return 0, false
 }
 
-// RedirectHosts returns the hosts a login's next may name: env's
-// RedirectHosts, and only when a cookie domain shares the sign-in with
+// RedirectHosts returns the hosts a login's next may name: deps.RedirectHosts,
+// and only when a cookie domain shares the sign-in with
 // them (otherwise a login on one host could not serve another).
-func RedirectHosts(env auth.Deps) []string {
-	if env.CookieDomain == "" {
+func RedirectHosts(deps auth.Deps) []string {
+	if deps.CookieDomain == "" {
 		return nil
 	}
-	return env.RedirectHosts
+	return deps.RedirectHosts
 }
 
 // Ready reports whether the session store answers (see session.Pinger).

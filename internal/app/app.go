@@ -98,13 +98,13 @@ func Open(path string, opts Options) *App {
 	}
 	cfg := a.Config
 	log := logger(opts)
-	env := auth.Deps{Logger: log, Errors: a.Errors, StateDir: cfg.Server.StateDir,
+	deps := auth.Deps{Logger: log, Errors: a.Errors, StateDir: cfg.Server.StateDir,
 		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts, PublicURL: cfg.Server.PublicURL}
 	if cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
 		a.Metrics = metrics.New()
-		env.Hooks = a.Metrics.Hooks()
+		deps.Hooks = a.Metrics.Hooks()
 		if a.Type.ClientLabel != "" {
-			env.HTTPClient = a.Metrics.InstrumentClient(strings.ToLower(cfg.Auth.String(a.Type.ClientLabel, "")), nil)
+			deps.HTTPClient = a.Metrics.InstrumentClient(strings.ToLower(cfg.Auth.String(a.Type.ClientLabel, "")), nil)
 		}
 	}
 	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() && a.Type.SharedState {
@@ -112,10 +112,10 @@ func Open(path string, opts Options) *App {
 		if err != nil {
 			cfg.File.Section("redis").Errorf("", "%v", err)
 		} else {
-			a.Shared, env.Shared = shared, shared
+			a.Shared, deps.Shared = shared, shared
 		}
 	}
-	t, p, err := newProvider(cfg.Auth, env, lookupEnv)
+	t, p, err := newProvider(cfg.Auth, deps, lookupEnv)
 	if err == nil && !cfg.Report.HasErrors() {
 		a.Provider, a.TypeName = p, p.Type()
 	}
