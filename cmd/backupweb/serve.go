@@ -85,6 +85,7 @@ func runServe(c *cli, args []string) int {
 	}
 	if a.cfg.Server.Mode == config.ModeCatalog {
 		opts.Catalog = catalog.New(a.cfg.Backups.Dir).WithLogger(log)
+		defer opts.Catalog.Close() // stops watching the folder
 	}
 	if a.shared != nil {
 		opts.Ready = a.shared
