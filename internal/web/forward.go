@@ -60,6 +60,7 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 		w.Header()["Cache-Control"] = noStoreValue
 		t := forwardedTarget(r)
 		if f.g.anonymous(t) {
+			noBodyHeaders(w.Header())
 			w.WriteHeader(http.StatusOK)
 			return
 		}
@@ -83,6 +84,7 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 				w.Header().Set(groupsAnswerHeader, groups)
 				w.Header().Set(f.groupsHeader, groups)
 			}
+			noBodyHeaders(w.Header())
 			w.WriteHeader(http.StatusOK)
 		case forward && browserNavigation(r):
 			if lr, isSession := p.(auth.LoginRedirecter); isSession {

@@ -90,6 +90,20 @@ func TestForwardAuth(t *testing.T) {
 			if rec.Body.Len() > 200 {
 				t.Errorf("body of %d bytes: forward-auth answers carry no more than the error message", rec.Body.Len())
 			}
+			// A 200 carries no-store and the identity headers only; every
+			// refusal keeps the security headers.
+			if tt.status == 200 {
+				for _, k := range append(pageOnlyHeaders, "X-Content-Type-Options") {
+					if got := rec.Header().Get(k); got != "" {
+						t.Errorf("200 with %s = %q, want none", k, got)
+					}
+				}
+				if got := rec.Header().Get("Cache-Control"); got != "no-store" {
+					t.Errorf("200 with Cache-Control %q, want no-store", got)
+				}
+			} else {
+				checkSecurityHeaders(t, rec.Header())
+			}
 		})
 	}
 }
