@@ -134,6 +134,20 @@ func (s *FileStore) Find(_ context.Context, key string) (Record, bool, error) {
 	return rec, ok, nil
 }
 
+// findShared is Find without copying the record's byte slices (see
+// table.findShared).
+func (s *FileStore) findShared(key string) (Record, bool, error) {
+	now := s.now()
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return Record{}, false, ErrClosed
+	}
+	rec, ok := s.t.findShared(key, now)
+	s.mu.RUnlock()
+	return rec, ok, nil
+}
+
 // Commit stores a copy of rec under key and rewrites the file before
 // returning. A record without Expires is refused.
 func (s *FileStore) Commit(_ context.Context, key string, rec Record) error {

@@ -44,6 +44,16 @@ func (s *MemoryStore) Find(_ context.Context, key string) (Record, bool, error) 
 	return rec, ok, nil
 }
 
+// findShared is Find without copying the record's byte slices (see
+// table.findShared).
+func (s *MemoryStore) findShared(key string) (Record, bool, error) {
+	now := s.now()
+	s.mu.RLock()
+	rec, ok := s.t.findShared(key, now)
+	s.mu.RUnlock()
+	return rec, ok, nil
+}
+
 // Commit stores a copy of rec under key. A record without Expires is refused.
 func (s *MemoryStore) Commit(_ context.Context, key string, rec Record) error {
 	if rec.Expires.IsZero() {

@@ -161,11 +161,34 @@ func newTable() table {
 
 // find returns a copy of the live record under key.
 func (t *table) find(key string, now time.Time) (Record, bool) {
+	rec, ok := t.findShared(key, now)
+	if !ok {
+		return Record{}, false
+	}
+	return rec.clone(), true
+}
+
+// findShared is find without the copy of the record's byte slices (CSRF,
+// MAC), which stay the table's: the caller reads them and never changes
+// them in place. The table never does either (put stores copies, touch
+// replaces the MAC with a copy). Attrs is copied, as by find: it reaches
+// handlers through auth.User.
+func (t *table) findShared(key string, now time.Time) (Record, bool) {
 	rec, ok := t.recs[key]
 	if !ok || rec.expiredAt(now) {
 		return Record{}, false
 	}
-	return rec.clone(), true
+	rec.Data = rec.Data.clone()
+	return rec, true
+}
+
+// sharedFinder is a store of this package whose records the manager may
+// read without copying their byte slices (table.findShared): Load reads
+// CSRF and MAC and replaces, never modifies, them. The manager uses it
+// only for a *FileStore or *MemoryStore itself, never a type embedding
+// one (whose own Find would be bypassed).
+type sharedFinder interface {
+	findShared(key string) (Record, bool, error)
 }
 
 // put stores a private copy of rec under key and returns the record it
