@@ -199,6 +199,16 @@ func NewHandler(o Options) http.Handler {
 			notCanonical.ServeHTTP(w, r)
 			return
 		}
+		if sw, ok := w.(*statusWriter); ok {
+			// Under front: one lookup, the mux's own; its refusal of
+			// an unrouted request is held back by the writer.
+			if code := serveRouted(mux, sw, r); code != 0 {
+				s.fail(w, r, unrouted(code))
+				return
+			}
+			setRoute(r)
+			return
+		}
 		if _, pattern := mux.Handler(r); pattern == "" {
 			// No route: the mux's own 404 or 405 (with Allow) is plain
 			// text; answer it with the same page or JSON as every refusal.
@@ -287,6 +297,20 @@ func unrouted(code int) auth.Refusal {
 		return auth.WrongMethod
 	}
 	return auth.NoRoute
+}
+
+// serveRouted serves r through mux, writing to sw, and returns the status
+// of the mux's own 404 or 405 when no route matched r (written to no
+// one, its headers kept: Allow), 0 otherwise. The mux sets r.Pattern
+// before it calls a handler, so a route's own 404 is not taken for the
+// mux's.
+func serveRouted(mux *http.ServeMux, sw *statusWriter, r *http.Request) int {
+	sw.routing = r
+	mux.ServeHTTP(sw, r)
+	sw.routing = nil
+	code := sw.unrouted
+	sw.unrouted = 0
+	return code
 }
 
 // interceptWriter swallows a 404 or 405 the mux writes for a request no
