@@ -107,3 +107,14 @@ func TestForwardAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestIdentityHeadersCanonical: the identity headers are assigned to the
+// header map without canonicalisation, so their names must already be
+// canonical.
+func TestIdentityHeadersCanonical(t *testing.T) {
+	for _, h := range []string{userHeader, emailHeader} {
+		if c := http.CanonicalHeaderKey(h); c != h {
+			t.Errorf("%q is not canonical (%q)", h, c)
+		}
+	}
+}
