@@ -126,7 +126,9 @@ func NewErrors(log *slog.Logger) *auth.Errors {
 //
 // Every response passes, outermost first: panic recovery (logged, 500),
 // peer resolution, the security headers (Content-Security-Policy,
-// X-Content-Type-Options, Referrer-Policy, X-Frame-Options), and Go's
+// X-Content-Type-Options, Referrer-Policy, X-Frame-Options; a successful
+// JSON answer keeps only X-Content-Type-Options, a forward-authentication
+// 200 none of them, see apiHeaders), and Go's
 // cross-origin protection, which refuses with 403 a state-changing request
 // (any method but GET, HEAD, OPTIONS) that a browser marks as coming from
 // another site (Sec-Fetch-Site, or an Origin that does not match Host).
