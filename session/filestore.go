@@ -136,16 +136,24 @@ func (s *FileStore) Find(_ context.Context, key string) (Record, bool, error) {
 
 // findShared is Find without copying the record's byte slices (see
 // table.findShared).
-func (s *FileStore) findShared(key string) (Record, bool, error) {
+func (s *FileStore) findShared(key string) (Record, bool, bool, error) {
 	now := s.now()
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
-		return Record{}, false, ErrClosed
+		return Record{}, false, false, ErrClosed
 	}
-	rec, ok := s.t.findShared(key, now)
+	rec, ok, checked := s.t.findShared(key, now)
 	s.mu.RUnlock()
-	return rec, ok, nil
+	return rec, ok, checked, nil
+}
+
+// markIntact records that the manager found the MAC of the record under
+// key right (see table.markIntact).
+func (s *FileStore) markIntact(key string, mac []byte) {
+	s.mu.Lock()
+	s.t.markIntact(key, mac)
+	s.mu.Unlock()
 }
 
 // Commit stores a copy of rec under key and rewrites the file before

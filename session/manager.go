@@ -244,20 +244,29 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 	}
 	ctx := r.Context()
 	var rec Record
-	var found bool
+	var found, checked bool
 	var err error
 	if m.shared != nil {
 		// The package's own stores: no copy of the record's bytes,
-		// which Load only reads.
-		rec, found, err = m.shared.findShared(key)
+		// which Load only reads, and the MAC of a record held in
+		// memory is checked once, not at every request.
+		rec, found, checked, err = m.shared.findShared(key)
 	} else {
 		rec, found, err = m.store.Find(ctx, key)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("session: load: %w", err)
 	}
-	if !found || !m.intact(ctx, key, &rec) {
+	if !found {
 		return nil, false, nil
+	}
+	if !checked {
+		if !m.intact(ctx, key, &rec) {
+			return nil, false, nil
+		}
+		if m.shared != nil {
+			m.shared.markIntact(key, rec.MAC)
+		}
 	}
 	if rec.Type != m.typ {
 		// Made by another authentication type (or before sessions

@@ -46,12 +46,20 @@ func (s *MemoryStore) Find(_ context.Context, key string) (Record, bool, error) 
 
 // findShared is Find without copying the record's byte slices (see
 // table.findShared).
-func (s *MemoryStore) findShared(key string) (Record, bool, error) {
+func (s *MemoryStore) findShared(key string) (Record, bool, bool, error) {
 	now := s.now()
 	s.mu.RLock()
-	rec, ok := s.t.findShared(key, now)
+	rec, ok, checked := s.t.findShared(key, now)
 	s.mu.RUnlock()
-	return rec, ok, nil
+	return rec, ok, checked, nil
+}
+
+// markIntact records that the manager found the MAC of the record under
+// key right (see table.markIntact).
+func (s *MemoryStore) markIntact(key string, mac []byte) {
+	s.mu.Lock()
+	s.t.markIntact(key, mac)
+	s.mu.Unlock()
 }
 
 // Commit stores a copy of rec under key. A record without Expires is refused.
