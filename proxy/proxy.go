@@ -166,7 +166,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc.SetWriteDeadline(time.Time{})
 	r, tracked := h.live.track(r)
 	defer h.live.release(tracked)
-	h.rp.ServeHTTP(w, withClientHost(h.o, r))
+	h.rp.ServeHTTP(w, r)
 }
 
 // copyBufferSize is the size of the proxy's copy buffers.
