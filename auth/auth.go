@@ -5,7 +5,7 @@
 //
 // The Flask-era service's programmatic interface maps onto Go like this:
 //
-//	get_auth_provider(type, config)  factory.New (package auth/factory)
+//	get_auth_provider(type, config)  app.NewProvider (package internal/app)
 //	provider.init_app(app)           Mounter.Mount, for providers with routes
 //	@provider.require_auth           RequireAuth(provider, errs) middleware
 //	provider.get_current_user()      FromContext(r.Context())
@@ -133,7 +133,7 @@ type Deps struct {
 	// Logger receives refused attempts and operational messages.
 	// Default: slog.Default().
 	Logger *slog.Logger
-	// SecretKey is BACKUP_SECRET_KEY. The factory checks it (set, at least
+	// SecretKey is BACKUP_SECRET_KEY. The program checks it (set, at least
 	// 32 characters) for the types that need it before calling them.
 	SecretKey []byte
 	// StateDir is where session state is kept ([server] state_dir).

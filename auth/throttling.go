@@ -34,7 +34,7 @@ type Throttling struct {
 	AttemptWait time.Duration
 }
 
-// ThrottlingKeys are the [authentication] keys LoadThrottling reads.
+// ThrottlingKeys are the [authentication] keys of Throttling.
 var ThrottlingKeys = []string{"max_failures", "failure_window", "attempt_wait"}
 
 // WithDefaults returns t with its unset limits at their defaults
@@ -58,27 +58,6 @@ func (t Throttling) Wait(bcrypt bool, cost int) time.Duration {
 	return AttemptWait(bcrypt, cost)
 }
 
-// Section is what the loaders of settings read keys from and record
-// problems in: *config.Section (the [authentication] section), handed in
-// as this small interface so that the authentication packages do not
-// depend on the INI format.
-type Section interface {
-	String(key, def string) string
-	Int(key string, def, min, max int) int
-	Duration(key string, def time.Duration) time.Duration
-	Errorf(key, format string, args ...any)
-}
-
-// LoadThrottling reads ThrottlingKeys from s, each with its default; a
-// wrong value is a problem at its key's line.
-func LoadThrottling(s Section) Throttling {
-	return Throttling{
-		MaxFailures:   s.Int("max_failures", DefaultMaxFailures, 1, 1_000_000),
-		FailureWindow: s.Duration("failure_window", DefaultFailureWindow),
-		AttemptWait:   loadAttemptWait(s),
-	}
-}
-
 // AttemptWait is how long an attempt waits for a throttling slot without
 // any verdict arriving (throttle.Options.Wait): twice the time of one
 // bcrypt check at cost on this machine (measured once, see
@@ -90,15 +69,4 @@ func AttemptWait(bcrypt bool, cost int) time.Duration {
 		return throttle.DefaultWait
 	}
 	return max(2*password.CheckTime(cost), throttle.DefaultWait)
-}
-
-// loadAttemptWait reads the attempt_wait key of s: absent, 0 (derived by
-// AttemptWait); else a duration up to throttle.MaxCheck.
-func loadAttemptWait(s Section) time.Duration {
-	d := s.Duration("attempt_wait", 0)
-	if d > throttle.MaxCheck {
-		s.Errorf("attempt_wait", "must be at most %s: a check holds its slot no longer", throttle.MaxCheck)
-		return 0
-	}
-	return d
 }

@@ -36,7 +36,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
 )
@@ -91,9 +91,7 @@ func (e *Error) Unavailable() bool { return true }
 func (e *Error) StoreDown() bool { return true }
 
 // Options say which Redis to use and how: plain values, filled by the
-// program from its [redis] section. The fields are those of config.Redis,
-// in the same order, so that the program converts one into the other
-// (redisstore.Options(cfg.Redis)) and the compiler tells when they part.
+// program from its [redis] section.
 type Options struct {
 	// URL is redis://[user@]host:port/db, rediss:// for TLS, or
 	// unix:///path/to/redis.sock. It holds no password.
@@ -186,7 +184,7 @@ func clientOption(cfg Options) (rueidis.ClientOption, error) {
 				}
 				pool := x509.NewCertPool()
 				if !pool.AppendCertsFromPEM(pem) {
-					return opt, fmt.Errorf("redis: [redis] tls_ca: %s holds no PEM certificate", config.ShowPath(cfg.TLSCA))
+					return opt, fmt.Errorf("redis: [redis] tls_ca: %s holds no PEM certificate", fspath.Show(cfg.TLSCA))
 				}
 				opt.TLSConfig.RootCAs = pool
 			}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/redistest"
 	"github.com/backupweb/backupweb/internal/testkit"
@@ -23,7 +22,7 @@ import (
 var _ auth.Shared = (*Client)(nil)
 
 // open returns a client of srv that is closed when the test ends.
-func open(t testing.TB, cfg config.Redis, log *slog.Logger) *Client {
+func open(t testing.TB, cfg redistest.Config, log *slog.Logger) *Client {
 	t.Helper()
 	c, err := Open(Options(cfg), log)
 	if err != nil {
@@ -260,7 +259,7 @@ func TestSpendOnce(t *testing.T) {
 // unavailable, never as an answer.
 func TestConnections(t *testing.T) {
 	ctx := context.Background()
-	check := func(t *testing.T, cfg config.Redis, wantOK bool) {
+	check := func(t *testing.T, cfg redistest.Config, wantOK bool) {
 		t.Helper()
 		c := open(t, cfg, slog.New(slog.DiscardHandler))
 		err := c.SessionStore().Commit(ctx, "k", record("alice", time.Now(), time.Minute))

@@ -263,7 +263,7 @@ func (p *Provider) Reload() error {
 }
 
 // quoteRealm escapes a realm for a quoted-string (RFC 9110): backslash and
-// double quote get a backslash. Load refuses control characters.
+// double quote get a backslash. Validate refuses control characters.
 func quoteRealm(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }

@@ -13,9 +13,10 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
-	"github.com/backupweb/backupweb/auth/factory"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/web"
@@ -51,7 +52,7 @@ type testServer struct {
 }
 
 // start writes ini to a file, loads it as the program does, builds the
-// provider through the factory and serves the real handler on loopback.
+// provider through the program's table of types and serves the real handler on loopback.
 func start(t *testing.T, ini string, env map[string]string) *testServer {
 	t.Helper()
 	return startEnv(t, ini, env, auth.Deps{})
@@ -72,7 +73,7 @@ func startEnv(t *testing.T, ini string, env map[string]string, aenv auth.Deps) *
 	aenv.Logger = log
 	work := &checkCounter{}
 	aenv.Hooks.Password = work
-	p, err := factory.New(cfg.Auth, aenv, lookup)
+	p, err := app.NewProvider(cfg.Auth, aenv, lookup)
 	if err != nil || cfg.Report.HasErrors() {
 		t.Fatalf("configuration refused: %v\n%v", err, cfg.Report.Err())
 	}
@@ -283,10 +284,10 @@ func TestConfigProblems(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.ini")
 			os.WriteFile(path, []byte(tt.ini), 0o600)
 			cfg := config.Load(path, func(string) (string, bool) { return "", false })
-			_, err := factory.New(cfg.Auth, auth.Deps{}, func(string) (string, bool) { return "", false })
+			_, err := app.NewProvider(cfg.Auth, auth.Deps{}, func(string) (string, bool) { return "", false })
 			var errs, warns []string
 			for _, p := range cfg.Report.Problems() {
-				if p.Severity == config.Error {
+				if p.Severity == ini.Error {
 					errs = append(errs, p.String())
 				} else {
 					warns = append(warns, p.String())
@@ -341,9 +342,9 @@ func TestNewValidates(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("New error %v, want one containing %q", err, tt.want)
 			}
-			var ke *config.KeyError
+			var ke *auth.KeyError
 			if !errors.As(err, &ke) {
-				t.Errorf("%v is not a *config.KeyError", err)
+				t.Errorf("%v is not a *auth.KeyError", err)
 			}
 			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), hash) {
 				t.Errorf("error %q echoes the password", err)

@@ -8,45 +8,22 @@ import (
 	"unicode"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/password"
 )
 
 // Keys are the [authentication] keys type basic reads, besides "type".
 var Keys = slices.Concat([]string{"username", "password", "use_bcrypt", "realm", "cache_ttl", "groups_file"}, auth.ThrottlingKeys)
 
-// Load reads a Config from the [authentication] section. Problems (missing
-// keys, a malformed hash, a realm with control characters) are recorded in
-// the section's report with their key and line, and warnings for plain-text
-// passwords and weak hashes too; ok is false when the configuration cannot
-// be used. Problem messages never contain the password or hash.
-func Load(s *config.Section) (cfg Config, ok bool) {
-	before := s.Report().ErrorCount()
-	cfg = Config{
-		Username:   s.String("username", ""),
-		Password:   s.String("password", ""),
-		UseBcrypt:  s.Bool("use_bcrypt", false),
-		Realm:      s.String("realm", DefaultRealm),
-		Throttling: auth.LoadThrottling(s),
-		CacheTTL:   s.Duration("cache_ttl", DefaultCacheTTL),
-	}
-	s.Record(cfg.Validate())
-	if s.Report().ErrorCount() == before {
-		warnPassword(s, cfg)
-	}
-	return cfg, s.Report().ErrorCount() == before
-}
-
-// Validate reports what makes c unusable, each problem a *config.KeyError
+// Validate reports what makes c unusable, each problem a *auth.KeyError
 // naming its key (errors.Join of them): a missing user name or password, a
 // realm with control characters, a bcrypt hash with UseBcrypt off (the hash
 // itself would be accepted as the password), a value that is not a bcrypt
-// hash with UseBcrypt on. Messages never hold the password or hash. Load
-// records them at their keys; New returns them.
+// hash with UseBcrypt on. Messages never hold the password or hash. The
+// program's loader records them at their keys; New returns them.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, &config.KeyError{Key: key, Err: fmt.Errorf(format, args...)})
+		errs = append(errs, &auth.KeyError{Key: key, Err: fmt.Errorf(format, args...)})
 	}
 	if c.Username == "" {
 		bad("username", "missing required key; add a line \"username = ...\" under [authentication]")
@@ -69,18 +46,19 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// warnPassword records the warnings of a usable password: one stored in
-// plain text, a weak bcrypt cost.
-func warnPassword(s *config.Section, cfg Config) {
-	if !cfg.UseBcrypt {
-		s.Warnf("password", "is %s%s", password.PlainWarning("`backupweb hash-password`"), inlineCommentHint(cfg.Password))
-		return
+// Warnings reports what is worth telling about a usable configuration,
+// each an *auth.Warning of a *auth.KeyError naming its key: a password stored in plain text, a
+// weak bcrypt cost. Messages never hold the password or hash.
+func (c Config) Warnings() []error {
+	if !c.UseBcrypt {
+		return []error{&auth.Warning{Err: &auth.KeyError{Key: "password", Err: fmt.Errorf("is %s%s", password.PlainWarning("`backupweb hash-password`"), inlineCommentHint(c.Password))}}}
 	}
-	if cost, err := password.ParseHash(cfg.Password); err == nil {
+	if cost, err := password.ParseHash(c.Password); err == nil {
 		if w, weak := password.CostWarning(cost, "`backupweb hash-password`"); weak {
-			s.Warnf("password", "%s", w)
+			return []error{&auth.Warning{Err: &auth.KeyError{Key: "password", Err: errors.New(w)}}}
 		}
 	}
+	return nil
 }
 
 // inlineCommentHint explains a value that holds " #" or " ;": the file

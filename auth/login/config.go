@@ -12,8 +12,8 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/userfile"
@@ -93,12 +93,13 @@ type Config struct {
 	// (auth.Deps.PublicURL).
 	PasskeyLogin bool
 
-	// read holds what Load read to check the files it names, so that New
+	// read holds what ReadUsers and ReadTemplate read, so that New
 	// does not read them a second time; nil for a Config made in code.
 	read *readFiles
 }
 
-// readFiles are the user file and login template as Load read them.
+// readFiles are the user file and login template as ReadUsers and
+// ReadTemplate read them.
 type readFiles struct {
 	users *reading           // nil when the user file was not read
 	tmpl  *template.Template // nil without a template
@@ -126,64 +127,22 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
-// Load reads a Config from the [authentication] section and checks
-// everything it names: the user file is read and every problem in it is
-// recorded with the file's name and line (never a line's content), the
-// replacement template is parsed, login_view is checked. Warnings are
-// recorded for plain-text passwords, weak or mixed bcrypt costs, a user
-// file readable by others and an idle timeout longer than the lifetime. ok
-// is false when the configuration cannot be used.
-func Load(s *config.Section) (cfg Config, ok bool) {
-	before := errorCount(s.Report())
-	cfg = Config{
-		UsersFile:       s.String("users_file", ""),
-		LoginPath:       s.String("login_view", ""),
-		UseBcrypt:       s.Bool("use_bcrypt", false),
-		LoginTemplate:   s.String("login_template", ""),
-		Settings:        sessionauth.LoadSettings(s),
-		Throttling:      auth.LoadThrottling(s),
-		MaxUserFailures: s.Int("max_user_failures", DefaultMaxUserFailures, 1, 1_000_000),
-		PasskeyLogin:    s.Bool("passkey_login", false),
-		FactorsFile:     s.String("factors_file", ""),
-	}
-	sf, err := ParseSecondFactor(s.String("second_factor", ""))
-	if err != nil {
-		s.Errorf("second_factor", "%v", err)
-	}
-	cfg.SecondFactor = sf
-	s.Record(cfg.Validate())
-	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)
-	if cfg.IdleTimeout > cfg.Lifetime {
-		s.Warnf("session_idle_timeout", "is longer than session_lifetime, so sessions end after session_lifetime anyway")
-	}
-	cfg.read = &readFiles{}
-	if cfg.LoginTemplate != "" {
-		cfg.read.tmpl = checkTemplate(s, cfg.LoginTemplate)
-	}
-	if cfg.UsersFile != "" {
-		cfg.read.users = checkUsersFile(s, cfg)
-	}
-	if cfg.SecondFactor != SecondFactorOff && cfg.UsersFile != "" {
-		checkFactorsFile(s, cfg.withDefaults().FactorsFile)
-	}
-	return cfg, errorCount(s.Report()) == before
-}
-
-// Validate reports what makes c unusable, each problem a *config.KeyError
+// Validate reports what makes c unusable, each problem a *auth.KeyError
 // naming its key (errors.Join of them): no user file named, a login_view
 // that is not a plain path or takes a route of the program. What the
-// files hold is checked by reading them (Load, New). Load records the
-// problems at their keys; New returns them.
+// files hold is checked by reading them (ReadTemplate, ReadUsers,
+// ReadFactors, New). The program's loader records the problems at their
+// keys; New returns them.
 func (c Config) Validate() error {
 	var errs []error
 	if c.UsersFile == "" {
-		errs = append(errs, &config.KeyError{Key: "users_file", Err: errors.New("missing required key; set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)")})
+		errs = append(errs, &auth.KeyError{Key: "users_file", Err: errors.New("missing required key; set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)")})
 	}
 	if _, err := LoginPath(c.LoginPath); err != nil {
-		errs = append(errs, &config.KeyError{Key: "login_view", Err: err})
+		errs = append(errs, &auth.KeyError{Key: "login_view", Err: err})
 	}
 	if c.PasskeyLogin && c.SecondFactor == SecondFactorOff {
-		errs = append(errs, &config.KeyError{Key: "passkey_login", Err: errors.New("needs second_factor = optional or required: passkeys are second factors, kept in the factors file")})
+		errs = append(errs, &auth.KeyError{Key: "passkey_login", Err: errors.New("needs second_factor = optional or required: passkeys are second factors, kept in the factors file")})
 	}
 	return errors.Join(errs...)
 }
@@ -228,22 +187,25 @@ func LoginPath(view string) (string, error) {
 // formFields are the fields a login page must post.
 var formFields = []string{"username", "password", "csrf_token", "next"}
 
-// checkTemplate parses the replacement login page and executes it once
-// with sample data, so that a mistake shows at start-up rather than at
-// every login. A page without the username, password or csrf_token field
-// could never sign anyone in: an error. One without next: a warning. It
-// returns the template when it can be used.
-func checkTemplate(s *config.Section, path string) *template.Template {
-	t, err := ui.ParseLoginTemplate(path)
-	if err != nil {
-		s.Errorf("login_template", "%v", err)
+// ReadTemplate parses the replacement login page (LoginTemplate, when
+// set) and executes it once with sample data, so that a mistake shows at
+// start-up rather than at every login, and keeps it for New. A page
+// without the username, password or csrf_token field could never sign
+// anyone in: an error. One without next: a warning (*auth.Warning). Each
+// problem is a *auth.KeyError at login_template.
+func (c *Config) ReadTemplate() (problems []error) {
+	if c.LoginTemplate == "" {
 		return nil
+	}
+	bad := func(err error) *auth.KeyError { return &auth.KeyError{Key: "login_template", Err: err} }
+	t, err := ui.ParseLoginTemplate(c.LoginTemplate)
+	if err != nil {
+		return []error{bad(err)}
 	}
 	var b strings.Builder
 	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: auth.BadCredentials.Message(), Username: "user"}
 	if err := t.Execute(&b, sample); err != nil {
-		s.Errorf("login_template", "the template fails with the login page's data: %v", err)
-		return nil
+		return []error{bad(fmt.Errorf("the template fails with the login page's data: %v", err))}
 	}
 	page := b.String()
 	for _, f := range formFields {
@@ -251,13 +213,21 @@ func checkTemplate(s *config.Section, path string) *template.Template {
 			continue
 		}
 		if f == "next" {
-			s.Warnf("login_template", "the page has no form field named next, so every login lands on / instead of the page asked for; add <input type=hidden name=next value=\"{{.Next}}\">")
+			problems = []error{&auth.Warning{Err: bad(errors.New("the page has no form field named next, so every login lands on / instead of the page asked for; add <input type=hidden name=next value=\"{{.Next}}\">"))}}
 			continue
 		}
-		s.Errorf("login_template", "the page has no form field named %s, so it could never sign anyone in; the form must post username, password, csrf_token and next to {{.Action}}", f)
-		return nil
+		return []error{bad(fmt.Errorf("the page has no form field named %s, so it could never sign anyone in; the form must post username, password, csrf_token and next to {{.Action}}", f))}
 	}
-	return t
+	c.keep().tmpl = t
+	return problems
+}
+
+// keep returns where what was read is kept for New.
+func (c *Config) keep() *readFiles {
+	if c.read == nil {
+		c.read = &readFiles{}
+	}
+	return c.read
 }
 
 // fieldRE matches the name attribute of a form field, quoted or not.
@@ -265,57 +235,57 @@ func fieldRE(name string) *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\bname\s*=\s*["']?` + regexp.QuoteMeta(name) + `(["'\s/>]|$)`)
 }
 
-// checkUsersFile reads the user file as the provider does and records its
-// problems and warnings. It returns the reading when the file is good.
-func checkUsersFile(s *config.Section, cfg Config) *reading {
-	rd, err := readUsers(cfg.UsersFile, cfg.UseBcrypt)
+// ReadUsers reads the user file as New does and keeps it for New; read
+// tells whether it can be used. Otherwise the problems say why: each
+// problem of a line as an *auth.FileError at that line (never the line's
+// content), or, when none is located, one *auth.KeyError at users_file
+// (missing, unreadable). When it can, the problems are warnings
+// (*auth.Warning): plain passwords (at use_bcrypt), weak bcrypt costs (at
+// the hash's line) and mixed costs (about the whole file). Whether the
+// file is private to its owner is the caller's to check.
+func (c *Config) ReadUsers() (read bool, problems []error) {
+	rd, err := readUsers(c.UsersFile, c.UseBcrypt)
 	if err != nil {
-		reportUsersError(s, err)
-		return nil
+		return false, usersErrors(c.UsersFile, err)
 	}
-	entries := rd.entries
-	holds := "password hashes"
-	if !cfg.UseBcrypt {
-		holds = "plain-text passwords"
-	}
-	config.CheckPrivate(s.Report(), cfg.UsersFile, holds)
-	if !cfg.UseBcrypt {
-		s.Warnf("use_bcrypt", "is off, so the user file's passwords are %s", password.PlainWarning("`backupweb user passwd`"))
-		return &rd
+	c.keep().users = &rd
+	if !c.UseBcrypt {
+		return true, []error{&auth.Warning{Err: &auth.KeyError{Key: "use_bcrypt", Err: fmt.Errorf("is off, so the user file's passwords are %s", password.PlainWarning("`backupweb user passwd`"))}}}
 	}
 	costs := map[int]int{}
-	for _, e := range entries {
+	for _, e := range rd.entries {
 		cost, _ := password.ParseHash(e.Hash) // ParseFile checked it
 		costs[cost]++
 		if w, weak := password.CostWarning(cost, "`backupweb user passwd`"); weak {
-			s.Report().Warnf(cfg.UsersFile, e.Line, "", "", "%s", w)
+			problems = append(problems, &auth.Warning{Err: &auth.FileError{File: c.UsersFile, Line: e.Line, Err: errors.New(w)}})
 		}
 	}
 	if len(costs) > 1 {
-		s.Report().Warnf(cfg.UsersFile, 0, "", "", "the hashes have different bcrypt costs, so the time a failed login takes can tell some users apart; rehash them with one cost (`backupweb user passwd`)")
+		problems = append(problems, &auth.Warning{Err: &auth.FileError{File: c.UsersFile, Err: errors.New("the hashes have different bcrypt costs, so the time a failed login takes can tell some users apart; rehash them with one cost (`backupweb user passwd`)")}})
 	}
-	return &rd
+	return true, problems
 }
 
-// reportUsersError records the problems of a user file: each problem the
-// userfile package located at a line goes to that file and line; anything
-// else (a missing or unreadable file) goes to the users_file key.
-func reportUsersError(s *config.Section, err error) {
-	located := false
+// usersErrors turns the error of reading the user file at path into the
+// problems ReadUsers returns: each problem the userfile package located at
+// a line goes to that file and line; anything else (a missing or
+// unreadable file) goes to the users_file key.
+func usersErrors(path string, err error) []error {
+	var out []error
 	for _, e := range flatten(err) {
 		var le *userfile.LineError
 		if errors.As(e, &le) {
-			s.Report().Errorf(le.File, le.Line, "", "", "%v", le.Err)
-			located = true
+			out = append(out, &auth.FileError{File: le.File, Line: le.Line, Err: le.Err})
 		}
 	}
-	if !located {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		s.Errorf("users_file", "cannot read the user file %s: %v", config.ShowPath(s.String("users_file", "")), err)
+	if out != nil {
+		return out
 	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return []error{&auth.KeyError{Key: "users_file", Err: fmt.Errorf("cannot read the user file %s: %v", fspath.Show(path), err)}}
 }
 
 // flatten returns the errors joined in err (errors.Join, however deeply
@@ -326,15 +296,4 @@ func flatten(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
-}
-
-// errorCount returns how many errors rep holds, warnings aside.
-func errorCount(rep *config.Report) int {
-	n := 0
-	for _, p := range rep.Problems() {
-		if p.Severity == config.Error {
-			n++
-		}
-	}
-	return n
 }

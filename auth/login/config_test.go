@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/config"
-	"github.com/backupweb/backupweb/session"
 )
 
 func TestLoginPath(t *testing.T) {
@@ -51,38 +48,9 @@ func TestLoginPath(t *testing.T) {
 	}
 }
 
-// loadSection parses an [authentication] section and runs Load on it.
-func loadSection(t *testing.T, body string) (Config, bool, []config.Problem) {
-	t.Helper()
-	rep := &config.Report{}
-	f := config.Parse("backupweb.ini", strings.NewReader("[authentication]\ntype = flask-login\n"+body), rep)
-	cfg, ok := Load(f.Section("authentication"))
-	return cfg, ok, rep.Problems()
-}
-
-func TestLoadDefaults(t *testing.T) {
-	dir := t.TempDir()
-	users := filepath.Join(dir, "users")
-	writeFile(t, users, usersText(t, "alice"))
-	cfg, ok, problems := loadSection(t, "users_file = "+users+"\nuse_bcrypt = True\n")
-	if !ok {
-		t.Fatalf("Load refused: %v", problems)
-	}
-	want := Config{
-		UsersFile: users, UseBcrypt: true, LoginPath: "/login",
-		Settings:        sessionauth.Settings{IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20},
-		Throttling:      auth.Throttling{MaxFailures: 10, FailureWindow: 15 * time.Minute},
-		MaxUserFailures: 5,
-	}
-	if cfg.read == nil || cfg.read.users == nil {
-		t.Error("Load kept no reading of the user file for New")
-	}
-	if cfg.read = nil; cfg != want {
-		t.Errorf("Load = %+v\nwant %+v", cfg, want)
-	}
-}
-
-func TestLoadAllKeys(t *testing.T) {
+// TestReadKeepsFiles: what ReadUsers and ReadTemplate read is kept for
+// New, which does not read the files a second time.
+func TestReadKeepsFiles(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
 	writeFile(t, users, usersText(t, "alice"))
@@ -90,98 +58,15 @@ func TestLoadAllKeys(t *testing.T) {
 	if err := os.WriteFile(tmpl, []byte(customTemplate), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, ok, problems := loadSection(t, strings.Join([]string{
-		"users_file = " + users, "use_bcrypt = yes", "login_view = /signin", "login_template = " + tmpl,
-		"session_idle_timeout = 10m", "session_lifetime = 2h", "max_failures = 20",
-		"max_user_failures = 3", "failure_window = 600", "max_sessions_per_user = 4",
-		"attempt_wait = 3s",
-		"idle_renewal = any",
-	}, "\n"))
-	if !ok {
-		t.Fatalf("Load refused: %v", problems)
+	cfg := Config{UsersFile: users, UseBcrypt: true, LoginTemplate: tmpl}
+	if problems := cfg.ReadTemplate(); problems != nil {
+		t.Fatalf("ReadTemplate: %v", problems)
 	}
-	want := Config{
-		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
-		Settings:        sessionauth.Settings{IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4, IdleRenewal: session.RenewAny},
-		Throttling:      auth.Throttling{MaxFailures: 20, FailureWindow: 10 * time.Minute, AttemptWait: 3 * time.Second},
-		MaxUserFailures: 3,
+	if read, problems := cfg.ReadUsers(); !read {
+		t.Fatalf("ReadUsers: %v", problems)
 	}
-	if cfg.read == nil || cfg.read.users == nil {
-		t.Error("Load kept no reading of the user file for New")
-	}
-	if cfg.read = nil; cfg != want {
-		t.Errorf("Load = %+v\nwant %+v", cfg, want)
-	}
-}
-
-func TestLoadProblems(t *testing.T) {
-	dir := t.TempDir()
-	const secretLine = "carol-Plain-Secret"
-	write := func(name, text string, mode os.FileMode) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	good := write("good", usersText(t, "alice"), 0o600)
-	salt := hashOf(t, testPasswords["alice"])[7:29]
-	malformed := write("malformed", usersText(t, "alice")+secretLine+"\n", 0o600)
-	duplicate := write("duplicate", usersText(t, "alice", "alice"), 0o600)
-	apr1 := write("apr1", "alice:$apr1$"+secretLine+"\n", 0o600)
-	plainInBcrypt := write("plain", "carol:"+secretLine+"\n", 0o600)
-	empty := write("empty", "# nobody yet\n", 0o600)
-	open := write("open", usersText(t, "alice"), 0o644)
-	tests := []struct {
-		name     string
-		body     string
-		ok       bool
-		severity config.Severity
-		where    string // "FILE:LINE", "FILE" or "backupweb.ini:LINE"
-		msg      string
-	}{
-		{"missing key", "use_bcrypt = true", false, config.Error, "backupweb.ini:1", "users_file: missing required key"},
-		{"missing file", "users_file = " + filepath.Join(dir, "nope"), false, config.Error, "backupweb.ini:3", "no such file"},
-		{"malformed line", "users_file = " + malformed + "\nuse_bcrypt = true", false, config.Error, malformed + ":4", "malformed line"},
-		{"duplicate user", "users_file = " + duplicate + "\nuse_bcrypt = true", false, config.Error, duplicate + ":4", "duplicate user name"},
-		{"other hash kind", "users_file = " + apr1 + "\nuse_bcrypt = true", false, config.Error, apr1 + ":1", "$apr1$"},
-		{"plain value with bcrypt", "users_file = " + plainInBcrypt + "\nuse_bcrypt = true", false, config.Error, plainInBcrypt + ":1", "not a hash"},
-		{"empty file", "users_file = " + empty + "\nuse_bcrypt = true", false, config.Error, empty, "no users"},
-		{"plain passwords", "users_file = " + plainInBcrypt, true, config.Warning, "backupweb.ini", "passwords are stored in plain text"},
-		{"bcrypt hash with bcrypt off", "users_file = " + good, false, config.Error, good + ":3", "use_bcrypt is off, so the hash itself would be accepted"},
-		{"readable by others", "users_file = " + open + "\nuse_bcrypt = true", true, config.Warning, open, "chmod 600"},
-		{"weak cost", "users_file = " + good + "\nuse_bcrypt = true", true, config.Warning, good + ":3", "bcrypt cost 4 is weak"},
-		{"idle longer than lifetime", "users_file = " + good + "\nuse_bcrypt = true\nsession_idle_timeout = 2h\nsession_lifetime = 1h", true, config.Warning, "backupweb.ini:5", "longer than session_lifetime"},
-		{"bad duration", "users_file = " + good + "\nuse_bcrypt = true\nfailure_window = soon", false, config.Error, "backupweb.ini:5", "failure_window"},
-		{"attempt_wait too long", "users_file = " + good + "\nuse_bcrypt = true\nattempt_wait = 30s", false, config.Error, "backupweb.ini:5", "attempt_wait: must be at most 25s"},
-		{"bad number", "users_file = " + good + "\nuse_bcrypt = true\nmax_user_failures = 0", false, config.Error, "backupweb.ini:5", "max_user_failures"},
-		{"bad idle renewal", "users_file = " + good + "\nuse_bcrypt = true\nidle_renewal = always", false, config.Error, "backupweb.ini:5", "idle_renewal: unknown value \"always\"; valid values are navigation"},
-		{"bad login view", "users_file = " + good + "\nuse_bcrypt = true\nlogin_view = /api/x", false, config.Error, "backupweb.ini:5", "login_view"},
-		{"missing template", "users_file = " + good + "\nuse_bcrypt = true\nlogin_template = " + filepath.Join(dir, "none.html"), false, config.Error, "backupweb.ini:5", "login_template"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, ok, problems := loadSection(t, tt.body)
-			if ok != tt.ok {
-				t.Errorf("ok = %v, want %v; problems: %v", ok, tt.ok, problems)
-			}
-			found := false
-			for _, p := range problems {
-				s := p.String()
-				if strings.Contains(s, secretLine) || strings.Contains(s, salt) {
-					t.Errorf("problem repeats file content: %s", s)
-				}
-				if p.Severity == tt.severity && strings.Contains(s, tt.where+":") && strings.Contains(s, tt.msg) {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no %s at %s mentioning %q in %v", tt.severity, tt.where, tt.msg, problems)
-			}
-		})
+	if cfg.read == nil || cfg.read.users == nil || cfg.read.tmpl == nil {
+		t.Error("ReadUsers and ReadTemplate kept no reading for New")
 	}
 }
 

@@ -6,8 +6,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/fspath"
 )
 
 // SecondFactor is the value of second_factor.
@@ -50,28 +51,36 @@ func ParseSecondFactor(v string) (SecondFactor, error) {
 	return SecondFactorOff, errors.New("must be off, optional or required")
 }
 
-// checkFactorsFile reads the factors file as the provider will, without
-// the secret key (which Load does not have, so secrets are not decrypted
-// here): problems of its lines are warnings at their file and line (the
-// service starts, and refuses those users), as is a file others can read.
-func checkFactorsFile(s *config.Section, path string) {
+// ReadFactors reads the factors file (FactorsFile, by default beside the
+// user file) as the provider will, when a second factor is on, without the
+// secret key (secrets are not decrypted here). path is the file read, ""
+// when there is none (nobody has a factor yet), for the caller to check
+// that it is private to its owner. A file that cannot be looked at is an
+// error (an *auth.KeyError at factors_file); the problems of its lines are
+// warnings (*auth.Warning) at their file and line (the service starts, and
+// refuses those users), others warnings at factors_file.
+func (c Config) ReadFactors() (path string, problems []error) {
+	if c.SecondFactor == SecondFactorOff || c.UsersFile == "" {
+		return "", nil
+	}
+	path = c.withDefaults().FactorsFile
 	if _, err := os.Stat(path); err != nil {
 		if !os.IsNotExist(err) {
-			s.Errorf("factors_file", "cannot read the factors file %s: %v", config.ShowPath(path), err)
+			problems = []error{&auth.KeyError{Key: "factors_file", Err: fmt.Errorf("cannot read the factors file %s: %v", fspath.Show(path), err)}}
 		}
-		return // no file: nobody has a factor yet
+		return "", problems
 	}
-	config.CheckPrivate(s.Report(), path, "second-factor secrets")
 	_, err := factors.Read(path, nil)
 	if err == nil {
-		return
+		return path, nil
 	}
 	for _, e := range flatten(err) {
 		var le *factors.LineError
 		if errors.As(e, &le) {
-			s.Report().Warnf(le.File, le.Line, "", "", "%s", fmt.Sprintf("%v (the user cannot sign in until the line is fixed or `backupweb user factors -reset` is run)", le.Err))
+			problems = append(problems, &auth.Warning{Err: &auth.FileError{File: le.File, Line: le.Line, Err: fmt.Errorf("%v (the user cannot sign in until the line is fixed or `backupweb user factors -reset` is run)", le.Err)}})
 			continue
 		}
-		s.Warnf("factors_file", "%v (nobody with a second factor can sign in until it is fixed)", e)
+		problems = append(problems, &auth.Warning{Err: &auth.KeyError{Key: "factors_file", Err: fmt.Errorf("%v (nobody with a second factor can sign in until it is fixed)", e)}})
 	}
+	return path, problems
 }

@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/auth/login"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
-// TestFactory builds the type through the program's factory, by its name
-// and its alias, and checks the secret key is required.
+// TestFactory builds the type through the program's table of types, by
+// its name and its alias, and checks the secret key is required.
 func TestFactory(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
@@ -30,21 +30,21 @@ func TestFactory(t *testing.T) {
 		ok        bool
 		msg       string
 	}{
-		{"by name", "flask-login", map[string]string{factory.SecretEnv: secret}, true, ""},
-		{"by alias", "login", map[string]string{factory.SecretEnv: secret}, true, ""},
+		{"by name", "flask-login", map[string]string{app.SecretEnv: secret}, true, ""},
+		{"by alias", "login", map[string]string{app.SecretEnv: secret}, true, ""},
 		{"no secret", "flask-login", nil, false, "gen-secret"},
-		{"short secret", "flask-login", map[string]string{factory.SecretEnv: "short"}, false, "gen-secret"},
+		{"short secret", "flask-login", map[string]string{app.SecretEnv: "short"}, false, "gen-secret"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := &config.Report{}
+			rep := &ini.Report{}
 			text := "[authentication]\ntype = " + tt.typ + "\nusers_file = " + users + "\nuse_bcrypt = true\n"
-			s := config.Parse("backupweb.ini", strings.NewReader(text), rep).Section("authentication")
+			s := ini.Parse("backupweb.ini", strings.NewReader(text), rep).Section("authentication")
 			lookup := func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
 			env := auth.Deps{StateDir: filepath.Join(dir, "state-"+strings.ReplaceAll(tt.name, " ", "-"))}
-			p, err := factory.New(s, env, lookup)
+			p, err := app.NewProvider(s, env, lookup)
 			if (err == nil) != tt.ok {
-				t.Fatalf("factory.New: %v; problems %v", err, rep.Problems())
+				t.Fatalf("app.New: %v; problems %v", err, rep.Problems())
 			}
 			if !tt.ok {
 				if !strings.Contains(rep.Err().Error(), tt.msg) {

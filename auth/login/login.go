@@ -127,19 +127,18 @@ var (
 	_ auth.Watcher  = (*Provider)(nil)
 )
 
-// New returns a provider for cfg (see Load; zero fields take their
-// defaults). It reads the user file, parses the replacement template if
+// New returns a provider for cfg (zero fields take their defaults). It reads the user file, parses the replacement template if
 // any, and opens the session store in env.StateDir (or uses env.Shared's);
 // the program runs Watch to follow changes of the user file. env.SecretKey
 // is required. To validate a configuration without building anything, use
-// Load.
+// Validate and the Read methods.
 func New(cfg Config, env auth.Deps) (*Provider, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)
-	// What Load read is not read again.
+	// What ReadUsers and ReadTemplate read is not read again.
 	var rd reading
 	var err error
 	if cfg.read != nil && cfg.read.users != nil {

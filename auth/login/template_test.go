@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
 )
 
 // customTemplate is an operator's login page: standalone, using every
@@ -46,43 +45,5 @@ func TestCustomTemplate(t *testing.T) {
 	}
 	if r := b.login("alice", "alice-pw", "/api/me"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/api/me" {
 		t.Errorf("login through the custom page: %d %q", r.status, r.header.Get("Location"))
-	}
-}
-
-func TestTemplateProblems(t *testing.T) {
-	dir := t.TempDir()
-	users := filepath.Join(dir, "users")
-	writeFile(t, users, usersText(t, "alice"))
-	tests := []struct {
-		name, text string
-		severity   config.Severity
-		msg        string
-	}{
-		{"syntax error", "<p>{{.Title</p>", config.Error, "login template"},
-		{"unknown field", "<p>{{.Token}}</p>", config.Error, "fails with the login page's data"},
-		{"missing next", strings.Replace(customTemplate, `name="next"`, `name="then"`, 1), config.Warning, "no form field named next"},
-		{"missing csrf_token", strings.Replace(customTemplate, `name="csrf_token"`, `name="token"`, 1), config.Error, "no form field named csrf_token, so it could never sign anyone in"},
-		{"missing password", strings.Replace(customTemplate, `name="password"`, `name="pw"`, 1), config.Error, "no form field named password"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".html")
-			if err := os.WriteFile(path, []byte(tt.text), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			_, ok, problems := loadSection(t, "users_file = "+users+"\nuse_bcrypt = true\nlogin_template = "+path)
-			if ok != (tt.severity == config.Warning) {
-				t.Errorf("ok = %v", ok)
-			}
-			found := false
-			for _, p := range problems {
-				if p.Severity == tt.severity && p.Key == "login_template" && strings.Contains(p.Msg, tt.msg) {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no %s mentioning %q in %v", tt.severity, tt.msg, problems)
-			}
-		})
 	}
 }

@@ -61,7 +61,7 @@ type Rule struct {
 	// the account is also hosted by a listed domain (Account.HostedDomain,
 	// Google's hd claim): a Google Workspace account of that domain, not
 	// a personal Google account that merely uses an address there. Set
-	// for provider google by Load and New.
+	// for provider google by Resolve and New.
 	HostedDomain bool
 }
 

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/config"
 )
 
 // Keys are the [authentication] keys type oauth reads, besides "type".
@@ -22,10 +22,11 @@ var Keys = slices.Concat([]string{
 	"scopes", "issuer", "base_url",
 }, sessionauth.SettingsKeys)
 
-// Config is the typed configuration of an OAuth provider. Load fills it
-// from the [authentication] section with every default applied; New applies
-// the same defaults to fields left empty, so a Config built by hand needs
-// only the provider, the client credentials, the redirect URL and a rule.
+// Config is the typed configuration of an OAuth provider. The program
+// fills it from the [authentication] section with every default applied
+// (Resolve); New applies the same defaults to fields left empty, so a
+// Config built by hand needs only the provider, the client credentials,
+// the redirect URL and a rule.
 type Config struct {
 	// Provider is the identity provider's kind: google, github, gitlab or
 	// generic (see ProviderNames). Required.
@@ -38,7 +39,7 @@ type Config struct {
 	// path is CallbackPath. Required; it must equal the address registered
 	// with the provider exactly.
 	RedirectURL string
-	// Rule says which accounts may sign in. Load refuses an empty rule;
+	// Rule says which accounts may sign in. An empty rule is refused;
 	// authorized_domains = * admits everyone the provider vouches for.
 	// Its lists by group must be ones the provider honours: Orgs and
 	// Teams for github, Groups for gitlab and generic. Its HostedDomain is
@@ -101,90 +102,72 @@ func (c Config) withDefaults(k *kind) Config {
 	return c
 }
 
-// Load reads a Config from the [authentication] section. Every problem is
-// recorded in the section's report with its key and line: missing keys for
-// the chosen provider, an unknown provider (listing the valid ones), a
-// redirect_uri that is not an absolute http(s) URL ending in
-// /oauth/callback, malformed endpoint URLs, neither authorized_domains nor
-// authorized_users set. ok is false when the configuration cannot be used.
-// Messages never contain the client secret.
-func Load(s *config.Section) (cfg Config, ok bool) {
-	before := s.Report().ErrorCount()
-	name := strings.TrimSpace(s.RequireHint("provider", "set it to one of "+strings.Join(ProviderNames(), ", ")))
-	k, known := lookupKind(name)
-	if name != "" && !known {
-		s.Errorf("provider", "unknown provider %q; valid providers are %s", name, strings.Join(ProviderNames(), ", "))
-	}
-	cfg = Config{
-		Provider:     name,
-		ClientID:     s.RequireHint("client_id", "set it to the client (application) id the identity provider issued"),
-		ClientSecret: s.RequireHint("client_secret", "set it to the client secret the identity provider issued, preferably as ${NAME} of an environment variable"),
-		RedirectURL:  loadRedirect(s),
-		Rule:         loadRule(s),
-		GroupsClaim:  loadClaim(s),
-		AuthURL:      loadURL(s, "authorization_endpoint"),
-		TokenURL:     loadURL(s, "token_endpoint"),
-		UserinfoURL:  loadURL(s, "userinfo_endpoint"),
-		Scopes:       s.List("scopes"),
-		Issuer:       loadURL(s, "issuer"),
-		BaseURL:      strings.TrimRight(loadURL(s, "base_url"), "/"),
-		Settings:     sessionauth.LoadSettings(s),
-	}
-	if known {
-		cfg = checkKind(s, k, cfg)
-		// The rules New applies, in one place; what Load found already
-		// at a key is not said twice.
-		s.Record(cfg.Validate())
-	}
-	return cfg, s.Report().ErrorCount() == before
+// KnownProvider reports whether name is a value of the provider key (any
+// case; see ProviderNames).
+func KnownProvider(name string) bool {
+	_, ok := lookupKind(name)
+	return ok
 }
 
-// checkKind applies the rules of provider k to cfg and fills its defaults.
-func checkKind(s *config.Section, k *kind, cfg Config) Config {
-	if cfg.Issuer != "" && !k.issuerKey {
-		s.Warnf("issuer", "is not used by provider %s; it is ignored", k.name)
-		cfg.Issuer = ""
+// Resolve applies the rules of the provider c names (a known one) and
+// returns c with its defaults filled in, and the problems in order: an
+// issuer or base_url the provider does not use is dropped with a warning
+// (*auth.Warning); provider generic without issuer needs the three
+// endpoint keys (isSet tells whether a key is set in the configuration,
+// even to a value that was refused); OpenID Connect needs the openid
+// scope; github's scopes without user:email draw a warning. Each problem
+// is a *auth.KeyError naming its key.
+func (c Config) Resolve(isSet func(key string) bool) (Config, []error) {
+	k, ok := lookupKind(c.Provider)
+	if !ok {
+		return c, nil
 	}
-	if cfg.BaseURL != "" && k.baseURL == "" {
-		s.Warnf("base_url", "is used only by provider gitlab; it is ignored")
-		cfg.BaseURL = ""
+	var problems []error
+	warn := func(key, msg string) {
+		problems = append(problems, &auth.Warning{Err: &auth.KeyError{Key: key, Err: errors.New(msg)}})
 	}
-	if k.name == "generic" && cfg.Issuer == "" {
+	if c.Issuer != "" && !k.issuerKey {
+		warn("issuer", fmt.Sprintf("is not used by provider %s; it is ignored", k.name))
+		c.Issuer = ""
+	}
+	if c.BaseURL != "" && k.baseURL == "" {
+		warn("base_url", "is used only by provider gitlab; it is ignored")
+		c.BaseURL = ""
+	}
+	if k.name == "generic" && c.Issuer == "" {
 		for _, key := range []string{"authorization_endpoint", "token_endpoint", "userinfo_endpoint"} {
-			if !s.Has(key) {
-				s.Errorf(key, "missing required key: provider generic needs authorization_endpoint, token_endpoint and userinfo_endpoint, or an issuer for OpenID Connect discovery")
+			if !isSet(key) {
+				problems = append(problems, &auth.KeyError{Key: key, Err: errors.New("missing required key: provider generic needs authorization_endpoint, token_endpoint and userinfo_endpoint, or an issuer for OpenID Connect discovery")})
 			}
 		}
 	}
-	cfg = cfg.withDefaults(k)
+	c = c.withDefaults(k)
 	switch {
-	case cfg.OpenIDConnect() && !slices.Contains(cfg.Scopes, "openid"):
-		s.Errorf("scopes", "must include openid: provider %s is used with OpenID Connect", k.name)
-	case k.name == "github" && !slices.Contains(cfg.Scopes, "user:email"):
-		s.Warnf("scopes", "lacks user:email, without which GitHub does not tell the account's e-mail addresses")
+	case c.OpenIDConnect() && !slices.Contains(c.Scopes, "openid"):
+		problems = append(problems, &auth.KeyError{Key: "scopes", Err: fmt.Errorf("must include openid: provider %s is used with OpenID Connect", k.name)})
+	case k.name == "github" && !slices.Contains(c.Scopes, "user:email"):
+		warn("scopes", "lacks user:email, without which GitHub does not tell the account's e-mail addresses")
 	}
-	return cfg
+	return c, problems
 }
 
-// loadRedirect reads redirect_uri: an absolute http or https URL whose path
-// is CallbackPath, without query or fragment.
-func loadRedirect(s *config.Section) string {
-	v := s.RequireHint("redirect_uri", redirectHint)
-	if v == "" {
-		return ""
-	}
+// ParseRedirect checks a redirect_uri value that is set: an absolute http
+// or https URL whose path is CallbackPath, without query or fragment. It
+// returns the value, or "" and the error; plain http to another machine
+// draws a warning (*auth.Warning). Each problem is a *auth.KeyError at
+// redirect_uri.
+func ParseRedirect(v string) (string, []error) {
 	if err := checkRedirect(v); err != nil {
-		s.Errorf("redirect_uri", "%v", err)
-		return ""
+		return "", []error{&auth.KeyError{Key: "redirect_uri", Err: err}}
 	}
 	if u, _ := url.Parse(v); u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		s.Warnf("redirect_uri", "uses http: the authorization code would cross the network unencrypted, and providers such as Google accept http only for localhost; behind a TLS proxy write https://")
+		return v, []error{&auth.Warning{Err: &auth.KeyError{Key: "redirect_uri", Err: errors.New("uses http: the authorization code would cross the network unencrypted, and providers such as Google accept http only for localhost; behind a TLS proxy write https://")}}}
 	}
-	return v
+	return v, nil
 }
 
-// redirectHint says what redirect_uri must be.
-const redirectHint = "set it to this service's public address followed by " + CallbackPath + ", as registered with the identity provider (e.g. https://backups.example.com" + CallbackPath + ")"
+// RedirectHint says what redirect_uri must be.
+const RedirectHint = "set it to this service's public address followed by " + CallbackPath + ", as registered with the identity provider (e.g. https://backups.example.com" + CallbackPath + ")"
 
 // checkRedirect is the rule of redirect_uri: an absolute http or https URL
 // whose path is CallbackPath, without query, fragment or user.
@@ -192,11 +175,11 @@ func checkRedirect(v string) error {
 	u, err := url.Parse(v)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
-		return fmt.Errorf("must be an absolute http:// or https:// URL; %s", redirectHint)
+		return fmt.Errorf("must be an absolute http:// or https:// URL; %s", RedirectHint)
 	case u.EscapedPath() != CallbackPath:
-		return fmt.Errorf("its path must be %s (this service serves the callback there); %s", CallbackPath, redirectHint)
+		return fmt.Errorf("its path must be %s (this service serves the callback there); %s", CallbackPath, RedirectHint)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return fmt.Errorf("must not have a query, a fragment or a user name; %s", redirectHint)
+		return fmt.Errorf("must not have a query, a fragment or a user name; %s", RedirectHint)
 	}
 	return nil
 }
@@ -211,16 +194,16 @@ func checkEndpoint(v string) error {
 	return nil
 }
 
-// Validate reports what makes c unusable, each problem a *config.KeyError
+// Validate reports what makes c unusable, each problem a *auth.KeyError
 // naming its key (errors.Join of them): an unknown provider, a missing
 // client id, secret or redirect URL, a redirect URL or endpoint of the
 // wrong shape, a generic provider without endpoints or issuer, a rule that
 // admits nobody or has malformed entries, OpenID Connect without the
-// openid scope. Load records them at their keys (with its warnings); New
-// returns them. Messages never hold the client secret.
+// openid scope. The program's loader records them at their keys (with its
+// warnings); New returns them. Messages never hold the client secret.
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(key string, err error) { errs = append(errs, &config.KeyError{Key: key, Err: err}) }
+	bad := func(key string, err error) { errs = append(errs, &auth.KeyError{Key: key, Err: err}) }
 	k, known := lookupKind(c.Provider)
 	if !known {
 		bad("provider", fmt.Errorf("unknown provider %q; valid providers are %s", c.Provider, strings.Join(ProviderNames(), ", ")))
@@ -273,55 +256,67 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// loadURL reads an optional absolute http(s) URL.
-func loadURL(s *config.Section, key string) string {
-	v := strings.TrimSpace(s.String(key, ""))
+// ParseEndpoint checks the optional absolute http(s) URL v of key (an
+// endpoint, issuer or base_url): it returns v trimmed, "" when it is empty
+// or refused (a *auth.KeyError), and warns (*auth.Warning) of plain http
+// to another machine.
+func ParseEndpoint(key, v string) (string, []error) {
+	v = strings.TrimSpace(v)
 	if v == "" {
-		return ""
+		return "", nil
 	}
 	if err := checkEndpoint(v); err != nil {
-		s.Errorf(key, "%v", err)
-		return ""
+		return "", []error{&auth.KeyError{Key: key, Err: err}}
 	}
 	if u, _ := url.Parse(v); u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		s.Warnf(key, "uses http: the client secret, codes and tokens would cross the network unencrypted; use https://")
+		return v, []error{&auth.Warning{Err: &auth.KeyError{Key: key, Err: errors.New("uses http: the client secret, codes and tokens would cross the network unencrypted; use https://")}}}
 	}
-	return v
+	return v, nil
 }
 
-// loadRule reads authorized_domains and authorized_users.
-func loadRule(s *config.Section) Rule {
+// RuleLists are the lists of the admission keys as written:
+// authorized_domains, authorized_users, authorized_orgs, authorized_teams
+// and authorized_groups.
+type RuleLists struct {
+	Domains, Users, Orgs, Teams, Groups []string
+}
+
+// ParseRule builds the Rule of the admission keys' lists, leaving out the
+// entries it refuses. Each problem is a *auth.KeyError at its key, in
+// order: a "*" that is not alone, malformed entries, and a rule that
+// admits nobody.
+func ParseRule(l RuleLists) (Rule, []error) {
 	var r Rule
-	domains := s.List("authorized_domains")
-	if slices.Contains(domains, AllDomains) {
-		if len(domains) > 1 {
-			s.Errorf("authorized_domains", `"*" admits every account and must be the only entry`)
+	var problems []error
+	bad := func(key string, err error) { problems = append(problems, &auth.KeyError{Key: key, Err: err}) }
+	if slices.Contains(l.Domains, AllDomains) {
+		if len(l.Domains) > 1 {
+			bad("authorized_domains", errors.New(`"*" admits every account and must be the only entry`))
 		}
 		r.All = true
 	} else {
-		for _, d := range domains {
+		for _, d := range l.Domains {
 			if err := checkDomain(d); err != nil {
-				s.Errorf("authorized_domains", "%v", err)
+				bad("authorized_domains", err)
 				continue
 			}
 			r.Domains = append(r.Domains, strings.ToLower(d))
 		}
 	}
-	users := s.List("authorized_users")
-	for _, u := range users {
+	for _, u := range l.Users {
 		if err := checkUser(u); err != nil {
-			s.Errorf("authorized_users", "%v", err)
+			bad("authorized_users", err)
 			continue
 		}
 		r.Users = append(r.Users, u)
 	}
-	r.Orgs = loadGroupList(s, keyOrgs, checkOrg, true)
-	r.Teams = loadGroupList(s, keyTeams, checkTeam, true)
-	r.Groups = loadGroupList(s, keyGroups, checkGroup, false)
-	if len(domains) == 0 && len(users) == 0 && len(s.List(keyOrgs))+len(s.List(keyTeams))+len(s.List(keyGroups)) == 0 {
-		s.Errorf("authorized_domains", emptyRule)
+	r.Orgs = parseGroupList(l.Orgs, keyOrgs, checkOrg, true, bad)
+	r.Teams = parseGroupList(l.Teams, keyTeams, checkTeam, true, bad)
+	r.Groups = parseGroupList(l.Groups, keyGroups, checkGroup, false, bad)
+	if len(l.Domains) == 0 && len(l.Users) == 0 && len(l.Orgs)+len(l.Teams)+len(l.Groups) == 0 {
+		bad("authorized_domains", errors.New(emptyRule))
 	}
-	return r
+	return r, problems
 }
 
 // emptyRule says what to do about a rule that admits nobody.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/auth/oauth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 const factoryConfig = `[authentication]
@@ -36,25 +36,25 @@ func TestFactoryBuildsOAuth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := &config.Report{}
-			f := config.Parse("backupweb.ini", strings.NewReader(factoryConfig), rep)
+			rep := &ini.Report{}
+			f := ini.Parse("backupweb.ini", strings.NewReader(factoryConfig), rep)
 			dir := filepath.Join(t.TempDir(), "state")
 			lookup := func(name string) (string, bool) {
-				return tt.secret, name == factory.SecretEnv && tt.secret != ""
+				return tt.secret, name == app.SecretEnv && tt.secret != ""
 			}
 			var p auth.Provider
 			var err error
 			if tt.checkOnly {
-				var typ factory.Type
-				typ, err = factory.Check(f.Section(factory.Section), lookup)
+				var typ app.Type
+				typ, err = app.CheckProvider(f.Section(app.Section), lookup)
 				if err == nil {
 					p = checkedType{typ.Name}
 				}
 			} else {
-				p, err = factory.New(f.Section(factory.Section), auth.Deps{StateDir: dir}, lookup)
+				p, err = app.NewProvider(f.Section(app.Section), auth.Deps{StateDir: dir}, lookup)
 			}
 			if (err == nil) != tt.ok {
-				t.Fatalf("factory: %v; problems %v", err, rep.Problems())
+				t.Fatalf("app: %v; problems %v", err, rep.Problems())
 			}
 			if !tt.ok {
 				if n := rep.ErrorCount(); n != 1 {
@@ -85,7 +85,7 @@ func TestFactoryBuildsOAuth(t *testing.T) {
 }
 
 func TestFactoryListsOAuthKeys(t *testing.T) {
-	typ, ok := factory.Lookup("OAuth")
+	typ, ok := app.Lookup("OAuth")
 	if !ok || !typ.NeedsSecret {
 		t.Fatalf("oauth type: %+v %v", typ, ok)
 	}
@@ -102,7 +102,7 @@ func TestFactoryListsOAuthKeys(t *testing.T) {
 	}
 }
 
-// checkedType stands for the type factory.Check named.
+// checkedType stands for the type app.Check named.
 type checkedType struct{ name string }
 
 func (c checkedType) Type() string                                  { return c.name }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/auth"
 )
 
 // The admission keys by group (authorized_orgs, authorized_teams,
@@ -73,13 +73,14 @@ func asciiAlnum(c rune) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// loadGroupList reads the list at key, recording each entry check
-// refuses; fold lowers the ASCII letters of the entries kept.
-func loadGroupList(s *config.Section, key string, check func(string) error, fold bool) []string {
+// parseGroupList keeps the entries of the list of key that check accepts,
+// calling bad for each it refuses; fold lowers the ASCII letters of the
+// entries kept.
+func parseGroupList(list []string, key string, check func(string) error, fold bool, bad func(key string, err error)) []string {
 	var out []string
-	for _, v := range s.List(key) {
+	for _, v := range list {
 		if err := check(v); err != nil {
-			s.Errorf(key, "%v", err)
+			bad(key, err)
 			continue
 		}
 		if fold {
@@ -90,21 +91,18 @@ func loadGroupList(s *config.Section, key string, check func(string) error, fold
 	return out
 }
 
-// loadClaim reads groups_claim; empty when it is not set.
-func loadClaim(s *config.Section) string {
-	if !s.Has(keyClaim) {
-		return ""
-	}
-	v := strings.TrimSpace(s.String(keyClaim, ""))
+// ParseClaim checks a groups_claim value that is set: it returns it
+// trimmed, or "" and the problem (a *auth.KeyError at groups_claim).
+func ParseClaim(v string) (string, []error) {
+	v = strings.TrimSpace(v)
 	if err := checkClaim(v); err != nil {
-		s.Errorf(keyClaim, "%v", err)
-		return ""
+		return "", []error{&auth.KeyError{Key: keyClaim, Err: err}}
 	}
-	return v
+	return v, nil
 }
 
 // checkGroupRule reports the malformed entries of the rule's lists by
-// group and of claim, each a *config.KeyError.
+// group and of claim, each a *auth.KeyError.
 func checkGroupRule(r Rule, claim string) []error {
 	var errs []error
 	for _, l := range []struct {
@@ -114,13 +112,13 @@ func checkGroupRule(r Rule, claim string) []error {
 	}{{keyOrgs, r.Orgs, checkOrg}, {keyTeams, r.Teams, checkTeam}, {keyGroups, r.Groups, checkGroup}} {
 		for _, v := range l.entries {
 			if err := l.check(v); err != nil {
-				errs = append(errs, &config.KeyError{Key: l.key, Err: err})
+				errs = append(errs, &auth.KeyError{Key: l.key, Err: err})
 			}
 		}
 	}
 	if claim != "" {
 		if err := checkClaim(claim); err != nil {
-			errs = append(errs, &config.KeyError{Key: keyClaim, Err: err})
+			errs = append(errs, &auth.KeyError{Key: keyClaim, Err: err})
 		}
 	}
 	return errs
@@ -136,21 +134,21 @@ var groupKeyHints = map[string]string{
 
 // refuseGroupKeys reports the admission keys by group k cannot honour, and
 // the entries of its own keys that are malformed for it (GitLab paths),
-// each a *config.KeyError.
+// each a *auth.KeyError.
 func (k *kind) refuseGroupKeys(r Rule, claim string) []error {
 	var errs []error
 	for key, entries := range map[string][]string{keyOrgs: r.Orgs, keyTeams: r.Teams, keyGroups: r.Groups} {
 		if len(entries) > 0 && !slices.Contains(k.groupKeys, key) {
-			errs = append(errs, &config.KeyError{Key: key, Err: fmt.Errorf("provider %s cannot honour it: %s", k.name, groupKeyHints[key])})
+			errs = append(errs, &auth.KeyError{Key: key, Err: fmt.Errorf("provider %s cannot honour it: %s", k.name, groupKeyHints[key])})
 		}
 	}
 	if claim != "" && !k.groupsClaim {
-		errs = append(errs, &config.KeyError{Key: keyClaim, Err: fmt.Errorf("provider %s cannot honour it: it names the claim that holds the groups for provider generic only", k.name)})
+		errs = append(errs, &auth.KeyError{Key: keyClaim, Err: fmt.Errorf("provider %s cannot honour it: it names the claim that holds the groups for provider generic only", k.name)})
 	}
 	if k.name == "gitlab" {
 		for _, g := range r.Groups {
 			if err := checkGitLabPath(g); err != nil {
-				errs = append(errs, &config.KeyError{Key: keyGroups, Err: err})
+				errs = append(errs, &auth.KeyError{Key: keyGroups, Err: err})
 			}
 		}
 	}

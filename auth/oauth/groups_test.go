@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/backupweb/backupweb/config"
 )
 
 // TestParseEmailStrict: every address whose domain could be read two ways
@@ -197,114 +194,6 @@ func TestNextLink(t *testing.T) {
 	}
 }
 
-func TestLoadGroupKeys(t *testing.T) {
-	base := "client_id = c\nclient_secret = s3cr3t-value\nredirect_uri = https://b.example.com/oauth/callback\n"
-	tests := []struct {
-		name, body string
-		check      func(t *testing.T, c Config)
-	}{
-		{"github organisations and teams", "provider = github\nauthorized_orgs = Acme, initech\nauthorized_teams = Acme/Backup-Ops\n", func(t *testing.T, c Config) {
-			if !slices.Equal(c.Rule.Orgs, []string{"acme", "initech"}) || !slices.Equal(c.Rule.Teams, []string{"acme/backup-ops"}) {
-				t.Errorf("rule %+v", c.Rule)
-			}
-			if !slices.Equal(c.Scopes, []string{"user:email", "read:org"}) {
-				t.Errorf("scopes %q: read:org not added", c.Scopes)
-			}
-		}},
-		{"github, org scope already there", "provider = github\nauthorized_orgs = acme\nscopes = user:email, admin:org\n", func(t *testing.T, c Config) {
-			if !slices.Equal(c.Scopes, []string{"user:email", "admin:org"}) {
-				t.Errorf("scopes %q", c.Scopes)
-			}
-		}},
-		{"github without group keys", "provider = github\nauthorized_domains = example.com\n", func(t *testing.T, c Config) {
-			if !slices.Equal(c.Scopes, []string{"user:email"}) {
-				t.Errorf("scopes %q", c.Scopes)
-			}
-		}},
-		{"gitlab groups", "provider = gitlab\nauthorized_groups = acme/infra, Acme-Labs\n", func(t *testing.T, c Config) {
-			if !slices.Equal(c.Rule.Groups, []string{"acme/infra", "Acme-Labs"}) || !slices.Equal(c.Scopes, []string{"read_user", "email", "openid"}) {
-				t.Errorf("rule %+v scopes %q", c.Rule, c.Scopes)
-			}
-		}},
-		{"gitlab groups through the API", "provider = gitlab\nauthorized_groups = acme\nscopes = read_user, email, read_api\n", func(t *testing.T, c Config) {
-			if !slices.Equal(c.Scopes, []string{"read_user", "email", "read_api"}) {
-				t.Errorf("scopes %q", c.Scopes)
-			}
-		}},
-		{"generic claim", "provider = generic\nissuer = https://id.example.com\nauthorized_groups = /Backup Operators\ngroups_claim = https://example.com/roles\n", func(t *testing.T, c Config) {
-			if !slices.Equal(c.Rule.Groups, []string{"/Backup Operators"}) || c.GroupsClaim != "https://example.com/roles" {
-				t.Errorf("rule %+v claim %q", c.Rule, c.GroupsClaim)
-			}
-		}},
-		{"generic default claim", "provider = generic\nissuer = https://id.example.com\nauthorized_groups = ops\n", func(t *testing.T, c Config) {
-			if c.GroupsClaim != DefaultGroupsClaim {
-				t.Errorf("claim %q", c.GroupsClaim)
-			}
-		}},
-		{"google hosted domain", "provider = google\nauthorized_domains = example.com\n", func(t *testing.T, c Config) {
-			if !c.Rule.HostedDomain {
-				t.Error("google's rule does not check hd")
-			}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg, ok, problems := loadSection(t, base+tt.body)
-			if !ok {
-				t.Fatalf("refused: %v", problems)
-			}
-			tt.check(t, cfg)
-		})
-	}
-}
-
-// TestLoadGroupKeyErrors: a key the provider cannot honour, and a
-// malformed entry, are refused with a message naming the key.
-func TestLoadGroupKeyErrors(t *testing.T) {
-	base := "client_id = c\nclient_secret = s3cr3t-value\nredirect_uri = https://b.example.com/oauth/callback\n"
-	tests := []struct {
-		name, body string
-		key, want  string
-	}{
-		{"orgs with gitlab", "provider = gitlab\nauthorized_orgs = acme\n", "authorized_orgs", "provider gitlab cannot honour it"},
-		{"teams with generic", "provider = generic\nissuer = https://id.example.com\nauthorized_teams = acme/ops\n", "authorized_teams", "provider generic cannot honour it"},
-		{"groups with github", "provider = github\nauthorized_groups = acme\n", "authorized_groups", "with github use authorized_orgs or authorized_teams"},
-		{"groups with google", "provider = google\nauthorized_groups = staff\n", "authorized_groups", "provider google cannot honour it"},
-		{"orgs with google", "provider = google\nauthorized_orgs = acme\n", "authorized_orgs", "with google authorized_domains"},
-		{"groups_claim with gitlab", "provider = gitlab\nauthorized_groups = acme\ngroups_claim = roles\n", "groups_claim", "provider gitlab cannot honour it"},
-		{"groups_claim with github", "provider = github\nauthorized_orgs = acme\ngroups_claim = roles\n", "groups_claim", "for provider generic only"},
-		{"team without a slash", "provider = github\nauthorized_teams = acme\n", "authorized_teams", "is not org/team"},
-		{"team with two slashes", "provider = github\nauthorized_teams = acme/ops/x\n", "authorized_teams", "is not org/team"},
-		{"team without a slug", "provider = github\nauthorized_teams = acme/\n", "authorized_teams", "is not org/team"},
-		{"team without an organisation", "provider = github\nauthorized_teams = /ops\n", "authorized_teams", "is not org/team"},
-		{"organisation with a slash", "provider = github\nauthorized_orgs = acme/ops\n", "authorized_orgs", "is not a GitHub organisation login"},
-		{"organisation with a leading hyphen", "provider = github\nauthorized_orgs = -acme\n", "authorized_orgs", "is not a GitHub organisation login"},
-		{"organisation too long", "provider = github\nauthorized_orgs = " + strings.Repeat("a", 40) + "\n", "authorized_orgs", "is not a GitHub organisation login"},
-		{"gitlab path with a leading slash", "provider = gitlab\nauthorized_groups = /acme\n", "authorized_groups", "is not a GitLab group's full path"},
-		{"gitlab path with a space", "provider = gitlab\nauthorized_groups = acme/my group\n", "authorized_groups", "is not a GitLab group's full path"},
-		{"empty groups_claim", "provider = generic\nissuer = https://id.example.com\nauthorized_groups = ops\ngroups_claim =\n", "groups_claim", "is not a claim name"},
-		{"Unicode domain", "provider = github\nauthorized_domains = b\u00fccher.example\n", "authorized_domains", "xn--"},
-		{"nothing admits", "provider = github\nauthorized_orgs = ,\n", "authorized_domains", "authorized_orgs, authorized_teams, authorized_groups"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, ok, problems := loadSection(t, base+tt.body)
-			if ok {
-				t.Fatalf("accepted; problems: %v", problems)
-			}
-			found := false
-			for _, p := range problems {
-				if p.Severity == config.Error && p.Key == tt.key && strings.Contains(p.Msg, tt.want) {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no error on %s containing %q; problems: %v", tt.key, tt.want, problems)
-			}
-		})
-	}
-}
-
 // TestValidateGroupKeys: New refuses what Load refuses, for a Config built
 // by hand.
 func TestValidateGroupKeys(t *testing.T) {
@@ -333,34 +222,5 @@ func TestValidateGroupKeys(t *testing.T) {
 	ok.Provider, ok.Rule = "github", Rule{Teams: []string{"acme/ops"}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("a team alone: %v", err)
-	}
-}
-
-// TestDocumentedExamples loads every example configuration of
-// docs/groups-oauth.md.
-func TestDocumentedExamples(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/groups-oauth.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"GITHUB_CLIENT_SECRET", "GITLAB_CLIENT_SECRET", "OIDC_CLIENT_SECRET", "GOOGLE_CLIENT_SECRET"} {
-		t.Setenv(name, "documented-secret")
-	}
-	blocks := strings.Split(string(doc), "```ini\n")[1:]
-	if len(blocks) < 5 {
-		t.Fatalf("%d examples in the documentation", len(blocks))
-	}
-	for i, b := range blocks {
-		body, _, _ := strings.Cut(b, "```")
-		rep := &config.Report{}
-		f := config.Parse("groups-oauth.md", strings.NewReader(body), rep)
-		cfg, ok := Load(f.Section("authentication"))
-		if !ok || rep.ErrorCount() > 0 {
-			t.Errorf("example %d refused: %v\n%s", i+1, rep.Problems(), body)
-			continue
-		}
-		if !cfg.Rule.ByGroup() && cfg.Provider != "google" {
-			t.Errorf("example %d admits by no group", i+1)
-		}
 	}
 }

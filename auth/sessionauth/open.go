@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 )
@@ -41,7 +41,7 @@ func OpenSessions(env auth.Deps, typ string, set Settings) (*Sessions, error) {
 		}
 		fs, err := session.OpenFileStore(env.StateDir, env.Clock())
 		if err != nil {
-			return nil, fmt.Errorf("[server] state_dir %s cannot be used: %w; create it for the user backupweb runs as (mode 0700), or set state_dir to a folder it may write", config.ShowPath(env.StateDir), err)
+			return nil, fmt.Errorf("[server] state_dir %s cannot be used: %w; create it for the user backupweb runs as (mode 0700), or set state_dir to a folder it may write", fspath.Show(env.StateDir), err)
 		}
 		store = fs
 	}

@@ -3,7 +3,6 @@ package sessionauth
 import (
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -27,7 +26,11 @@ type Settings struct {
 	MaxSessionsPerUser int
 }
 
-// SettingsKeys are the [authentication] keys LoadSettings reads.
+// RenewalKey is the [authentication] key of the session types that says
+// which requests renew a session's idle deadline.
+const RenewalKey = "idle_renewal"
+
+// SettingsKeys are the [authentication] keys of Settings.
 var SettingsKeys = []string{"session_idle_timeout", RenewalKey, "session_lifetime", "max_sessions_per_user"}
 
 // WithDefaults returns s with its unset durations at their defaults
@@ -40,15 +43,4 @@ func (s Settings) WithDefaults() Settings {
 		s.Lifetime = session.DefaultLifetime
 	}
 	return s
-}
-
-// LoadSettings reads SettingsKeys from s, each with its default; a wrong
-// value is a problem at its key's line.
-func LoadSettings(s auth.Section) Settings {
-	return Settings{
-		IdleTimeout:        s.Duration("session_idle_timeout", session.DefaultIdleTimeout),
-		IdleRenewal:        LoadRenewal(s),
-		Lifetime:           s.Duration("session_lifetime", session.DefaultLifetime),
-		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
-	}
 }

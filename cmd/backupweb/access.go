@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/internal/app"
 )
 
 // noHost stands for "a host that no rule's host condition names": the
@@ -49,8 +50,8 @@ func runAccess(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb access: -method must name a method, such as GET or POST")
 		return exitUsage
 	}
-	a := c.load(*path, "", slog.New(slog.NewTextHandler(io.Discard, nil)), true)
-	if printProblems(c.stderr, a.cfg.Report) > 0 || a.typeName == "" {
+	a := app.Check(*path, c.options("", slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if printProblems(c.stderr, a.Config.Report) > 0 || a.TypeName == "" {
 		fmt.Fprintln(c.stderr, "backupweb access: the configuration would not start")
 		return exitError
 	}
@@ -62,7 +63,7 @@ func runAccess(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb access: -path is not a path (it must start with a single /)")
 		return exitUsage
 	}
-	rules := a.cfg.Access.Rules
+	rules := a.Config.Access.Rules
 	if d := rules.Decide(t, access.Who{}); d.Policy == access.Anonymous {
 		fmt.Fprintf(c.stdout, "%s %s\n", d.Policy, d.Rule)
 		return exitOK
@@ -75,8 +76,8 @@ func runAccess(c *cli, args []string) int {
 				who.Groups = append(who.Groups, g)
 			}
 		}
-	case a.groups != nil:
-		who.Groups, who.GroupsKnown = a.groups.GroupsOf(*user)
+	case a.Groups != nil:
+		who.Groups, who.GroupsKnown = a.Groups.GroupsOf(*user)
 	}
 	d := rules.Decide(t, who)
 	fmt.Fprintf(c.stdout, "%s %s\n", d.Policy, d.Rule)

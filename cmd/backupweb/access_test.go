@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/factory"
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/groupfile"
+	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/config"
 )
 
 // accessConfig writes a configuration with basic authentication, a groups
@@ -186,12 +186,13 @@ func TestSIGHUPReloadsGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.PollInterval = -1 // only the signal may reload it
-	p, err := factory.New(cfg.Auth, auth.Deps{Logger: slog.New(slog.DiscardHandler), StateDir: t.TempDir()}, func(string) (string, bool) { return "", false })
+	p, err := app.NewProvider(cfg.Auth, auth.Deps{Logger: slog.New(slog.DiscardHandler), StateDir: t.TempDir()}, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, _, _ := testCLI(context.Background(), "", nil)
-	stop := c.keepCurrent(p, g)
+	a := &app.App{Provider: p, Groups: g}
+	stop := c.keepCurrent(a.Watchers(), a.Reloaders())
 	defer stop()
 	writeGroups(t, groups, "readers: admin\n")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backupweb/backupweb/auth/factory"
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/config"
 )
 
 // runCheckConfig loads and validates the configuration exactly as serve
@@ -42,27 +42,27 @@ func runCheckConfig(c *cli, args []string) int {
 		account = serviceUser
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := c.load(*path, "", quiet, true)
+	a := app.Check(*path, c.options("", quiet))
 	if account != "" {
 		acct, err := lookupAccount(account)
 		if err != nil {
 			fmt.Fprintf(c.stderr, "backupweb check-config: cannot check the access of the service's account: %v (the Debian package creates the user %s; name another with -as-user)\n", err, serviceUser)
 			return exitError
 		}
-		checkServiceAccess(a.cfg, acct, osStat)
+		checkServiceAccess(a, acct, osStat)
 	} else if os.Geteuid() == 0 {
 		if _, err := user.Lookup(serviceUser); err == nil {
-			a.cfg.Report.Warnf("", 0, "", "", "run as root, check-config reads files the service user %s may not read; add -as-service to check its access", serviceUser)
+			a.Config.Report.Warnf("", 0, "", "", "run as root, check-config reads files the service user %s may not read; add -as-service to check its access", serviceUser)
 		}
 	}
 	if *explain {
-		explainRules(c.stdout, a.cfg.Access.Rules)
+		explainRules(c.stdout, a.Config.Access.Rules)
 	}
-	if printProblems(c.stderr, a.cfg.Report) > 0 || a.typeName == "" {
+	if printProblems(c.stderr, a.Config.Report) > 0 || a.TypeName == "" {
 		fmt.Fprintln(c.stderr, "backupweb check-config: the configuration would not start")
 		return exitError
 	}
-	fmt.Fprintf(c.stdout, "configuration ok: %s, authentication type %s\n", sourceName(a.cfg.Source), a.typeName)
+	fmt.Fprintf(c.stdout, "configuration ok: %s, authentication type %s\n", sourceName(a.Config.Source), a.TypeName)
 	return exitOK
 }
 
@@ -84,18 +84,20 @@ type servicePath struct {
 // reads, checked when the configured type reads the key.
 var authFileKeys = []string{"users_file", "login_template", "groups_file"}
 
-// servicePaths lists what the service will read or write with cfg.
-func servicePaths(cfg *config.Config) []servicePath {
+// servicePaths lists what the service will read or write with a's
+// configuration.
+func servicePaths(a *app.App) []servicePath {
+	cfg, t := a.Config, a.Type // t is the zero Type when the type is unknown: no keys
 	var ps []servicePath
 	if cfg.Source != "" {
 		ps = append(ps, servicePath{path: cfg.Source, need: readFile})
 	}
-	t, typed := factory.Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
-	if typed {
-		for _, k := range authFileKeys {
-			if v := strings.TrimSpace(cfg.Auth.String(k, "")); v != "" && slices.Contains(t.Keys, k) {
-				ps = append(ps, servicePath{factory.Section, k, v, readFile})
-			}
+	for _, k := range authFileKeys {
+		if !slices.Contains(t.Keys, k) {
+			continue
+		}
+		if v := strings.TrimSpace(cfg.Auth.String(k, "")); v != "" {
+			ps = append(ps, servicePath{app.Section, k, v, readFile})
 		}
 	}
 	if cfg.Proxy.Upstream == nil && cfg.Backups.Dir != "" {
@@ -104,23 +106,24 @@ func servicePaths(cfg *config.Config) []servicePath {
 	if cfg.Server.Store == config.StoreRedis && cfg.Redis.TLSCA != "" {
 		ps = append(ps, servicePath{"redis", "tls_ca", cfg.Redis.TLSCA, readFile})
 	}
-	if typed && t.NeedsSecret && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
+	if t.NeedsSecret && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
 		ps = append(ps, servicePath{"server", "state_dir", cfg.Server.StateDir, writeDir})
 	}
 	return ps
 }
 
-// checkServiceAccess records an error for every path of cfg that acct
+// checkServiceAccess records an error for every path of a that acct
 // cannot use as the service must, and a warning when the packaged key file
 // is unreadable to it (systemd reads that file as root for the unit, but a
 // check run as the service user cannot load it).
-func checkServiceAccess(cfg *config.Config, acct account, stat statFunc) {
-	for _, p := range servicePaths(cfg) {
+func checkServiceAccess(a *app.App, acct account, stat statFunc) {
+	cfg := a.Config
+	for _, p := range servicePaths(a) {
 		if msg := accessProblem(acct, p.path, p.need, stat); msg != "" {
 			cfg.Report.Errorf(p.path, 0, p.section, p.key, "%s", msg)
 		}
 	}
-	if packagedKeyFileExists() {
+	if (app.Packaged{KeyFile: packagedKeyFile}).KeyFileExists() {
 		if msg := accessProblem(acct, packagedKeyFile, readFile, stat); msg != "" {
 			cfg.Report.Warnf(packagedKeyFile, 0, "", "", "%s (systemd reads this file as root for the unit, so the service starts; a check run as %s cannot load the key)", msg, acct.name)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -14,16 +13,12 @@ import (
 	"syscall"
 
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/config"
-	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/buildinfo"
-	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/metrics"
-	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/web"
-	"github.com/backupweb/backupweb/peer"
-	"github.com/backupweb/backupweb/proxy"
 )
 
 // runServe runs the web interface until SIGINT or SIGTERM.
@@ -56,94 +51,49 @@ func runServe(c *cli, args []string) int {
 	if *logFormat == "json" {
 		accessFormat = accesslog.JSON
 	}
-	a := c.load(*path, *listen, log, false)
-	if a.provider == nil || a.cfg.Report.HasErrors() {
-		printProblems(c.stderr, a.cfg.Report)
+	a := app.Open(*path, c.options(*listen, log))
+	if a.Provider == nil || a.Config.Report.HasErrors() {
+		printProblems(c.stderr, a.Config.Report)
 		fmt.Fprintln(c.stderr, "backupweb serve: configuration errors; not starting (run `backupweb check-config` to list them)")
 		return exitError
 	}
-	logWarnings(log, a.cfg.Report)
-	if a.shared != nil {
-		defer a.shared.Close() // after the provider, deferred below
+	logWarnings(log, a.Config.Report)
+	if a.Shared != nil {
+		defer a.Shared.Close() // after the provider, deferred below
 	}
-	if closer, ok := a.provider.(io.Closer); ok {
+	if closer, ok := a.Provider.(io.Closer); ok {
 		defer closer.Close()
 	}
 
-	opts := web.Options{
-		Provider: a.provider,
-		Resolver: peer.NewResolver(a.cfg.Server.TrustedProxies),
-		Logger:   log,
-		// Access lines are at info level: a higher -log-level omits them.
-		AccessLog:    a.cfg.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo),
-		AccessLogger: accesslog.NewWriter(accessBuf, accessFormat),
-		Errors:       a.errs,
-		Rules:        a.cfg.Access.Rules,
-		GroupsHeader: a.cfg.Proxy.GroupsHeader,
-		NoCatalog:    a.cfg.Server.Mode == config.ModeForwardAuth,
-		Brand:        brand(a.cfg),
-	}
-	if a.cfg.Server.Mode == config.ModeCatalog {
-		opts.Catalog = catalog.New(a.cfg.Backups.Dir).WithLogger(log)
-		defer opts.Catalog.Close() // stops watching the folder
-	}
-	if a.shared != nil {
-		opts.Ready = a.shared
-	}
-	if a.groups != nil {
-		opts.Groups = a.groups
-	}
-	if up := a.cfg.Proxy.Upstream; up != nil {
-		// skip_auth_routes and allow_users are part of the access rules,
-		// which the web layer applies before the proxy.
-		po := proxy.Options{
-			Upstream:              up,
-			UserHeader:            a.cfg.Proxy.UserHeader,
-			EmailHeader:           a.cfg.Proxy.EmailHeader,
-			GroupsHeader:          a.cfg.Proxy.GroupsHeader,
-			PassAuthorization:     a.cfg.Proxy.PassAuthorization,
-			DialTimeout:           a.cfg.Proxy.DialTimeout,
-			ResponseHeaderTimeout: a.cfg.Proxy.ResponseHeaderTimeout,
-			PassHostHeader:        a.cfg.Proxy.PassHostHeader,
-			RewriteRedirects:      a.cfg.Proxy.RewriteRedirects,
-			PublicURL:             a.cfg.Server.PublicURL,
-			Logger:                log,
-			Errors:                a.errs,
-		}
-		if rc, ok := a.provider.(auth.Rechecker); ok {
-			po.Rechecker = rc
-		}
-		opts.Proxy = proxy.New(po)
-	}
-	if a.metrics != nil {
-		opts.Observer = a.metrics
-		opts.Events = a.metrics
-		if sc, ok := a.provider.(auth.SessionCounter); ok {
-			a.metrics.WatchSessions(a.provider.Type(), sc.SessionCount)
-		}
-		stop, err := c.serveMetrics(a.cfg.Server.MetricsListen, a.metrics, a.cfg.Server.Pprof, log)
+	opts := a.WebOptions(log)
+	defer opts.Catalog.Close() // stops watching the backups folder; nil without a catalog
+	// Access lines are at info level: a higher -log-level omits them.
+	opts.AccessLog = a.Config.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo)
+	opts.AccessLogger = accesslog.NewWriter(accessBuf, accessFormat)
+	if a.Metrics != nil {
+		stop, err := c.serveMetrics(a.Config.Server.MetricsListen, a.Metrics, a.Config.Server.Pprof, log)
 		if err != nil {
-			log.Error("cannot listen for metrics", "addr", a.cfg.Server.MetricsListen, "err", err)
+			log.Error("cannot listen for metrics", "addr", a.Config.Server.MetricsListen, "err", err)
 			return exitError
 		}
 		defer stop()
 	}
 	handler := web.NewHandler(opts)
-	ln, err := net.Listen("tcp", a.cfg.Server.Listen)
+	ln, err := net.Listen("tcp", a.Config.Server.Listen)
 	if err != nil {
-		log.Error("cannot listen", "addr", a.cfg.Server.Listen, "err", err)
+		log.Error("cannot listen", "addr", a.Config.Server.Listen, "err", err)
 		return exitError
 	}
-	guarding := "backups " + a.cfg.Backups.Dir
+	guarding := "backups " + a.Config.Backups.Dir
 	switch {
-	case a.cfg.Proxy.Upstream != nil:
-		guarding = "upstream " + a.cfg.Proxy.Upstream.Redacted()
-	case a.cfg.Server.Mode == config.ModeForwardAuth:
+	case a.Config.Proxy.Upstream != nil:
+		guarding = "upstream " + a.Config.Proxy.Upstream.Redacted()
+	case a.Config.Server.Mode == config.ModeForwardAuth:
 		guarding = "forward-auth answers only"
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.provider.Type(), "serving", guarding)
+	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.Provider.Type(), "serving", guarding)
 
-	stopFollowing := c.keepCurrent(a.provider, a.groups)
+	stopFollowing := c.keepCurrent(a.Watchers(), a.Reloaders())
 	defer stopFollowing()
 	if err := web.Serve(c.ctx, web.NewServer(handler, log), ln); err != nil {
 		log.Error("server stopped", "err", err)
@@ -153,38 +103,15 @@ func runServe(c *cli, args []string) int {
 	return exitOK
 }
 
-// brand is what the pages call the service, from [ui]: the title defaults
-// to the product name when only that is set, and in proxy mode a page
-// without a product name sends people back to "the application", not to
-// backups it does not serve.
-func brand(cfg *config.Config) ui.Brand {
-	b := ui.Brand{Title: cmp.Or(cfg.UI.Title, cfg.UI.ProductName), Product: cfg.UI.ProductName}
-	if b.Product == "" && cfg.Server.Mode != config.ModeCatalog {
-		b.Product = "the application" // proxy or forward-auth: not our backups
-	}
-	return b
-}
-
 // keepCurrent is the one place that keeps the provider's data current
-// while serving: it runs the provider's Watch (the user file's poller) and
-// the groups file's, and calls their Reload on every SIGHUP, all under one
-// context; the function it returns stops them and waits for them. groups
-// may be nil.
-func (c *cli) keepCurrent(p auth.Provider, groups *groupfile.File) (stop func()) {
+// while serving: it runs the watchers (the user file's poller, the groups
+// file's) and calls the reloaders on every SIGHUP, all under one context;
+// the function it returns stops them and waits for them.
+func (c *cli) keepCurrent(watchers []auth.Watcher, reloaders []auth.Reloader) (stop func()) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	var wg sync.WaitGroup
-	if w, ok := p.(auth.Watcher); ok {
+	for _, w := range watchers {
 		wg.Go(func() { w.Watch(ctx) })
-	}
-	if groups != nil {
-		wg.Go(func() { groups.Watch(ctx) })
-	}
-	var reloaders []auth.Reloader
-	if r, ok := p.(auth.Reloader); ok {
-		reloaders = append(reloaders, r)
-	}
-	if groups != nil {
-		reloaders = append(reloaders, groups)
 	}
 	if len(reloaders) > 0 {
 		hup := make(chan os.Signal, 1)

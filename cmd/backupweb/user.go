@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/backupweb/backupweb/config"
+	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/userfile"
 )
@@ -190,9 +190,9 @@ func userList(c *cli, ua userArgs) error {
 func userAdd(c *cli, ua userArgs) error {
 	if dir := filepath.Dir(ua.file); dir != "" {
 		if info, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("the folder %s does not exist; create it first (mkdir -p %s), or name a file in a folder that exists", config.ShowPath(dir), dir)
+			return fmt.Errorf("the folder %s does not exist; create it first (mkdir -p %s), or name a file in a folder that exists", fspath.Show(dir), dir)
 		} else if err == nil && !info.IsDir() {
-			return fmt.Errorf("%s is not a folder", config.ShowPath(dir))
+			return fmt.Errorf("%s is not a folder", fspath.Show(dir))
 		}
 	}
 	doc, err := userfile.Load(ua.file)

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/backupweb/backupweb/auth/factory"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/qr"
 )
 
@@ -42,12 +42,12 @@ func (ua userArgs) factorsPath() string {
 // must be the service's: a secret sealed under another key does not
 // decrypt, and the service then refuses the user.
 func (c *cli) factorKeys() (*factors.Keys, error) {
-	v, ok := c.lookupEnv(factory.SecretEnv)
+	v, ok := c.lookupEnv(app.SecretEnv)
 	if !ok || v == "" {
-		return nil, fmt.Errorf("%s is not set; set it to the service's secret key (the TOTP secret is encrypted with a key derived from it)", factory.SecretEnv)
+		return nil, fmt.Errorf("%s is not set; set it to the service's secret key (the TOTP secret is encrypted with a key derived from it)", app.SecretEnv)
 	}
-	if len(v) < factory.MinSecretLen {
-		return nil, fmt.Errorf("%s is shorter than %d characters", factory.SecretEnv, factory.MinSecretLen)
+	if len(v) < app.MinSecretLen {
+		return nil, fmt.Errorf("%s is shorter than %d characters", app.SecretEnv, app.MinSecretLen)
 	}
 	return factors.NewKeys([]byte(v))
 }

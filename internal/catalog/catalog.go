@@ -208,8 +208,12 @@ func (c *Catalog) ensureWatch() bool {
 }
 
 // Close stops watching the folder; the catalog keeps working, stat()ing
-// the folder on every listing. It always returns nil.
+// the folder on every listing. It always returns nil, and does nothing on
+// a nil *Catalog (a program without a catalog may defer it anyway).
 func (c *Catalog) Close() error {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	c.closed = true
 	w := c.watch

@@ -156,3 +156,11 @@ func TestCloseStopsWatcher(t *testing.T) {
 		t.Fatal("a watcher runs after Close")
 	}
 }
+
+// TestCloseNil: a program without a catalog may close its nil *Catalog.
+func TestCloseNil(t *testing.T) {
+	var c *Catalog
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

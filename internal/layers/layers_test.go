@@ -24,37 +24,44 @@ var allowed = map[string][]string{
 	"internal/accesslog": nil,
 	"internal/buildinfo": nil,
 	"internal/catalog":   nil,
+	"internal/fspath":    nil,
 	"password":           nil,
 	"peer":               nil,
 	"session":            nil,
 	"throttle":           nil,
 
 	// Formats and files.
-	"config":      {"access"},
-	"userfile":    {"password"},
-	"internal/qr": nil,
-	"groupfile":   nil,
-	"factors":     {"userfile"},
-	"passkey":     {"factors", "session"},
-	"internal/ui": {"internal/catalog"},
+	"internal/ini": {"internal/fspath"},
+	"userfile":     {"password"},
+	"internal/qr":  nil,
+	"groupfile":    nil,
+	"factors":      {"userfile"},
+	"passkey":      {"factors", "session"},
+	"internal/ui":  {"internal/catalog"},
 
 	// The core and the types.
 	"auth":             {"access", "password", "peer", "session", "throttle"},
 	"auth/none":        {"auth"},
-	"auth/basic":       {"auth", "config", "password", "peer", "throttle"},
-	"auth/sessionauth": {"auth", "config", "peer", "session", "internal/ui"},
-	"auth/login":       {"auth", "auth/sessionauth", "config", "factors", "passkey", "password", "peer", "internal/qr", "session", "throttle", "internal/ui", "userfile"},
-	"auth/oauth":       {"auth", "auth/sessionauth", "config", "session", "internal/ui"},
-	"auth/factory":     {"auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "config"},
+	"auth/basic":       {"auth", "password", "peer", "throttle"},
+	"auth/sessionauth": {"auth", "internal/fspath", "internal/ui", "peer", "session"},
+	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/fspath", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
+	"auth/oauth":       {"auth", "auth/sessionauth", "internal/ui", "session"},
 
 	// Stores, HTTP surface, guarding, operations.
-	"redisstore":       {"config", "session", "throttle"},
+	"redisstore":       {"internal/fspath", "session", "throttle"},
 	"internal/web":     {"access", "internal/accesslog", "auth", "internal/catalog", "peer", "internal/ui"},
 	"proxy":            {"access", "auth", "peer", "session"},
 	"internal/metrics": {"auth", "internal/buildinfo", "password", "session"},
 
-	// The program: it alone wires everything together.
-	"cmd/backupweb": {"access", "internal/accesslog", "auth", "auth/factory", "auth/login", "internal/buildinfo", "internal/catalog", "config", "factors", "groupfile", "internal/metrics", "passkey", "password", "peer", "proxy", "internal/qr", "redisstore", "internal/ui", "userfile", "internal/web"},
+	// The program's sections (they read [redis] into the store's options).
+	"internal/config": {"access", "internal/fspath", "internal/ini", "redisstore"},
+
+	// The wiring: the one table of types, the per-type loaders, Check and
+	// Open.
+	"internal/app": {"access", "auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "auth/sessionauth", "groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "passkey", "peer", "proxy", "redisstore", "session", "throttle"},
+
+	// The program: flags, signals, prompts and printing.
+	"cmd/backupweb": {"access", "auth", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "userfile"},
 	"cmd/loadtest":  {"internal/toolstest"},
 
 	// Test kits.
@@ -65,7 +72,7 @@ var allowed = map[string][]string{
 	"internal/layers":       nil,
 	"internal/logtest":      nil,
 	"internal/oidctest":     nil,
-	"internal/redistest":    {"config", "internal/toolstest"},
+	"internal/redistest":    {"internal/toolstest"},
 	"internal/testkit":      nil,
 	"internal/throttletest": {"internal/clocktest", "throttle"},
 	"internal/toolstest":    nil,

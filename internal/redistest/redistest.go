@@ -26,7 +26,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/config"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -87,9 +86,21 @@ func Start(t testing.TB, o Options) *Server {
 	return s
 }
 
-// Config returns the [redis] section that reaches this server.
-func (s *Server) Config() config.Redis {
-	return config.Redis{
+// Config is what reaches a server: the fields of redisstore.Options, in
+// the same order, so that a test converts one into the other
+// (redisstore.Options(srv.Config())) without this kit importing the store.
+type Config struct {
+	URL            string
+	Password       string
+	Prefix         string
+	TLSCA          string
+	ConnectTimeout time.Duration
+	CommandTimeout time.Duration
+}
+
+// Config returns what reaches this server.
+func (s *Server) Config() Config {
+	return Config{
 		URL:            s.URL(),
 		Password:       s.opts.Password,
 		Prefix:         "test:",

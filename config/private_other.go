@@ -1,8 +1,0 @@
-//go:build !unix
-
-package config
-
-import "io/fs"
-
-// fileGroup says that files have no Unix group here.
-func fileGroup(fs.FileInfo) (uint32, bool) { return 0, false }

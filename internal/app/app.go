@@ -1,0 +1,257 @@
+// Package app wires the program: it reads the configuration file, holds
+// the one table of authentication types (what each type reads and what
+// the program must do for it), reads each type's keys into its plain
+// configuration, and builds everything serve needs. cmd/backupweb keeps
+// the flags, signals, prompts and printing; adding a type means adding one
+// entry to the table here (and its keys to docs/configuration.md, by
+// hand).
+//
+// Check validates a configuration and builds nothing; Open builds the
+// provider, the metrics and the shared store. Both record every problem
+// in the configuration's report, so check-config can show all of them.
+package app
+
+import (
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/groupfile"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/web"
+	"github.com/backupweb/backupweb/redisstore"
+)
+
+// Options are what the program hands to Check and Open besides the path of
+// the configuration file.
+type Options struct {
+	// Listen, when not empty, replaces [server] listen (serve's -listen).
+	Listen string
+	// Logger receives the log lines of what is built; nil discards them.
+	Logger *slog.Logger
+	// LookupEnv reads the environment: ${NAME} in the file and
+	// BACKUP_SECRET_KEY. Nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Packaged names the files of the Debian package, so that a missing
+	// key names the packaged key file rather than advising a new key.
+	Packaged Packaged
+}
+
+// App is a loaded configuration with what it selects: everything serve
+// needs before it listens, and everything check-config validates.
+type App struct {
+	// Config is the loaded configuration; its Report holds every problem
+	// found, by config.Load and by Check or Open.
+	Config *config.Config
+	// Type is the authentication type the [authentication] type key
+	// names; the zero Type (Name "") when it names none the table knows,
+	// or is not set.
+	Type Type
+	// TypeName is the authentication type, "" when the configuration has
+	// errors.
+	TypeName string
+	// Provider is the authentication provider (Open only); nil when the
+	// configuration has errors.
+	Provider auth.Provider
+	// Metrics are the program's metrics (Open only, with [server]
+	// metrics_listen); nil otherwise.
+	Metrics *metrics.Metrics
+	// Shared is the shared store (Open only, with [server] store = redis);
+	// nil otherwise. The caller closes it after the provider.
+	Shared *redisstore.Client
+	// Errors is the one error writer, handed to the provider and the web
+	// layer.
+	Errors *auth.Errors
+	// Groups is [authentication] groups_file (basic, flask-login); nil
+	// when unset.
+	Groups *groupfile.File
+}
+
+// Check reads the configuration at path ("" for ./backupweb.ini or the
+// built-in defaults) and validates it as Open would: every key of every
+// section, the files the type names (read, as they must be to be checked)
+// and the groups file. Nothing is opened for writing, created or
+// connected, and no provider is built. Problems, all of them, are in
+// App.Config.Report.
+func Check(path string, opts Options) *App {
+	a, lookupEnv, _ := prepare(path, opts)
+	a.check(lookupEnv)
+	return a
+}
+
+// Open reads and validates the configuration at path as Check does and
+// builds what serve needs: the metrics, the shared store and the
+// provider. When the configuration has errors, App.Provider is nil and the
+// report says why; a missing key of the Debian package builds nothing
+// either (the other keys are still checked).
+func Open(path string, opts Options) *App {
+	a, lookupEnv, checkOnly := prepare(path, opts)
+	if checkOnly {
+		a.check(lookupEnv)
+		return a
+	}
+	cfg := a.Config
+	log := logger(opts)
+	env := auth.Deps{Logger: log, Errors: a.Errors, StateDir: cfg.Server.StateDir,
+		CookieDomain: cfg.Server.CookieDomain, RedirectHosts: cfg.Proxy.RedirectHosts, PublicURL: cfg.Server.PublicURL}
+	if cfg.Server.MetricsListen != "" && !cfg.Report.HasErrors() {
+		a.Metrics = metrics.New()
+		env.Hooks = a.Metrics.Hooks()
+		if a.Type.ClientLabel != "" {
+			env.HTTPClient = a.Metrics.InstrumentClient(strings.ToLower(cfg.Auth.String(a.Type.ClientLabel, "")), nil)
+		}
+	}
+	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() && a.Type.SharedState {
+		shared, err := redisstore.Open(cfg.Redis, log)
+		if err != nil {
+			cfg.File.Section("redis").Errorf("", "%v", err)
+		} else {
+			a.Shared, env.Shared = shared, shared
+		}
+	}
+	t, p, err := newProvider(cfg.Auth, env, lookupEnv)
+	if err == nil && !cfg.Report.HasErrors() {
+		a.Provider, a.TypeName = p, p.Type()
+	}
+	if err == nil && t.AuthOff {
+		warnAuthOff(cfg)
+	}
+	return a
+}
+
+// prepare loads the configuration, applies opts.Listen and runs the checks
+// Check and Open share: the placement of [authentication] keys, secrets in
+// a file others may read, passkeys, the backups folder, the state folder
+// and the packaged key of the types that keep sessions, the groups file.
+// It returns the lookup the type's loader must use, and checkOnly true when
+// nothing may be built (the packaged key is missing).
+func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string, bool), checkOnly bool) {
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	lookupEnv = opts.LookupEnv
+	cfg := config.Load(path, lookupEnv)
+	if opts.Listen != "" {
+		cfg.Server.Listen = opts.Listen
+		if err := config.CheckListen(opts.Listen); err != nil {
+			cfg.Report.Errorf("", 0, "", "", "-listen %s", err)
+		}
+	}
+	a = &App{Config: cfg}
+	a.Type, _ = Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
+	CheckPlacement(cfg.File, config.SectionKeys())
+	if a.Type.Name != "" {
+		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets)
+		if a.Type.SecondFactor {
+			checkPasskeys(cfg)
+		}
+	}
+	if cfg.Server.Mode == config.ModeCatalog {
+		cfg.CheckBackupsDir() // in proxy and forward-auth modes the catalog is not served
+	}
+	if a.Type.NeedsSecret {
+		if cfg.Server.Store != config.StoreRedis {
+			if err := config.CheckStateDir(cfg.Server.StateDir); err != nil {
+				cfg.File.Section("server").Errorf("state_dir", "%v", err)
+			}
+		}
+		if msg, packaged := opts.Packaged.keyProblem(cfg.Source, opts.LookupEnv); packaged {
+			// Installed from the package: name its key file rather than
+			// advise a new key. The other keys are still checked, with a
+			// stand-in key, and nothing is built.
+			cfg.Auth.Errorf("type", "%s", msg)
+			lookupEnv, checkOnly = standInKey(opts.LookupEnv), true
+		}
+	}
+	a.Errors = web.NewErrors(logger(opts))
+	a.Groups = a.openGroups(logger(opts))
+	return a, lookupEnv, checkOnly
+}
+
+// check runs the type's loader only: nothing is opened, created or
+// connected.
+func (a *App) check(lookupEnv func(string) (string, bool)) {
+	cfg := a.Config
+	t, err := CheckProvider(cfg.Auth, lookupEnv)
+	if err == nil && !cfg.Report.HasErrors() {
+		a.TypeName = t.Name
+	}
+	if err == nil && t.AuthOff {
+		warnAuthOff(cfg)
+	}
+}
+
+// logger is opts.Logger, or a logger that discards everything.
+func logger(opts Options) *slog.Logger {
+	if opts.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return opts.Logger
+}
+
+// openGroups reads [authentication] groups_file for the types that take
+// groups from it (basic, flask-login): a file that cannot be used is a
+// configuration error. It also warns about rules that cannot work with the
+// configured type: rules naming groups when no user can have any, and
+// second_factor rules under a type without a second factor (they refuse
+// every user).
+func (a *App) openGroups(log *slog.Logger) *groupfile.File {
+	cfg, t := a.Config, a.Type
+	if t.Name == "" {
+		return nil
+	}
+	var g *groupfile.File
+	if path := strings.TrimSpace(cfg.Auth.String("groups_file", "")); path != "" && slices.Contains(t.Keys, "groups_file") {
+		var err error
+		if g, err = groupfile.Open(path, log); err != nil {
+			cfg.Auth.Errorf("groups_file", "%v", err)
+		}
+	}
+	noGroups := g == nil && !t.ProviderGroups
+	for _, r := range cfg.Access.Rules.List {
+		switch {
+		case noGroups && len(r.Groups) > 0:
+			cfg.File.Section("access").Warnf(r.Name, "names groups, but authentication type %s has no groups here (set groups_file): no user is in any group", t.Name)
+		case r.Policy == access.SecondFactor && !t.SecondFactor:
+			cfg.File.Section("access").Warnf(r.Name, "is second_factor, but authentication type %s has no second factor: it refuses every user it names", t.Name)
+		}
+	}
+	return g
+}
+
+// warnAuthOff records the warning that authentication is off: a pointed
+// one when the address can be reached from other machines.
+func warnAuthOff(cfg *config.Config) {
+	what, all := "read the backups", "read and download every backup"
+	switch cfg.Server.Mode {
+	case config.ModeProxy:
+		what, all = "use the guarded interface", "use the guarded interface"
+	case config.ModeForwardAuth:
+		what, all = "pass the forward-authentication check", "pass the forward-authentication check"
+	}
+	if !loopbackListen(cfg.Server.Listen) {
+		cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none) and backupweb listens on %s: anyone who can reach this address can %s; set type = basic, flask-login or oauth in an [authentication] section", cfg.Server.Listen, all)
+		return
+	}
+	cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none): anyone who can reach this address can %s; set [authentication] type for production", what)
+}
+
+// loopbackListen reports whether addr only accepts connections from this
+// machine: a loopback IP address or "localhost".
+func loopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

@@ -1,0 +1,110 @@
+package app
+
+import (
+	"cmp"
+	"log/slog"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/ui"
+	"github.com/backupweb/backupweb/internal/web"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/proxy"
+)
+
+// WebOptions returns the web layer's options for what Open built: the
+// provider, the access rules, the catalog (catalog mode) or the reverse
+// proxy ([proxy] upstream), the groups, the shared store's readiness and
+// the metrics (which also start counting the provider's sessions). The
+// access log's switch and writer are the caller's to set.
+func (a *App) WebOptions(log *slog.Logger) web.Options {
+	cfg := a.Config
+	opts := web.Options{
+		Provider:     a.Provider,
+		Resolver:     peer.NewResolver(cfg.Server.TrustedProxies),
+		Logger:       log,
+		Errors:       a.Errors,
+		Rules:        cfg.Access.Rules,
+		GroupsHeader: cfg.Proxy.GroupsHeader,
+		NoCatalog:    cfg.Server.Mode == config.ModeForwardAuth,
+		Brand:        brand(cfg),
+	}
+	if cfg.Server.Mode == config.ModeCatalog {
+		opts.Catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
+	}
+	if a.Shared != nil {
+		opts.Ready = a.Shared
+	}
+	if a.Groups != nil {
+		opts.Groups = a.Groups
+	}
+	if up := cfg.Proxy.Upstream; up != nil {
+		// skip_auth_routes and allow_users are part of the access rules,
+		// which the web layer applies before the proxy.
+		po := proxy.Options{
+			Upstream:              up,
+			UserHeader:            cfg.Proxy.UserHeader,
+			EmailHeader:           cfg.Proxy.EmailHeader,
+			GroupsHeader:          cfg.Proxy.GroupsHeader,
+			PassAuthorization:     cfg.Proxy.PassAuthorization,
+			DialTimeout:           cfg.Proxy.DialTimeout,
+			ResponseHeaderTimeout: cfg.Proxy.ResponseHeaderTimeout,
+			PassHostHeader:        cfg.Proxy.PassHostHeader,
+			RewriteRedirects:      cfg.Proxy.RewriteRedirects,
+			PublicURL:             cfg.Server.PublicURL,
+			Logger:                log,
+			Errors:                a.Errors,
+		}
+		if rc, ok := a.Provider.(auth.Rechecker); ok {
+			po.Rechecker = rc
+		}
+		opts.Proxy = proxy.New(po)
+	}
+	if a.Metrics != nil {
+		opts.Observer = a.Metrics
+		opts.Events = a.Metrics
+		if sc, ok := a.Provider.(auth.SessionCounter); ok {
+			a.Metrics.WatchSessions(a.Provider.Type(), sc.SessionCount)
+		}
+	}
+	return opts
+}
+
+// brand is what the pages call the service, from [ui]: the title defaults
+// to the product name when only that is set, and in proxy mode a page
+// without a product name sends people back to "the application", not to
+// backups it does not serve.
+func brand(cfg *config.Config) ui.Brand {
+	b := ui.Brand{Title: cmp.Or(cfg.UI.Title, cfg.UI.ProductName), Product: cfg.UI.ProductName}
+	if b.Product == "" && cfg.Server.Mode != config.ModeCatalog {
+		b.Product = "the application" // proxy or forward-auth: not our backups
+	}
+	return b
+}
+
+// Watchers are what keeps its data current while serving: the provider's
+// (the user file's poller) and the groups file's.
+func (a *App) Watchers() []auth.Watcher {
+	var out []auth.Watcher
+	if w, ok := a.Provider.(auth.Watcher); ok {
+		out = append(out, w)
+	}
+	if a.Groups != nil {
+		out = append(out, a.Groups)
+	}
+	return out
+}
+
+// Reloaders are what SIGHUP reloads: the provider's data and the groups
+// file.
+func (a *App) Reloaders() []auth.Reloader {
+	var out []auth.Reloader
+	if r, ok := a.Provider.(auth.Reloader); ok {
+		out = append(out, r)
+	}
+	if a.Groups != nil {
+		out = append(out, a.Groups)
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package app
+
+import (
+	"time"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/ini"
+	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/throttle"
+)
+
+// loadThrottling reads auth.ThrottlingKeys from s, each with its default;
+// a wrong value is a problem at its key's line.
+func loadThrottling(s *ini.Section) auth.Throttling {
+	return auth.Throttling{
+		MaxFailures:   s.Int("max_failures", auth.DefaultMaxFailures, 1, 1_000_000),
+		FailureWindow: s.Duration("failure_window", auth.DefaultFailureWindow),
+		AttemptWait:   loadAttemptWait(s),
+	}
+}
+
+// loadAttemptWait reads the attempt_wait key of s: absent, 0 (derived by
+// auth.AttemptWait); else a duration up to throttle.MaxCheck.
+func loadAttemptWait(s *ini.Section) time.Duration {
+	d := s.Duration("attempt_wait", 0)
+	if d > throttle.MaxCheck {
+		s.Errorf("attempt_wait", "must be at most %s: a check holds its slot no longer", throttle.MaxCheck)
+		return 0
+	}
+	return d
+}
+
+// loadSettings reads sessionauth.SettingsKeys from s, each with its
+// default; a wrong value is a problem at its key's line.
+func loadSettings(s *ini.Section) sessionauth.Settings {
+	return sessionauth.Settings{
+		IdleTimeout:        s.Duration("session_idle_timeout", session.DefaultIdleTimeout),
+		IdleRenewal:        loadRenewal(s),
+		Lifetime:           s.Duration("session_lifetime", session.DefaultLifetime),
+		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
+	}
+}
+
+// loadRenewal reads idle_renewal from s: "navigation" (the default) or
+// "any". Any other value is an error at the key's line that lists the
+// valid ones; the default is returned with it.
+func loadRenewal(s *ini.Section) session.Renewal {
+	v := s.String(sessionauth.RenewalKey, "")
+	r, err := session.ParseRenewal(v)
+	if err != nil {
+		s.Errorf(sessionauth.RenewalKey, "unknown value %q; valid values are navigation (only a person's page loads renew the idle deadline) and any (every request does, background polling included)", v)
+		return session.RenewNavigation
+	}
+	return r
+}
