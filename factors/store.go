@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/filewatch"
 )
 
 // Store is the factors file as the service uses it: the last reading,
@@ -24,28 +25,7 @@ type Store struct {
 	set atomic.Pointer[Set]
 
 	mu   sync.Mutex // serialises reloads; guards last
-	last fileStamp
-}
-
-// fileStamp identifies a version of the file by its stat.
-type fileStamp struct {
-	info os.FileInfo
-}
-
-func (a fileStamp) same(b fileStamp) bool {
-	if a.info == nil || b.info == nil {
-		return a.info == nil && b.info == nil
-	}
-	return os.SameFile(a.info, b.info) && a.info.Size() == b.info.Size() &&
-		a.info.Mode() == b.info.Mode() && a.info.ModTime().Equal(b.info.ModTime())
-}
-
-func statFile(path string) fileStamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{info: fi}
+	last filewatch.Stamp
 }
 
 // Open reads the factors file at path and returns its Store. Problems in
@@ -82,7 +62,7 @@ func (s *Store) Reload() error {
 }
 
 func (s *Store) reloadLocked() error {
-	st := statFile(s.path)
+	st, _ := filewatch.Stat(s.path) // a missing file is the zero stamp
 	set, err := Read(s.path, s.keys)
 	s.set.Store(set)
 	s.last = st
@@ -111,30 +91,19 @@ func flatten(err error) []error {
 
 // Poll reads the file again when its stat changed since the last reading.
 func (s *Store) Poll() {
-	st := statFile(s.path)
+	st, _ := filewatch.Stat(s.path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st.same(s.last) && (st.info == nil || time.Since(st.info.ModTime()) > 2*time.Second) {
+	if st.Same(s.last) && !st.Racy() {
 		return
 	}
 	s.reloadLocked()
 }
 
-// Watch polls the file every interval until ctx ends.
+// Watch polls the file every interval until ctx ends (none when
+// interval is not positive).
 func (s *Store) Watch(ctx context.Context, interval time.Duration) {
-	if interval <= 0 {
-		return
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.Poll()
-		}
-	}
+	filewatch.Every(ctx, interval, s.Poll)
 }
 
 // Edit changes the file (see the function Edit) and reads it again, so

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/filewatch"
 )
 
 // DefaultPollInterval is how often Watch reads the file to see whether it
@@ -113,19 +115,7 @@ func (f *File) Watch(ctx context.Context) {
 	if every == 0 {
 		every = DefaultPollInterval
 	}
-	if every < 0 {
-		return
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f.poll()
-		}
-	}
+	filewatch.Every(ctx, every, f.poll)
 }
 
 // poll reloads the file when its content or state differs from the last

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/logtest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -101,24 +102,13 @@ func TestWatchFollowsEdits(t *testing.T) {
 	go func() { defer close(done); f.Watch(ctx) }()
 	defer func() { cancel(); <-done }()
 	writeFile(t, p, "ops: alice\nadmins: alice\n")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if g, _ := f.GroupsOf("alice"); slices.Equal(g, []string{"admins", "ops"}) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the edit was not seen")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, 20*time.Second, func() bool {
+		g, _ := f.GroupsOf("alice")
+		return slices.Equal(g, []string{"admins", "ops"})
+	}, func() string { return "the edit was not seen" })
 	writeFile(t, p, "admins alice\n")
-	for {
-		if _, known := f.GroupsOf("alice"); !known {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the broken edit was not seen")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, 20*time.Second, func() bool {
+		_, known := f.GroupsOf("alice")
+		return !known
+	}, func() string { return "the broken edit was not seen" })
 }

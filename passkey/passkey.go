@@ -215,20 +215,10 @@ func (s *Service) BeginRegistration(ctx context.Context, user string) (Begun, er
 // FinishRegistration finishes the registration id for user with the
 // browser's answer and stores the passkey under name.
 func (s *Service) FinishRegistration(ctx context.Context, user, id, name string, answer []byte) (Verdict, error) {
-	c, v, err := s.take(ctx, id, kindRegister, user)
+	c, parsed, a, v, err := finishing(ctx, s, id, kindRegister, user, answer, protocol.ParseCredentialCreationResponseBytes,
+		refused(ReasonNoCeremony, errors.New("the user handle is gone")))
 	if err != nil || !v.OK {
 		return v, err
-	}
-	parsed, err := protocol.ParseCredentialCreationResponseBytes(answer)
-	if err != nil {
-		return refused(ReasonRejected, err), nil
-	}
-	a, ok, err := s.load(ctx, user, false)
-	if err != nil {
-		return Verdict{}, fmt.Errorf("passkey: reading the passkeys of %q: %w", user, err)
-	}
-	if !ok {
-		return refused(ReasonNoCeremony, errors.New("the user handle is gone")), nil
 	}
 	cred, err := s.wa.CreateCredential(a, c.Data, parsed)
 	if err != nil {
@@ -239,6 +229,31 @@ func (s *Service) FinishRegistration(ctx context.Context, user, id, name string,
 		return Verdict{}, fmt.Errorf("passkey: storing a passkey of %q: %w", user, err)
 	}
 	return Verdict{OK: true, User: user, Next: c.Next}, nil
+}
+
+// finishing is the first half of finishing a ceremony begun for a user:
+// the ceremony id of kind is taken (spent), the browser's answer read by
+// parse, and the user's account loaded; gone is the Verdict when the
+// account is gone meanwhile. A Verdict that is not OK, or an error, ends
+// the finish.
+func finishing[P any](ctx context.Context, s *Service, id, kind, user string, answer []byte, parse func([]byte) (P, error), gone Verdict) (ceremony, P, *account, Verdict, error) {
+	var parsed P
+	c, v, err := s.take(ctx, id, kind, user)
+	if err != nil || !v.OK {
+		return c, parsed, nil, v, err
+	}
+	parsed, err = parse(answer)
+	if err != nil {
+		return c, parsed, nil, refused(ReasonRejected, err), nil
+	}
+	a, ok, err := s.load(ctx, user, false)
+	if err != nil {
+		return c, parsed, nil, Verdict{}, fmt.Errorf("passkey: reading the passkeys of %q: %w", user, err)
+	}
+	if !ok {
+		return c, parsed, nil, gone, nil
+	}
+	return c, parsed, a, v, nil
 }
 
 // BeginLogin begins the second step of user's sign-in, after a right
@@ -261,20 +276,10 @@ func (s *Service) BeginLogin(ctx context.Context, user, next string) (Begun, err
 
 // FinishLogin finishes the sign-in id of user with the browser's answer.
 func (s *Service) FinishLogin(ctx context.Context, user, id string, answer []byte) (Verdict, error) {
-	c, v, err := s.take(ctx, id, kindLogin, user)
+	c, parsed, a, v, err := finishing(ctx, s, id, kindLogin, user, answer, protocol.ParseCredentialRequestResponseBytes,
+		refused(ReasonUnknown, errors.New("the user has no passkeys any more")))
 	if err != nil || !v.OK {
 		return v, err
-	}
-	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
-	if err != nil {
-		return refused(ReasonRejected, err), nil
-	}
-	a, ok, err := s.load(ctx, user, false)
-	if err != nil {
-		return Verdict{}, fmt.Errorf("passkey: reading the passkeys of %q: %w", user, err)
-	}
-	if !ok {
-		return refused(ReasonUnknown, errors.New("the user has no passkeys any more")), nil
 	}
 	cred, err := s.wa.ValidateLogin(a, c.Data, parsed)
 	return s.used(ctx, a, c, cred, err)

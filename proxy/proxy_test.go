@@ -175,9 +175,7 @@ func setups(t testing.TB, up *upstream) map[string]func() signedIn {
 			return signedIn{g: g, client: jarClient()}
 		},
 		"basic": func() signedIn {
-			g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-				return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
-			})
+			g := guard(t, up.URL, basicSetup(t))
 			return signedIn{g: g, client: jarClient(), mod: func(r *http.Request) { r.SetBasicAuth("api", "pw") }, user: "api"}
 		},
 		"flask-login": func() signedIn {
@@ -289,41 +287,51 @@ func TestProxyForEveryType(t *testing.T) {
 
 			// Upgrade handshake (as a WebSocket client sends it).
 			if s.mod == nil || name == "basic" {
-				conn, err := net.Dial("tcp", strings.TrimPrefix(s.g.url, "http://"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				req, _ := http.NewRequest("GET", s.g.url+"/socket", nil)
-				req.Header.Set("Upgrade", "websocket")
-				req.Header.Set("Connection", "Upgrade")
-				if s.mod != nil {
-					s.mod(req)
-				}
-				for _, c := range s.client.Jar.Cookies(req.URL) {
-					req.AddCookie(c)
-				}
-				req.Write(conn)
-				br := bufio.NewReader(conn)
-				resp, err := http.ReadResponse(br, req)
-				if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
-					t.Fatalf("upgrade: %v %v", resp, err)
-				}
-				fmt.Fprintf(conn, "hello\n")
-				if line, _ := br.ReadString('\n'); line != "echo hello\n" {
-					t.Errorf("through the upgraded connection: %q", line)
-				}
-				conn.Close()
+				upgradeEcho(t, s.g.url, func(req *http.Request) {
+					if s.mod != nil {
+						s.mod(req)
+					}
+					for _, c := range s.client.Jar.Cookies(req.URL) {
+						req.AddCookie(c)
+					}
+				})
 			}
 		})
 	}
 }
 
+// upgradeEcho sends a WebSocket upgrade of /socket to base (its URL),
+// with what mod adds when not nil, on a connection of its own: the answer
+// must be 101, and a line must come back through the upgraded connection
+// from the upstream's echo.
+func upgradeEcho(t *testing.T, base string, mod func(*http.Request)) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req, _ := http.NewRequest("GET", base+"/socket", nil)
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Connection", "Upgrade")
+	if mod != nil {
+		mod(req)
+	}
+	req.Write(conn)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	fmt.Fprintf(conn, "hello\n")
+	if line, _ := br.ReadString('\n'); line != "echo hello\n" {
+		t.Errorf("through the upgraded connection: %q", line)
+	}
+}
+
 func TestProxyRefusesBeforeTheUpstream(t *testing.T) {
 	up := startUpstream(t)
-	hash := testkit.Hash(t, "pw")
-	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
-	})
+	g := guard(t, up.URL, basicSetup(t))
 	before := up.hits.Load()
 	resp, err := http.Get(g.url + "/anything")
 	if err != nil {
@@ -386,10 +394,7 @@ func TestUpstreamDownOrSlow(t *testing.T) {
 // other inside its body.
 func TestSmuggling(t *testing.T) {
 	up := startUpstream(t)
-	hash := testkit.Hash(t, "pw")
-	g := guard(t, up.URL, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true}, auth.Deps{Logger: log})
-	})
+	g := guard(t, up.URL, basicSetup(t))
 	before := up.hits.Load()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.url, "http://"))
 	if err != nil {

@@ -200,19 +200,5 @@ func TestH2CNeverReachesTheUpstream(t *testing.T) {
 		}
 	}
 
-	c, err := net.Dial("tcp", host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "GET /socket HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", host)
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
-		t.Fatalf("WebSocket upgrade: %v %v", resp, err)
-	}
-	fmt.Fprintf(c, "hello\n")
-	if line, _ := br.ReadString('\n'); line != "echo hello\n" {
-		t.Errorf("through the upgraded connection: %q", line)
-	}
+	upgradeEcho(t, g.url, nil)
 }

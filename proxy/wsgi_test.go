@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,20 +38,9 @@ func startGunicorn(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "identityapp.py"), []byte(wsgiApp), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(gunicorn, "--chdir", dir, "--bind", addr, "--workers", "1", "--access-logfile", "-", "identityapp:application")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testkit.WaitListening(t, addr, 20*time.Second, out.String)
+	testkit.StartServer(t, cmd, addr, 20*time.Second, nil)
 	return "http://" + addr
 }
 

@@ -365,13 +365,11 @@ func TestOutage(t *testing.T) {
 	srv.Start()
 	var found bool
 	var err error
-	for range 100 {
-		if _, found, err = s.Find(ctx, "k"); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if found || err != nil {
+	testkit.WaitUntil(t, 5*time.Second, func() bool {
+		_, found, err = s.Find(ctx, "k")
+		return err == nil
+	}, func() string { return fmt.Sprintf("after a restart with no data, Find = %v", err) })
+	if found {
 		t.Fatalf("after a restart with no data, Find = %v, %v; want not found", found, err)
 	}
 	if err := s.Commit(ctx, "k2", record("alice", time.Now(), time.Hour)); err != nil {
@@ -406,11 +404,5 @@ func TestOpenWhileDown(t *testing.T) {
 // waitUntil polls cond for up to 5 seconds.
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitUntil(t, 5*time.Second, cond, func() string { return "condition not met" })
 }

@@ -209,21 +209,28 @@ func TestSessionDataIsCopied(t *testing.T) {
 }
 
 func TestManagerDeleteUser(t *testing.T) {
+	forEachStore(t, func(t *testing.T, _ *fakeClock, m *Manager) {
+		_, a1 := start(t, m, "alice")
+		_, a2 := start(t, m, "alice")
+		_, b := start(t, m, "bob")
+		if err := m.DeleteUser(context.Background(), "alice"); err != nil {
+			t.Fatal(err)
+		}
+		for c, want := range map[*http.Cookie]bool{a1: false, a2: false, b: true} {
+			if _, ok := load(t, m, c); ok != want {
+				t.Errorf("after DeleteUser: Load = %v, want %v", ok, want)
+			}
+		}
+	})
+}
+
+// forEachStore runs test, in a subtest, with a manager over each kind of
+// store (storeKinds) and the fake clock they share.
+func forEachStore(t *testing.T, test func(t *testing.T, clock *fakeClock, m *Manager)) {
 	for _, kind := range storeKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			clock := newClock()
-			m := newTestManager(t, clock, kind.open(t, clock), Options{})
-			_, a1 := start(t, m, "alice")
-			_, a2 := start(t, m, "alice")
-			_, b := start(t, m, "bob")
-			if err := m.DeleteUser(context.Background(), "alice"); err != nil {
-				t.Fatal(err)
-			}
-			for c, want := range map[*http.Cookie]bool{a1: false, a2: false, b: true} {
-				if _, ok := load(t, m, c); ok != want {
-					t.Errorf("after DeleteUser: Load = %v, want %v", ok, want)
-				}
-			}
+			test(t, clock, newTestManager(t, clock, kind.open(t, clock), Options{}))
 		})
 	}
 }
@@ -266,37 +273,33 @@ func TestLogoutRacingRequest(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
-	for _, kind := range storeKinds {
-		t.Run(kind.name, func(t *testing.T) {
-			clock := newClock()
-			m := newTestManager(t, clock, kind.open(t, clock), Options{})
-			var wg sync.WaitGroup
-			for g := range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := range 20 {
-						w := httptest.NewRecorder()
-						s, err := m.Start(w, get(), Data{Username: fmt.Sprintf("u%d", g)})
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						c := w.Result().Cookies()[0]
-						clock.Advance(time.Duration(i) * time.Second)
-						if got, ok, err := m.Load(get(c)); !ok || err != nil || got.Username != s.Username {
-							t.Errorf("Load: %v %v", ok, err)
-						}
-						m.CSRFToken(s)
-						if err := m.Destroy(httptest.NewRecorder(), get(c)); err != nil {
-							t.Error(err)
-						}
+	forEachStore(t, func(t *testing.T, clock *fakeClock, m *Manager) {
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 20 {
+					w := httptest.NewRecorder()
+					s, err := m.Start(w, get(), Data{Username: fmt.Sprintf("u%d", g)})
+					if err != nil {
+						t.Error(err)
+						return
 					}
-				}()
-			}
-			wg.Wait()
-		})
-	}
+					c := w.Result().Cookies()[0]
+					clock.Advance(time.Duration(i) * time.Second)
+					if got, ok, err := m.Load(get(c)); !ok || err != nil || got.Username != s.Username {
+						t.Errorf("Load: %v %v", ok, err)
+					}
+					m.CSRFToken(s)
+					if err := m.Destroy(httptest.NewRecorder(), get(c)); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	})
 }
 
 func TestManagerRefusesAnotherType(t *testing.T) {

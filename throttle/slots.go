@@ -61,10 +61,7 @@ func (l *Limiter) Check(key string) Verdict {
 	if l == nil {
 		return Verdict{OK: true}
 	}
-	key = l.normalise(key)
-	s := l.shardOf(key)
-	now := l.clock()
-	s.mu.Lock()
+	key, s, now := l.locked(key)
 	defer s.mu.Unlock()
 	return l.state(s.entries[key], now)
 }
@@ -95,10 +92,7 @@ func (l *Limiter) TryAcquire(key string) Verdict {
 	if l == nil {
 		return Verdict{OK: true}
 	}
-	key = l.normalise(key)
-	s := l.shardOf(key)
-	now := l.clock()
-	s.mu.Lock()
+	key, s, now := l.locked(key)
 	defer s.mu.Unlock()
 	e := s.entries[key]
 	v := l.state(e, now)
@@ -263,10 +257,7 @@ func (l *Limiter) Failures(key string) int {
 	if l == nil {
 		return 0
 	}
-	key = l.normalise(key)
-	s := l.shardOf(key)
-	now := l.clock()
-	s.mu.Lock()
+	key, s, now := l.locked(key)
 	defer s.mu.Unlock()
 	e := s.entries[key]
 	if e == nil || e.tat <= now {

@@ -175,16 +175,23 @@ func New(o Options) *Limiter {
 	return l
 }
 
+// locked returns key as counted (normalised), its shard, locked for the
+// caller to unlock, and the time now.
+func (l *Limiter) locked(key string) (string, *shard, time.Duration) {
+	key = l.normalise(key)
+	s := l.shardOf(key)
+	now := l.clock()
+	s.mu.Lock()
+	return key, s, now
+}
+
 // Allow reports whether key may try now, without counting anything. When
 // it may not, retryAfter is how long until it may.
 func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 	if l == nil {
 		return true, 0
 	}
-	key = l.normalise(key)
-	s := l.shardOf(key)
-	now := l.clock()
-	s.mu.Lock()
+	key, s, now := l.locked(key)
 	defer s.mu.Unlock()
 	e := s.entries[key]
 	if e == nil || now >= e.blockedUntil {
@@ -200,10 +207,7 @@ func (l *Limiter) Record(key string) {
 	if l == nil {
 		return
 	}
-	key = l.normalise(key)
-	s := l.shardOf(key)
-	now := l.clock()
-	s.mu.Lock()
+	key, s, now := l.locked(key)
 	defer s.mu.Unlock()
 	if e := s.entries[key]; e != nil && now < e.blockedUntil {
 		return

@@ -54,13 +54,7 @@ func TestSaveMode(t *testing.T) {
 			if err := addUser(path, "alice"); err != nil {
 				t.Fatal(err)
 			}
-			fi, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := fi.Mode().Perm(); got != tt.want {
-				t.Errorf("mode %v, want %v", got, tt.want)
-			}
+			wantPerm(t, path, tt.want)
 			if names := dirNames(t, dir); len(names) != 1 {
 				t.Errorf("directory holds %q, want only users.txt", names)
 			}
@@ -132,4 +126,18 @@ func TestSaveRefuses(t *testing.T) {
 	if names := dirNames(t, dir); len(names) != 1 {
 		t.Errorf("directory holds %q, want only the dangling link", names)
 	}
+}
+
+// wantPerm checks the permission bits of the file at path and returns
+// its information.
+func wantPerm(t *testing.T, path string, want os.FileMode) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != want {
+		t.Errorf("mode %04o, want %04o", got, want)
+	}
+	return fi
 }

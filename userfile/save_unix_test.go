@@ -76,13 +76,7 @@ func TestSaveWithNewFile(t *testing.T) {
 			if err := d.SaveWith(path, tt.nf); err != nil {
 				t.Fatal(err)
 			}
-			fi, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := fi.Mode().Perm(); got != tt.wantMode {
-				t.Errorf("mode %04o, want %04o", got, tt.wantMode)
-			}
+			fi := wantPerm(t, path, tt.wantMode)
 			if st := fi.Sys().(*syscall.Stat_t); tt.nf.SetOwner && (int(st.Uid) != tt.nf.UID || int(st.Gid) != tt.nf.GID) {
 				t.Errorf("owner %d:%d, want %d:%d", st.Uid, st.Gid, tt.nf.UID, tt.nf.GID)
 			}

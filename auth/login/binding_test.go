@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -34,10 +35,10 @@ func TestChangesWhileStopped(t *testing.T) {
 		users func(t *testing.T) string
 	}{
 		{"password changed", func(t *testing.T) string {
-			return "alice:" + freshHash(t, "alice-new-pw") + "\nbob:" + hashOf(t, testPasswords["bob"]) + "\n"
+			return "alice:" + freshHash(t, "alice-new-pw") + "\nbob:" + testkit.Hash(t, testPasswords["bob"]) + "\n"
 		}},
 		{"user removed and added again with the same password", func(t *testing.T) string {
-			return "bob:" + hashOf(t, testPasswords["bob"]) + "\nalice:" + freshHash(t, testPasswords["alice"]) + "\n"
+			return "bob:" + testkit.Hash(t, testPasswords["bob"]) + "\nalice:" + freshHash(t, testPasswords["alice"]) + "\n"
 		}},
 	}
 	for _, tt := range tests {
@@ -68,7 +69,7 @@ func TestLoginsRacePasswordChange(t *testing.T) {
 	for i := range 25 {
 		// Back to the old password, then race a login with it against a
 		// change to a new one.
-		writeFile(t, h.usersPath, "alice:"+hashOf(t, oldPw)+"\n")
+		writeFile(t, h.usersPath, "alice:"+testkit.Hash(t, oldPw)+"\n")
 		if err := h.p.Reload(); err != nil {
 			t.Fatal(err)
 		}

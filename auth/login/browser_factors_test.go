@@ -40,10 +40,7 @@ func (f factorBrowser) text(sel string) string {
 func (f factorBrowser) password(user, next string) {
 	f.t.Helper()
 	f.run(
-		chromedp.Navigate(f.h.srv.URL+next), chromedp.WaitVisible(chromedp.CSS(`#username`)),
-		chromedp.SendKeys(chromedp.CSS(`#username`), user),
-		chromedp.SendKeys(chromedp.CSS(`#password`), testPasswords[user]),
-		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.Navigate(f.h.srv.URL+next), browsertest.SignIn(user, testPasswords[user]),
 	)
 }
 

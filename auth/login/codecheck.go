@@ -18,37 +18,25 @@ import (
 // refusals. check returns the factor used, whether the code was right,
 // and the refusal's reason when not. ok is false when it answered.
 func (p *Provider) attempt(w http.ResponseWriter, r *http.Request, user, next string, check func(context.Context) (factor string, ok bool, reason string, err error)) (string, bool) {
-	limits := p.limitsFor(r, user)
-	slots, err := p.acquire(r, limits, user)
+	type verdict struct{ factor, reason string }
+	v, ok, err := countAttempt(p, r, p.limitsFor(r, user), user, func(ctx context.Context) (verdict, bool, error) {
+		factor, ok, reason, err := check(ctx)
+		return verdict{factor, reason}, ok, err
+	})
 	if err != nil {
 		p.renderSecondError(w, r, err, user, next)
 		return "", false
 	}
-	settled := false
-	defer func() {
-		if !settled {
-			p.settle(r, limits, slots, false)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(r.Context(), throttle.MaxCheck)
-	defer cancel()
-	factor, ok, reason, err := check(ctx)
-	if err != nil {
-		p.renderSecondError(w, r, err, user, next)
-		return "", false
-	}
-	settled = true
-	p.settle(r, limits, slots, !ok)
 	if !ok {
-		p.audit.Refused(r, Name, reason, user)
+		p.audit.Refused(r, Name, v.reason, user)
 		refusal := auth.WrongCode
-		if reason == auth.ReasonCodeUsed {
+		if v.reason == auth.ReasonCodeUsed {
 			refusal = auth.CodeUsed
 		}
 		p.renderAfterCode(w, r, refusal.Reply(), user, next)
 		return "", false
 	}
-	return factor, true
+	return v.factor, true
 }
 
 // renderAfterCode shows the page the code came from again, with msg.
@@ -66,15 +54,16 @@ func (p *Provider) addrLimit(r *http.Request) limit {
 	return limit{p.byAddr, throttle.AddrKey(peer.Of(r).Addr), peer.Of(r).String()}
 }
 
-// limitsFor returns the limits an attempt of user counts against: the
-// client address's, and the user name's or, for a browser with a device
-// cookie for that name, the device's (as for a password).
-func (p *Provider) limitsFor(r *http.Request, user string) []limit {
+// limitsFor returns the limits an attempt of the user name counts
+// against, a password's or a second factor's: the client address's, and
+// the name's or, for a browser with a device cookie for that name, the
+// device's. Logs name the user as logName bounds it.
+func (p *Provider) limitsFor(r *http.Request, name string) []limit {
 	limits := []limit{p.addrLimit(r)}
-	if dev, ok := p.device(r, user); ok {
-		return append(limits, limit{p.byDevice, dev, "device of user " + user})
+	if dev, ok := p.device(r, name); ok {
+		return append(limits, limit{p.byDevice, dev, "device of user " + logName(name)})
 	}
-	return append(limits, limit{p.byUser, user, "user " + user})
+	return append(limits, limit{p.byUser, name, "user " + logName(name)})
 }
 
 // checkCode checks a code of user: six digits are a TOTP code (right at
@@ -92,18 +81,7 @@ func (p *Provider) checkCode(ctx context.Context, user, code string) (factor str
 		if secret == "" {
 			return "", false, auth.ReasonBadCode, nil
 		}
-		step, ok := factors.CheckTOTP(secret, code, p.now())
-		if !ok {
-			return "", false, auth.ReasonBadCode, nil
-		}
-		fresh, err := p.spend(ctx, spendTOTP, user+"\x00"+strconv.FormatInt(step, 10), factors.ReplayTTL)
-		if err != nil {
-			return "", false, "", fmt.Errorf("login: recording the use of a TOTP code: %w", err)
-		}
-		if !fresh {
-			return "", false, auth.ReasonCodeUsed, nil
-		}
-		return "totp", true, "", nil
+		return p.checkTOTP(ctx, user, secret, code)
 	}
 	if _, ok := factors.NormalizeRecovery(code); !ok {
 		return "", false, auth.ReasonBadCode, nil
@@ -116,4 +94,22 @@ func (p *Provider) checkCode(ctx context.Context, user, code string) (factor str
 		return "", false, auth.ReasonBadCode, nil
 	}
 	return "recovery", true, "", nil
+}
+
+// checkTOTP checks user's TOTP code against secret: right at this step or
+// one either side, and that step not used before (it is spent on
+// success). It answers as checkCode does.
+func (p *Provider) checkTOTP(ctx context.Context, user, secret, code string) (factor string, ok bool, reason string, err error) {
+	step, ok := factors.CheckTOTP(secret, code, p.now())
+	if !ok {
+		return "", false, auth.ReasonBadCode, nil
+	}
+	fresh, err := p.spend(ctx, spendTOTP, user+"\x00"+strconv.FormatInt(step, 10), factors.ReplayTTL)
+	if err != nil {
+		return "", false, "", fmt.Errorf("login: recording the use of a TOTP code: %w", err)
+	}
+	if !fresh {
+		return "", false, auth.ReasonCodeUsed, nil
+	}
+	return "totp", true, "", nil
 }

@@ -139,8 +139,7 @@ func TestDeviceCookie(t *testing.T) {
 	h.stop()
 	h.resolver = peer.NewResolver([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")})
 	h.start()
-	alice := h.browser()
-	alice.from = "192.0.2.10"
+	alice := h.browserFrom("192.0.2.10")
 	alice.mustLogin("alice")
 	u, _ := url.Parse(h.srv.URL)
 	var device *http.Cookie
@@ -152,16 +151,14 @@ func TestDeviceCookie(t *testing.T) {
 	if device == nil {
 		t.Fatal("a sign-in gave no device cookie")
 	}
-	attacker := h.browser()
-	attacker.from = "198.51.100.7"
+	attacker := h.browserFrom("198.51.100.7")
 	for range 10 {
 		attacker.login("alice", "guess", "/")
 	}
 	if r := attacker.login("alice", testPasswords["alice"], "/"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("the attacker's browser after the flood: %d, want 429 (the name is blocked)", r.status)
 	}
-	stranger := h.browser()
-	stranger.from = "192.0.2.10"
+	stranger := h.browserFrom("192.0.2.10")
 	if r := stranger.login("alice", testPasswords["alice"], "/"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("a browser without a device cookie: %d, want 429", r.status)
 	}
@@ -170,8 +167,7 @@ func TestDeviceCookie(t *testing.T) {
 	}
 	// The cookie is alice's only: bob's browser does not carry her name's
 	// pass, and a tampered cookie is no cookie.
-	bob := h.browser()
-	bob.from = "192.0.2.11"
+	bob := h.browserFrom("192.0.2.11")
 	bob.mustLogin("bob")
 	bobDevice := cookieOf(bob, u, DeviceCookie)
 	bob.jar.SetCookies(u, []*http.Cookie{{Name: DeviceCookie, Value: bobDevice}})
@@ -184,8 +180,7 @@ func TestDeviceCookie(t *testing.T) {
 	}
 	// A device that fails is blocked on its own: three wrong passwords
 	// from bob's own browser, with his device cookie for his name...
-	bob2 := h.browser()
-	bob2.from = "192.0.2.12"
+	bob2 := h.browserFrom("192.0.2.12")
 	bob2.mustLogin("bob")
 	for range 3 {
 		if r := bob2.login("bob", "wrong", "/"); r.status != http.StatusUnauthorized {
@@ -196,8 +191,7 @@ func TestDeviceCookie(t *testing.T) {
 		t.Fatalf("a device that failed 3 times: %d, want 429", r.status)
 	}
 	// ...while bob's name was not counted: another browser gets in.
-	bob3 := h.browser()
-	bob3.from = "192.0.2.13"
+	bob3 := h.browserFrom("192.0.2.13")
 	bob3.mustLogin("bob")
 }
 

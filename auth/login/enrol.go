@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"html/template"
 	"net/http"
-	"strings"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
@@ -27,13 +25,8 @@ type enrolment struct {
 // serveEnrol is GET on EnrolPath: for a pending user who must enrol, a
 // fresh TOTP secret as a QR code and as text, and the form to confirm it.
 func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
-	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
-	st, ok := p.pendingOf(r)
+	st, next, ok := p.pendingPage(w, r, EnrolPath)
 	if !ok {
-		p.startOver(w, r, next)
-		return
-	}
-	if p.routeByStatus(w, r, st.User, next, EnrolPath) {
 		return
 	}
 	key, err := factors.NewTOTPKey(ui.BrandOf(r.Context()).Name(), st.User)
@@ -52,23 +45,8 @@ func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
 // and ten recovery codes are stored, the session starts with a fresh id,
 // and the recovery codes are shown, once, with a link on to next.
 func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
-	if !p.parseForm(w, r) {
-		return
-	}
-	next := p.Guard.SafeNext(r.PostForm.Get("next"))
-	st, ok := p.pendingOf(r)
-	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
-		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
-		p.render(w, r, auth.FormExpired.Reply(), "", next)
-		return
-	}
-	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
-		return
-	}
-	if p.routeByStatus(w, r, st.User, next, EnrolPath) {
+	st, next, ok := p.pendingForm(w, r, EnrolPath)
+	if !ok {
 		return
 	}
 	en, ok := p.openEnrolment(r.PostForm.Get("enrolment"), st)
@@ -77,25 +55,12 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, auth.EnrolExpired.Reply(), "", next)
 		return
 	}
-	code := strings.TrimSpace(r.PostForm.Get("code"))
-	if code == "" {
-		p.audit.Refused(r, Name, auth.ReasonMalformed, st.User)
-		p.renderEnrolAgain(w, r, auth.CodeEmpty.Reply(), st.User, next)
+	code, ok := p.postedCode(w, r, st.User, next)
+	if !ok {
 		return
 	}
 	_, ok = p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
-		step, ok := factors.CheckTOTP(en.Secret, code, p.now())
-		if !ok {
-			return "", false, auth.ReasonBadCode, nil
-		}
-		fresh, err := p.spend(ctx, spendTOTP, st.User+"\x00"+fmt.Sprint(step), factors.ReplayTTL)
-		if err != nil {
-			return "", false, "", fmt.Errorf("login: recording the use of a TOTP code: %w", err)
-		}
-		if !fresh {
-			return "", false, auth.ReasonCodeUsed, nil
-		}
-		return "totp", true, "", nil
+		return p.checkTOTP(ctx, st.User, en.Secret, code)
 	})
 	if !ok {
 		return
@@ -125,16 +90,31 @@ var errEnrolled = errors.New("login: the user has a second factor already")
 // unless they have a factor by now, and returns the codes.
 func (p *Provider) storeEnrolment(user, secret string) ([]string, error) {
 	keys := p.factors.Keys()
+	return p.newRecovery(user, func(rec *factors.Record) error {
+		if rec.HasFactor() {
+			return errEnrolled
+		}
+		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: p.now().UTC()}
+		return nil
+	})
+}
+
+// newRecovery stores ten new recovery codes for user, with what change
+// (when not nil) does to their record first, and returns the codes. An
+// error of change stores nothing.
+func (p *Provider) newRecovery(user string, change func(*factors.Record) error) ([]string, error) {
+	keys := p.factors.Keys()
 	var codes []string
 	err := p.factors.Edit(func(d *factors.Doc) error {
 		rec, err := d.GetOrNew(user)
 		if err != nil {
 			return err
 		}
-		if rec.HasFactor() {
-			return errEnrolled
+		if change != nil {
+			if err := change(rec); err != nil {
+				return err
+			}
 		}
-		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: p.now().UTC()}
 		codes, rec.Recovery = keys.NewRecoveryCodes(user)
 		return d.Put(rec)
 	})
@@ -180,19 +160,12 @@ func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, rp auth.R
 		return
 	}
 	page := ui.EnrolPage{
-		Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, Action: withNext(EnrolPath, next),
-		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: st.User, Error: rp.Message,
-		QR:     template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
-		Secret: secret, Enrolment: sealed, StartOver: p.Guard.LoginURLFor(next),
-		Passkey: p.enrolSlotFor(next),
+		StepForm: p.stepForm(w, r, msgEnrolTitle, EnrolPath, st.User, next, rp),
+		QR:       template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
+		Secret:   secret, Enrolment: sealed,
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	if page.Passkey != "" {
-		ui.AllowScript(w.Header())
-	}
-	if err := ui.Render(w, rp.Status, "enrol", page); err != nil {
-		p.log.ErrorContext(r.Context(), "auth: rendering the enrolment page", "auth_type", Name, "err", err)
-	}
+	page.Passkey = p.enrolSlotFor(next)
+	p.renderStep(w, r, rp.Status, "enrol", "the enrolment page", page.Passkey, page)
 }
 
 // renderEnrolAgain shows the enrolment page again after a refused code,
@@ -217,10 +190,8 @@ func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp a
 // link on to next.
 func (p *Provider) showRecovery(w http.ResponseWriter, r *http.Request, user, next string, codes []string) {
 	page := ui.EnrolPage{
-		Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, User: user, Next: next, Recovery: codes,
+		StepForm: ui.StepForm{Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, User: user, Next: next},
+		Recovery: codes,
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	if err := ui.Render(w, http.StatusOK, "enrol", page); err != nil {
-		p.log.ErrorContext(r.Context(), "auth: rendering the recovery codes", "auth_type", Name, "err", err)
-	}
+	p.renderStep(w, r, http.StatusOK, "enrol", "the recovery codes", "", page)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,23 @@ func (h *harness) enrol(user string) []string {
 }
 
 // code returns the TOTP code of testTOTPSecret at the harness's clock.
+// refusesReplays checks that a second factor cannot be replayed: alice's
+// code, from fresh's new password step, is refused as used; spent, given
+// back its spent pending state (pendingValue), is refused with the next
+// code.
+func (h *harness) refusesReplays(t *testing.T, fresh, spent *browser, code, pendingValue string) {
+	t.Helper()
+	fresh.login("alice", testPasswords["alice"], "/")
+	if r := fresh.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
+		t.Fatalf("the code again: %d", r.status)
+	}
+	h.clock.Advance(30 * time.Second)
+	spent.setCookie(PendingCookie, pendingValue)
+	if r := spent.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
+		t.Fatalf("the spent pending state: %d", r.status)
+	}
+}
+
 func (h *harness) code() string {
 	h.t.Helper()
 	c, err := factors.TOTPCode(testTOTPSecret, h.clock.Now())

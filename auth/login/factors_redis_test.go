@@ -75,16 +75,7 @@ func TestSecondFactorSharedByRedis(t *testing.T) {
 		t.Fatalf("the session made at B is not good at A: %d; at B %d", s, b.do(req).status)
 	}
 
-	// The same code, from another browser's pending state, at A: used.
-	c := h.browser()
-	c.login("alice", testPasswords["alice"], "/")
-	if r := c.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
-		t.Fatalf("the code again at A: %d", r.status)
-	}
-	// The spent pending state, with the next code, at A: refused.
-	h.clock.Advance(30 * time.Second)
-	b.setCookie(PendingCookie, pendingValue)
-	if r := b.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
-		t.Fatalf("the spent pending state at A: %d", r.status)
-	}
+	// At A: the same code from another browser's pending state, and the
+	// spent pending state with the next code.
+	h.refusesReplays(t, h.browser(), b, code, pendingValue)
 }

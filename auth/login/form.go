@@ -3,7 +3,6 @@ package login
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"unicode/utf8"
@@ -12,7 +11,6 @@ import (
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/password"
-	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
 	"github.com/backupweb/backupweb/userfile"
@@ -58,15 +56,7 @@ func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
 // fresh id, the browser gets a fresh device cookie, and is sent to next.
 // Refusals are JSON for a client that asks for it (auth.Errors.WantsJSON).
 func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		w.Header().Set("Cache-Control", "no-store")
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			p.errs.Refuse(w, r, auth.FormTooLarge)
-			return
-		}
-		p.errs.Refuse(w, r, auth.BadForm)
+	if !p.parseForm(w, r) {
 		return
 	}
 	name, pw := r.PostForm.Get("username"), r.PostForm.Get("password")
@@ -86,33 +76,14 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	// The address's limit, and the name's, or instead the device's when
 	// the browser carries a device cookie signed for this name.
-	limits := []limit{{p.byAddr, throttle.AddrKey(peer.Of(r).Addr), peer.Of(r).String()}} // an IPv6 client counts per /64
-	dev, byDevice := p.device(r, name)
-	if byDevice {
-		limits = append(limits, limit{p.byDevice, dev, "device of user " + logged})
-	} else {
-		limits = append(limits, limit{p.byUser, name, "user " + logged})
-	}
-	slots, err := p.acquire(r, limits, logged)
+	limits := p.limitsFor(r, name)
+	cred, ok, err := countAttempt(p, r, limits, logged, func(ctx context.Context) (string, bool, error) {
+		return p.check(ctx, name, pw)
+	})
 	if err != nil {
 		p.renderError(w, r, err, name, next)
 		return
 	}
-	settled := false
-	defer func() {
-		if !settled { // no verdict (an error, a panic): the slots go back
-			p.settle(r, limits, slots, false)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(r.Context(), throttle.MaxCheck)
-	defer cancel()
-	cred, ok, err := p.check(ctx, name, pw)
-	if err != nil {
-		p.renderError(w, r, err, name, next)
-		return
-	}
-	settled = true
-	p.settle(r, limits, slots, !ok)
 	if !ok {
 		reason := auth.ReasonBadCredentials
 		if p.cfg.UseBcrypt && len(pw) > password.MaxLen {
@@ -132,10 +103,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// the address's count stands, so signing in between guesses at other
 	// names earns nothing. A failure to forget leaves them counted, which
 	// errs on the safe side.
-	last := limits[len(limits)-1]
-	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
-		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
-	}
+	p.forgetFailures(r, limits)
 	// cred is the fingerprint of the very value the password was checked
 	// against: if the user file changed during the check, the session is
 	// refused at its first request.
@@ -188,6 +156,44 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		slots = append(slots, v.Slot)
 	}
 	return slots, nil
+}
+
+// countAttempt runs check as one attempt counted against limits (logged
+// names its user in the log): a slot of each limit is acquired, check
+// runs within throttle.MaxCheck, and the slots are settled: as failures
+// when check says no, given back when it says yes or gives no verdict (an
+// error, a panic). An error is acquire's refusal or check's.
+func countAttempt[T any](p *Provider, r *http.Request, limits []limit, logged string, check func(context.Context) (T, bool, error)) (T, bool, error) {
+	slots, err := p.acquire(r, limits, logged)
+	if err != nil {
+		var zero T
+		return zero, false, err
+	}
+	settled := false
+	defer func() {
+		if !settled { // no verdict (an error, a panic): the slots go back
+			p.settle(r, limits, slots, false)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(r.Context(), throttle.MaxCheck)
+	defer cancel()
+	v, ok, err := check(ctx)
+	if err != nil {
+		return v, false, err
+	}
+	settled = true
+	p.settle(r, limits, slots, !ok)
+	return v, ok, nil
+}
+
+// forgetFailures forgets the failures of the last of limits, the name's
+// or the device's, after a good sign-in. A failure to forget leaves them
+// counted, which errs on the safe side, and is logged.
+func (p *Provider) forgetFailures(r *http.Request, limits []limit) {
+	last := limits[len(limits)-1]
+	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
+		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
+	}
 }
 
 // settle ends the attempt's slots: recorded as failures when failed, else

@@ -5,14 +5,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,27 +36,9 @@ func newClock() *fakeClock {
 	return clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
-// hashes caches the bcrypt hashes of test passwords for the test binary.
-var hashes sync.Map
-
-func hashOf(t testing.TB, pw string) string {
-	t.Helper()
-	if h, ok := hashes.Load(pw); ok {
-		return h.(string)
-	}
-	h := []byte(testkit.Hash(t, pw))
-	hashes.Store(pw, string(h))
-	return string(h)
-}
-
 // usersText returns a user file for the named test users.
 func usersText(t testing.TB, names ...string) string {
-	var b strings.Builder
-	b.WriteString("# test users\n\n")
-	for _, n := range names {
-		b.WriteString(n + ":" + hashOf(t, testPasswords[n]) + "\n")
-	}
-	return b.String()
+	return testkit.Users(t, testPasswords, names...)
 }
 
 // writeFile replaces path's content by rename, as editors and the user
@@ -179,21 +159,23 @@ func (h *harness) stop() {
 type browser struct {
 	t     testing.TB
 	h     *harness
-	jar   *cookiejar.Jar
+	jar   http.CookieJar
 	c     *http.Client
 	token string // the last login form's CSRF token
 	from  string // when set, the client address sent in X-Forwarded-For
 }
 
 func (h *harness) browser() *browser {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return &browser{t: h.t, h: h, jar: jar, c: &http.Client{
-		Jar:           jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	c := testkit.Client()
+	return &browser{t: h.t, h: h, jar: c.Jar, c: c}
+}
+
+// browserFrom is a browser whose requests come from the client address
+// addr (sent in X-Forwarded-For).
+func (h *harness) browserFrom(addr string) *browser {
+	b := h.browser()
+	b.from = addr
+	return b
 }
 
 // reply is a response with its body read.
@@ -291,6 +273,15 @@ func (b *browser) login(user, pw, next string) reply {
 	b.t.Helper()
 	tok := b.formToken()
 	return b.post(b.h.p.LoginPath(), url.Values{"username": {user}, "password": {pw}, "csrf_token": {tok}, "next": {next}})
+}
+
+// passwordGiven is a new browser that posted user's right password with
+// next "/", whatever the answer (with a second factor, the next step is
+// the code).
+func (h *harness) passwordGiven(user string) *browser {
+	b := h.browser()
+	b.login(user, testPasswords[user], "/")
+	return b
 }
 
 // mustLogin logs in and fails the test unless it succeeds.

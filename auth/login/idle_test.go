@@ -13,21 +13,20 @@ import (
 // poll is a page's background request, as fetch() sends it.
 func (b *browser) poll(path string) int {
 	b.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, b.h.srv.URL+path, nil)
-	req.Header.Set("Sec-Fetch-Mode", "cors")
-	req.Header.Set("Sec-Fetch-Dest", "empty")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	return b.do(req).status
+	return b.getWith(path, http.Header{"Sec-Fetch-Mode": {"cors"}, "Sec-Fetch-Dest": {"empty"}, "Sec-Fetch-Site": {"same-origin"}})
 }
 
 // navigate is a person opening a page.
 func (b *browser) navigate(path string) int {
 	b.t.Helper()
+	return b.getWith(path, http.Header{"Accept": {"text/html"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}, "Sec-Fetch-Site": {"none"}})
+}
+
+// getWith fetches path with the request headers h and returns the status.
+func (b *browser) getWith(path string, h http.Header) int {
+	b.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, b.h.srv.URL+path, nil)
-	req.Header.Set("Accept", "text/html")
-	req.Header.Set("Sec-Fetch-Mode", "navigate")
-	req.Header.Set("Sec-Fetch-Dest", "document")
-	req.Header.Set("Sec-Fetch-Site", "none")
+	req.Header = h
 	return b.do(req).status
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // TestThirdPartyUserFiles logs in end to end with user files written by
@@ -56,7 +58,7 @@ func TestRefusedLoginsLogged(t *testing.T) {
 	if strings.Contains(logs, secret) || strings.Contains(logs, testPasswords["bob"]) {
 		t.Fatalf("a password reached the log:\n%s", logs)
 	}
-	for _, h := range []string{hashOf(t, testPasswords["alice"]), string(testSecret)} {
+	for _, h := range []string{testkit.Hash(t, testPasswords["alice"]), string(testSecret)} {
 		if strings.Contains(logs, h) {
 			t.Fatalf("a hash or key reached the log")
 		}

@@ -56,6 +56,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/filewatch"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/passkey"
 	"github.com/backupweb/backupweb/password"
@@ -108,7 +109,7 @@ type Provider struct {
 	reloadMu sync.Mutex // serialises reloads; guards last and broken
 	broken   bool       // the last reading of the user file had problems
 	last     struct {
-		stamp  stamp
+		stamp  filewatch.Stamp
 		racy   bool
 		digest [32]byte
 	}

@@ -31,23 +31,19 @@ func serveBench(b *testing.B, handler http.Handler, req *http.Request, want int)
 	}
 }
 
-func BenchmarkProtectedWithSession(b *testing.B) {
-	h := newHarness(b, nil)
-	br := h.browser()
-	br.mustLogin("alice")
-	req := httptest.NewRequest(http.MethodGet, "/api/backups", nil)
-	req.AddCookie(&http.Cookie{Name: h.p.Manager().CookieName(), Value: br.sessionCookie()})
-	serveBench(b, h.handler, req, http.StatusOK)
-}
+func BenchmarkProtectedWithSession(b *testing.B) { benchWithSession(b, "/api/backups") }
 
 // BenchmarkProtectedMeWithSession is a protected route that does no file
 // system work, so nearly all it adds to BenchmarkUnprotected is the
 // session check.
-func BenchmarkProtectedMeWithSession(b *testing.B) {
+func BenchmarkProtectedMeWithSession(b *testing.B) { benchWithSession(b, "/api/me") }
+
+// benchWithSession serves GET path to alice, signed in.
+func benchWithSession(b *testing.B, path string) {
 	h := newHarness(b, nil)
 	br := h.browser()
 	br.mustLogin("alice")
-	req := httptest.NewRequest(http.MethodGet, "/api/me", nil)
+	req := httptest.NewRequest(http.MethodGet, path, nil)
 	req.AddCookie(&http.Cookie{Name: h.p.Manager().CookieName(), Value: br.sessionCookie()})
 	serveBench(b, h.handler, req, http.StatusOK)
 }

@@ -129,10 +129,8 @@ func newPKBrowser(t *testing.T, mode SecondFactor) *pkBrowser {
 func (b *pkBrowser) password(user, next, sel string) {
 	b.t.Helper()
 	b.run(
-		chromedp.Navigate(b.ph.base+"/login?next="+url.QueryEscape(next)), chromedp.WaitVisible(chromedp.CSS(`#username`)),
-		chromedp.SendKeys(chromedp.CSS(`#username`), user),
-		chromedp.SendKeys(chromedp.CSS(`#password`), testPasswords[user]),
-		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.Navigate(b.ph.base+"/login?next="+url.QueryEscape(next)),
+		browsertest.SignIn(user, testPasswords[user]),
 		chromedp.WaitVisible(chromedp.CSS(sel)),
 	)
 }

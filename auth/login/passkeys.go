@@ -18,7 +18,6 @@ import (
 	"github.com/backupweb/backupweb/passkey"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
-	"github.com/backupweb/backupweb/throttle"
 )
 
 // Routes of the passkeys. PasskeysPath is the page a signed-in user
@@ -216,6 +215,15 @@ type begunAnswer struct {
 	Ceremony string          `json:"ceremony"`
 }
 
+// writeBegun answers a begin with the ceremony b, or with err.
+func (p *Provider) writeBegun(w http.ResponseWriter, r *http.Request, b passkey.Begun, err error) {
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
+}
+
 // beginRegistration is POST /_backupweb/passkeys/begin.
 func (p *Provider) beginRegistration(w http.ResponseWriter, r *http.Request) {
 	token := r.Header.Get(sessionauth.CSRFHeader)
@@ -224,11 +232,7 @@ func (p *Provider) beginRegistration(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := p.passkeys.BeginRegistration(r.Context(), u.Name)
-	if err != nil {
-		p.errs.Error(w, r, err)
-		return
-	}
-	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
+	p.writeBegun(w, r, b, err)
 }
 
 // finishRegistration is POST /_backupweb/passkeys/finish.
@@ -242,9 +246,8 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	name, ok := passkeyName(req.Name)
+	name, ok := p.passkeyName(w, r, req.Name)
 	if !ok {
-		p.errs.Refuse(w, r, auth.PasskeyName)
 		return
 	}
 	v, err := p.passkeys.FinishRegistration(r.Context(), u.Name, req.Ceremony, name, req.Credential)
@@ -262,12 +265,13 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]bool{"ok": true})
 }
 
-// passkeyName checks a passkey's name: trimmed, 1 to 64 characters,
-// printable.
-func passkeyName(s string) (string, bool) {
+// passkeyName checks the name given to a new passkey: trimmed, 1 to 64
+// characters, printable; another is refused (400). ok false: it answered.
+func (p *Provider) passkeyName(w http.ResponseWriter, r *http.Request, s string) (string, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxPasskeyNameRunes ||
 		strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		p.errs.Refuse(w, r, auth.PasskeyName)
 		return "", false
 	}
 	return s, true
@@ -329,11 +333,7 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := p.passkeys.BeginDiscoverable(r.Context(), p.Guard.SafeNext(req.Next))
-	if err != nil {
-		p.errs.Error(w, r, err)
-		return
-	}
-	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
+	p.writeBegun(w, r, b, err)
 }
 
 // finishPasskeyLogin is POST /_backupweb/passkey-login/finish: the
@@ -369,25 +369,11 @@ func (p *Provider) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 // counted runs check, one attempt counted against limits: a "no" is a
 // failure, a "yes" gives the slots back.
 func (p *Provider) counted(r *http.Request, limits []limit, logged string, check func(context.Context) (passkey.Verdict, error)) (passkey.Verdict, error) {
-	slots, err := p.acquire(r, limits, logged)
-	if err != nil {
-		return passkey.Verdict{}, err
-	}
-	settled := false
-	defer func() {
-		if !settled {
-			p.settle(r, limits, slots, false)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(r.Context(), throttle.MaxCheck)
-	defer cancel()
-	v, err := check(ctx)
-	if err != nil {
-		return v, err
-	}
-	settled = true
-	p.settle(r, limits, slots, !v.OK)
-	return v, nil
+	v, _, err := countAttempt(p, r, limits, logged, func(ctx context.Context) (passkey.Verdict, bool, error) {
+		v, err := check(ctx)
+		return v, v.OK, err
+	})
+	return v, err
 }
 
 // refusePasskey logs and answers a refused assertion: 401.

@@ -90,13 +90,20 @@ func (p *Provider) pendingJSON(w http.ResponseWriter, r *http.Request, want fact
 	return st, true
 }
 
-// beginSecondPasskey is POST SecondFactorPasskeyBegin.
-func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
-	st, ok := p.pendingJSON(w, r, factors.Enrolled)
+// pendingRequest is pendingJSON, then the posted passkeyRequest. ok
+// false: it answered.
+func (p *Provider) pendingRequest(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, passkeyRequest, bool) {
+	st, ok := p.pendingJSON(w, r, want)
 	if !ok {
-		return
+		return pending{}, passkeyRequest{}, false
 	}
 	req, ok := p.readPasskeyRequest(w, r)
+	return st, req, ok
+}
+
+// beginSecondPasskey is POST SecondFactorPasskeyBegin.
+func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
+	st, req, ok := p.pendingRequest(w, r, factors.Enrolled)
 	if !ok {
 		return
 	}
@@ -106,22 +113,14 @@ func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
 		p.errs.Refuse(w, r, auth.PasskeyRefused)
 		return
 	}
-	if err != nil {
-		p.errs.Error(w, r, err)
-		return
-	}
-	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
+	p.writeBegun(w, r, b, err)
 }
 
 // finishSecondPasskey is POST SecondFactorPasskeyFinish: the browser's
 // answer, counted against the same limits as the password (the address,
 // and the name or device); a right one completes the sign-in.
 func (p *Provider) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
-	st, ok := p.pendingJSON(w, r, factors.Enrolled)
-	if !ok {
-		return
-	}
-	req, ok := p.readPasskeyRequest(w, r)
+	st, req, ok := p.pendingRequest(w, r, factors.Enrolled)
 	if !ok {
 		return
 	}
@@ -148,28 +147,19 @@ func (p *Provider) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := p.passkeys.BeginRegistration(r.Context(), st.User)
-	if err != nil {
-		p.errs.Error(w, r, err)
-		return
-	}
-	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
+	p.writeBegun(w, r, b, err)
 }
 
 // finishEnrolPasskey is POST EnrolPasskeyFinish: the pending state is
 // spent, the passkey stored with ten new recovery codes, the session
 // started, and the answer carries the codes (shown once) and next.
 func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
-	st, ok := p.pendingJSON(w, r, factors.None)
+	st, req, ok := p.pendingRequest(w, r, factors.None)
 	if !ok {
 		return
 	}
-	req, ok := p.readPasskeyRequest(w, r)
+	name, ok := p.passkeyName(w, r, req.Name)
 	if !ok {
-		return
-	}
-	name, ok := passkeyName(req.Name)
-	if !ok {
-		p.errs.Refuse(w, r, auth.PasskeyName)
 		return
 	}
 	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
@@ -184,7 +174,7 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 			p.errs.Refuse(w, r, auth.PasskeyNotAddedAtSignIn)
 			return nil, false
 		}
-		codes, err := p.newRecovery(st.User)
+		codes, err := p.newRecovery(st.User, nil)
 		if err != nil {
 			p.errs.Error(w, r, err)
 			return nil, false
@@ -192,21 +182,6 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", SecondFactorPasskey, "file", p.factors.Path())
 		return codes, true
 	})
-}
-
-// newRecovery stores ten new recovery codes for user and returns them.
-func (p *Provider) newRecovery(user string) ([]string, error) {
-	keys := p.factors.Keys()
-	var codes []string
-	err := p.factors.Edit(func(d *factors.Doc) error {
-		rec, err := d.GetOrNew(user)
-		if err != nil {
-			return err
-		}
-		codes, rec.Recovery = keys.NewRecoveryCodes(user)
-		return d.Put(rec)
-	})
-	return codes, err
 }
 
 // completeJSON is the end of a second-factor step the passkey script

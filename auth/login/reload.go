@@ -3,8 +3,8 @@ package login
 import (
 	"context"
 	"errors"
-	"time"
 
+	"github.com/backupweb/backupweb/internal/filewatch"
 	"github.com/backupweb/backupweb/password"
 )
 
@@ -102,10 +102,10 @@ func (p *Provider) reloadLocked() (changed bool, err error) {
 // poll reloads the user file when stat says it changed, or when the last
 // reading was too close to the file's modification time to trust stat.
 func (p *Provider) poll() {
-	st, _ := statUsers(p.cfg.UsersFile) // a missing file is a zero stamp
+	st, _ := filewatch.Stat(p.cfg.UsersFile) // a missing file is the zero stamp
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
-	if st.same(p.last.stamp) && !p.last.racy {
+	if st.Same(p.last.stamp) && !p.last.racy {
 		return
 	}
 	p.reloadLocked()
@@ -119,20 +119,10 @@ func (p *Provider) poll() {
 // runs it, beside its SIGHUP loop). A negative PollInterval: it returns at
 // once.
 func (p *Provider) Watch(ctx context.Context) {
-	if p.cfg.PollInterval <= 0 {
-		return
-	}
-	t := time.NewTicker(p.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			p.poll()
-			if p.factors != nil {
-				p.factors.Poll()
-			}
+	filewatch.Every(ctx, p.cfg.PollInterval, func() {
+		p.poll()
+		if p.factors != nil {
+			p.factors.Poll()
 		}
-	}
+	})
 }

@@ -9,6 +9,22 @@ import (
 	"time"
 )
 
+// wantRemoved checks the sessions after an edit of the user file (what)
+// that removed name: their session (gone) ended and they cannot sign in
+// again, while the session of a user the edit left alone (kept) stands.
+func (h *harness) wantRemoved(t *testing.T, what string, gone *browser, name string, kept *browser) {
+	t.Helper()
+	if s := gone.apiStatus(); s != http.StatusUnauthorized {
+		t.Errorf("%s: %s's session answers %d, want 401", what, name, s)
+	}
+	if r := h.browser().login(name, testPasswords[name], "/"); r.status != http.StatusUnauthorized {
+		t.Errorf("%s: %s signs in: %d", what, name, r.status)
+	}
+	if s := kept.apiStatus(); s != http.StatusOK {
+		t.Errorf("%s: the session of a user it left alone answers %d, want 200", what, s)
+	}
+}
+
 // TestReloadOnChange drives the poller by hand: each step edits the user
 // file and polls once, as the watcher does every PollInterval.
 func TestReloadOnChange(t *testing.T) {
@@ -27,29 +43,13 @@ func TestReloadOnChange(t *testing.T) {
 	// bob is removed: his session ends at once.
 	writeFile(t, h.usersPath, usersText(t, "alice", "carol"))
 	h.p.poll()
-	if s := bob.apiStatus(); s != http.StatusUnauthorized {
-		t.Errorf("removed user's session: %d, want 401", s)
-	}
-	if r := h.browser().login("bob", "bob-pw", "/"); r.status != http.StatusUnauthorized {
-		t.Errorf("removed user logs in: %d", r.status)
-	}
-	if s := alice.apiStatus(); s != http.StatusOK {
-		t.Errorf("remaining user's session: %d, want 200", s)
-	}
+	h.wantRemoved(t, "bob removed", bob, "bob", alice)
 
 	// A broken edit keeps only the users whose line it left unchanged: it
 	// removed carol, so she is refused; alice is kept. It is logged.
 	writeFile(t, h.usersPath, usersText(t, "alice")+"this line has no separator\n")
 	h.p.poll()
-	if s := carol.apiStatus(); s != http.StatusUnauthorized {
-		t.Errorf("a broken edit that removes carol kept her session: %d, want 401", s)
-	}
-	if r := h.browser().login("carol", "carol-pw", "/"); r.status != http.StatusUnauthorized {
-		t.Errorf("a broken edit that removes carol still lets her log in: %d", r.status)
-	}
-	if s := alice.apiStatus(); s != http.StatusOK {
-		t.Errorf("a broken edit ended the session of a user it left unchanged: %d", s)
-	}
+	h.wantRemoved(t, "a broken edit that removes carol", carol, "carol", alice)
 	h.browser().mustLogin("alice")
 	logs := h.logs.String()
 	if !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, h.usersPath+":4") {

@@ -112,16 +112,27 @@ func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred
 // serveSecondFactor is GET on SecondFactorPath: the code form, for a
 // browser with a pending state; others go back to the sign-in page.
 func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
-	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
-	st, ok := p.pendingOf(r)
+	st, next, ok := p.pendingPage(w, r, SecondFactorPath)
 	if !ok {
-		p.startOver(w, r, next)
-		return
-	}
-	if p.routeByStatus(w, r, st.User, next, SecondFactorPath) {
 		return
 	}
 	p.renderSecond(w, r, auth.Reply{Status: http.StatusOK}, st.User, next)
+}
+
+// pendingPage returns the pending state of a GET on a page of the second
+// step (here) and its next: a browser without one starts over, one whose
+// factors belong elsewhere is sent there. ok false: it answered.
+func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
+	next = p.Guard.SafeNext(r.URL.Query().Get("next"))
+	st, ok = p.pendingOf(r)
+	if !ok {
+		p.startOver(w, r, next)
+		return pending{}, "", false
+	}
+	if p.routeByStatus(w, r, st.User, next, here) {
+		return pending{}, "", false
+	}
+	return st, next, true
 }
 
 // routeByStatus sends a pending user to where their factors say they
@@ -173,33 +184,12 @@ func (p *Provider) startOver(w http.ResponseWriter, r *http.Request, next string
 // then the session starts with a fresh id and the factor named, and the
 // browser goes to next.
 func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request) {
-	if !p.parseForm(w, r) {
+	st, next, ok := p.pendingForm(w, r, SecondFactorPath)
+	if !ok {
 		return
 	}
-	next := p.Guard.SafeNext(r.PostForm.Get("next"))
-	st, ok := p.pendingOf(r)
-	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
-		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
-		if ok {
-			p.renderSecond(w, r, auth.FormExpired.Reply(), st.User, next)
-		} else {
-			p.render(w, r, auth.FormExpired.Reply(), "", next)
-		}
-		return
-	}
-	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
-		return
-	}
-	if p.routeByStatus(w, r, st.User, next, SecondFactorPath) {
-		return
-	}
-	code := strings.TrimSpace(r.PostForm.Get("code"))
-	if code == "" {
-		p.audit.Refused(r, Name, auth.ReasonMalformed, st.User)
-		p.renderSecond(w, r, auth.CodeEmpty.Reply(), st.User, next)
+	code, ok := p.postedCode(w, r, st.User, next)
+	if !ok {
 		return
 	}
 	factor, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
@@ -209,6 +199,52 @@ func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	p.complete(w, r, st, factor, next, nil)
+}
+
+// pendingForm reads the form posted to the second-factor step or the
+// enrolment (here, the path it was posted to) and returns the pending
+// state and next. In order: the form (400, 413), its CSRF token (403; the
+// code form again when the step still stands), the pending state (401
+// when missing, expired, bound to another browser, or its user's password
+// changed), and where the user's factors say they belong (see
+// routeByStatus). ok false: it answered.
+func (p *Provider) pendingForm(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
+	if !p.parseForm(w, r) {
+		return pending{}, "", false
+	}
+	next = p.Guard.SafeNext(r.PostForm.Get("next"))
+	st, ok = p.pendingOf(r)
+	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
+		if ok && here == SecondFactorPath {
+			p.renderSecond(w, r, auth.FormExpired.Reply(), st.User, next)
+		} else {
+			p.render(w, r, auth.FormExpired.Reply(), "", next)
+		}
+		return pending{}, "", false
+	}
+	if !ok || !p.users.Load().admits(st.User, st.Cred) {
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		return pending{}, "", false
+	}
+	if p.routeByStatus(w, r, st.User, next, here) {
+		return pending{}, "", false
+	}
+	return st, next, true
+}
+
+// postedCode returns the posted code, trimmed; an empty one is refused
+// (401) on the page it came from. ok false: it answered.
+func (p *Provider) postedCode(w http.ResponseWriter, r *http.Request, user, next string) (string, bool) {
+	code := strings.TrimSpace(r.PostForm.Get("code"))
+	if code == "" {
+		p.audit.Refused(r, Name, auth.ReasonMalformed, user)
+		p.renderAfterCode(w, r, auth.CodeEmpty.Reply(), user, next)
+		return "", false
+	}
+	return code, true
 }
 
 // complete ends a second-factor step that succeeded: the pending state is
@@ -262,23 +298,36 @@ func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp auth.
 		return
 	}
 	rec, _ := p.factorsOf(user)
-	page := ui.SecondFactorPage{
-		Brand: ui.BrandOf(r.Context()), Title: msgSecondTitle, Action: withNext(SecondFactorPath, next),
-		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
-		HasTOTP: rec != nil && rec.TOTP != nil, StartOver: p.Guard.LoginURLFor(next),
-	}
+	page := ui.SecondFactorPage{StepForm: p.stepForm(w, r, msgSecondTitle, SecondFactorPath, user, next, rp), HasTOTP: rec != nil && rec.TOTP != nil}
 	if page.Next == "/" {
 		page.Next = ""
 	}
 	if p.passkeySlot != nil {
 		page.Passkey = p.passkeySlot(r, user)
 	}
+	p.renderStep(w, r, rp.Status, "secondfactor", "the second-factor page", page.Passkey, page)
+}
+
+// stepForm is what the second-factor and enrolment pages share, for user
+// on the page at path, with rp's message.
+func (p *Provider) stepForm(w http.ResponseWriter, r *http.Request, title, path, user, next string, rp auth.Reply) ui.StepForm {
+	return ui.StepForm{
+		Brand: ui.BrandOf(r.Context()), Title: title, Action: withNext(path, next),
+		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
+		StartOver: p.Guard.LoginURLFor(next),
+	}
+}
+
+// renderStep writes the page name of the second step with data, never
+// cached, allowing the passkey script when passkey shows; a failure is
+// logged as one of rendering what.
+func (p *Provider) renderStep(w http.ResponseWriter, r *http.Request, status int, name, what string, passkey template.HTML, data any) {
 	w.Header().Set("Cache-Control", "no-store")
-	if page.Passkey != "" {
+	if passkey != "" {
 		ui.AllowScript(w.Header())
 	}
-	if err := ui.Render(w, rp.Status, "secondfactor", page); err != nil {
-		p.log.ErrorContext(r.Context(), "auth: rendering the second-factor page", "auth_type", Name, "err", err)
+	if err := ui.Render(w, status, name, data); err != nil {
+		p.log.ErrorContext(r.Context(), "auth: rendering "+what, "auth_type", Name, "err", err)
 	}
 }
 
@@ -305,11 +354,7 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 // and names its factor, the pending state ends, the device cookie is
 // issued and the sign-in logged. false: an error was answered.
 func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
-	limits := p.limitsFor(r, st.User)
-	last := limits[len(limits)-1]
-	if err := last.c.Reset(context.WithoutCancel(r.Context()), last.key); err != nil {
-		p.log.WarnContext(r.Context(), "auth: forgetting the failures of a good login failed", "auth_type", Name, "err", err)
-	}
+	p.forgetFailures(r, p.limitsFor(r, st.User))
 	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // TestSecondFactorOffChangesNothing: with second_factor off, a user with
@@ -109,18 +110,9 @@ func TestSecondFactorFlow(t *testing.T) {
 		t.Fatal("the session grants nothing")
 	}
 
-	// The same code again, from a fresh password step: refused.
-	other := h.browser()
-	other.login("alice", testPasswords["alice"], "/")
-	if r := other.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
-		t.Fatalf("replayed code: %d", r.status)
-	}
-	// The spent pending state, kept by the browser, with the next code.
-	h.clock.Advance(30 * time.Second)
-	b.setCookie(PendingCookie, pendingValue)
-	if r := b.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
-		t.Fatalf("spent pending state: %d", r.status)
-	}
+	// The same code again, from a fresh password step; the spent pending
+	// state, kept by the browser, with the next code.
+	h.refusesReplays(t, h.browser(), b, code, pendingValue)
 	if b.sessionCookie() != first {
 		t.Error("the session changed")
 	}
@@ -154,8 +146,7 @@ func TestSecondFactorPendingExpiresAndIsBound(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, nil)
 	h.enrol("alice")
 
-	b := h.browser()
-	b.login("alice", testPasswords["alice"], "/")
+	b := h.passwordGiven("alice")
 	thief := h.browser()
 	thief.formToken()
 	thief.setCookie(PendingCookie, b.cookie(PendingCookie))
@@ -186,16 +177,14 @@ func TestSecondFactorPendingExpiresAndIsBound(t *testing.T) {
 func TestSecondFactorRecoveryCode(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, nil)
 	codes := h.enrol("alice")
-	b := h.browser()
-	b.login("alice", testPasswords["alice"], "/")
+	b := h.passwordGiven("alice")
 	if r := b.secondFactor(strings.ToLower(codes[2]), "/"); r.status != http.StatusSeeOther {
 		t.Fatalf("recovery code: %d", r.status)
 	}
 	if u, _ := b.user(); u.SecondFactor != "recovery" {
 		t.Fatalf("factor %q, want recovery", u.SecondFactor)
 	}
-	again := h.browser()
-	again.login("alice", testPasswords["alice"], "/")
+	again := h.passwordGiven("alice")
 	if r := again.secondFactor(codes[2], "/"); r.status != http.StatusUnauthorized {
 		t.Fatalf("the recovery code twice: %d", r.status)
 	}
@@ -212,8 +201,7 @@ func TestSecondFactorThrottleConcurrent(t *testing.T) {
 	const limit, tries = 4, 24
 	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.MaxUserFailures = limit; c.MaxFailures = 1000 })
 	h.enrol("alice")
-	b := h.browser()
-	b.login("alice", testPasswords["alice"], "/")
+	b := h.passwordGiven("alice")
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var wg sync.WaitGroup
@@ -309,8 +297,7 @@ func TestSecondFactorRequiredEnrolment(t *testing.T) {
 func TestSecondFactorRemovedWithRequired(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorRequired, nil)
 	h.enrol("alice")
-	b := h.browser()
-	b.login("alice", testPasswords["alice"], "/")
+	b := h.passwordGiven("alice")
 	if r := b.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther || b.apiStatus() != http.StatusOK {
 		t.Fatalf("sign-in: %d", r.status)
 	}
@@ -392,13 +379,7 @@ func TestSecondFactorFileFollowed(t *testing.T) {
 	keys := factorKeys(t)
 	until := func(what string, ok func() bool) {
 		t.Helper()
-		for range 500 {
-			if ok() {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("the change was not seen: %s", what)
+		testkit.WaitUntil(t, 5*time.Second, ok, func() string { return "the change was not seen: " + what })
 	}
 	if err := factors.Edit(h.p.Factors().Path(), keys, func(d *factors.Doc) error {
 		return d.Put(&factors.Record{User: "alice", TOTP: &factors.TOTP{Sealed: keys.SealTOTP("alice", testTOTPSecret)}})
@@ -424,8 +405,7 @@ func TestSecondFactorRequiredEndsPasswordSessions(t *testing.T) {
 	h.enrol("alice")
 	bob := h.browser()
 	bob.mustLogin("bob")
-	alice := h.browser()
-	alice.login("alice", testPasswords["alice"], "/")
+	alice := h.passwordGiven("alice")
 	if r := alice.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
 		t.Fatalf("alice: %d", r.status)
 	}

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
+	"github.com/backupweb/backupweb/internal/filewatch"
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/userfile"
 )
@@ -113,34 +113,10 @@ func endedUsers(prev, next *userSet) []string {
 	return names
 }
 
-// stamp identifies a version of the user file without reading it: what
-// stat tells. Any difference means the file may have changed.
-type stamp struct {
-	info os.FileInfo
-}
-
-// same reports whether a and b describe the same version of the file:
-// same inode (an editor's save-by-rename gives a new one), size, mode and
-// modification time.
-func (a stamp) same(b stamp) bool {
-	if a.info == nil || b.info == nil {
-		return a.info == nil && b.info == nil
-	}
-	return os.SameFile(a.info, b.info) && a.info.Size() == b.info.Size() &&
-		a.info.Mode() == b.info.Mode() && a.info.ModTime().Equal(b.info.ModTime())
-}
-
-// racyWindow is how close to a read a modification time must be for the
-// stamp not to be trusted: file systems record times at a coarse
-// granularity, so a write in the same tick as our read can leave every
-// stat field unchanged. Such a file is read again at the next poll (as git
-// does for its "racily clean" index entries).
-const racyWindow = 2 * time.Second
-
 // reading is the result of reading the user file once.
 type reading struct {
 	set    *userSet
-	stamp  stamp
+	stamp  filewatch.Stamp
 	digest [sha256.Size]byte
 	racy   bool
 	// good holds the entries of the good lines when the file was read but
@@ -166,9 +142,8 @@ func readUsers(path string, bcrypt bool) (reading, error) {
 	if err != nil {
 		return reading{}, fmt.Errorf("login: reading the user file: %w", err)
 	}
-	// The file system's clock, not the injected one: it is compared with
-	// the file's modification time.
-	rd := reading{stamp: stamp{info: info}, racy: time.Since(info.ModTime()) < racyWindow}
+	st := filewatch.Of(info)
+	rd := reading{stamp: st, racy: st.Racy()}
 	data, err := io.ReadAll(io.LimitReader(f, userfile.MaxSize+1))
 	if err != nil {
 		return rd, fmt.Errorf("login: reading the user file %s: %w", path, err)
@@ -196,13 +171,4 @@ func digestOf(entries []userfile.Entry) [sha256.Size]byte {
 	var d [sha256.Size]byte
 	h.Sum(d[:0])
 	return d
-}
-
-// statUsers stats the user file for the poller.
-func statUsers(path string) (stamp, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return stamp{}, err
-	}
-	return stamp{info: info}, nil
 }

@@ -28,6 +28,15 @@ func (w *world) reachCallback(t *testing.T, s *service, c *http.Client, username
 	return loc
 }
 
+// callbackOf is reachCallback for alice in a new browser: the callback URL
+// and the sign-in cookie that browser holds.
+func (w *world) callbackOf(t *testing.T, s *service) (*url.URL, *http.Cookie) {
+	t.Helper()
+	c := browser(t)
+	cb := w.reachCallback(t, s, c, "alice")
+	return cb, s.flowCookie(t, c)
+}
+
 // callWith requests u with exactly the cookies given, as a replaying
 // attacker or another browser would.
 func callWith(t *testing.T, u string, cookies ...*http.Cookie) (*http.Response, string) {
@@ -101,9 +110,7 @@ func TestCallbackState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := browser(t)
-			cb := w.reachCallback(t, s, c, "alice")
-			ck := s.flowCookie(t, c)
+			cb, ck := w.callbackOf(t, s)
 			before := w.op.TokenRequests()
 			u, cookies := tt.change(cb, ck)
 			resp, body := callWith(t, u, cookies...)
@@ -127,9 +134,7 @@ func TestCallbackState(t *testing.T) {
 func TestCallbackReplay(t *testing.T) {
 	w := newWorld(t)
 	s := w.serve(t, "generic-oidc", Rule{All: true}, auth.Deps{})
-	c := browser(t)
-	cb := w.reachCallback(t, s, c, "alice")
-	ck := s.flowCookie(t, c)
+	cb, ck := w.callbackOf(t, s)
 
 	resp, _ := callWith(t, cb.String(), ck)
 	if resp.StatusCode != http.StatusSeeOther {
@@ -157,9 +162,7 @@ func TestCallbackReplay(t *testing.T) {
 func TestCallbackStateExpires(t *testing.T) {
 	w := newWorld(t)
 	s := w.serve(t, "google", Rule{All: true}, auth.Deps{})
-	c := browser(t)
-	cb := w.reachCallback(t, s, c, "alice")
-	ck := s.flowCookie(t, c)
+	cb, ck := w.callbackOf(t, s)
 	s.clock.Advance(FlowTTL + time.Second)
 	if resp, _ := callWith(t, cb.String(), ck); resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("expired sign-in: %d, want 400", resp.StatusCode)

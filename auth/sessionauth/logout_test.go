@@ -58,16 +58,7 @@ func TestLogoutPage(t *testing.T) {
 			if rec.Code != http.StatusOK || rec.Header().Get("Cache-Control") != "no-store" {
 				t.Fatalf("GET /logout%s: %d, Cache-Control %q", tc.query, rec.Code, rec.Header().Get("Cache-Control"))
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(body, w) {
-					t.Errorf("page lacks %s\n%s", w, body)
-				}
-			}
-			for _, w := range tc.dontWant {
-				if strings.Contains(body, w) {
-					t.Errorf("page holds %s", w)
-				}
-			}
+			testkit.Holds(t, body, tc.want, tc.dontWant)
 			if tok := testkit.FormToken([]byte(body)); tc.signedIn && tok == "" {
 				t.Fatal("no token in the form")
 			}

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +20,7 @@ import (
 // nginx passes on each rule's decision, including for paths nginx itself
 // would read differently from the rules' plain form.
 func TestRulesBehindNginx(t *testing.T) {
-	nginx := toolstest.Need(t, "nginx", "nginx-light")
+	toolstest.Need(t, "nginx", "nginx-light")
 	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "app saw %s user=%q groups=%q", r.URL.RequestURI(), r.Header.Get("X-Forwarded-User"), r.Header.Get("X-Forwarded-Groups"))
 	})}
@@ -39,40 +36,22 @@ func TestRulesBehindNginx(t *testing.T) {
 	conf := strings.Replace(string(ini), "[server]\n", "[server]\nmode = forward-auth\ntrusted_proxies = 127.0.0.1\n", 1)
 	conf = conf[:strings.Index(conf, "[backups]")] + conf[strings.Index(conf, "[authentication]"):]
 	os.WriteFile(cfg, []byte(conf), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	c, _, stderr := testCLI(ctx, "", nil)
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", cfg}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	backupweb := waitListening(t, stderr, done)
+	backupweb := startServe(t, nil, "-config", cfg).addr
 
-	dir := t.TempDir()
-	listen := freeAddr(t)
-	nconf := fmt.Sprintf(`daemon off;
-master_process off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events {}
-http {
-    access_log off;
-    client_body_temp_path %[1]s/body;
-    proxy_temp_path %[1]s/proxy;
-    fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    server {
-        listen %[2]s;
+	listen := testkit.FreeAddr(t)
+	runNginx(t, listen, fmt.Sprintf(`    server {
+        listen %[1]s;
         location / {
             auth_request /_auth;
             auth_request_set $user $upstream_http_x_auth_request_user;
             auth_request_set $groups $upstream_http_x_auth_request_groups;
             proxy_set_header X-Forwarded-User $user;
             proxy_set_header X-Forwarded-Groups $groups;
-            proxy_pass http://%[4]s;
+            proxy_pass http://%[3]s;
         }
         location = /_auth {
             internal;
-            proxy_pass http://%[3]s/auth/request;
+            proxy_pass http://%[2]s/auth/request;
             proxy_pass_request_body off;
             proxy_set_header Content-Length "";
             proxy_set_header X-Forwarded-Method $request_method;
@@ -80,17 +59,7 @@ http {
             proxy_set_header X-Forwarded-Host $host;
         }
     }
-}
-`, dir, listen, backupweb, uln.Addr().String())
-	os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(nconf), 0o600)
-	cmd := exec.Command(nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testkit.WaitListening(t, listen, 15*time.Second, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
+`, listen, backupweb, uln.Addr().String()))
 
 	client := &http.Client{Timeout: 10 * time.Second}
 	for _, tt := range []struct {

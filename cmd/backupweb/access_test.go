@@ -17,6 +17,7 @@ import (
 	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // accessConfig writes a configuration with basic authentication, a groups
@@ -120,12 +121,8 @@ func TestCheckConfigExplain(t *testing.T) {
 // group.
 func TestServeFollowsGroupsFile(t *testing.T) {
 	cfg, groups := accessConfig(t, "")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, _, stderr := testCLI(ctx, "", nil)
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", cfg}) }()
-	addr := waitListening(t, stderr, done)
+	s := startServe(t, nil, "-config", cfg)
+	addr, stderr := s.addr, s.log
 	status := func(method, path string) int {
 		req, _ := http.NewRequest(method, "http://"+addr+path, nil)
 		req.SetBasicAuth("admin", "correct horse")
@@ -138,13 +135,9 @@ func TestServeFollowsGroupsFile(t *testing.T) {
 	}
 	waitStatus := func(method, path string, want int) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for status(method, path) != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s %s never answered %d\n%s", method, path, want, stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testkit.WaitUntil(t, 30*time.Second, func() bool { return status(method, path) == want }, func() string {
+			return fmt.Sprintf("%s %s never answered %d\n%s", method, path, want, stderr.String())
+		})
 	}
 	if got := status("GET", "/api/backups"); got != 200 {
 		t.Fatalf("operator reads: %d", got)
@@ -161,8 +154,7 @@ func TestServeFollowsGroupsFile(t *testing.T) {
 	}
 	writeGroups(t, groups, "operators: admin\n")
 	waitStatus("GET", "/api/backups", 200)
-	cancel()
-	<-done
+	s.stop()
 }
 
 func writeGroups(t *testing.T, path, content string) {
@@ -198,16 +190,10 @@ func TestSIGHUPReloadsGroups(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if gs, _ := g.GroupsOf("admin"); len(gs) == 1 && gs[0] == "readers" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("SIGHUP did not reload the groups file")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, 20*time.Second, func() bool {
+		gs, _ := g.GroupsOf("admin")
+		return len(gs) == 1 && gs[0] == "readers"
+	}, func() string { return "SIGHUP did not reload the groups file" })
 }
 
 // TestDocsAccessExample runs the backup-service example of docs/access.md
@@ -294,21 +280,18 @@ rule1 = * ^/admin deny group:interns
 		t.Fatalf("before the change: %d", code)
 	}
 	writeGroups(t, groups, "readers: alice\ninterns: alice\n")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, _, _ := send(t, "GET", in.url+"/admin/x", sid, nil, "")
+	code := 0
+	testkit.WaitUntil(t, 30*time.Second, func() bool {
+		code, _, _ = send(t, "GET", in.url+"/admin/x", sid, nil, "")
 		if code == 403 {
-			break
+			return true
 		}
 		select {
 		case <-seenGroups:
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still %d after the groups changed", code)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	}, func() string { return fmt.Sprintf("still %d after the groups changed", code) })
 	if code, _, _ := send(t, "GET", in.url+"/other", sid, nil, ""); code != 200 || <-seenGroups != "interns,readers" {
 		t.Fatalf("the same session elsewhere: %d", code)
 	}

@@ -24,12 +24,8 @@ func TestServeAccessLogSurvivesShutdown(t *testing.T) {
 	// write the lines (the buffer holds them all).
 	defer func(old time.Duration) { accessFlushInterval = old }(accessFlushInterval)
 	accessFlushInterval = time.Hour
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, _, stderr := testCLI(ctx, "", nil)
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-listen", "127.0.0.1:0"}) }()
-	addr := waitListening(t, stderr, done)
+	s := startServe(t, nil, "-listen", "127.0.0.1:0")
+	addr, stderr := s.addr, s.log
 
 	const clients, each = 8, 25
 	var wg sync.WaitGroup
@@ -49,14 +45,8 @@ func TestServeAccessLogSurvivesShutdown(t *testing.T) {
 	if n := strings.Count(stderr.String(), "msg=request"); n == clients*each {
 		t.Logf("all %d lines were out before the shutdown", n)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("exit %d", code)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not shut down")
+	if code := s.stop(); code != exitOK {
+		t.Fatalf("exit %d", code)
 	}
 	if n := strings.Count(stderr.String(), "msg=request method=GET path=/api/backups status=200"); n != clients*each {
 		t.Fatalf("%d access lines after shutdown, want %d:\n%s", n, clients*each, stderr.String())
@@ -71,12 +61,8 @@ func TestServePprof(t *testing.T) {
 			dir := t.TempDir()
 			t.Chdir(dir)
 			os.WriteFile("backupweb.ini", fmt.Appendf(nil, "[server]\nlisten = 127.0.0.1:0\nmetrics_listen = 127.0.0.1:0\npprof = %v\n", on), 0o600)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c, _, stderr := testCLI(ctx, "", nil)
-			done := make(chan int, 1)
-			go func() { done <- c.main([]string{"serve"}) }()
-			addr := waitListening(t, stderr, done)
+			s := startServe(t, nil)
+			addr, stderr := s.addr, s.log
 			m := regexp.MustCompile(`serving metrics" addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(stderr.String())
 			if m == nil {
 				t.Fatalf("no metrics listener:\n%s", stderr)
@@ -103,8 +89,7 @@ func TestServePprof(t *testing.T) {
 			if code, _ := get("http://" + addr + "/debug/pprof/heap"); code == 200 {
 				t.Error("the main listener serves profiles")
 			}
-			cancel()
-			<-done
+			s.stop()
 		})
 	}
 }

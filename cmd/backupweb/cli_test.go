@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,19 +40,48 @@ func serveInProcess(t testing.TB, dir, ini string, env map[string]string) (addr 
 	if env == nil {
 		env = map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)}
 	}
+	s := startServe(t, env, "-config", path)
+	return s.addr, s.log
+}
+
+// served is a `backupweb serve` running in this process (startServe).
+type served struct {
+	t      testing.TB
+	addr   string          // where it listens
+	log    *logtest.Buffer // what it wrote to stderr
+	cancel context.CancelFunc
+	done   chan int
+	once   sync.Once
+	code   int
+}
+
+// startServe runs `backupweb serve args...` in this process, with env as
+// its environment, and waits until it listens. It stops when the test
+// ends, or sooner with stop.
+func startServe(t testing.TB, env map[string]string, args ...string) *served {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	c, _, stderr := testCLI(ctx, "", env)
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-config", path}) }()
-	t.Cleanup(func() {
-		cancel()
+	s := &served{t: t, log: stderr, cancel: cancel, done: make(chan int, 1)}
+	go func() { s.done <- c.main(append([]string{"serve"}, args...)) }()
+	t.Cleanup(func() { s.stop() })
+	s.addr = waitListening(t, stderr, s.done)
+	return s
+}
+
+// stop shuts serve down, as a signal does, and returns its exit status;
+// t fails when it does not stop within 15 s.
+func (s *served) stop() int {
+	s.once.Do(func() {
+		s.cancel()
 		select {
-		case <-done:
+		case s.code = <-s.done:
 		case <-time.After(15 * time.Second):
-			t.Error("serve did not stop")
+			s.code = -1
+			s.t.Errorf("serve did not stop:\n%s", s.log)
 		}
 	})
-	return waitListening(t, stderr, done), stderr
+	return s.code
 }
 
 func TestUsageAndVersion(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/backupweb/backupweb/internal/browsertest"
+	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
@@ -48,17 +48,6 @@ func docSnippet(t *testing.T, doc, marker, lang string) string {
 	}
 	s = s[start+len("```"+lang+"\n"):]
 	return s[:strings.Index(s, "```")]
-}
-
-// freeAddr returns a loopback address no one listens on (yet).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // asWSGIReads returns the value a WSGI application reads for the header
@@ -113,17 +102,12 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	go up.Serve(uln)
 	t.Cleanup(func() { up.Close() })
 
-	dir := t.TempDir()
-	hash := testkit.Hash(t, "alice-pw")
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
-	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
-	if authSection != "" {
-		ini = ini[:strings.Index(ini, "[authentication]")] + authSection
-	}
-	ini = strings.Replace(ini, "listen = 127.0.0.1:8080", "listen = 127.0.0.1:0", 1)
-	ini = strings.Replace(ini, "/etc/backupweb/users", filepath.Join(dir, "users"), 1)
-	ini = strings.Replace(ini, "trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state"), 1)
-	addr, stderr := serveInProcess(t, dir, ini, nil)
+	addr, stderr := serveGuardingDoc(t, "backupweb's configuration for all three", func(ini, _ string) string {
+		if authSection != "" {
+			ini = ini[:strings.Index(ini, "[authentication]")] + authSection
+		}
+		return ini
+	})
 	// Forward-auth only: no catalog, and no word about a backups folder.
 	if strings.Contains(stderr.String(), "backups") {
 		t.Errorf("a forward-auth instance spoke of backups:\n%s", stderr)
@@ -141,6 +125,22 @@ func guardedWith(t *testing.T, authSection string) (backupweb, upstream string) 
 	return addr, uln.Addr().String()
 }
 
+// serveGuardingDoc is serveInProcess for the configuration of
+// docs/guarding.md in the ini block after marker, with the test's listen
+// address and state folder, and alice (password alice-pw) in its user
+// file; edit, when not nil, changes it first (dir: the test's folder).
+func serveGuardingDoc(t *testing.T, marker string, edit func(ini, dir string) string) (addr string, log *logtest.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+testkit.Hash(t, "alice-pw")+"\n"), 0o600)
+	ini := strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
+		"/etc/backupweb/users", filepath.Join(dir, "users")).Replace(docSnippet(t, guardingDoc, marker, "ini"))
+	if edit != nil {
+		ini = edit(ini, dir)
+	}
+	return serveInProcess(t, dir, ini, nil)
+}
+
 // place puts the real addresses into a documented configuration.
 func place(conf, backupweb, upstream, listen string) string {
 	return strings.NewReplacer("127.0.0.1:8080", backupweb, "127.0.0.1:5000", upstream, "127.0.0.1:8443", listen).Replace(conf)
@@ -149,9 +149,17 @@ func place(conf, backupweb, upstream, listen string) string {
 // startNginx runs nginx with the documentation's configuration on listen.
 func startNginx(t *testing.T, listen, backupweb, upstream string) string {
 	t.Helper()
+	runNginx(t, listen, place(docSnippet(t, guardingDoc, "**nginx**", "nginx"), backupweb, upstream, listen))
+	return "http://" + listen
+}
+
+// runNginx runs nginx in the foreground, in a folder of the test's, with
+// server (the http block's server, listening on listen), until the test
+// ends.
+func runNginx(t *testing.T, listen, server string) {
+	t.Helper()
 	nginx := toolstest.Need(t, "nginx", "nginx-light")
 	dir := t.TempDir()
-	server := place(docSnippet(t, guardingDoc, "**nginx**", "nginx"), backupweb, upstream, listen)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
 pid %[1]s/nginx.pid;
@@ -169,14 +177,7 @@ http {
 `, dir, server)
 	os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600)
 	cmd := exec.Command(nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testkit.WaitListening(t, listen, 15*time.Second, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return out.String() + string(b) })
-	return "http://" + listen
+	testkit.StartServer(t, cmd, listen, 15*time.Second, func() string { b, _ := os.ReadFile(filepath.Join(dir, "error.log")); return string(b) })
 }
 
 // startCaddy runs Caddy with the documentation's configuration on listen.
@@ -189,13 +190,7 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 	os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(conf), 0o600)
 	cmd := exec.Command(caddy, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testkit.WaitListening(t, listen, 15*time.Second, out.String)
+	testkit.StartServer(t, cmd, listen, 15*time.Second, nil)
 	return "http://" + listen
 }
 
@@ -208,9 +203,8 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 // paths merely starting like backupweb's (/login.html, /logout-all) are
 // the application's.
 func throughProxy(t *testing.T, front string, strictCookies bool) {
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := testkit.Client()
+	c.Timeout = 10 * time.Second
 	get := func(path, accept string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest("GET", front+path, nil)
@@ -237,19 +231,8 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 	if (resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusSeeOther) || loc != "/login?next=%2Fapp%2Fpage%3Fx%3D1%26y%3D2" {
 		t.Fatalf("browser without a session: %d Location %q", resp.StatusCode, loc)
 	}
-	resp = get(loc, "text/html")
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	tok := testkit.FormToken(page)
-	if resp.StatusCode != http.StatusOK || tok == "" {
-		t.Fatalf("login page through the proxy: %d\n%s", resp.StatusCode, page)
-	}
-	resp, err := c.PostForm(front+"/login", url.Values{"username": {"alice"}, "password": {"alice-pw"}, "csrf_token": {tok}, "next": {"/app/page?x=1&y=2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/app/page?x=1&y=2" {
+	resp = testkit.SignIn(t, c, testkit.Login{Page: front + loc, User: "alice", Password: "alice-pw", Next: "/app/page?x=1&y=2"})
+	if resp.Header.Get("Location") != "/app/page?x=1&y=2" {
 		t.Fatalf("login: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	forged, _ := http.NewRequest("GET", front+"/app/page?x=1&y=2", nil)
@@ -257,7 +240,7 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 	for k, v := range forgedIdentity {
 		forged.Header[k] = []string{v}
 	}
-	resp, err = c.Do(forged)
+	resp, err := c.Do(forged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +259,7 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 	u, _ := url.Parse(front)
 	for _, ck := range []*http.Cookie{{Name: "theme", Value: "dark"}, {Name: "backupweb_oauth_abc", Value: "flow"},
 		{Name: "__Host-backupweb_csrf", Value: "x"}, {Name: "lang", Value: "en"}, {Name: "xbackupweb_session", Value: "app"}} {
-		jar.SetCookies(u, []*http.Cookie{ck})
+		c.Jar.SetCookies(u, []*http.Cookie{ck})
 	}
 	for _, path := range []string{"/app/page", "/login.html", "/logout-all", "/loginx", "/_backupwebx"} {
 		resp := get(path, "text/html")
@@ -287,7 +270,7 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 			t.Fatalf("%s: %d, want the application's page\n%.300s", path, resp.StatusCode, body)
 		}
 		if path == "/app/page" {
-			t.Logf("the browser sent %d cookies; the application got %q", len(jar.Cookies(u)), m[1])
+			t.Logf("the browser sent %d cookies; the application got %q", len(c.Jar.Cookies(u)), m[1])
 		}
 		for c := range strings.SplitSeq(html.UnescapeString(string(m[1])), "; ") {
 			name, _, _ := strings.Cut(c, "=")
@@ -305,26 +288,23 @@ func throughProxy(t *testing.T, front string, strictCookies bool) {
 
 func TestGuardWithNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startNginx(t, freeAddr(t), backupweb, upstream), true)
+	throughProxy(t, startNginx(t, testkit.FreeAddr(t), backupweb, upstream), true)
 }
 
 func TestGuardWithCaddy(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startCaddy(t, freeAddr(t), backupweb, upstream), false)
+	throughProxy(t, startCaddy(t, testkit.FreeAddr(t), backupweb, upstream), false)
 }
 
 // TestBrowserThroughNginx: a browser asks nginx for a page of the guarded
 // interface, lands on backupweb's login form, signs in and sees the page.
 func TestBrowserThroughNginx(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	front := startNginx(t, freeAddr(t), backupweb, upstream)
+	front := startNginx(t, testkit.FreeAddr(t), backupweb, upstream)
 	ctx := browsertest.New(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(front+"/app/page?x=1"),
-		chromedp.WaitVisible(chromedp.CSS("#username")),
-		chromedp.SendKeys(chromedp.CSS("#username"), "alice"),
-		chromedp.SendKeys(chromedp.CSS("#password"), "alice-pw"),
-		chromedp.Submit(chromedp.CSS("form")),
+		browsertest.SignIn("alice", "alice-pw"),
 		chromedp.WaitVisible(chromedp.CSS("#guarded")),
 	); err != nil {
 		t.Fatal(err)
@@ -344,12 +324,5 @@ func TestBrowserThroughNginx(t *testing.T) {
 // login page, a signed-in one reaches the upstream as alice.
 func TestReadmeProxyConfiguration(t *testing.T) {
 	_, upstream := guardedSetup(t)
-	dir := t.TempDir()
-	hash := testkit.Hash(t, "alice-pw")
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
-	ini := docSnippet(t, guardingDoc, "as the reverse proxy itself:", "ini")
-	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
-		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
-	addr, _ := serveInProcess(t, dir, ini, nil)
-	throughProxy(t, "http://"+addr, false)
+	throughProxy(t, startProxyMode(t, upstream, ""), false)
 }

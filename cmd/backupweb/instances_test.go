@@ -94,28 +94,7 @@ func send(t testing.TB, method, target, sid string, form url.Values, accept stri
 // returns the session cookie's value, or the status when it was refused.
 func signIn(t testing.TB, base, name, password string) (sid string, status int) {
 	t.Helper()
-	resp, err := noRedirect.Get(base + "/login")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	tok := testkit.FormToken(page)
-	if tok == "" {
-		t.Fatalf("no login form at %s (%d):\n%s", base, resp.StatusCode, page)
-	}
-	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(url.Values{
-		"username": {name}, "password": {password}, "csrf_token": {tok}, "next": {"/"}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for _, c := range resp.Cookies() {
-		req.AddCookie(c)
-	}
-	resp, err = noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp := testkit.Post(t, testkit.Client(), testkit.Login{Page: base + "/login", User: name, Password: password, Next: "/"})
 	for _, c := range resp.Cookies() {
 		if c.Name == instanceCookie && c.Value != "" {
 			return c.Value, resp.StatusCode
@@ -228,18 +207,15 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 	if code, _, errs := runUserCmd("", "del", "-file", users, "alice"); code != 0 {
 		t.Fatalf("user del: %s", errs)
 	}
-	deadline := time.Now().Add(15 * time.Second)
 	for _, in := range []*instance{a, b} {
-		for {
-			code, _, _ := send(t, "GET", in.url+"/api/me", alice, nil, "")
-			if code == http.StatusUnauthorized {
-				break
-			}
-			if code != http.StatusOK || time.Now().After(deadline) {
+		code := 0
+		testkit.WaitUntil(t, 15*time.Second, func() bool {
+			code, _, _ = send(t, "GET", in.url+"/api/me", alice, nil, "")
+			if code != http.StatusOK && code != http.StatusUnauthorized {
 				t.Fatalf("after user del, %s answers %d", in.url, code)
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return code == http.StatusUnauthorized
+		}, func() string { return fmt.Sprintf("after user del, %s answers %d", in.url, code) })
 		if code, _, _ := send(t, "GET", in.url+"/api/me", bob, nil, ""); code != http.StatusOK {
 			t.Fatalf("after alice was removed, bob gets %d on %s", code, in.url)
 		}

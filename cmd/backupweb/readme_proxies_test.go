@@ -81,8 +81,8 @@ func TestReadmeTraefikForwardAuth(t *testing.T) {
 	}
 
 	// Sign in at backupweb (Traefik's backupweb-own router sends /login there).
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := testkit.Client()
+	c.Timeout = 10 * time.Second
 	testkit.SignIn(t, c, testkit.Login{Page: "http://" + backupweb + "/login", User: "alice", Password: "alice-pw"})
 
 	page.Header = http.Header{"Accept": {"text/html"}}
@@ -90,7 +90,7 @@ func TestReadmeTraefikForwardAuth(t *testing.T) {
 		page.Header[k] = []string{v}
 	}
 	u, _ := url.Parse("http://" + backupweb + "/")
-	for _, ck := range jar.Cookies(u) {
+	for _, ck := range c.Jar.Cookies(u) {
 		page.AddCookie(ck)
 	}
 	got, stopped := traefikForwardAuth(t, address, copy, page)
@@ -112,7 +112,7 @@ func TestReadmeTraefikForwardAuth(t *testing.T) {
 func TestGuardWithEmail(t *testing.T) {
 	for name, start := range map[string]func(t *testing.T, listen, backupweb, upstream string) string{"nginx": startNginx, "caddy": startCaddy} {
 		t.Run(name, func(t *testing.T) {
-			listen := freeAddr(t)
+			listen := testkit.FreeAddr(t)
 			callback := "http://" + listen + "/oauth/callback"
 			op := oidctest.Start(t, oidctest.Options{
 				Users:   []oidctest.User{{Username: "carol", Password: "carol-pw", Email: "carol@example.com", EmailVerified: true}},

@@ -25,19 +25,20 @@ var listeningRE = regexp.MustCompile(`listening.*addr=(127\.0\.0\.1:\d+)`)
 // waitListening waits for serve's "listening" line and returns the address.
 func waitListening(t testing.TB, stderr interface{ String() string }, done <-chan int) string {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
+	var addr string
+	testkit.WaitUntil(t, 20*time.Second, func() bool {
 		if m := listeningRE.FindStringSubmatch(stderr.String()); m != nil {
-			return m[1]
+			addr = m[1]
+			return true
 		}
 		select {
 		case code := <-done:
 			t.Fatalf("serve exited %d before listening:\n%s", code, stderr.String())
-		case <-deadline:
-			t.Fatalf("no listening line:\n%s", stderr.String())
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return false
+	}, func() string { return "no listening line:\n" + stderr.String() })
+	return addr
 }
 
 func TestServeWithoutConfiguration(t *testing.T) {
@@ -46,12 +47,8 @@ func TestServeWithoutConfiguration(t *testing.T) {
 	os.Mkdir("backups", 0o700)
 	os.WriteFile(filepath.Join("backups", "nightly.tar.gz"), []byte("backup"), 0o600)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, _, stderr := testCLI(ctx, "", nil)
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve", "-listen", "127.0.0.1:0"}) }()
-	addr := waitListening(t, stderr, done)
+	s := startServe(t, nil, "-listen", "127.0.0.1:0")
+	addr, stderr := s.addr, s.log
 
 	resp, err := http.Get("http://" + addr + "/api/me")
 	if err != nil {
@@ -74,14 +71,8 @@ func TestServeWithoutConfiguration(t *testing.T) {
 		t.Fatalf("/api/backups = %+v", list)
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("exit %d after shutdown", code)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not shut down")
+	if code := s.stop(); code != exitOK {
+		t.Fatalf("exit %d after shutdown", code)
 	}
 	logs := stderr.String()
 	if want := `version="` + buildinfo.Get().String() + `"`; !strings.Contains(logs, want) {
@@ -169,12 +160,8 @@ func TestServeMetricsListener(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	os.WriteFile("backupweb.ini", []byte("[server]\nlisten = 127.0.0.1:0\nmetrics_listen = 127.0.0.1:0\n"), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, _, stderr := testCLI(ctx, "", nil)
-	done := make(chan int, 1)
-	go func() { done <- c.main([]string{"serve"}) }()
-	addr := waitListening(t, stderr, done)
+	s := startServe(t, nil)
+	addr, stderr := s.addr, s.log
 	m := regexp.MustCompile(`serving metrics" addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("no metrics listener:\n%s", stderr)
@@ -191,8 +178,7 @@ func TestServeMetricsListener(t *testing.T) {
 	if !strings.Contains(string(body), "backupweb_build_info{") || !strings.Contains(string(body), `backupweb_http_requests_total{code="2xx",route="GET /api/me"} 1`) {
 		t.Fatalf("/metrics:\n%s", body)
 	}
-	cancel()
-	<-done
+	s.stop()
 	if logs := stderr.String(); !strings.Contains(logs, "msg=request method=GET path=/api/me status=200") || strings.Contains(logs, "SECRET") {
 		t.Errorf("access log:\n%s", logs)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,13 +36,9 @@ func pageUpstream(t *testing.T) (addr string, stop func()) {
 // of upstream, with extra appended (a [ui] section), and returns its URL.
 func startProxyMode(t *testing.T, upstream, extra string) string {
 	t.Helper()
-	dir := t.TempDir()
-	hash := testkit.Hash(t, "alice-pw")
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
-	ini := docSnippet(t, guardingDoc, "as the reverse proxy itself:", "ini")
-	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
-		"http://127.0.0.1:5000", "http://"+upstream, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
-	addr, _ := serveInProcess(t, dir, ini+"\n"+extra, nil)
+	addr, _ := serveGuardingDoc(t, "as the reverse proxy itself:", func(ini, _ string) string {
+		return strings.ReplaceAll(ini, "http://127.0.0.1:5000", "http://"+upstream) + "\n" + extra
+	})
 	return "http://" + addr
 }
 
@@ -52,10 +46,7 @@ func startProxyMode(t *testing.T, upstream, extra string) string {
 // guarded page.
 func signInAs(ctx context.Context) error {
 	return chromedp.Do(ctx,
-		chromedp.WaitVisible(chromedp.CSS("#username")),
-		chromedp.SendKeys(chromedp.CSS("#username"), "alice"),
-		chromedp.SendKeys(chromedp.CSS("#password"), "alice-pw"),
-		chromedp.Submit(chromedp.CSS("#password")),
+		browsertest.SignIn("alice", "alice-pw"),
 		chromedp.WaitVisible(chromedp.CSS("#guarded")),
 	)
 }
@@ -154,7 +145,7 @@ func TestBrowserSignOutThroughProxy(t *testing.T) {
 func TestBrowserSignOutThroughNginx(t *testing.T) {
 	upstream, _ := pageUpstream(t)
 	backupweb, _ := guardedSetup(t)
-	signOutThrough(t, browsertest.New(t), startNginx(t, freeAddr(t), backupweb, upstream), nil)
+	signOutThrough(t, browsertest.New(t), startNginx(t, testkit.FreeAddr(t), backupweb, upstream), nil)
 }
 
 // brandedScreenshot checks that the page the browser shows names product

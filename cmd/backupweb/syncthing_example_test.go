@@ -3,10 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +18,8 @@ import (
 // again.
 func syncthingThrough(t *testing.T, front string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 20 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := testkit.Client()
+	c.Timeout = 20 * time.Second
 	get := func(path string, h map[string]string) (int, string, http.Header) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", front+path, nil)
@@ -63,7 +59,7 @@ func syncthingThrough(t *testing.T, front string) {
 	// the page, echoed in the header X-CSRF-Token-<id>.
 	u, _ := url.Parse(front)
 	var name, value string
-	for _, ck := range jar.Cookies(u) {
+	for _, ck := range c.Jar.Cookies(u) {
 		if strings.HasPrefix(ck.Name, "CSRF-Token-") {
 			name, value = ck.Name, ck.Value
 		}
@@ -107,7 +103,7 @@ func TestSyncthingThroughProxy(t *testing.T) {
 func TestSyncthingThroughNginx(t *testing.T) {
 	st := startSyncthing(t, false)
 	backupweb := startForwardAuth(t, "[ui]\nproduct_name = Syncthing\n")
-	syncthingThrough(t, startNginx(t, freeAddr(t), backupweb, st))
+	syncthingThrough(t, startNginx(t, testkit.FreeAddr(t), backupweb, st))
 }
 
 // startForwardAuth serves the documentation's forward-authentication
@@ -115,13 +111,8 @@ func TestSyncthingThroughNginx(t *testing.T) {
 // extra appended, and returns its address.
 func startForwardAuth(t *testing.T, extra string) string {
 	t.Helper()
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+testkit.Hash(t, "alice-pw")+"\n"), 0o600)
-	ini := docSnippet(t, guardingDoc, "backupweb's configuration for all three", "ini")
-	ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0",
-		"/etc/backupweb/users", filepath.Join(dir, "users"),
-		"trusted_proxies = 127.0.0.1", "trusted_proxies = 127.0.0.1\nstate_dir = "+filepath.Join(dir, "state")).Replace(ini)
-	ini += "\n[backups]\ndir = " + dir + "\n" + extra
-	addr, _ := serveInProcess(t, dir, ini, nil)
+	addr, _ := serveGuardingDoc(t, "backupweb's configuration for all three", func(ini, dir string) string {
+		return ini + "\n[backups]\ndir = " + dir + "\n" + extra
+	})
 	return addr
 }

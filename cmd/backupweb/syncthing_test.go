@@ -47,7 +47,7 @@ func startSyncthing(t *testing.T, skipHostCheck bool) string {
 		"<startBrowser>true", "<startBrowser>false",
 		"<urAccepted>0", "<urAccepted>-1",
 		"<crashReportingEnabled>true", "<crashReportingEnabled>false",
-		"<listenAddress>default</listenAddress>", "<listenAddress>tcp://" + freeAddr(t) + "</listenAddress>",
+		"<listenAddress>default</listenAddress>", "<listenAddress>tcp://" + testkit.FreeAddr(t) + "</listenAddress>",
 	}
 	for i := 0; i < len(replacements); i += 2 {
 		if !strings.Contains(conf, replacements[i]) {
@@ -61,16 +61,10 @@ func startSyncthing(t *testing.T, skipHostCheck bool) string {
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	gui := freeAddr(t)
+	gui := testkit.FreeAddr(t)
 	cmd := exec.Command(bin, "serve", "--no-browser", "--no-restart", "--home", filepath.Join(home, "st"), "--gui-address", gui)
 	cmd.Env = env
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testkit.WaitListening(t, gui, 15*time.Second, out.String)
+	testkit.StartServer(t, cmd, gui, 15*time.Second, nil)
 	return gui
 }
 
@@ -105,16 +99,13 @@ func TestSyncthingBehindProxy(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			gui := startSyncthing(t, tt.skipHostCheck)
-			dir := t.TempDir()
-			hash := testkit.Hash(t, "alice-pw")
-			os.WriteFile(filepath.Join(dir, "users"), []byte("alice:"+hash+"\n"), 0o600)
-			ini := docSnippet(t, guardingDoc, "Behind backupweb it works as it is", "ini")
-			ini = strings.NewReplacer("listen = 127.0.0.1:8080", "listen = 127.0.0.1:0\nstate_dir = "+filepath.Join(dir, "state"),
-				"http://127.0.0.1:8384", "http://"+gui, "/etc/backupweb/users", filepath.Join(dir, "users")).Replace(ini)
-			if tt.passHost {
-				ini = strings.Replace(ini, "upstream = http://"+gui, "upstream = http://"+gui+"\npass_host_header = true", 1)
-			}
-			addr, _ := serveInProcess(t, dir, ini, nil)
+			addr, _ := serveGuardingDoc(t, "Behind backupweb it works as it is", func(ini, _ string) string {
+				ini = strings.ReplaceAll(ini, "http://127.0.0.1:8384", "http://"+gui)
+				if tt.passHost {
+					ini = strings.Replace(ini, "upstream = http://"+gui, "upstream = http://"+gui+"\npass_host_header = true", 1)
+				}
+				return ini
+			})
 
 			// The browser knows the service as sync.example.test.
 			_, port, _ := net.SplitHostPort(addr)

@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 const (
@@ -154,8 +155,6 @@ func newJar() http.CookieJar {
 	return j
 }
 
-var csrfRE = regexp.MustCompile(`name="csrf_token"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*name="csrf_token"`)
-
 // formToken loads the login page and returns its CSRF token.
 func formToken(c *http.Client, base string) (string, error) {
 	resp, err := c.Get(base + "/login")
@@ -164,11 +163,11 @@ func formToken(c *http.Client, base string) (string, error) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	m := csrfRE.FindStringSubmatch(string(body))
-	if m == nil {
+	tok := testkit.FormToken(body)
+	if tok == "" {
 		return "", fmt.Errorf("no csrf_token on the login page (status %d)", resp.StatusCode)
 	}
-	return m[1] + m[2], nil
+	return tok, nil
 }
 
 // postLogin posts the login form and returns the status.

@@ -99,9 +99,9 @@ func runRedis(e *env) []*result {
 	case skip != "":
 		return []*result{{name: names[0], skipped: skip}, {name: names[1], skipped: skip}}
 	}
-	defer rs.stop()
+	defer rs.Stop()
 	section := func(prefix string) string {
-		return fmt.Sprintf("\n[redis]\nurl = redis://%s/0\nprefix = %s\n", rs.addr, prefix)
+		return fmt.Sprintf("\n[redis]\nurl = redis://%s/0\nprefix = %s\n", rs.Addr(), prefix)
 	}
 	const store = "store = redis\n"
 	return []*result{

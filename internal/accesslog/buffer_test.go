@@ -2,55 +2,31 @@ package accesslog
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
-// lockedBuffer is a destination safe for the flusher and the test to share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 func TestBufferFlushesWithinInterval(t *testing.T) {
-	dst := &lockedBuffer{}
+	dst := &logtest.Buffer{}
 	b := NewBuffer(dst, 0, 0)
 	defer b.Close()
 	b.Write([]byte("one\n"))
 	if got := dst.String(); got != "" {
 		t.Fatalf("written at once: %q; the line should wait for a flush", got)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for dst.String() != "one\n" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the periodic flush never wrote the line: %q", dst.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitUntil(t, 10*time.Second, func() bool { return dst.String() == "one\n" }, func() string {
+		return fmt.Sprintf("the periodic flush never wrote the line: %q", dst.String())
+	})
 }
 
 func TestBufferCloseLosesNothing(t *testing.T) {
-	dst := &lockedBuffer{}
+	dst := &logtest.Buffer{}
 	// An interval that never comes: only Close can write the lines.
 	b := NewBuffer(dst, 1<<10, time.Hour)
 	var want strings.Builder
@@ -87,26 +63,15 @@ func TestBufferStalledPipe(t *testing.T) {
 	// Far more than the pipe (64 KiB on Linux, at most 1 MiB) and the
 	// buffers hold together.
 	const writers, perWriter = 4, 20000
-	var written atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		var wg sync.WaitGroup
-		for g := range writers {
-			wg.Go(func() {
-				for i := range perWriter {
-					fmt.Fprintf(b, "writer %d line %05d %s\n", g, i, strings.Repeat("x", 40))
-					written.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		close(done)
-	}()
+	run := testkit.InBackground(writers, perWriter, func(g, i int) bool {
+		fmt.Fprintf(b, "writer %d line %05d %s\n", g, i, strings.Repeat("x", 40))
+		return true
+	})
 
 	// Nobody reads: the writers must come to a stop, not finish.
-	last := testkit.Settled(written.Load)
+	last := testkit.Settled(run.Count)
 	select {
-	case <-done:
+	case <-run.Done:
 		t.Fatal("every write completed with nobody reading: lines were dropped or memory grew")
 	default:
 	}
@@ -139,9 +104,9 @@ func TestBufferStalledPipe(t *testing.T) {
 		lines <- sc.Err()
 	}()
 	select {
-	case <-done:
+	case <-run.Done:
 	case <-time.After(time.Minute):
-		t.Fatalf("writers did not resume: %d of %d lines written", written.Load(), writers*perWriter)
+		t.Fatalf("writers did not resume: %d of %d lines written", run.Count(), writers*perWriter)
 	}
 	b.Flush()
 	if err := <-lines; err != nil {

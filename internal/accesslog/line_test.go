@@ -21,17 +21,7 @@ func slogLine(t *testing.T, f Format, e *Entry) string {
 		h = slog.NewTextHandler(&buf, nil)
 	}
 	r := slog.NewRecord(e.Time, slog.LevelInfo, "request", 0)
-	r.AddAttrs(
-		slog.String("method", e.Method),
-		slog.String("path", e.Path),
-		slog.Int("status", e.Status),
-		slog.Int64("bytes", e.Bytes),
-		slog.Duration("duration", e.Duration),
-		slog.String("client", e.ClientText()),
-	)
-	if e.HasUser {
-		r.AddAttrs(slog.String("user", e.User))
-	}
+	r.AddAttrs(e.attrs()...)
 	if err := h.Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,11 @@ func (s Slog) Log(ctx context.Context, e *Entry) {
 	if !s.L.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
+	s.L.LogAttrs(ctx, slog.LevelInfo, "request", e.attrs()...)
+}
+
+// attrs are e's fields as slog attributes, in the order of a line.
+func (e *Entry) attrs() []slog.Attr {
 	attrs := []slog.Attr{
 		slog.String("method", e.Method),
 		slog.String("path", e.Path),
@@ -61,5 +66,5 @@ func (s Slog) Log(ctx context.Context, e *Entry) {
 	if e.HasUser {
 		attrs = append(attrs, slog.String("user", e.User))
 	}
-	s.L.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+	return attrs
 }

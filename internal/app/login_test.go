@@ -22,9 +22,17 @@ import (
 // on it.
 func loadLoginSection(t *testing.T, body string) (login.Config, bool, []ini.Problem) {
 	t.Helper()
+	return loadTypeSection(t, "flask-login", body, loadLogin)
+}
+
+// loadTypeSection parses an [authentication] section of type typ with
+// body and runs the type's loader on it: its configuration, whether it
+// is usable, and the problems reported.
+func loadTypeSection[C any](t *testing.T, typ, body string, load func(*ini.Section) (C, bool)) (C, bool, []ini.Problem) {
+	t.Helper()
 	rep := &ini.Report{}
-	f := ini.Parse("backupweb.ini", strings.NewReader("[authentication]\ntype = flask-login\n"+body), rep)
-	cfg, ok := loadLogin(f.Section("authentication"))
+	f := ini.Parse("backupweb.ini", strings.NewReader("[authentication]\ntype = "+typ+"\n"+body), rep)
+	cfg, ok := load(f.Section("authentication"))
 	return cfg, ok, rep.Problems()
 }
 
@@ -33,12 +41,7 @@ var testPasswords = map[string]string{"alice": "alice-pw", "bob": "bob-pw"}
 
 // usersText is a user file with the named users and their test hashes.
 func usersText(t testing.TB, names ...string) string {
-	var b strings.Builder
-	b.WriteString("# test users\n\n")
-	for _, n := range names {
-		b.WriteString(n + ":" + testkit.Hash(t, testPasswords[n]) + "\n")
-	}
-	return b.String()
+	return testkit.Users(t, testPasswords, names...)
 }
 
 // writeFile writes text to path, private to its owner.

@@ -15,10 +15,7 @@ import (
 // runs loadOAuth on it.
 func loadOAuthSection(t *testing.T, body string) (oauth.Config, bool, []ini.Problem) {
 	t.Helper()
-	rep := &ini.Report{}
-	f := ini.Parse("backupweb.ini", strings.NewReader("[authentication]\ntype = oauth\n"+body), rep)
-	cfg, ok := loadOAuth(f.Section("authentication"))
-	return cfg, ok, rep.Problems()
+	return loadTypeSection(t, "oauth", body, loadOAuth)
 }
 
 const oauthBase = `client_id = the-client

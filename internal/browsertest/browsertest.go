@@ -102,3 +102,19 @@ func New(t testing.TB) context.Context {
 	}
 	return bctx
 }
+
+// SignIn is the steps of a person signing in through backupweb's login
+// form, on the page the browser is on or going to: they wait for the form,
+// type user and password, press its button, and wait until the form is
+// gone, so that what the test waits for next is looked for on the page
+// the sign-in led to, never on the login page (which may show the same
+// passkey button as the second step).
+func SignIn(user, password string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.CSS(`#username`)),
+		chromedp.SendKeys(chromedp.CSS(`#username`), user),
+		chromedp.SendKeys(chromedp.CSS(`#password`), password),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#username`)),
+	)
+}

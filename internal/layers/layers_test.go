@@ -24,6 +24,7 @@ var allowed = map[string][]string{
 	"internal/accesslog": nil,
 	"internal/buildinfo": nil,
 	"internal/catalog":   nil,
+	"internal/filewatch": nil,
 	"internal/fspath":    nil,
 	"password":           nil,
 	"peer":               nil,
@@ -34,8 +35,8 @@ var allowed = map[string][]string{
 	"internal/ini": {"internal/fspath"},
 	"userfile":     {"password"},
 	"internal/qr":  nil,
-	"groupfile":    nil,
-	"factors":      {"userfile"},
+	"groupfile":    {"internal/filewatch"},
+	"factors":      {"internal/filewatch", "userfile"},
 	"passkey":      {"factors", "session"},
 	"internal/ui":  {"internal/catalog"},
 
@@ -44,7 +45,7 @@ var allowed = map[string][]string{
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "internal/fspath", "internal/ui", "peer", "session"},
-	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/fspath", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
+	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/filewatch", "internal/fspath", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
 	"auth/oauth":       {"auth", "auth/sessionauth", "internal/ui", "session"},
 
 	// Stores, HTTP surface, guarding, operations.
@@ -62,7 +63,7 @@ var allowed = map[string][]string{
 
 	// The program: flags, signals, prompts and printing.
 	"cmd/backupweb": {"access", "auth", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "userfile"},
-	"cmd/loadtest":  {"internal/toolstest"},
+	"cmd/loadtest":  {"internal/redistest", "internal/testkit", "internal/toolstest"},
 
 	// Test kits.
 	"internal/benchtest":    nil,
@@ -73,7 +74,7 @@ var allowed = map[string][]string{
 	"internal/logtest":      nil,
 	"internal/oidctest":     nil,
 	"internal/redistest":    {"internal/toolstest"},
-	"internal/testkit":      nil,
+	"internal/testkit":      {"internal/logtest"},
 	"internal/throttletest": {"internal/clocktest", "throttle"},
 	"internal/toolstest":    nil,
 }

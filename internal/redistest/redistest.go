@@ -68,22 +68,53 @@ func Start(t testing.TB, o Options) *Server {
 	bin := toolstest.Need(t, "redis-server", "redis-server")
 	s := &Server{t: t, bin: bin, dir: t.TempDir(), opts: o}
 	if o.TLS {
-		s.writeCerts()
+		s.must(s.writeCerts())
 	}
 	if o.Unix {
 		// Socket paths are short (108 bytes): not under the test's folder.
 		d, err := os.MkdirTemp("", "redis")
-		if err != nil {
-			t.Fatal(err)
-		}
+		s.must(err)
 		t.Cleanup(func() { os.RemoveAll(d) })
 		s.Socket = filepath.Join(d, "redis.sock")
 	} else {
-		s.port = freePort(t)
+		port, err := freePort()
+		s.must(err)
+		s.port = port
 	}
-	s.start()
+	s.must(s.start())
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// Launch is Start for a program rather than a test (cmd/loadtest): a
+// plain server of bin on a free loopback port, in a new folder under
+// dir, which the caller stops with Stop. Restart and Start are for tests
+// only.
+func Launch(bin, dir string) (*Server, error) {
+	home, err := os.MkdirTemp(dir, "redis-")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{bin: bin, dir: home, port: port}
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Addr is the server's loopback address, host:port (not for Unix).
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// must fails the test on err.
+func (s *Server) must(err error) {
+	if err != nil {
+		s.t.Helper()
+		s.t.Fatal(err)
+	}
 }
 
 // Config is what reaches a server: the fields of redisstore.Options, in
@@ -126,8 +157,7 @@ func (s *Server) URL() string {
 	}
 }
 
-func (s *Server) start() {
-	t := s.t
+func (s *Server) start() error {
 	args := []string{"--bind", "127.0.0.1", "--dir", s.dir, "--save", "", "--daemonize", "no",
 		"--logfile", filepath.Join(s.dir, "redis.log"), "--protected-mode", "no"}
 	if s.opts.Persist {
@@ -152,16 +182,19 @@ func (s *Server) start() {
 		acl := filepath.Join(s.dir, "users.acl")
 		rules := "user default off\nuser " + s.opts.User + " on >" + s.opts.Password + " ~* &* +@all\n"
 		if err := os.WriteFile(acl, []byte(rules), 0o600); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		args = append(args, "--aclfile", acl)
 	case s.opts.Password != "":
 		args = append(args, "--requirepass", s.opts.Password)
 	}
 	s.cmd = exec.Command(s.bin, args...)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: an interrupt at the terminal reaches the
+	// program, which stops the server, not the server first.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
+		s.cmd = nil
+		return fmt.Errorf("starting redis-server: %w", err)
 	}
 	s.exited = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(s.cmd, s.exited)
@@ -169,15 +202,17 @@ func (s *Server) start() {
 	for !s.answers() {
 		select {
 		case <-s.exited:
+			s.cmd = nil
 			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-			t.Fatalf("redis-server exited at start:\n%s", log)
-		default:
+			return fmt.Errorf("redis-server exited at start:\n%s", log)
+		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not answer within 10s")
+			s.Stop()
+			return fmt.Errorf("redis-server on %s did not answer within 10s", s.URL())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	return nil
 }
 
 // answers reports whether the server accepts a connection and a PING.
@@ -225,7 +260,7 @@ func (s *Server) Stop() {
 // Options.Persist it comes back with its data, else empty.
 func (s *Server) Restart() {
 	s.Stop()
-	s.start()
+	s.must(s.start())
 }
 
 // Persist sets Options.Persist for the next Start: false makes the server
@@ -233,22 +268,21 @@ func (s *Server) Restart() {
 func (s *Server) Persist(on bool) { s.opts.Persist = on }
 
 // Start starts the server again after Stop, on the same address.
-func (s *Server) Start() { s.start() }
+func (s *Server) Start() { s.must(s.start()) }
 
 // freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t testing.TB) int {
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // writeCerts makes a test CA and a server certificate for localhost and
 // 127.0.0.1, signed by it.
-func (s *Server) writeCerts() {
-	t := s.t
+func (s *Server) writeCerts() error {
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	caTmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "backupweb test CA"},
@@ -257,7 +291,7 @@ func (s *Server) writeCerts() {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ca, _ := x509.ParseCertificate(caDER)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -269,16 +303,17 @@ func (s *Server) writeCerts() {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	keyDER, _ := x509.MarshalECPrivateKey(key)
 	s.CAFile = filepath.Join(s.dir, "ca.pem")
-	write := func(name, typ string, b []byte) {
-		if err := os.WriteFile(filepath.Join(s.dir, name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
-			t.Fatal(err)
+	for _, f := range []struct {
+		name, typ string
+		der       []byte
+	}{{"ca.pem", "CERTIFICATE", caDER}, {"server.pem", "CERTIFICATE", der}, {"server.key", "EC PRIVATE KEY", keyDER}} {
+		if err := os.WriteFile(filepath.Join(s.dir, f.name), pem.EncodeToMemory(&pem.Block{Type: f.typ, Bytes: f.der}), 0o600); err != nil {
+			return err
 		}
 	}
-	write("ca.pem", "CERTIFICATE", caDER)
-	write("server.pem", "CERTIFICATE", der)
-	write("server.key", "EC PRIVATE KEY", keyDER)
+	return nil
 }

@@ -2,7 +2,8 @@
 // so that none writes it again: a browser-like client, the CSRF token of a
 // page's form, signing in through the login form, waiting until something
 // holds, and bcrypt hashes of test passwords computed once per process.
-// It is imported by tests only.
+// It also starts outside servers for a test. It is imported by tests
+// only.
 package testkit
 
 import (
@@ -11,14 +12,18 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/backupweb/backupweb/internal/logtest"
 )
 
 // Client returns an HTTP client with a cookie jar that does not follow
@@ -32,9 +37,9 @@ func Client() *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// tokenField finds the csrf_token of a form, as every page of the program
-// writes it.
-var tokenField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+// tokenField finds the csrf_token of a form: as every page of the
+// program writes it, or with its attributes the other way round.
+var tokenField = regexp.MustCompile(`name="csrf_token"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*name="csrf_token"`)
 
 // FormToken returns the csrf_token of the first form in page, or "" when
 // page holds none.
@@ -43,7 +48,7 @@ func FormToken(page []byte) string {
 	if m == nil {
 		return ""
 	}
-	return string(m[1])
+	return string(m[1]) + string(m[2])
 }
 
 // Token gets pageURL with c and returns its form's csrf_token; it fails t
@@ -114,6 +119,29 @@ func Post(t testing.TB, c *http.Client, l Login) *http.Response {
 	return resp
 }
 
+// Holds checks a page or any text a test got: it marks t failed (and goes
+// on) for each of want that page lacks and each of dontWant it holds, and
+// then shows the page once.
+func Holds(t testing.TB, page string, want, dontWant []string) {
+	t.Helper()
+	failed := false
+	for _, w := range want {
+		if !strings.Contains(page, w) {
+			t.Errorf("page lacks %s", w)
+			failed = true
+		}
+	}
+	for _, w := range dontWant {
+		if strings.Contains(page, w) {
+			t.Errorf("page holds %s", w)
+			failed = true
+		}
+	}
+	if failed {
+		t.Logf("the page:\n%s", page)
+	}
+}
+
 // Poll is how often WaitUntil asks again.
 const Poll = 10 * time.Millisecond
 
@@ -143,6 +171,51 @@ func WaitListening(t testing.TB, addr string, within time.Duration, detail func(
 		}
 		return err == nil
 	}, func() string { return "nothing listens on " + addr + ":\n" + detail() })
+}
+
+// FreeAddr returns a loopback address, 127.0.0.1:port, that nothing
+// listened on a moment ago: where a server the test starts may listen.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// StartServer starts cmd, an outside server (nginx, Caddy, gunicorn...),
+// for the rest of the test, when it is killed, with its standard output
+// and error collected, and waits until it accepts connections on addr,
+// for within at most. When it does not, t fails with the output, and
+// with what more returns when not nil (a log file the server writes).
+func StartServer(t testing.TB, cmd *exec.Cmd, addr string, within time.Duration, more func() string) {
+	t.Helper()
+	var out logtest.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", cmd.Path, err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	WaitListening(t, addr, within, func() string {
+		if more == nil {
+			return out.String()
+		}
+		return out.String() + more()
+	})
+}
+
+// Users is the text of a test user file: a comment, a blank line, and a
+// line name:hash for each of names, hashed (Hash) from passwords[name].
+func Users(t testing.TB, passwords map[string]string, names ...string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# test users\n\n")
+	for _, n := range names {
+		b.WriteString(n + ":" + Hash(t, passwords[n]) + "\n")
+	}
+	return b.String()
 }
 
 var hashes sync.Map // "cost\x00password" -> hash
@@ -230,6 +303,42 @@ func AtOnce(n int, ready func(i int) func() int) map[int]int {
 	close(barrier)
 	wg.Wait()
 	return statuses
+}
+
+// Run is work going on in the background (InBackground): how many calls
+// of it returned so far, and whether all have.
+type Run struct {
+	// Done is closed once every call has returned.
+	Done <-chan struct{}
+	n    atomic.Int64
+}
+
+// Count is how many calls returned so far.
+func (r *Run) Count() int64 { return r.n.Load() }
+
+// InBackground calls work(g, i) for each i < each on n goroutines g at
+// once, and returns at once: for tests of back-pressure, which see the
+// calls come to a stop (Settled over Count, Done still open) and then
+// resume. A call that returns false ends its goroutine's calls.
+func InBackground(n, each int, work func(g, i int) bool) *Run {
+	done := make(chan struct{})
+	r := &Run{Done: done}
+	go func() {
+		var wg sync.WaitGroup
+		for g := range n {
+			wg.Go(func() {
+				for i := range each {
+					if !work(g, i) {
+						return
+					}
+					r.n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		close(done)
+	}()
+	return r
 }
 
 // Settled waits until count stops moving (the same value at five readings

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -16,6 +17,7 @@ func TestFormToken(t *testing.T) {
 		{`<form><input type="hidden" name="csrf_token" value="abc-_="></form>`, "abc-_="},
 		{`<form><input name="csrf_token" value=""></form>`, ""},
 		{`<p>no form</p>`, ""},
+		{`<input value="rev" type="hidden" name="csrf_token">`, "rev"},
 	} {
 		if got := FormToken([]byte(tc.page)); got != tc.want {
 			t.Errorf("FormToken(%q) = %q, want %q", tc.page, got, tc.want)
@@ -74,9 +76,15 @@ func TestWaitUntil(t *testing.T) {
 type fakeTB struct {
 	testing.TB
 	failed string
+	errors []string
+	logged int
 }
 
 func (f *fakeTB) Helper() {}
+func (f *fakeTB) Errorf(format string, args ...any) {
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeTB) Logf(string, ...any) { f.logged++ }
 func (f *fakeTB) Fatalf(format string, args ...any) {
 	f.failed = fmt.Sprintf(format, args...)
 	runtime.Goexit()
@@ -117,4 +125,56 @@ func TestBurst(t *testing.T) {
 	if got[http.StatusTeapot] != 5 || got[http.StatusOK] != 5 {
 		t.Fatalf("statuses %v, want 5 × 418 and 5 × 200", got)
 	}
+}
+
+func TestHolds(t *testing.T) {
+	ft := &fakeTB{TB: t}
+	Holds(ft, "<p>one two</p>", []string{"one", "two"}, []string{"three"})
+	if len(ft.errors) != 0 || ft.logged != 0 {
+		t.Fatalf("a page that holds what it should: %q, %d logs", ft.errors, ft.logged)
+	}
+	Holds(ft, "<p>one two</p>", []string{"one", "four"}, []string{"two"})
+	if want := []string{"page lacks four", "page holds two"}; fmt.Sprint(ft.errors) != fmt.Sprint(want) || ft.logged != 1 {
+		t.Fatalf("errors %q, %d logs; want %q and the page once", ft.errors, ft.logged, want)
+	}
+}
+
+func TestInBackground(t *testing.T) {
+	release := make(chan struct{})
+	run := InBackground(3, 4, func(g, i int) bool {
+		if i == 2 {
+			<-release // each goroutine stops at its third call
+		}
+		return g != 0 || i < 1 // goroutine 0 ends after its second call
+	})
+	if n := Settled(run.Count); n != 1+2+2 {
+		t.Fatalf("settled at %d calls, want 5", n)
+	}
+	select {
+	case <-run.Done:
+		t.Fatal("done while two goroutines wait")
+	default:
+	}
+	close(release)
+	<-run.Done
+	if n := run.Count(); n != 1+4+4 {
+		t.Fatalf("%d calls returned true, want 9", n)
+	}
+}
+
+func TestUsers(t *testing.T) {
+	text := Users(t, map[string]string{"alice": "a-pw", "bob": "b-pw"}, "bob", "alice")
+	want := "# test users\n\nbob:" + Hash(t, "b-pw") + "\nalice:" + Hash(t, "a-pw") + "\n"
+	if text != want {
+		t.Fatalf("Users = %q, want %q", text, want)
+	}
+}
+
+func TestFreeAddr(t *testing.T) {
+	addr := FreeAddr(t)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the address given is not free: %v", err)
+	}
+	ln.Close()
 }

@@ -5,6 +5,7 @@
 package toolstest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -19,15 +20,28 @@ func RequireTools() bool { return os.Getenv("BACKUPWEB_REQUIRE_TOOLS") == "1" }
 // the Debian package that provides it.
 func Need(t testing.TB, name, pkg string) string {
 	t.Helper()
-	path, err := exec.LookPath(name)
+	path, skip, err := Find(name, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skip != "" {
+		t.Skip(skip + "; skipping")
+	}
+	return path
+}
+
+// Find is Need for a program rather than a test (cmd/loadtest): the path
+// of name, or when it is not installed a reason to skip what needs it,
+// or under BACKUPWEB_REQUIRE_TOOLS=1 an error instead.
+func Find(name, pkg string) (path, skip string, err error) {
+	path, err = exec.LookPath(name)
 	if err == nil {
-		return path
+		return path, "", nil
 	}
 	if RequireTools() {
-		t.Fatalf("%s is required (BACKUPWEB_REQUIRE_TOOLS=1) but not found: apt-get install %s", name, pkg)
+		return "", "", fmt.Errorf("%s is required (BACKUPWEB_REQUIRE_TOOLS=1) but not found: apt-get install %s", name, pkg)
 	}
-	t.Skipf("%s not found (Debian package %s); skipping", name, pkg)
-	return ""
+	return "", fmt.Sprintf("%s not found (Debian package %s)", name, pkg), nil
 }
 
 // Probe runs probe (for example `python3 -c "import bcrypt"`) and, when it

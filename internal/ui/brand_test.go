@@ -4,8 +4,9 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // TestBrandedPages: every page names the service by [ui] title and what
@@ -54,16 +55,7 @@ func TestBrandedPages(t *testing.T) {
 				status = e.Status
 			}
 			body := checkPage(t, render(t, status, tc.page, tc.data), status)
-			for _, w := range tc.want {
-				if !strings.Contains(body, w) {
-					t.Errorf("page lacks %s\n%s", w, body)
-				}
-			}
-			for _, w := range tc.dontWant {
-				if strings.Contains(body, w) {
-					t.Errorf("page holds %s", w)
-				}
-			}
+			testkit.Holds(t, body, tc.want, tc.dontWant)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 var when = time.Date(2024, 5, 1, 12, 30, 5, 0, time.FixedZone("CEST", 2*3600))
@@ -36,14 +37,10 @@ func checkPage(t *testing.T, rec *httptest.ResponseRecorder, status int) string 
 		t.Errorf("Cache-Control = %q", cc)
 	}
 	body := rec.Body.String()
-	for _, want := range []string{
+	testkit.Holds(t, body, []string{
 		`<!doctype html>`, `<html lang="en">`, `name="viewport"`, `name="color-scheme"`,
 		`href="/_backupweb/style.css?v=`, `<main id="main">`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("page lacks %s", want)
-		}
-	}
+	}, nil)
 	for _, banned := range []string{"<script", "style=", "<style", "http://", "https://"} {
 		if strings.Contains(body, banned) {
 			t.Errorf("page holds %q, which the policy forbids or which loads from elsewhere", banned)
@@ -93,16 +90,7 @@ func TestRenderCatalog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := checkPage(t, render(t, http.StatusOK, "catalog", tt.data), http.StatusOK)
-			for _, w := range tt.want {
-				if !strings.Contains(body, w) {
-					t.Errorf("page lacks %s", w)
-				}
-			}
-			for _, w := range tt.dontWant {
-				if strings.Contains(body, w) {
-					t.Errorf("page holds %s", w)
-				}
-			}
+			testkit.Holds(t, body, tt.want, tt.dontWant)
 		})
 	}
 }
@@ -145,27 +133,14 @@ func TestRenderLogin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := checkPage(t, render(t, tt.status, "login", tt.data), tt.status)
-			for _, w := range tt.want {
-				if !strings.Contains(body, w) {
-					t.Errorf("page lacks %s", w)
-				}
-			}
-			for _, w := range tt.dontWant {
-				if strings.Contains(body, w) {
-					t.Errorf("page holds %s", w)
-				}
-			}
+			testkit.Holds(t, body, tt.want, tt.dontWant)
 		})
 	}
 }
 
 func TestRenderError(t *testing.T) {
 	body := checkPage(t, render(t, http.StatusNotFound, "error", ErrorPage{Status: 404, Message: "No <such> backup."}), http.StatusNotFound)
-	for _, w := range []string{`<title>Not Found · backupweb</title>`, `Error 404`, `No &lt;such&gt; backup.`, `<a href="/" id="back">`} {
-		if !strings.Contains(body, w) {
-			t.Errorf("page lacks %s", w)
-		}
-	}
+	testkit.Holds(t, body, []string{`<title>Not Found · backupweb</title>`, `Error 404`, `No &lt;such&gt; backup.`, `<a href="/" id="back">`}, nil)
 }
 
 func TestRenderFailures(t *testing.T) {

@@ -10,8 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,30 +136,19 @@ func TestAccessLogStalledDestination(t *testing.T) {
 	// About 120 bytes a line: 2,000 lines are more than the pipe (64 KiB)
 	// and the buffers hold.
 	const clients, each = 8, 250
-	var answered atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		var wg sync.WaitGroup
-		for range clients {
-			wg.Go(func() {
-				for range each {
-					resp, err := srv.Client().Get(srv.URL + "/healthz")
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					answered.Add(1)
-				}
-			})
+	run := testkit.InBackground(clients, each, func(int, int) bool {
+		resp, err := srv.Client().Get(srv.URL + "/healthz")
+		if err != nil {
+			t.Error(err)
+			return false
 		}
-		wg.Wait()
-		close(done)
-	}()
-	testkit.Settled(answered.Load)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return true
+	})
+	testkit.Settled(run.Count)
 	select {
-	case <-done:
+	case <-run.Done:
 		t.Fatal("every request completed while nobody read the log: lines were dropped or buffered without bound")
 	default:
 	}
@@ -178,9 +165,9 @@ func TestAccessLogStalledDestination(t *testing.T) {
 		lines <- n
 	}()
 	select {
-	case <-done:
+	case <-run.Done:
 	case <-time.After(time.Minute):
-		t.Fatalf("requests did not resume: %d of %d answered", answered.Load(), clients*each)
+		t.Fatalf("requests did not resume: %d of %d answered", run.Count(), clients*each)
 	}
 	buf.Flush()
 	if n := <-lines; n != clients*each {
