@@ -151,9 +151,7 @@ func (s *FileStore) findShared(key string) (Record, bool, bool, error) {
 // markIntact records that the manager found the MAC of the record under
 // key right (see table.markIntact).
 func (s *FileStore) markIntact(key string, mac []byte) {
-	s.mu.Lock()
-	s.t.markIntact(key, mac)
-	s.mu.Unlock()
+	markIntactLocked(&s.mu, &s.t, key, mac)
 }
 
 // Commit stores a copy of rec under key and rewrites the file before

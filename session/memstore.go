@@ -57,9 +57,7 @@ func (s *MemoryStore) findShared(key string) (Record, bool, bool, error) {
 // markIntact records that the manager found the MAC of the record under
 // key right (see table.markIntact).
 func (s *MemoryStore) markIntact(key string, mac []byte) {
-	s.mu.Lock()
-	s.t.markIntact(key, mac)
-	s.mu.Unlock()
+	markIntactLocked(&s.mu, &s.t, key, mac)
 }
 
 // Commit stores a copy of rec under key. A record without Expires is refused.

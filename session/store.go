@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -203,6 +204,14 @@ func (t *table) markIntact(key string, mac []byte) {
 		t.intact = make(map[string]*byte)
 	}
 	t.intact[key] = &mac[0]
+}
+
+// markIntactLocked is a store's markIntact: t.markIntact under the
+// store's lock mu.
+func markIntactLocked(mu *sync.RWMutex, t *table, key string, mac []byte) {
+	mu.Lock()
+	t.markIntact(key, mac)
+	mu.Unlock()
 }
 
 // sharedFinder is a store of this package whose records the manager may

@@ -100,18 +100,27 @@ func TestWatchedSnapshotShared(t *testing.T) {
 	waitListed(t, c, "a.tar:1 b.tar:1 ")
 }
 
+// folderListing makes top/backups holding one one-byte file, name, and
+// returns them with its catalog, listed once (so watched where it can be),
+// closed when the test ends.
+func folderListing(t *testing.T, name string) (top, dir string, c *Catalog) {
+	t.Helper()
+	top = t.TempDir()
+	dir = filepath.Join(top, "backups")
+	os.Mkdir(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600)
+	c = New(dir)
+	t.Cleanup(func() { c.Close() })
+	if got := listed(t, c); got != name+":1 " {
+		t.Fatal(got)
+	}
+	return top, dir, c
+}
+
 // TestWatchedFolderReplaced: when the path comes to name another folder
 // (the old one renamed away, a new one made), the new one is listed.
 func TestWatchedFolderReplaced(t *testing.T) {
-	top := t.TempDir()
-	dir := filepath.Join(top, "backups")
-	os.Mkdir(dir, 0o700)
-	os.WriteFile(filepath.Join(dir, "old.tar"), []byte("o"), 0o600)
-	c := New(dir)
-	defer c.Close()
-	if got := listed(t, c); got != "old.tar:1 " {
-		t.Fatal(got)
-	}
+	top, dir, c := folderListing(t, "old.tar")
 	// The folder's parent renamed: the watch, on the folder itself,
 	// sees nothing; the watcher's check of the path does.
 	if err := os.Rename(top+"/backups", top+"/moved"); err != nil {
@@ -127,14 +136,7 @@ func TestWatchedFolderReplaced(t *testing.T) {
 // TestWatchedFolderRemoved: a watched folder removed lists as empty, and a
 // new one made at its path is listed.
 func TestWatchedFolderRemoved(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "backups")
-	os.Mkdir(dir, 0o700)
-	os.WriteFile(filepath.Join(dir, "a.tar"), []byte("a"), 0o600)
-	c := New(dir)
-	defer c.Close()
-	if got := listed(t, c); got != "a.tar:1 " {
-		t.Fatal(got)
-	}
+	_, dir, c := folderListing(t, "a.tar")
 	os.RemoveAll(dir)
 	waitListed(t, c, "")
 	os.Mkdir(dir, 0o700)
