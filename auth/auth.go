@@ -198,6 +198,8 @@ func NewContext(ctx context.Context, u User) context.Context {
 // FromContext returns the user RequireAuth admitted: what the Flask-era
 // service called get_current_user(). ok is false outside a protected route.
 func FromContext(ctx context.Context) (User, bool) {
-	u, ok := ctx.Value(userKey{}).(User)
-	return u, ok
+	if u, ok := ctx.Value(userKey{}).(User); ok {
+		return u, true
+	}
+	return carriedUser(ctx)
 }

@@ -26,7 +26,11 @@ func RequireAuth(p Provider, errs *Errors) func(http.Handler) http.Handler {
 				p.Challenge(w, r)
 				return
 			}
-			witnessAdmitted(r.Context(), u)
+			if witnessAdmitted(r.Context(), u) {
+				// The request's witness answers FromContext: no copy.
+				next.ServeHTTP(w, r)
+				return
+			}
 			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), u)))
 		})
 	}

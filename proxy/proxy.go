@@ -164,9 +164,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Time{})
 	rc.SetWriteDeadline(time.Time{})
-	r, done := h.live.track(r)
-	defer done()
-	h.rp.ServeHTTP(w, withClientHost(h.o, r))
+	r, tracked := h.live.track(r)
+	defer h.live.release(tracked)
+	h.rp.ServeHTTP(w, r)
 }
 
 // copyBufferSize is the size of the proxy's copy buffers.
@@ -249,19 +249,30 @@ func stripOwnCookies(r *http.Request) {
 	if !own {
 		return
 	}
-	var kept []string
+	// The kept cookies are written into one buffer as long as the
+	// header: one allocation, where a slice of them and their join made
+	// several.
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 2
+	}
+	var kept strings.Builder
+	kept.Grow(size)
 	for _, l := range lines {
 		for part := range strings.SplitSeq(l, ";") {
 			part = strings.TrimSpace(part)
 			name, _, _ := strings.Cut(part, "=")
 			if part != "" && !ownCookie(name) {
-				kept = append(kept, part)
+				if kept.Len() > 0 {
+					kept.WriteString("; ")
+				}
+				kept.WriteString(part)
 			}
 		}
 	}
 	r.Header.Del("Cookie")
-	if len(kept) > 0 {
-		r.Header.Set("Cookie", strings.Join(kept, "; "))
+	if kept.Len() > 0 {
+		r.Header["Cookie"] = []string{kept.String()}
 	}
 }
 

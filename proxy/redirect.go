@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,7 +33,10 @@ func rewriteRedirects(o Options, resp *http.Response) {
 		return
 	}
 	out := resp.Request
-	host, _ := out.Context().Value(clientHostKey{}).(string)
+	// The client's Host, as rewrite set it on the upstream's request
+	// (from the inbound request, never from the client's own
+	// X-Forwarded-Host, which ReverseProxy removed).
+	host := out.Header.Get("X-Forwarded-Host")
 	if host == "" {
 		return
 	}
@@ -54,19 +56,6 @@ func rewriteRedirects(o Options, resp *http.Response) {
 			resp.Header.Set(name, nv)
 		}
 	}
-}
-
-// clientHostKey carries the client's Host to rewriteRedirects, which sees
-// only the upstream's request.
-type clientHostKey struct{}
-
-// withClientHost returns r carrying its Host for rewriteRedirects, when
-// redirects are rewritten.
-func withClientHost(o Options, r *http.Request) *http.Request {
-	if !o.RewriteRedirects {
-		return r
-	}
-	return r.WithContext(context.WithValue(r.Context(), clientHostKey{}, r.Host))
 }
 
 // toClient returns loc with the upstream's address replaced by the

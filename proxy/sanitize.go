@@ -132,13 +132,17 @@ func dropH2C(h http.Header) {
 // cookies and any later one.
 const ownCookiePrefix = "backupweb_"
 
+// cookiePrefixesLower are the cookie name prefixes ownCookie looks past,
+// in lower case, made once.
+var cookiePrefixesLower = [...]string{strings.ToLower(session.HostPrefix), strings.ToLower(session.SecurePrefix)}
+
 // ownCookie reports whether a cookie is one of backupweb's own, with or
 // without the __Host-/__Secure- prefix (in any letter case, as browsers
 // read prefixes): those never reach the upstream, and the upstream never
 // sets them.
 func ownCookie(name string) bool {
 	lower := strings.ToLower(name)
-	for _, p := range []string{strings.ToLower(session.HostPrefix), strings.ToLower(session.SecurePrefix)} {
+	for _, p := range cookiePrefixesLower {
 		if strings.HasPrefix(lower, p) {
 			lower = lower[len(p):]
 			break

@@ -134,6 +134,26 @@ func (s *FileStore) Find(_ context.Context, key string) (Record, bool, error) {
 	return rec, ok, nil
 }
 
+// findShared is Find without copying the record's byte slices (see
+// table.findShared).
+func (s *FileStore) findShared(key string) (Record, bool, bool, error) {
+	now := s.now()
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return Record{}, false, false, ErrClosed
+	}
+	rec, ok, checked := s.t.findShared(key, now)
+	s.mu.RUnlock()
+	return rec, ok, checked, nil
+}
+
+// markIntact records that the manager found the MAC of the record under
+// key right (see table.markIntact).
+func (s *FileStore) markIntact(key string, mac []byte) {
+	markIntactLocked(&s.mu, &s.t, key, mac)
+}
+
 // Commit stores a copy of rec under key and rewrites the file before
 // returning. A record without Expires is refused.
 func (s *FileStore) Commit(_ context.Context, key string, rec Record) error {

@@ -99,7 +99,8 @@ const DefaultMaxPerUser = 20
 // caller's decision.
 type Manager struct {
 	store      Store
-	toucher    Toucher // store as Toucher, nil when it lacks the ability
+	toucher    Toucher      // store as Toucher, nil when it lacks the ability
+	shared     sharedFinder // store when it is a *FileStore or *MemoryStore, else nil
 	cookie     string
 	formCookie string
 	idle       time.Duration
@@ -167,6 +168,14 @@ func NewManager(o Options) (*Manager, error) {
 		domain:     o.CookieDomain,
 	}
 	m.toucher, _ = o.Store.(Toucher)
+	// Only the package's own stores themselves: a type that embeds one
+	// and overrides Find must have its Find called.
+	switch s := o.Store.(type) {
+	case *FileStore:
+		m.shared = s
+	case *MemoryStore:
+		m.shared = s
+	}
 	for _, name := range []string{m.cookie, m.formCookie} {
 		if !validCookieName(name) {
 			return nil, fmt.Errorf("session: invalid cookie name %q", name)
@@ -234,12 +243,30 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		return nil, false, nil
 	}
 	ctx := r.Context()
-	rec, found, err := m.store.Find(ctx, key)
+	var rec Record
+	var found, checked bool
+	var err error
+	if m.shared != nil {
+		// The package's own stores: no copy of the record's bytes,
+		// which Load only reads, and the MAC of a record held in
+		// memory is checked once, not at every request.
+		rec, found, checked, err = m.shared.findShared(key)
+	} else {
+		rec, found, err = m.store.Find(ctx, key)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("session: load: %w", err)
 	}
-	if !found || !m.intact(ctx, key, &rec) {
+	if !found {
 		return nil, false, nil
+	}
+	if !checked {
+		if !m.intact(ctx, key, &rec) {
+			return nil, false, nil
+		}
+		if m.shared != nil {
+			m.shared.markIntact(key, rec.MAC)
+		}
 	}
 	if rec.Type != m.typ {
 		// Made by another authentication type (or before sessions

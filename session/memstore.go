@@ -44,6 +44,22 @@ func (s *MemoryStore) Find(_ context.Context, key string) (Record, bool, error) 
 	return rec, ok, nil
 }
 
+// findShared is Find without copying the record's byte slices (see
+// table.findShared).
+func (s *MemoryStore) findShared(key string) (Record, bool, bool, error) {
+	now := s.now()
+	s.mu.RLock()
+	rec, ok, checked := s.t.findShared(key, now)
+	s.mu.RUnlock()
+	return rec, ok, checked, nil
+}
+
+// markIntact records that the manager found the MAC of the record under
+// key right (see table.markIntact).
+func (s *MemoryStore) markIntact(key string, mac []byte) {
+	markIntactLocked(&s.mu, &s.t, key, mac)
+}
+
 // Commit stores a copy of rec under key. A record without Expires is refused.
 func (s *MemoryStore) Commit(_ context.Context, key string, rec Record) error {
 	if rec.Expires.IsZero() {

@@ -27,6 +27,13 @@ const recordMACPrefix = "record/v1\x00"
 // it is kept under. A writer of the store can still delete a record (which
 // is a logout) but cannot make, move or extend one.
 //
+// The manager checks the MAC at every read from another package's store
+// (Redis). The package's own stores (FileStore, MemoryStore) hold their
+// records in memory, changed only by this package's code, and read their
+// files at start only: there a record's MAC is checked once per version
+// of the record (table.markIntact), at its first read after it was
+// loaded, put or touched.
+//
 // Times enter the MAC at millisecond precision: the Redis store keeps the
 // activity and the deadline in milliseconds, and the record must check the
 // same after the round trip.

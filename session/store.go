@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -151,7 +152,14 @@ const sweepInterval = time.Minute
 // stored as private copies and never modified in place, so a shallow copy of
 // the map is a consistent snapshot.
 type table struct {
-	recs      map[string]Record
+	recs map[string]Record
+	// intact marks the records whose MAC the manager has checked: a key
+	// maps to the first byte of the MAC slice the record carried then
+	// (markIntact). A record put or touched since carries a new slice (a
+	// copy), so an old mark no longer matches and the record is checked
+	// again. Nothing outside the package's code changes a record in
+	// memory; a record read from the state file at start is unmarked.
+	intact    map[string]*byte
 	lastSweep time.Time
 }
 
@@ -168,11 +176,61 @@ func (t *table) find(key string, now time.Time) (Record, bool) {
 	return rec.clone(), true
 }
 
+// findShared is find without the copy of the record's byte slices (CSRF,
+// MAC), which stay the table's: the caller reads them and never changes
+// them in place. The table never does either (put stores copies, touch
+// replaces the MAC with a copy). Attrs is copied, as by find: it reaches
+// handlers through auth.User. checked reports whether the manager has
+// found this very MAC right before (markIntact).
+func (t *table) findShared(key string, now time.Time) (rec Record, ok, checked bool) {
+	rec, ok = t.recs[key]
+	if !ok || rec.expiredAt(now) {
+		return Record{}, false, false
+	}
+	rec.Data = rec.Data.clone()
+	checked = len(rec.MAC) > 0 && t.intact[key] == &rec.MAC[0]
+	return rec, true, checked
+}
+
+// markIntact records that the MAC mac, found under key by findShared,
+// checked right; it does nothing if the record has been replaced or
+// touched since (another MAC slice).
+func (t *table) markIntact(key string, mac []byte) {
+	rec, ok := t.recs[key]
+	if !ok || len(mac) == 0 || len(rec.MAC) == 0 || &rec.MAC[0] != &mac[0] {
+		return
+	}
+	if t.intact == nil {
+		t.intact = make(map[string]*byte)
+	}
+	t.intact[key] = &mac[0]
+}
+
+// markIntactLocked is a store's markIntact: t.markIntact under the
+// store's lock mu.
+func markIntactLocked(mu *sync.RWMutex, t *table, key string, mac []byte) {
+	mu.Lock()
+	t.markIntact(key, mac)
+	mu.Unlock()
+}
+
+// sharedFinder is a store of this package whose records the manager may
+// read without copying their byte slices (table.findShared), and whose
+// records it checks once per MAC (table.markIntact): Load reads CSRF and
+// MAC and replaces, never modifies, them. The manager uses it only for a
+// *FileStore or *MemoryStore itself, never a type embedding one (whose
+// own Find would be bypassed).
+type sharedFinder interface {
+	findShared(key string) (rec Record, ok, checked bool, err error)
+	markIntact(key string, mac []byte)
+}
+
 // put stores a private copy of rec under key and returns the record it
 // replaced, if any.
 func (t *table) put(key string, rec Record) (old Record, existed bool) {
 	old, existed = t.recs[key]
 	t.recs[key] = rec.clone()
+	delete(t.intact, key)
 	return old, existed
 }
 
@@ -185,6 +243,7 @@ func (t *table) touch(key string, lastSeen, expires time.Time, mac []byte) bool 
 	}
 	rec.LastSeen, rec.Expires, rec.MAC = lastSeen, expires, bytes.Clone(mac)
 	t.recs[key] = rec
+	delete(t.intact, key)
 	return true
 }
 
@@ -192,6 +251,7 @@ func (t *table) touch(key string, lastSeen, expires time.Time, mac []byte) bool 
 func (t *table) remove(key string) bool {
 	_, ok := t.recs[key]
 	delete(t.recs, key)
+	delete(t.intact, key)
 	return ok
 }
 
@@ -201,6 +261,7 @@ func (t *table) removeUser(username string) int {
 	for k, rec := range t.recs {
 		if rec.Username == username {
 			delete(t.recs, k)
+			delete(t.intact, k)
 			n++
 		}
 	}
@@ -243,6 +304,7 @@ func (t *table) sweep(now time.Time) int {
 	for k, rec := range t.recs {
 		if rec.expiredAt(now) {
 			delete(t.recs, k)
+			delete(t.intact, k)
 			n++
 		}
 	}

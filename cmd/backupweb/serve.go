@@ -66,6 +66,7 @@ func runServe(c *cli, args []string) int {
 	}
 
 	opts := a.WebOptions(log)
+	defer opts.Catalog.Close() // stops watching the backups folder; nil without a catalog
 	// Access lines are at info level: a higher -log-level omits them.
 	opts.AccessLog = a.Config.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo)
 	opts.AccessLogger = accesslog.NewWriter(accessBuf, accessFormat)

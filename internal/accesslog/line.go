@@ -12,6 +12,7 @@ package accesslog
 import (
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -168,6 +169,40 @@ func addrByte(c byte) bool {
 }
 
 func appendRFC3339Millis(b []byte, t time.Time) []byte {
+	sec := t.Unix()
+	s := lastSecond.Load()
+	if s == nil || s.unix != sec || s.loc != t.Location() {
+		if y := t.Year(); y < 0 || y > 9999 {
+			return appendRFC3339MillisSlow(b, t)
+		}
+		s = &formattedSecond{unix: sec, loc: t.Location()}
+		s.date = t.AppendFormat(nil, "2006-01-02T15:04:05.")
+		s.zone = t.AppendFormat(nil, "Z07:00")
+		lastSecond.Store(s)
+	}
+	ms := t.Nanosecond() / int(time.Millisecond)
+	b = append(b, s.date...)
+	b = append(b, byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	return append(b, s.zone...)
+}
+
+// formattedSecond is one second of the access lines' time, formatted once:
+// a line's time is formatted by appending its milliseconds, where
+// time.Time.AppendFormat would parse its layout again for every line.
+type formattedSecond struct {
+	unix int64
+	loc  *time.Location
+	date []byte // "2006-01-02T15:04:05."
+	zone []byte // "Z" or "+01:00"
+}
+
+// lastSecond is the second the last line was written in, shared by every
+// writer (the location is part of the key).
+var lastSecond atomic.Pointer[formattedSecond]
+
+// appendRFC3339MillisSlow is appendRFC3339Millis for any time, through
+// AppendFormat: years outside 0-9999 are written as time writes them.
+func appendRFC3339MillisSlow(b []byte, t time.Time) []byte {
 	const prefixLen = len("2006-01-02T15:04:05.000")
 	n := len(b)
 	t = t.Truncate(time.Millisecond).Add(time.Millisecond / 10)

@@ -129,3 +129,24 @@ func BenchmarkAppend(b *testing.B) {
 		})
 	}
 }
+
+// TestRFC3339MillisCached: the time formatted from the cached second is
+// what AppendFormat writes, across seconds, zones and the years the cache
+// does not take.
+func TestRFC3339MillisCached(t *testing.T) {
+	east := time.FixedZone("east", 5*3600+30*60)
+	base := time.Date(2024, 3, 10, 23, 59, 58, 999_600_000, time.UTC)
+	var times []time.Time
+	for i := range 40 {
+		d := time.Duration(i) * 137 * time.Millisecond
+		times = append(times, base.Add(d), base.Add(d).In(east), base.Add(d).Local())
+	}
+	times = append(times, time.Date(-1, 1, 1, 0, 0, 0, 5e6, time.UTC), time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, tm := range times {
+		got := string(appendRFC3339Millis([]byte("x"), tm))
+		want := string(appendRFC3339MillisSlow([]byte("x"), tm))
+		if got != want {
+			t.Errorf("%v: %q, want %q", tm, got, want)
+		}
+	}
+}

@@ -4,8 +4,8 @@
 // A backup is a regular file directly inside the folder. Nothing else is a
 // backup: not a directory, not a symbolic link (even one that points at a
 // file inside the folder), not a device, socket or named pipe, and not a file
-// in a subdirectory. The folder is read on every call, so files that a backup
-// job adds or removes show up at once; nothing is cached.
+// in a subdirectory. A listing is kept while the folder is unchanged: on
+// Linux inotify says when it changes, elsewhere a stat of the folder does.
 //
 // Opening goes through os.Root, which confines every lookup to the folder,
 // and compares what was looked up with what was opened, so a name cannot
@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -45,17 +46,33 @@ type Backup struct {
 	Modified time.Time
 }
 
-// Catalog reads one backups folder. It holds only the folder's path, so it
-// is safe for concurrent use and cheap to copy around.
+// Catalog reads one backups folder. It is safe for concurrent use. On
+// Linux it learns of changes to the folder from inotify, started at the
+// first listing; Close stops that watch.
 type Catalog struct {
 	dir string
 	log *slog.Logger // nil: skipped names go unreported
 
+	// last is the last listing. gen counts the changes the watcher has
+	// seen, and its end: a listing read under the watcher is current
+	// while gen is what it was before the read.
+	last atomic.Pointer[listing]
+	gen  atomic.Uint64
+
 	mu      sync.Mutex
-	cached  *Snapshot   // the last listing
-	stamp   os.FileInfo // the folder as it was when cached was read
-	at      time.Time   // when cached was read
+	watch   *watcher  // nil: not watching, the folder is stat()ed instead
+	tried   time.Time // the last attempt to start watching
+	closed  bool      // Close was called: no new watch
 	skipped map[string]bool
+}
+
+// listing is one reading of the folder and how to tell it is still current.
+type listing struct {
+	snap    *Snapshot
+	watched bool        // read while the watcher ran: current while gen is unchanged
+	gen     uint64      // Catalog.gen before the read
+	stamp   os.FileInfo // not watched: the folder as it was when read
+	at      time.Time   // not watched: when it was read
 }
 
 // New returns the catalog of dir. The folder need not exist yet: until it
@@ -72,10 +89,13 @@ func (c *Catalog) WithLogger(log *slog.Logger) *Catalog {
 	return c
 }
 
-// listTTL is how long a listing is reused while the folder's own stat
-// (modification time, inode) is unchanged. Adding, removing or renaming a
-// file changes the folder's modification time and shows at once; a file
-// that grows in place shows its new size within listTTL.
+// listTTL bounds how long a file growing in place shows its old size. With
+// the watcher, writes to a file are passed on at the watcher's next tick
+// (watchTick, shorter). Without it, a listing is reused for at most listTTL
+// while the folder's own stat (modification time, inode) is unchanged:
+// adding, removing or renaming a file changes the folder's modification
+// time. It is also how long the catalog waits before trying again to watch
+// a folder it could not watch.
 const listTTL = 2 * time.Second
 
 // maxSkippedReported bounds the names remembered as already reported.
@@ -109,20 +129,36 @@ type Snapshot struct {
 }
 
 // Snapshot returns the listing as List does, without copying it: the same
-// *Snapshot while the folder's own stat (modification time, inode, size) is
-// unchanged and the listing is younger than listTTL, a new one otherwise.
-// A folder that does not exist gives an empty snapshot, never cached.
+// *Snapshot while the folder is unchanged, a new one otherwise.
+//
+// While the folder is watched (inotify, Linux), the listing is reused
+// until the watcher reports a change, with no system call: a backup added,
+// removed or renamed shows as soon as the watcher has read the kernel's
+// notice, normally within a millisecond. Otherwise the folder is stat()ed
+// on every call and the listing reused while that stat (modification time,
+// inode, size) is unchanged and the listing is younger than listTTL. A
+// folder that does not exist gives an empty snapshot, never cached.
 func (c *Catalog) Snapshot() (*Snapshot, error) {
-	dirInfo, statErr := os.Stat(c.dir)
-	now := time.Now()
-	c.mu.Lock()
-	if statErr == nil && c.stamp != nil && now.Sub(c.at) < listTTL && sameDir(c.stamp, dirInfo) {
-		snap := c.cached
-		c.mu.Unlock()
-		return snap, nil
+	if l := c.last.Load(); l != nil && l.watched && l.gen == c.gen.Load() {
+		return l.snap, nil
 	}
-	prev := c.cached
-	c.mu.Unlock()
+	return c.snapshotRead()
+}
+
+// snapshotRead is Snapshot when the last listing may be out of date.
+func (c *Catalog) snapshotRead() (*Snapshot, error) {
+	watched := c.ensureWatch()
+	gen := c.gen.Load() // before the read: a change during it is seen next time
+	prev := c.last.Load()
+	var dirInfo os.FileInfo
+	var statErr error
+	now := time.Now()
+	if !watched {
+		dirInfo, statErr = os.Stat(c.dir)
+		if statErr == nil && prev != nil && !prev.watched && now.Sub(prev.at) < listTTL && sameDir(prev.stamp, dirInfo) {
+			return prev.snap, nil
+		}
+	}
 	list, err := c.read()
 	if err != nil {
 		if list == nil {
@@ -131,18 +167,61 @@ func (c *Catalog) Snapshot() (*Snapshot, error) {
 		return &Snapshot{Backups: list}, err
 	}
 	snap := &Snapshot{Backups: list}
-	if prev != nil && slices.Equal(prev.Backups, list) {
-		// Read again (listTTL passed) but unchanged: keep the pointer, so
-		// what callers derived from it stays valid.
-		snap = prev
+	if prev != nil && slices.Equal(prev.snap.Backups, list) {
+		// Read again but unchanged: keep the pointer, so what callers
+		// derived from it stays valid.
+		snap = prev.snap
 	}
-	if statErr != nil {
+	if !watched && statErr != nil {
 		return snap, nil
 	}
-	c.mu.Lock()
-	c.cached, c.stamp, c.at = snap, dirInfo, now
-	c.mu.Unlock()
+	c.last.Store(&listing{snap: snap, watched: watched, gen: gen, stamp: dirInfo, at: now})
 	return snap, nil
+}
+
+// ensureWatch starts the watcher unless it runs, the catalog is closed, or
+// an attempt failed less than listTTL ago, and reports whether it runs.
+func (c *Catalog) ensureWatch() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watch != nil {
+		return true
+	}
+	if c.closed || (!c.tried.IsZero() && time.Since(c.tried) < listTTL) {
+		return false
+	}
+	c.tried = time.Now()
+	var w *watcher
+	w, err := startWatcher(c.dir, func() { c.gen.Add(1) }, func() {
+		c.mu.Lock()
+		if c.watch == w {
+			c.watch = nil
+		}
+		c.mu.Unlock()
+		c.gen.Add(1)
+	})
+	if err != nil {
+		return false
+	}
+	c.watch = w
+	return true
+}
+
+// Close stops watching the folder; the catalog keeps working, stat()ing
+// the folder on every listing. It always returns nil, and does nothing on
+// a nil *Catalog (a program without a catalog may defer it anyway).
+func (c *Catalog) Close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	c.closed = true
+	w := c.watch
+	c.mu.Unlock()
+	if w != nil {
+		w.stop()
+	}
+	return nil
 }
 
 // sameDir reports whether two stats describe the same, unchanged folder.

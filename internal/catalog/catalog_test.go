@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 var base = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -238,7 +240,9 @@ func TestSnapshotShared(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "b.tar.gz"), []byte("b"), 0o600)
 	later := time.Now().Add(time.Minute)
 	os.Chtimes(dir, later, later)
-	s3, _ := c.Snapshot()
+	var s3 *Snapshot
+	testkit.WaitUntil(t, 5*time.Second, func() bool { s3, _ = c.Snapshot(); return s3 != s1 },
+		func() string { return "the snapshot is still the old one" })
 	if s3 == s1 || len(s3.Backups) != 2 || len(s1.Backups) != 1 {
 		t.Fatalf("after adding a backup: %+v (before %+v)", s3.Backups, s1.Backups)
 	}

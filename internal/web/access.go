@@ -45,6 +45,20 @@ type statusWriter struct {
 	bytes    int64
 	flushed  bool // Flush was called: headers may have gone out
 	reported bool // front has logged the request
+	// routing, while the mux serves it, is the request the mux routes:
+	// a 404 or 405 written while its Pattern is empty is the mux's own
+	// (no route matched) and is held back in unrouted, its body
+	// dropped, for the caller to answer with the styled refusal (see
+	// serveRouted). A route's own 404 has a Pattern.
+	routing  *http.Request
+	unrouted int
+}
+
+// intercepts reports whether a status code is the mux's own refusal of a
+// request no route matched, to hold back.
+func (s *statusWriter) intercepts(code int) bool {
+	return s.routing != nil && s.routing.Pattern == "" && s.status == 0 &&
+		(code == http.StatusNotFound || code == http.StatusMethodNotAllowed)
 }
 
 // started reports whether the response has begun: after that, no other
@@ -52,6 +66,13 @@ type statusWriter struct {
 func (s *statusWriter) started() bool { return s.status != 0 || s.flushed }
 
 func (s *statusWriter) WriteHeader(code int) {
+	if s.unrouted != 0 {
+		return
+	}
+	if s.intercepts(code) {
+		s.unrouted = code
+		return
+	}
 	if s.status == 0 && code >= 200 {
 		s.status = code
 	}
@@ -59,6 +80,9 @@ func (s *statusWriter) WriteHeader(code int) {
 }
 
 func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.unrouted != 0 {
+		return len(p), nil
+	}
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}
@@ -68,6 +92,9 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 }
 
 func (s *statusWriter) ReadFrom(src io.Reader) (int64, error) {
+	if s.unrouted != 0 {
+		return io.Copy(io.Discard, src)
+	}
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}

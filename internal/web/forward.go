@@ -60,6 +60,7 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 		w.Header()["Cache-Control"] = noStoreValue
 		t := forwardedTarget(r)
 		if f.g.anonymous(t) {
+			noBodyHeaders(w.Header())
 			w.WriteHeader(http.StatusOK)
 			return
 		}
@@ -75,14 +76,18 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 			if u, ok = f.g.admit(w, r, u, t); !ok {
 				return
 			}
-			w.Header().Set(userHeader, u.Name)
+			// userHeader and emailHeader are canonical: assigned
+			// without Set's canonicalisation.
+			h := w.Header()
+			h[userHeader] = []string{u.Name}
 			if email := u.Attrs["email"]; email != "" {
-				w.Header().Set(emailHeader, email)
+				h[emailHeader] = []string{email}
 			}
 			if groups := groupsValue(u.Groups); groups != "" && f.groupsHeader != "" {
 				w.Header().Set(groupsAnswerHeader, groups)
 				w.Header().Set(f.groupsHeader, groups)
 			}
+			noBodyHeaders(h)
 			w.WriteHeader(http.StatusOK)
 		case forward && browserNavigation(r):
 			if lr, isSession := p.(auth.LoginRedirecter); isSession {

@@ -90,6 +90,31 @@ func TestForwardAuth(t *testing.T) {
 			if rec.Body.Len() > 200 {
 				t.Errorf("body of %d bytes: forward-auth answers carry no more than the error message", rec.Body.Len())
 			}
+			// A 200 carries no-store and the identity headers only; every
+			// refusal keeps the security headers.
+			if tt.status == 200 {
+				for _, k := range append(pageOnlyHeaders, "X-Content-Type-Options") {
+					if got := rec.Header().Get(k); got != "" {
+						t.Errorf("200 with %s = %q, want none", k, got)
+					}
+				}
+				if got := rec.Header().Get("Cache-Control"); got != "no-store" {
+					t.Errorf("200 with Cache-Control %q, want no-store", got)
+				}
+			} else {
+				checkSecurityHeaders(t, rec.Header())
+			}
 		})
+	}
+}
+
+// TestIdentityHeadersCanonical: the identity headers are assigned to the
+// header map without canonicalisation, so their names must already be
+// canonical.
+func TestIdentityHeadersCanonical(t *testing.T) {
+	for _, h := range []string{userHeader, emailHeader} {
+		if c := http.CanonicalHeaderKey(h); c != h {
+			t.Errorf("%q is not canonical (%q)", h, c)
+		}
 	}
 }

@@ -30,6 +30,8 @@ type frontOptions struct {
 // a context value, a copy of the request and a value of their own each:
 //
 //   - the brand (ui.WithBrand) for every page and refusal below;
+//   - the admitted user: the witness carries it (auth.Witness.CarryUser),
+//     so RequireAuth passes the request inward without a copy of its own;
 //   - the client's address and scheme (peer), resolved once;
 //   - the access log and the observer: route, status, bytes, duration,
 //     client, admitted user (see below);
@@ -46,7 +48,6 @@ type frontOptions struct {
 // was answered (or the status already sent before the cut).
 func front(o frontOptions, next http.Handler) http.Handler {
 	var brand any = o.brand // boxed once
-	witness := o.access != nil || o.obs != nil
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := &frontState{start: time.Now()}
 		st.sw.ResponseWriter = w
@@ -57,7 +58,8 @@ func front(o frontOptions, next http.Handler) http.Handler {
 			st.served(o, r)
 		}()
 		st.info = o.res.Request(r)
-		st.ctx = frontContext{Context: r.Context(), st: st, brand: brand, witness: witness}
+		st.wit.CarryUser()
+		st.ctx = frontContext{Context: r.Context(), st: st, brand: brand}
 		r = r.WithContext(&st.ctx)
 		next.ServeHTTP(&st.sw, r)
 	})
@@ -77,13 +79,12 @@ type frontState struct {
 
 // frontContext is the request's context below front: one value that
 // answers for the brand (ui), the client (peer), the route slot and the
-// witness of the admitted user (auth), where four context.WithValue would
-// make four.
+// witness of the admitted user (auth, which also answers auth.FromContext),
+// where five context.WithValue would make five.
 type frontContext struct {
 	context.Context
-	st      *frontState
-	brand   any
-	witness bool // the access log or the observer reads the witness
+	st    *frontState
+	brand any
 }
 
 // Value answers front's keys and asks the parent for the others.
@@ -96,9 +97,7 @@ func (c *frontContext) Value(key any) any {
 	case ui.BrandContextKey:
 		return c.brand
 	case auth.WitnessContextKey:
-		if c.witness {
-			return &c.st.wit
-		}
+		return &c.st.wit
 	}
 	return c.Context.Value(key)
 }

@@ -126,7 +126,9 @@ func NewErrors(log *slog.Logger) *auth.Errors {
 //
 // Every response passes, outermost first: panic recovery (logged, 500),
 // peer resolution, the security headers (Content-Security-Policy,
-// X-Content-Type-Options, Referrer-Policy, X-Frame-Options), and Go's
+// X-Content-Type-Options, Referrer-Policy, X-Frame-Options; a successful
+// JSON answer keeps only X-Content-Type-Options, a forward-authentication
+// 200 none of them, see apiHeaders), and Go's
 // cross-origin protection, which refuses with 403 a state-changing request
 // (any method but GET, HEAD, OPTIONS) that a browser marks as coming from
 // another site (Sec-Fetch-Site, or an Origin that does not match Host).
@@ -197,6 +199,16 @@ func NewHandler(o Options) http.Handler {
 		// not once decoded, and the mux would clean it out of /backups/.
 		if strings.HasPrefix(r.URL.Path, "/backups/") && (notClean(r.URL.EscapedPath()) || notClean(r.URL.Path)) {
 			notCanonical.ServeHTTP(w, r)
+			return
+		}
+		if sw, ok := w.(*statusWriter); ok {
+			// Under front: one lookup, the mux's own; its refusal of
+			// an unrouted request is held back by the writer.
+			if code := serveRouted(mux, sw, r); code != 0 {
+				s.fail(w, r, unrouted(code))
+				return
+			}
+			setRoute(r)
 			return
 		}
 		if _, pattern := mux.Handler(r); pattern == "" {
@@ -287,6 +299,20 @@ func unrouted(code int) auth.Refusal {
 		return auth.WrongMethod
 	}
 	return auth.NoRoute
+}
+
+// serveRouted serves r through mux, writing to sw, and returns the status
+// of the mux's own 404 or 405 when no route matched r (written to no
+// one, its headers kept: Allow), 0 otherwise. The mux sets r.Pattern
+// before it calls a handler, so a route's own 404 is not taken for the
+// mux's.
+func serveRouted(mux *http.ServeMux, sw *statusWriter, r *http.Request) int {
+	sw.routing = r
+	mux.ServeHTTP(sw, r)
+	sw.routing = nil
+	code := sw.unrouted
+	sw.unrouted = 0
+	return code
 }
 
 // interceptWriter swallows a 404 or 405 the mux writes for a request no

@@ -52,6 +52,7 @@ func (c *listCache) get(snap *catalog.Snapshot) (*encodedList, error) {
 // names e's ETag (or "*").
 func (e *encodedList) serve(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
+	apiHeaders(h)
 	h["Etag"] = e.etagValue
 	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, e.etag) {
 		w.WriteHeader(http.StatusNotModified)

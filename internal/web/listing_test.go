@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // TestBackupsETag: /api/backups carries a strong ETag that stays while the
@@ -20,6 +22,7 @@ func TestBackupsETag(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.tar.gz"), []byte("a"), 0o600)
 	cat := catalog.New(dir)
+	defer cat.Close()
 	s := &site{cat: cat, log: slog.New(slog.DiscardHandler), errs: NewErrors(nil), now: time.Now}
 	get := func(inm string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("GET", "/api/backups", nil)
@@ -64,11 +67,14 @@ func TestBackupsETag(t *testing.T) {
 
 	os.WriteFile(filepath.Join(dir, "b.tar.gz"), []byte("bb"), 0o600)
 	// A folder's modification time may not move within its resolution;
-	// make sure it does.
+	// make sure it does. The watcher (Linux) reports the change within
+	// moments: wait for it.
 	later := time.Now().Add(time.Minute)
 	os.Chtimes(dir, later, later)
-	w := get(etag)
-	if w.Code != 200 || w.Header().Get("ETag") == etag {
+	var w *httptest.ResponseRecorder
+	testkit.WaitUntil(t, 5*time.Second, func() bool { w = get(etag); return w.Code == 200 },
+		func() string { return fmt.Sprintf("after a new backup: %d", w.Code) })
+	if w.Header().Get("ETag") == etag {
 		t.Fatalf("after a new backup: %d, ETag %q (was %q)", w.Code, w.Header().Get("ETag"), etag)
 	}
 }

@@ -49,6 +49,27 @@ func setSecurityHeaders(h http.Header) {
 	h["X-Frame-Options"] = frameDenyValue
 }
 
+// apiHeaders trims the security headers SecurityHeaders set to what a
+// successful JSON answer needs: X-Content-Type-Options: nosniff stays (no
+// browser may take the body for a page or a script); the
+// Content-Security-Policy, Referrer-Policy and X-Frame-Options govern a
+// document a browser renders, which JSON never is, and would cost every
+// answer about 150 bytes to write and to parse. Refusals and pages keep
+// every header.
+func apiHeaders(h http.Header) {
+	delete(h, "Content-Security-Policy")
+	delete(h, "Referrer-Policy")
+	delete(h, "X-Frame-Options")
+}
+
+// noBodyHeaders removes every security header SecurityHeaders set, for a
+// successful answer without a body that only a proxy reads (forward
+// authentication's 200).
+func noBodyHeaders(h http.Header) {
+	apiHeaders(h)
+	delete(h, "X-Content-Type-Options")
+}
+
 // CrossOrigin is the middleware that refuses, through errs (403, the
 // error page or JSON), a state-changing request (any method but GET, HEAD,
 // OPTIONS) that a browser marks as coming from another site

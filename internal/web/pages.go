@@ -107,7 +107,9 @@ func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 		s.fail(w, r, auth.EncodeFailed)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	apiHeaders(h)
+	h["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusOK)
 	w.Write(append(b, '\n'))
 }

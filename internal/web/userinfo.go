@@ -63,8 +63,10 @@ func serveUserinfo(p auth.Provider, errs *auth.Errors, g *guard) http.HandlerFun
 			out.Expires = &e
 		}
 		b, _ := json.Marshal(out)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h := w.Header()
+		apiHeaders(h)
+		h["Content-Type"] = jsonContentType
+		h["X-Content-Type-Options"] = nosniffValue
 		w.WriteHeader(http.StatusOK)
 		w.Write(append(b, '\n'))
 	}

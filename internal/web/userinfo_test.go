@@ -77,6 +77,11 @@ func TestUserinfo(t *testing.T) {
 				if resp.Header.Get("Cache-Control") != "no-store" {
 					t.Errorf("Cache-Control %q, want no-store", resp.Header.Get("Cache-Control"))
 				}
+				if tc.status == 200 {
+					checkAPIHeaders(t, resp.Header)
+				} else {
+					checkSecurityHeaders(t, resp.Header)
+				}
 				if tc.status == 503 && resp.Header.Get("Retry-After") == "" {
 					t.Error("503 without Retry-After")
 				}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package catalog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// startWatcher is not available here: the catalog stats the folder on
+// every listing instead.
+func startWatcher(dir string, _, _ func()) (*watcher, error) {
+	return nil, fmt.Errorf("catalog: watch %s: %w", dir, errors.ErrUnsupported)
+}
+
+// watcher is never made on this system.
+type watcher struct{}
+
+func (w *watcher) stop() {}
