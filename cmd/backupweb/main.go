@@ -60,6 +60,7 @@ func commands() []command {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	c := &cli{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv}
+	tuneGC(os.LookupEnv)
 	code := c.main(os.Args[1:])
 	stop()
 	os.Exit(code)
