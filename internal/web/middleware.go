@@ -3,6 +3,7 @@ package web
 import (
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/backupweb/backupweb/auth"
 )
@@ -55,11 +56,13 @@ func setSecurityHeaders(h http.Header) {
 // Content-Security-Policy, Referrer-Policy and X-Frame-Options govern a
 // document a browser renders, which JSON never is, and would cost every
 // answer about 150 bytes to write and to parse. Refusals and pages keep
-// every header.
+// every header. It also dates the answer (httpDate): its callers write it
+// at once.
 func apiHeaders(h http.Header) {
 	delete(h, "Content-Security-Policy")
 	delete(h, "Referrer-Policy")
 	delete(h, "X-Frame-Options")
+	h["Date"] = httpDate(time.Now())
 }
 
 // noBodyHeaders removes every security header SecurityHeaders set, for a
