@@ -126,6 +126,10 @@ func New(o Options) *Handler {
 			MaxIdleConnsPerHost:   128,
 			IdleConnTimeout:       90 * time.Second,
 			ExpectContinueTimeout: time.Second,
+			// The client's Accept-Encoding reaches the upstream as it
+			// was sent: without this, a request that named none would
+			// ask for gzip and have the answer inflated here.
+			DisableCompression: true,
 		}
 	}
 	reserved := reservedNames(o)
