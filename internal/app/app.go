@@ -169,8 +169,9 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 			lookupEnv, checkOnly = standInKey(opts.LookupEnv), true
 		}
 	}
-	a.Errors = web.NewErrors(logger(opts))
-	a.Groups = a.openGroups(logger(opts))
+	log := logger(opts)
+	a.Errors = web.NewErrors(log)
+	a.Groups = a.openGroups(log)
 	return a, lookupEnv, checkOnly
 }
 
@@ -187,10 +188,13 @@ func (a *App) check(lookupEnv func(string) (string, bool)) {
 	}
 }
 
-// logger is opts.Logger, or a logger that discards everything.
+// discard is the logger of a program that gave none.
+var discard = slog.New(slog.DiscardHandler)
+
+// logger is opts.Logger, or discard.
 func logger(opts Options) *slog.Logger {
 	if opts.Logger == nil {
-		return slog.New(slog.DiscardHandler)
+		return discard
 	}
 	return opts.Logger
 }
