@@ -87,7 +87,7 @@ func NewProvider(typ string, config map[string]string, opts Options) (*Provider,
 	}
 	s := app.SectionOf(m, opts.LookupEnv)
 	if t.SecondFactor {
-		app.CheckPasskeys(s, publicURL)
+		app.CheckPasskeys(s, publicURL, "Options.PublicURL")
 	}
 	errs := web.NewErrors(log)
 	deps := auth.Deps{Errors: errs, Logger: log, StateDir: opts.StateDir, PublicURL: publicURL}

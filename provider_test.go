@@ -77,6 +77,8 @@ func TestNewProviderRefuses(t *testing.T) {
 			[]string{"Options.StateDir", "must not be empty"}},
 		{"missing user file", "flask-login", login(map[string]string{"users_file": filepath.Join(dir, "nobody")}), session,
 			[]string{"[authentication] users_file:", "nobody"}},
+		{"passkey login without a public URL", "flask-login", login(map[string]string{"second_factor": "optional", "passkey_login": "true"}), session,
+			[]string{"[authentication] passkey_login: passkeys need Options.PublicURL"}},
 		{"bad public URL", "basic", map[string]string{"username": "a", "password": "p"}, backupweb.Options{PublicURL: "backups.example.com"},
 			[]string{"Options.PublicURL"}},
 		{"oauth admitting nobody", "oauth", map[string]string{"provider": "github", "client_id": "i", "client_secret": "s", "redirect_uri": "https://b.example.com/oauth/callback"}, session,

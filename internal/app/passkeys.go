@@ -20,22 +20,23 @@ func checkPasskeys(cfg *config.Config) {
 	if cfg.Report.HasErrorsAt("server", "public_url") {
 		return // said already, at the key itself
 	}
-	CheckPasskeys(cfg.Auth, cfg.Server.PublicURL)
+	CheckPasskeys(cfg.Auth, cfg.Server.PublicURL, "[server] public_url")
 }
 
 // CheckPasskeys is checkPasskeys for the [authentication] section s and
 // the service's public URL (nil when unset), recording its problems in s's
-// report: what the root package runs with its caller's options.
-func CheckPasskeys(s *ini.Section, publicURL *url.URL) {
+// report; setting names where the URL is set, for the messages. The root
+// package runs it with its caller's options.
+func CheckPasskeys(s *ini.Section, publicURL *url.URL, setting string) {
 	key := "second_factor"
 	if v, ok := s.Lookup(key); !ok || !passkeysOn(v) {
 		return
 	}
 	if publicURL == nil {
 		if s.Bool("passkey_login", false) {
-			s.Errorf("passkey_login", "passkeys need [server] public_url, the https address users reach the service at (https://backups.example.com)")
+			s.Errorf("passkey_login", "passkeys need %s, the https address users reach the service at (https://backups.example.com)", setting)
 		} else {
-			s.Warnf(key, "passkeys are not offered without [server] public_url (the https address users reach the service at); TOTP and recovery codes work")
+			s.Warnf(key, "passkeys are not offered without %s (the https address users reach the service at); TOTP and recovery codes work", setting)
 		}
 		return
 	}
