@@ -80,12 +80,13 @@ func NewProvider(typ string, config map[string]string, opts Options) (*Provider,
 	if err != nil {
 		return nil, err
 	}
-	t, _ := app.Lookup(strings.TrimSpace(m[typeKey(m)]))
+	s := app.SectionOf(m, opts.LookupEnv)
+	name, _ := s.Lookup("type") // expanded, as the table reads it
+	t, _ := app.Lookup(strings.TrimSpace(name))
 	publicURL, err := checkOptions(t, opts)
 	if err != nil {
 		return nil, err
 	}
-	s := app.SectionOf(m, opts.LookupEnv)
 	if t.SecondFactor {
 		app.CheckPasskeys(s, publicURL, "Options.PublicURL")
 	}

@@ -75,6 +75,9 @@ func TestNewProviderRefuses(t *testing.T) {
 			[]string{"Options.SecretKey is shorter than 32"}},
 		{"session type without a state folder", "flask-login", login(nil), backupweb.Options{SecretKey: testKey},
 			[]string{"Options.StateDir", "must not be empty"}},
+		{"session type from the environment without a state folder", "", login(map[string]string{"type": "${AUTH_TYPE}"}),
+			backupweb.Options{SecretKey: testKey, LookupEnv: lookup(map[string]string{"AUTH_TYPE": "oauth"})},
+			[]string{"Options.StateDir", "must not be empty", "type oauth"}},
 		{"missing user file", "flask-login", login(map[string]string{"users_file": filepath.Join(dir, "nobody")}), session,
 			[]string{"[authentication] users_file:", "nobody"}},
 		{"passkey login without a public URL", "flask-login", login(map[string]string{"second_factor": "optional", "passkey_login": "true"}), session,
@@ -122,6 +125,7 @@ func TestNewProviderAccepts(t *testing.T) {
 		{"an alias agreeing with the name", "login", map[string]string{"type": "flask-login", "users_file": "USERS"}, "flask-login"},
 		{"keys in any letter case, values trimmed", "basic", map[string]string{"UserName": " a ", "Password": "p", "Use_Bcrypt": "no"}, "basic"},
 		{"type none named", "none", nil, "none"},
+		{"type key from the environment", "", map[string]string{"type": "${AUTH_TYPE}", "users_file": "USERS"}, "flask-login"},
 	}
 	dir := t.TempDir()
 	users := writeFile(t, dir, "users", "alice:secret\n")
@@ -130,7 +134,8 @@ func TestNewProviderAccepts(t *testing.T) {
 			if tt.config["users_file"] == "USERS" {
 				tt.config["users_file"] = users
 			}
-			p, err := backupweb.NewProvider(tt.typ, tt.config, backupweb.Options{SecretKey: testKey, StateDir: t.TempDir()})
+			p, err := backupweb.NewProvider(tt.typ, tt.config, backupweb.Options{SecretKey: testKey, StateDir: t.TempDir(),
+				LookupEnv: lookup(map[string]string{"AUTH_TYPE": "flask-login"})})
 			if err != nil {
 				t.Fatal(err)
 			}
