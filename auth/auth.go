@@ -3,9 +3,11 @@
 // implements, the context that carries the user to handlers, and the
 // RequireAuth middleware that protects routes.
 //
-// The Flask-era service's programmatic interface maps onto Go like this:
+// The Flask-era service's programmatic interface is package backupweb at
+// the module root (NewProvider, Mount, RequireAuth, CurrentUser), built on
+// these pieces:
 //
-//	get_auth_provider(type, config)  app.NewProvider (package internal/app)
+//	get_auth_provider(type, config)  app.BuildProvider (package internal/app)
 //	provider.init_app(app)           Mounter.Mount, for providers with routes
 //	@provider.require_auth           RequireAuth(provider, errs) middleware
 //	provider.get_current_user()      FromContext(r.Context())

@@ -115,7 +115,7 @@ func Open(path string, opts Options) *App {
 			a.Shared, deps.Shared = shared, shared
 		}
 	}
-	t, p, err := newProvider(cfg.Auth, deps, lookupEnv)
+	t, p, err := BuildProvider(cfg.Auth, deps, EnvSecret(lookupEnv))
 	if err == nil && !cfg.Report.HasErrors() {
 		a.Provider, a.TypeName = p, p.Type()
 	}

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/passkey"
 )
 
@@ -15,23 +17,31 @@ import (
 // its host must be able to be a relying-party id (a host name, not an IP
 // address). It reads the keys as the login type does.
 func checkPasskeys(cfg *config.Config) {
-	key := "second_factor"
-	if v, ok := cfg.Auth.Lookup(key); !ok || !passkeysOn(v) {
-		return
-	}
 	if cfg.Report.HasErrorsAt("server", "public_url") {
 		return // said already, at the key itself
 	}
-	if cfg.Server.PublicURL == nil {
-		if cfg.Auth.Bool("passkey_login", false) {
-			cfg.Auth.Errorf("passkey_login", "passkeys need [server] public_url, the https address users reach the service at (https://backups.example.com)")
+	CheckPasskeys(cfg.Auth, cfg.Server.PublicURL, "[server] public_url")
+}
+
+// CheckPasskeys is checkPasskeys for the [authentication] section s and
+// the service's public URL (nil when unset), recording its problems in s's
+// report; setting names where the URL is set, for the messages. The root
+// package runs it with its caller's options.
+func CheckPasskeys(s *ini.Section, publicURL *url.URL, setting string) {
+	key := "second_factor"
+	if v, ok := s.Lookup(key); !ok || !passkeysOn(v) {
+		return
+	}
+	if publicURL == nil {
+		if s.Bool("passkey_login", false) {
+			s.Errorf("passkey_login", "passkeys need %s, the https address users reach the service at (https://backups.example.com)", setting)
 		} else {
-			cfg.Auth.Warnf(key, "passkeys are not offered without [server] public_url (the https address users reach the service at); TOTP and recovery codes work")
+			s.Warnf(key, "passkeys are not offered without %s (the https address users reach the service at); TOTP and recovery codes work", setting)
 		}
 		return
 	}
-	if _, err := passkey.RPID(cfg.Server.PublicURL); err != nil {
-		cfg.Auth.Errorf(key, "%v", strings.TrimPrefix(err.Error(), "passkey: "))
+	if _, err := passkey.RPID(publicURL); err != nil {
+		s.Errorf(key, "%v", strings.TrimPrefix(err.Error(), "passkey: "))
 	}
 }
 

@@ -183,17 +183,22 @@ var ErrInvalid = errors.New("app: invalid authentication configuration")
 // section; type none when it has no type key). lookupEnv reads
 // BACKUP_SECRET_KEY for the types that need it. Every problem found is
 // recorded in s's report, so check-config can show them all; NewProvider returns
-// ErrInvalid when any of them is an error. It is what the Flask-era
-// service called get_auth_provider(type, config).
+// ErrInvalid when any of them is an error. It is BuildProvider with the
+// secret key read from the environment.
 func NewProvider(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
-	_, p, err := newProvider(s, deps, lookupEnv)
+	_, p, err := BuildProvider(s, deps, EnvSecret(lookupEnv))
 	return p, err
 }
 
-// newProvider is NewProvider, also returning the type s names.
-func newProvider(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (Type, auth.Provider, error) {
+// BuildProvider builds the provider of the type named in s, as NewProvider
+// does, with the secret key of the types that need one given by secret:
+// the one way a provider is built, by the program (Open, from
+// BACKUP_SECRET_KEY) and by the root package (from its caller's options).
+// secret's error is recorded at the type key. It also returns the type s
+// names.
+func BuildProvider(s *ini.Section, deps auth.Deps, secret func() ([]byte, error)) (Type, auth.Provider, error) {
 	before := s.Report().ErrorCount()
-	t, key, secretOK, err := resolve(s, lookupEnv)
+	t, key, secretOK, err := resolve(s, secret)
 	if err != nil {
 		return Type{}, nil, err
 	}
@@ -212,7 +217,7 @@ func newProvider(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string,
 // an error. Check runs it.
 func CheckProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, error) {
 	before := s.Report().ErrorCount()
-	t, _, secretOK, err := resolve(s, lookupEnv)
+	t, _, secretOK, err := resolve(s, EnvSecret(lookupEnv))
 	if err != nil {
 		return Type{}, err
 	}
@@ -225,7 +230,7 @@ func CheckProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type,
 // resolve finds the type s names, warns about keys it does not read, and
 // reads the secret key when the type needs one (secretOK false when it is
 // missing or short, with the error recorded).
-func resolve(s *ini.Section, lookupEnv func(string) (string, bool)) (t Type, key []byte, secretOK bool, err error) {
+func resolve(s *ini.Section, secret func() ([]byte, error)) (t Type, key []byte, secretOK bool, err error) {
 	if s.Present() && !s.Has("type") {
 		s.Errorf("", "has no type key; add a line type = <%s> (only a file without an [%s] section means type none)", strings.Join(Names(), "|"), Section)
 		return Type{}, nil, false, ErrInvalid
@@ -239,7 +244,7 @@ func resolve(s *ini.Section, lookupEnv func(string) (string, bool)) (t Type, key
 	warnKeys(s, t)
 	secretOK = true
 	if t.NeedsSecret {
-		if key, err = secretKey(lookupEnv); err != nil {
+		if key, err = secret(); err != nil {
 			s.Errorf("type", "%v", err)
 			secretOK = false
 		}
@@ -297,6 +302,12 @@ func CheckPlacement(f *ini.File, own map[string][]string) {
 			}
 		}
 	}
+}
+
+// EnvSecret returns the secret of BuildProvider that reads and checks
+// BACKUP_SECRET_KEY through lookupEnv.
+func EnvSecret(lookupEnv func(string) (string, bool)) func() ([]byte, error) {
+	return func() ([]byte, error) { return secretKey(lookupEnv) }
 }
 
 // secretKey reads and checks BACKUP_SECRET_KEY.

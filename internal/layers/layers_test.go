@@ -61,6 +61,11 @@ var allowed = map[string][]string{
 	// Open.
 	"internal/app": {"access", "auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "auth/sessionauth", "groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "passkey", "peer", "proxy", "redisstore", "session", "throttle"},
 
+	// The public face (the module root, package backupweb): the
+	// specification's interface for other Go programs, built on the
+	// wiring so that a provider is built one way only.
+	".": {"auth", "groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web"},
+
 	// The program: flags, signals, prompts and printing.
 	"cmd/backupweb": {"access", "auth", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "userfile"},
 	"cmd/loadtest":  {"internal/redistest", "internal/testkit", "internal/toolstest"},
