@@ -48,17 +48,23 @@ type forwarder struct {
 // (throttling, decoy work and logging included) to this request's cookies
 // and Authorization header. Bodies are never more than the error message.
 //
-// The access rules apply to the forwarded request (X-Forwarded-Method,
-// -Host and -Uri from a trusted proxy): one that an anonymous rule names
-// is answered 200 without identity headers and without sign-in; a
-// signed-in user the rules refuse (allow_users included) is answered 403,
-// which nginx, Traefik and Caddy pass on to the browser, never a redirect
-// to the sign-in page.
+// The access rules apply to the forwarded request, as the endpoint's row
+// of headers tells it (targetRow) from a trusted proxy: one that an
+// anonymous rule names is answered 200 without identity headers and
+// without sign-in; a signed-in user the rules refuse (allow_users
+// included) is answered 403, which nginx, Traefik and Caddy pass on to the
+// browser, never a redirect to the sign-in page. A header of the row that
+// a trusted proxy leaves out makes that part of the target unknown, which
+// the rules never read as an allow, and is logged once per request.
 func (f forwarder) answer(forward bool) http.HandlerFunc {
 	p, errs := f.p, f.errs
+	row := targetRow(forward)
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Cache-Control"] = noStoreValue
-		t := forwardedTarget(r)
+		t, missing := forwardedTarget(r, row)
+		if len(missing) > 0 && !f.g.idle() {
+			logUnknownTarget(f.log, r, missing)
+		}
 		if f.g.anonymous(t) {
 			noBodyHeaders(w.Header())
 			w.WriteHeader(http.StatusOK)
@@ -89,9 +95,9 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 			}
 			noBodyHeaders(h)
 			w.WriteHeader(http.StatusOK)
-		case forward && browserNavigation(r):
+		case forward && browserNavigation(r, row):
 			if lr, isSession := p.(auth.LoginRedirecter); isSession {
-				http.Redirect(w, r, lr.LoginURLFor(forwardedNext(r)), http.StatusFound)
+				http.Redirect(w, r, lr.LoginURLFor(forwardedNext(r, row)), http.StatusFound)
 				return
 			}
 			p.Challenge(w, r)
@@ -114,14 +120,14 @@ func challenge401(p auth.Provider, errs *auth.Errors, w http.ResponseWriter, r *
 
 // browserNavigation reports whether the forwarded request is a browser
 // asking for a page: Accept names text/html and the original method (as
-// X-Forwarded-Method tells, from a trusted proxy) is GET.
-func browserNavigation(r *http.Request) bool {
+// row's method header tells, from a trusted proxy) is GET.
+func browserNavigation(r *http.Request, row targetHeaders) bool {
 	if !auth.Accepts(r, "text/html") {
 		return false
 	}
 	method := http.MethodGet
 	if peer.Of(r).Proxied {
-		if m := r.Header.Get("X-Forwarded-Method"); m != "" {
+		if m := r.Header.Get(row.method); m != "" {
 			method = m
 		}
 	}
@@ -129,19 +135,20 @@ func browserNavigation(r *http.Request) bool {
 }
 
 // forwardedNext rebuilds where the browser was going from the trusted
-// proxy's X-Forwarded-Proto, -Host and -Uri: the path and query when the
-// host is this one, the absolute URL otherwise (which the login keeps only
-// for a redirect host). From any other peer those headers are not
-// believed, and next is "/".
-func forwardedNext(r *http.Request) string {
+// proxy's row of headers (X-Forwarded-Uri and -Host on /auth/forward, with
+// the scheme from X-Forwarded-Proto): the path and query when the host is
+// this one, the absolute URL otherwise (which the login keeps only for a
+// redirect host). From any other peer those headers are not believed, and
+// next is "/".
+func forwardedNext(r *http.Request, row targetHeaders) string {
 	if !peer.Of(r).Proxied {
 		return "/"
 	}
-	uri := r.Header.Get("X-Forwarded-Uri")
+	uri := r.Header.Get(row.uri)
 	if uri == "" || !strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "//") {
 		return "/"
 	}
-	host := r.Header.Get("X-Forwarded-Host")
+	host := r.Header.Get(row.host)
 	if host == "" || strings.EqualFold(host, r.Host) {
 		return uri
 	}
