@@ -201,6 +201,22 @@ func TestSnippetsHoldAgainstForgery(t *testing.T) {
 				keepsOwn := c.cookies != tooManyCookies || name == "caddy"
 				checkAppHeaders(t, c.who+" "+c.method+" "+c.path, h, "X-Forwarded-User", c.user, c.groups, keepsOwn)
 			}
+			// A person the rules refuse reads backupweb's styled page, through
+			// nginx's error_page as from Caddy's forward_auth.
+			page := forgedReq(front, forgeCase{method: "GET", path: "/admin/secret", cookies: signedInCookies})
+			page.Header.Set("Accept", "text/html")
+			resp, err := alice.Do(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "may not use this page") {
+				t.Errorf("a refused person through %s: %d %.300q, want 403 saying why", name, resp.StatusCode, body)
+			}
+			if name == "nginx" && !strings.Contains(string(body), `rel="stylesheet"`) {
+				t.Errorf("a refused person through nginx: not backupweb's styled page: %.300q", body)
+			}
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,6 +80,57 @@ func TestForwardTargetHeaders(t *testing.T) {
 				t.Errorf("a complete target was logged as unknown:\n%s", logs)
 			case c.missing != "" && (lines != 1 || !strings.Contains(logs, "missing="+c.missing+" ") && !strings.Contains(logs, `missing="`+c.missing+`"`)):
 				t.Errorf("want one line naming missing=%s:\n%s", c.missing, logs)
+			}
+		})
+	}
+}
+
+// TestRefusedPage asks RefusedPath, as nginx's error_page for a 403 of
+// /auth/request does (the request told in X-Forwarded-*, over loopback
+// from a trusted proxy): a refusal is the styled page a person reads (JSON
+// when asked for), and a request admitted after all goes back to where it
+// was going, as a local path only.
+func TestRefusedPage(t *testing.T) {
+	s := startRuleServer(t, "forward-auth")
+	cases := []struct {
+		name, user, method, uri, host, accept string
+		status                                int
+		says, location, contentType           string
+	}{
+		{"a deny rule, for a person", "bob", "GET", "/backups/admin.txt", "", "text/html", 403, "may not use this page", "", "text/html"},
+		{"a deny rule, for a program", "bob", "GET", "/backups/admin.txt", "", "application/json", 403, `"error"`, "", "application/json"},
+		{"a second_factor rule", "alice", "POST", "/backups/admin.txt", "", "text/html", 403, "second factor", "", "text/html"},
+		{"admitted after all", "bob", "GET", "/backups/ops.txt?x=1", "", "text/html", 303, "", "/backups/ops.txt?x=1", ""},
+		{"an anonymous rule", "", "GET", "/backups/status.txt", "", "text/html", 303, "", "/backups/status.txt", ""},
+		{"admitted, another host", "bob", "GET", "/backups/ops.txt", "elsewhere.example", "text/html", 303, "", "/", ""},
+		{"no sign-in", "", "GET", "/backups/x.txt", "", "text/html", 401, "", "", ""},
+	}
+	nf := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, s.url+RefusedPath, nil)
+			req.Header.Set("Accept", c.accept)
+			req.Header.Set("X-Forwarded-Method", c.method)
+			req.Header.Set("X-Forwarded-Uri", c.uri)
+			if c.host != "" {
+				req.Header.Set("X-Forwarded-Host", c.host)
+			}
+			if c.user != "" {
+				req.Header.Set("X-Test-User", c.user)
+			}
+			resp, err := nf.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || !strings.Contains(string(b), c.says) || resp.Header.Get("Location") != c.location ||
+				!strings.HasPrefix(resp.Header.Get("Content-Type"), c.contentType) {
+				t.Errorf("%d %s Location %q: %.300q; want %d %s saying %q, Location %q", resp.StatusCode, resp.Header.Get("Content-Type"),
+					resp.Header.Get("Location"), b, c.status, c.contentType, c.says, c.location)
+			}
+			if c.contentType == "text/html" && !strings.Contains(string(b), `rel="stylesheet"`) {
+				t.Errorf("not the styled page: %.300q", b)
 			}
 		})
 	}
