@@ -54,9 +54,9 @@ func TestRulesBehindNginx(t *testing.T) {
             proxy_pass http://%[2]s/auth/request;
             proxy_pass_request_body off;
             proxy_set_header Content-Length "";
-            proxy_set_header X-Forwarded-Method $request_method;
-            proxy_set_header X-Forwarded-Uri $request_uri;
-            proxy_set_header X-Forwarded-Host $host;
+            proxy_set_header X-Original-Method $request_method;
+            proxy_set_header X-Original-URI $request_uri;
+            proxy_set_header X-Original-Host $host;
         }
     }
 `, listen, backupweb, uln.Addr().String()))

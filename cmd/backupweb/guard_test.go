@@ -198,7 +198,7 @@ func startCaddy(t *testing.T, listen, backupweb, upstream string) string {
 // backupweb and the guarded interface) as a browser would, and checks each
 // step of the forward-authentication dance.
 //
-// With strictCookies (nginx, whose documented snippet strips them) it then
+// With strictCookies (nginx and Caddy, whose documented snippets strip them) it then
 // checks that the application never gets backupweb's cookies, and that
 // paths merely starting like backupweb's (/login.html, /logout-all) are
 // the application's.
@@ -293,7 +293,7 @@ func TestGuardWithNginx(t *testing.T) {
 
 func TestGuardWithCaddy(t *testing.T) {
 	backupweb, upstream := guardedSetup(t)
-	throughProxy(t, startCaddy(t, testkit.FreeAddr(t), backupweb, upstream), false)
+	throughProxy(t, startCaddy(t, testkit.FreeAddr(t), backupweb, upstream), true)
 }
 
 // TestBrowserThroughNginx: a browser asks nginx for a page of the guarded

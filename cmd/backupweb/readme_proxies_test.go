@@ -14,17 +14,64 @@ import (
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
-// traefikForwardAuth does what Traefik's forwardAuth middleware does with
-// the documentation's settings (no Traefik is packaged for Debian, so none runs
-// here): it asks address with the client's headers (authRequestHeaders is
-// not set, so all of them) and the X-Forwarded-* headers Traefik adds; a
-// 2xx answer lets the request go on, with each of copy first deleted from
-// it and then set from the answer when the answer has it; any other answer
-// goes back to the client. It returns the headers the guarded service
-// would get, or the answer that stopped the request.
-func traefikForwardAuth(t *testing.T, address string, copy []string, client *http.Request) (http.Header, *http.Response) {
+// traefikConf is what the documentation's Traefik configuration tells its
+// guarded router to do: the forwardAuth middleware's address and the
+// headers it copies (authResponseHeaders, authResponseHeadersRegex), then
+// the request headers a headers middleware removes (customRequestHeaders
+// set to "").
+type traefikConf struct {
+	address string
+	copy    []string
+	regex   *regexp.Regexp
+	remove  []string
+}
+
+// readTraefikConf reads the documentation's Traefik configuration, with
+// backupweb's address in place of the documented one.
+func readTraefikConf(t *testing.T, backupweb string) traefikConf {
 	t.Helper()
-	ask, _ := http.NewRequest(http.MethodGet, address, nil)
+	conf := docSnippet(t, guardingDoc, "**Traefik**", "yaml")
+	m := regexp.MustCompile(`address: "([^"]+)"`).FindStringSubmatch(conf)
+	if m == nil {
+		t.Fatalf("the documentation's Traefik configuration has no forwardAuth address:\n%s", conf)
+	}
+	tc := traefikConf{address: strings.Replace(m[1], "127.0.0.1:8080", backupweb, 1)}
+	if h := regexp.MustCompile(`authResponseHeaders: \[([^\]]*)\]`).FindStringSubmatch(conf); h != nil {
+		for _, name := range strings.Split(h[1], ",") {
+			tc.copy = append(tc.copy, strings.Trim(strings.TrimSpace(name), `"`))
+		}
+	}
+	if h := regexp.MustCompile(`authResponseHeadersRegex: "([^"]+)"`).FindStringSubmatch(conf); h != nil {
+		tc.regex = regexp.MustCompile(h[1])
+	}
+	if tc.copy == nil && tc.regex == nil {
+		t.Fatalf("the documentation's Traefik configuration copies no header:\n%s", conf)
+	}
+	if !regexp.MustCompile(`middlewares: \["backupweb"(, "[^"]+")*\]`).MatchString(conf) {
+		t.Fatalf("the guarded router does not start with the backupweb middleware:\n%s", conf)
+	}
+	if h := regexp.MustCompile(`(?s)customRequestHeaders:\n((?:\s+[A-Za-z0-9_-]+: ""\n)+)`).FindStringSubmatch(conf); h != nil {
+		for _, line := range strings.Split(strings.TrimSpace(h[1]), "\n") {
+			tc.remove = append(tc.remove, strings.TrimSuffix(strings.TrimSpace(line), `: ""`))
+		}
+	}
+	return tc
+}
+
+// traefikForwardAuth does what Traefik does with the documentation's
+// settings (no Traefik is packaged for Debian, so none runs here): its
+// forwardAuth asks the address with the client's headers (authRequestHeaders
+// is not set, so all of them) and the X-Forwarded-* headers Traefik
+// overwrites (trustForwardHeader is not set); a 2xx answer lets the request
+// go on, first without every header the regex matches and then with the
+// answer's headers it matches, then with each of copy deleted and set from
+// the answer when the answer has it; the headers middleware then removes
+// its headers. Any other answer goes back to the client. It returns the
+// headers the guarded service would get, or the answer that stopped the
+// request.
+func traefikForwardAuth(t *testing.T, tc traefikConf, client *http.Request) (http.Header, *http.Response) {
+	t.Helper()
+	ask, _ := http.NewRequest(http.MethodGet, tc.address, nil)
 	ask.Header = client.Header.Clone()
 	ask.Header.Set("X-Forwarded-Method", client.Method)
 	ask.Header.Set("X-Forwarded-Proto", "http")
@@ -42,11 +89,26 @@ func traefikForwardAuth(t *testing.T, address string, copy []string, client *htt
 		return nil, resp
 	}
 	out := client.Header.Clone()
-	for _, name := range copy {
+	if tc.regex != nil {
+		for name := range out {
+			if tc.regex.MatchString(name) {
+				delete(out, name)
+			}
+		}
+		for name, v := range resp.Header {
+			if tc.regex.MatchString(name) {
+				out[name] = append([]string(nil), v...)
+			}
+		}
+	}
+	for _, name := range tc.copy {
 		out.Del(name)
 		if v := resp.Header.Values(name); len(v) > 0 {
 			out[http.CanonicalHeaderKey(name)] = append([]string(nil), v...)
 		}
+	}
+	for _, name := range tc.remove {
+		out.Del(name)
 	}
 	return out, nil
 }
@@ -57,25 +119,15 @@ func traefikForwardAuth(t *testing.T, address string, copy []string, client *htt
 // without one (the client's X-Auth-Request-Email is not kept), and a
 // browser without a session sent to the login page.
 func TestReadmeTraefikForwardAuth(t *testing.T) {
-	conf := docSnippet(t, guardingDoc, "**Traefik**", "yaml")
-	m := regexp.MustCompile(`address: "([^"]+)"`).FindStringSubmatch(conf)
-	h := regexp.MustCompile(`authResponseHeaders: \[([^\]]*)\]`).FindStringSubmatch(conf)
-	if m == nil || h == nil {
-		t.Fatalf("the documentation's Traefik configuration has no forwardAuth address or authResponseHeaders:\n%s", conf)
-	}
-	var copy []string
-	for _, name := range strings.Split(h[1], ",") {
-		copy = append(copy, strings.Trim(strings.TrimSpace(name), `"`))
-	}
 	backupweb, _ := guardedSetup(t)
-	address := strings.Replace(m[1], "127.0.0.1:8080", backupweb, 1)
+	tc := readTraefikConf(t, backupweb)
 
 	// Without a session, a browser is sent to the login page. Traefik asks
 	// with the address's own Host, so X-Forwarded-Host names another host
 	// and next falls back to / (no redirect_hosts in this configuration).
 	page, _ := http.NewRequest("GET", "http://backups.example.com/app/page?x=1", nil)
 	page.Header.Set("Accept", "text/html")
-	if _, resp := traefikForwardAuth(t, address, copy, page); resp == nil || resp.StatusCode != http.StatusFound ||
+	if _, resp := traefikForwardAuth(t, tc, page); resp == nil || resp.StatusCode != http.StatusFound ||
 		resp.Header.Get("Location") != "/login?next=%2F" {
 		t.Fatalf("a browser without a session: %v", resp)
 	}
@@ -93,7 +145,7 @@ func TestReadmeTraefikForwardAuth(t *testing.T) {
 	for _, ck := range c.Jar.Cookies(u) {
 		page.AddCookie(ck)
 	}
-	got, stopped := traefikForwardAuth(t, address, copy, page)
+	got, stopped := traefikForwardAuth(t, tc, page)
 	if stopped != nil {
 		t.Fatalf("a signed-in request was stopped: %d", stopped.StatusCode)
 	}

@@ -42,26 +42,84 @@ type forwarder struct {
 	groupsHeader string
 }
 
+// RefusedPath is the page nginx shows in place of a 403 of /auth/request
+// (its error_page), since nginx keeps no body of an auth subrequest: the
+// question of /auth/forward asked again and answered for a person, with
+// the styled page (or JSON, by the refusal rule) of whatever refuses.
+const RefusedPath = "/_backupweb/refused"
+
 // answer returns the handler of /auth/forward (forward true) or
 // /auth/request. It answers a proxy's question about the request it
 // forwards: it applies the provider exactly as a protected route does
 // (throttling, decoy work and logging included) to this request's cookies
 // and Authorization header. Bodies are never more than the error message.
 //
-// The access rules apply to the forwarded request (X-Forwarded-Method,
-// -Host and -Uri from a trusted proxy): one that an anonymous rule names
-// is answered 200 without identity headers and without sign-in; a
-// signed-in user the rules refuse (allow_users included) is answered 403,
-// which nginx, Traefik and Caddy pass on to the browser, never a redirect
-// to the sign-in page.
+// The access rules apply to the forwarded request, as the endpoint's row
+// of headers tells it (targetRow) from a trusted proxy: one that an
+// anonymous rule names is answered 200 without identity headers and
+// without sign-in; a signed-in user the rules refuse (allow_users
+// included) is answered 403, which nginx, Traefik and Caddy pass on to the
+// browser, never a redirect to the sign-in page. A header of the row that
+// a trusted proxy leaves out makes that part of the target unknown, which
+// the rules never read as an allow, and is logged once per request.
 func (f forwarder) answer(forward bool) http.HandlerFunc {
+	return f.ask(targetRow(forward), forward, true, f.vouch)
+}
+
+// refusedPage returns the handler of RefusedPath: /auth/forward's question
+// (its row of headers, its throttling, its redirect of a browser without
+// a session to the login page), whose refusals are pages since the path is
+// not under /auth/. A request that is admitted after all (the rules or the
+// session changed since nginx asked) is sent back to where it was going,
+// as a local path. Headers missing are not logged: any client can ask for
+// this page directly, and only nginx's error_page tells it the request.
+func (f forwarder) refusedPage() http.HandlerFunc {
+	return f.ask(forwardRow, true, false, func(w http.ResponseWriter, r *http.Request, _ *auth.User) {
+		next := forwardedNext(r, forwardRow)
+		if !strings.HasPrefix(next, "/") {
+			next = "/"
+		}
+		http.Redirect(w, r, next, http.StatusSeeOther)
+	})
+}
+
+// vouch answers 200 for an admitted request: with u's name, e-mail and
+// groups in the answer headers, or none for a request an anonymous rule
+// lets through (u nil).
+func (f forwarder) vouch(w http.ResponseWriter, _ *http.Request, u *auth.User) {
+	h := w.Header()
+	if u != nil {
+		// userHeader and emailHeader are canonical: assigned without
+		// Set's canonicalisation.
+		h[userHeader] = []string{u.Name}
+		if email := u.Attrs["email"]; email != "" {
+			h[emailHeader] = []string{email}
+		}
+		if groups := groupsValue(u.Groups); groups != "" && f.groupsHeader != "" {
+			h.Set(groupsAnswerHeader, groups)
+			h.Set(f.groupsHeader, groups)
+		}
+	}
+	noBodyHeaders(h)
+	w.WriteHeader(http.StatusOK)
+}
+
+// ask is the forward-authentication question about the request row
+// describes: admitted requests go to admitted (u nil for an anonymous
+// rule's), the others get the provider's and the rules' refusals. forward
+// selects /auth/forward's answers (429 when throttled, the login page for
+// a browser) over /auth/request's; logMissing logs a target the trusted
+// proxy did not fully tell.
+func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted func(http.ResponseWriter, *http.Request, *auth.User)) http.HandlerFunc {
 	p, errs := f.p, f.errs
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Cache-Control"] = noStoreValue
-		t := forwardedTarget(r)
+		t, missing := forwardedTarget(r, row)
+		if logMissing && len(missing) > 0 && !f.g.idle() {
+			logUnknownTarget(f.log, r, missing)
+		}
 		if f.g.anonymous(t) {
-			noBodyHeaders(w.Header())
-			w.WriteHeader(http.StatusOK)
+			admitted(w, r, nil)
 			return
 		}
 		u, ok, err := p.Identify(r)
@@ -73,25 +131,12 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 		case err != nil:
 			errs.Error(w, r, err)
 		case ok:
-			if u, ok = f.g.admit(w, r, u, t); !ok {
-				return
+			if u, ok = f.g.admit(w, r, u, t); ok {
+				admitted(w, r, &u)
 			}
-			// userHeader and emailHeader are canonical: assigned
-			// without Set's canonicalisation.
-			h := w.Header()
-			h[userHeader] = []string{u.Name}
-			if email := u.Attrs["email"]; email != "" {
-				h[emailHeader] = []string{email}
-			}
-			if groups := groupsValue(u.Groups); groups != "" && f.groupsHeader != "" {
-				w.Header().Set(groupsAnswerHeader, groups)
-				w.Header().Set(f.groupsHeader, groups)
-			}
-			noBodyHeaders(h)
-			w.WriteHeader(http.StatusOK)
-		case forward && browserNavigation(r):
+		case forward && browserNavigation(r, row):
 			if lr, isSession := p.(auth.LoginRedirecter); isSession {
-				http.Redirect(w, r, lr.LoginURLFor(forwardedNext(r)), http.StatusFound)
+				http.Redirect(w, r, lr.LoginURLFor(forwardedNext(r, row)), http.StatusFound)
 				return
 			}
 			p.Challenge(w, r)
@@ -114,14 +159,14 @@ func challenge401(p auth.Provider, errs *auth.Errors, w http.ResponseWriter, r *
 
 // browserNavigation reports whether the forwarded request is a browser
 // asking for a page: Accept names text/html and the original method (as
-// X-Forwarded-Method tells, from a trusted proxy) is GET.
-func browserNavigation(r *http.Request) bool {
+// row's method header tells, from a trusted proxy) is GET.
+func browserNavigation(r *http.Request, row targetHeaders) bool {
 	if !auth.Accepts(r, "text/html") {
 		return false
 	}
 	method := http.MethodGet
 	if peer.Of(r).Proxied {
-		if m := r.Header.Get("X-Forwarded-Method"); m != "" {
+		if m := r.Header.Get(row.method); m != "" {
 			method = m
 		}
 	}
@@ -129,19 +174,20 @@ func browserNavigation(r *http.Request) bool {
 }
 
 // forwardedNext rebuilds where the browser was going from the trusted
-// proxy's X-Forwarded-Proto, -Host and -Uri: the path and query when the
-// host is this one, the absolute URL otherwise (which the login keeps only
-// for a redirect host). From any other peer those headers are not
-// believed, and next is "/".
-func forwardedNext(r *http.Request) string {
+// proxy's row of headers (X-Forwarded-Uri and -Host on /auth/forward, with
+// the scheme from X-Forwarded-Proto): the path and query when the host is
+// this one, the absolute URL otherwise (which the login keeps only for a
+// redirect host). From any other peer those headers are not believed, and
+// next is "/".
+func forwardedNext(r *http.Request, row targetHeaders) string {
 	if !peer.Of(r).Proxied {
 		return "/"
 	}
-	uri := r.Header.Get("X-Forwarded-Uri")
+	uri := r.Header.Get(row.uri)
 	if uri == "" || !strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "//") {
 		return "/"
 	}
-	host := r.Header.Get("X-Forwarded-Host")
+	host := r.Header.Get(row.host)
 	if host == "" || strings.EqualFold(host, r.Host) {
 		return uri
 	}

@@ -118,6 +118,7 @@ func NewErrors(log *slog.Logger) *auth.Errors {
 //	GET /api/me           the current-user record: username, auth_type, ...
 //	GET /backups/{name}   the backup's bytes, as an attachment
 //	GET /_backupweb/userinfo  the signed-in user as JSON, or 401 JSON
+//	GET /_backupweb/refused   nginx's page for a 403 of /auth/request
 //
 // plus the provider's own routes when it implements auth.Mounter. GET
 // routes answer HEAD too. Unknown paths are 404, known paths with another
@@ -170,6 +171,7 @@ func NewHandler(o Options) http.Handler {
 	mux.HandleFunc("GET /readyz", ready(p, o.Ready, log))
 	mux.HandleFunc(RequestAuthPath, fa.answer(false))
 	mux.HandleFunc(ForwardAuthPath, fa.answer(true))
+	mux.HandleFunc("GET "+RefusedPath, fa.refusedPage())
 	mux.HandleFunc("GET "+UserinfoPath, serveUserinfo(p, errs, g))
 	ui.Mount(mux)
 	if o.Proxy == nil && !o.NoCatalog {

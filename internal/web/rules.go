@@ -8,7 +8,6 @@ import (
 
 	"github.com/backupweb/backupweb/access"
 	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/peer"
 )
 
 // GroupSource tells the groups of a user of types basic and flask-login
@@ -113,23 +112,6 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t acc
 // itself (catalog and proxy modes).
 func targetOf(r *http.Request) access.Target {
 	return access.Target{Method: r.Method, URL: r.URL, Host: r.Host}
-}
-
-// forwardedTarget is the request a proxy asks about (forward
-// authentication): its method, host and URI as a trusted proxy tells them
-// in X-Forwarded-Method, X-Forwarded-Host and X-Forwarded-Uri. What the
-// proxy does not tell, or what an untrusted peer tells, is unknown, and
-// the rules must then decide every possibility alike (see
-// access.Rules.Decide).
-func forwardedTarget(r *http.Request) access.Target {
-	if !peer.Of(r).Proxied {
-		return access.Target{}
-	}
-	t := access.Target{Method: r.Header.Get("X-Forwarded-Method"), Host: r.Header.Get("X-Forwarded-Host")}
-	if uri := r.Header.Get("X-Forwarded-Uri"); uri != "" {
-		t.URL = access.RequestURL(uri)
-	}
-	return t
 }
 
 // groupsValue is the groups header's value: the groups sorted and

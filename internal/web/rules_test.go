@@ -139,7 +139,8 @@ func startRuleServer(t *testing.T, mode string) *ruleServer {
 
 // get asks for path as user (none: ""), with a second factor or not, and
 // returns the status, the body and the answer's headers. In forward-auth
-// mode it asks /auth/request about the request, as nginx would.
+// mode it asks /auth/request about the request, as nginx with the
+// documented snippet would (X-Original-Method, -URI, -Host).
 func (s *ruleServer) get(t *testing.T, method, path, user string, twoFA bool, extra map[string]string) (int, string, http.Header) {
 	t.Helper()
 	target := s.url + path
@@ -152,9 +153,9 @@ func (s *ruleServer) get(t *testing.T, method, path, user string, twoFA bool, ex
 	}
 	if s.mode == "forward-auth" {
 		req.Method = http.MethodGet
-		req.Header.Set("X-Forwarded-Method", method)
-		req.Header.Set("X-Forwarded-Uri", path)
-		req.Header.Set("X-Forwarded-Host", "backups.example.com")
+		req.Header.Set("X-Original-Method", method)
+		req.Header.Set("X-Original-URI", path)
+		req.Header.Set("X-Original-Host", "backups.example.com")
 	}
 	if user != "" {
 		req.Header.Set("X-Test-User", user)
