@@ -28,6 +28,8 @@ func TestOneRefusalRule(t *testing.T) {
 		{"401 challenge", &fakeProvider{admit: false}, "GET", "/", "", 401},
 		{"404 unknown route", &fakeProvider{admit: true}, "GET", "/no/such/page", "", 404},
 		{"404 missing backup", &fakeProvider{admit: true}, "GET", "/backups/none.tar", "", 404},
+		{"404 unknown asset", &fakeProvider{admit: true}, "GET", "/_backupweb/nope.css", "", 404},
+		{"405 asset", &fakeProvider{admit: true}, "POST", "/_backupweb/style.css", "", 405},
 		{"405", &fakeProvider{admit: true}, "DELETE", "/healthz", "", 405},
 		{"413", &fakeProvider{admit: true}, "POST", "/", strings.Repeat("x", MaxBodyBytes+1), 413},
 		{"429 throttled", &fakeProvider{err: &auth.RetryError{After: 3 * time.Minute}}, "GET", "/", "", 429},
