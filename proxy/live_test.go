@@ -75,26 +75,31 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		end  func(t *testing.T, lp *loginProvider, clock *clocktest.Clock, c *http.Client, base string)
+		// pages: alice opens a page every 20 minutes for 11 h 40 min
+		// first, which keeps the idle deadline away.
+		pages bool
+		// everyone: the end reaches bob's session too (an expiry).
+		everyone bool
 	}{
 		{"logout", func(t *testing.T, lp *loginProvider, _ *clocktest.Clock, c *http.Client, base string) {
 			logout(t, lp.p.Manager(), c, base)
-		}},
+		}, false, false},
 		{"user del", func(t *testing.T, lp *loginProvider, _ *clocktest.Clock, _ *http.Client, _ string) {
 			writeUsers(t, lp.users, map[string]string{"bob": "pw"})
 			lp.p.Reload()
-		}},
+		}, false, false},
 		{"user passwd", func(t *testing.T, lp *loginProvider, _ *clocktest.Clock, _ *http.Client, _ string) {
 			// No reload here: the user file's poller notices the edit.
 			writeUsers(t, lp.users, map[string]string{"alice": "new password", "bob": "pw"})
-		}},
+		}, false, false},
 		{"idle expiry", func(t *testing.T, _ *loginProvider, clock *clocktest.Clock, _ *http.Client, _ string) {
 			clock.Advance(31 * time.Minute)
-		}},
+		}, false, true},
 		{"lifetime expiry", func(t *testing.T, _ *loginProvider, clock *clocktest.Clock, c *http.Client, base string) {
 			// The 12-hour lifetime ends the session 21 minutes after its
 			// last page: well within the idle timeout.
 			clock.Advance(21 * time.Minute)
-		}},
+		}, true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := clocktest.New(start)
@@ -117,7 +122,7 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 				t.Fatalf("a good session's WebSocket: %v", err)
 			}
 
-			if tt.name == "lifetime expiry" {
+			if tt.pages {
 				// A page every 20 minutes for 11 h 40 min keeps the idle
 				// deadline away, and the WebSocket open.
 				for range 35 {
@@ -144,7 +149,7 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 			if !strings.Contains(gws.logs.String(), "proxy: closed a live connection: its sign-in has ended") {
 				t.Errorf("no log line:\n%s", gws.logs)
 			}
-			if tt.name == "idle expiry" || tt.name == "lifetime expiry" {
+			if tt.everyone {
 				return // bob's session has expired too
 			}
 			if err := other.echo("bob goes on"); err != nil {

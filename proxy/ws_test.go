@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 )
 
@@ -63,10 +64,7 @@ func startWSEcho(t *testing.T) *wsUpstream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	testkit.Start(t, cmd)
 	lines := bufio.NewScanner(out)
 	portc := make(chan string, 1)
 	u := &wsUpstream{events: make(chan string, 64)}

@@ -49,8 +49,9 @@ var (
 
 // serviceUser is the account the packaged unit runs as (User=backupweb):
 // what check-config -as-service checks access for, and whose group a user
-// file made in a folder of that group is given.
-const serviceUser = "backupweb"
+// file made in a folder of that group is given. A variable so that tests
+// can name an account that exists on the machine running them.
+var serviceUser = "backupweb"
 
 // newLogger returns the program's logger on w: text lines, or JSON lines
 // when format is "json", at level and above (debug, info, warn, error).

@@ -20,6 +20,10 @@ import (
 // it also checks, from owners, groups and modes, that this account can
 // read every file the configuration names and write its state folder:
 // check-config run as root reads everything, the service does not.
+// -as-service also takes the environment the packaged unit gives the
+// service (its EnvironmentFile=, read as systemd reads it) instead of the
+// shell's, so the key systemd loads is seen and a variable only the shell
+// has is not.
 func runCheckConfig(c *cli, args []string) int {
 	fs := c.flagSet("check-config")
 	path := configFlag(fs)
@@ -42,7 +46,17 @@ func runCheckConfig(c *cli, args []string) int {
 		account = serviceUser
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := app.Check(*path, c.options("", quiet))
+	opts := c.options("", quiet)
+	if *asService {
+		// The packaged unit's environment, not this shell's.
+		env, err := unitEnv(packagedKeyFile)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "backupweb check-config: -as-service reads the unit's environment file as systemd does, and cannot: %v (run it as root)\n", err)
+			return exitError
+		}
+		opts.LookupEnv = serviceLookup(env)
+	}
+	a := app.Check(*path, opts)
 	if account != "" {
 		acct, err := lookupAccount(account)
 		if err != nil {

@@ -57,43 +57,45 @@ func TestAccessProblem(t *testing.T) {
 		}
 		return m
 	}
+	root := account{name: "root", uid: 0, gid: 0, groupName: "root", gids: []uint32{0}}
 	tests := []struct {
 		name  string
 		files map[string]fakeInfo
 		path  string
 		need  need
 		want  []string // all in the message; nil: no problem
+		acct  *account // nil: svc
 	}{
-		{"root:svc 0640", with(map[string]fakeInfo{"/etc/b/users": {0o640, 0, 900}}), "/etc/b/users", readFile, nil},
+		{"root:svc 0640", with(map[string]fakeInfo{"/etc/b/users": {0o640, 0, 900}}), "/etc/b/users", readFile, nil, nil},
 		{"root:root 0600", with(map[string]fakeInfo{"/etc/b/users": {0o600, 0, 0}}), "/etc/b/users", readFile,
-			[]string{"svc cannot read it", "root:root 0600", "chgrp svc /etc/b/users && chmod g+r /etc/b/users"}},
+			[]string{"svc cannot read it", "root:root 0600", "chgrp svc /etc/b/users && chmod g+r /etc/b/users"}, nil},
 		{"root:svc 0600", with(map[string]fakeInfo{"/etc/b/users": {0o600, 0, 900}}), "/etc/b/users", readFile,
-			[]string{"cannot read", "run: chmod g+r /etc/b/users"}},
-		{"supplementary group", with(map[string]fakeInfo{"/etc/b/users": {0o640, 0, 950}}), "/etc/b/users", readFile, nil},
+			[]string{"cannot read", "run: chmod g+r /etc/b/users"}, nil},
+		{"supplementary group", with(map[string]fakeInfo{"/etc/b/users": {0o640, 0, 950}}), "/etc/b/users", readFile, nil, nil},
 		{"owned by svc, 0200", with(map[string]fakeInfo{"/etc/b/users": {0o200, 900, 0}}), "/etc/b/users", readFile,
-			[]string{"run: chmod u+r /etc/b/users"}},
+			[]string{"run: chmod u+r /etc/b/users"}, nil},
 		{"owner bits win over others", with(map[string]fakeInfo{"/etc/b/users": {0o044, 900, 900}}), "/etc/b/users", readFile,
-			[]string{"chmod u+r"}},
-		{"world readable", with(map[string]fakeInfo{"/etc/b/users": {0o644, 0, 0}}), "/etc/b/users", readFile, nil},
+			[]string{"chmod u+r"}, nil},
+		{"world readable", with(map[string]fakeInfo{"/etc/b/users": {0o644, 0, 0}}), "/etc/b/users", readFile, nil, nil},
 		{"folder closed", with(map[string]fakeInfo{"/etc/b": {dir | 0o700, 0, 0}, "/etc/b/users": {0o644, 0, 0}}), "/etc/b/users", readFile,
-			[]string{"cannot enter the folder /etc/b", "root:root 0700", "chgrp svc /etc/b && chmod g+x /etc/b"}},
-		{"backups listable", with(map[string]fakeInfo{"/var/bk": {dir | 0o2750, 0, 900}}), "/var/bk", listDir, nil},
+			[]string{"cannot enter the folder /etc/b", "root:root 0700", "chgrp svc /etc/b && chmod g+x /etc/b"}, nil},
+		{"backups listable", with(map[string]fakeInfo{"/var/bk": {dir | 0o2750, 0, 900}}), "/var/bk", listDir, nil, nil},
 		{"backups not listable", with(map[string]fakeInfo{"/var/bk": {dir | 0o2710, 0, 900}}), "/var/bk", listDir,
-			[]string{"cannot list it", "chmod g+rx /var/bk"}},
-		{"state writable", with(map[string]fakeInfo{"/var/st": {dir | 0o700, 900, 900}}), "/var/st", writeDir, nil},
+			[]string{"cannot list it", "chmod g+rx /var/bk"}, nil},
+		{"state writable", with(map[string]fakeInfo{"/var/st": {dir | 0o700, 900, 900}}), "/var/st", writeDir, nil, nil},
 		{"state read only", with(map[string]fakeInfo{"/var/st": {dir | 0o500, 900, 900}}), "/var/st", writeDir,
-			[]string{"cannot write into it", "chmod u+wx /var/st"}},
+			[]string{"cannot write into it", "chmod u+wx /var/st"}, nil},
 		{"state missing, parent closed", base, "/var/st/sub", writeDir,
-			[]string{"cannot create it", "cannot write into /var", "chgrp svc /var && chmod g+wx /var"}},
-		{"state missing, parent open", with(map[string]fakeInfo{"/var/st": {dir | 0o700, 900, 900}}), "/var/st/sub", writeDir, nil},
-		{"missing file left to the loaders", base, "/etc/b/nope", readFile, nil},
-		{"root account reads everything", with(map[string]fakeInfo{"/etc/b/users": {0o000, 5, 5}}), "/etc/b/users", readFile, nil},
+			[]string{"cannot create it", "cannot write into /var", "chgrp svc /var && chmod g+wx /var"}, nil},
+		{"state missing, parent open", with(map[string]fakeInfo{"/var/st": {dir | 0o700, 900, 900}}), "/var/st/sub", writeDir, nil, nil},
+		{"missing file left to the loaders", base, "/etc/b/nope", readFile, nil, nil},
+		{"root account reads everything", with(map[string]fakeInfo{"/etc/b/users": {0o000, 5, 5}}), "/etc/b/users", readFile, nil, &root},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			acct := svc
-			if strings.HasPrefix(tt.name, "root account") {
-				acct = account{name: "root", uid: 0, gid: 0, groupName: "root", gids: []uint32{0}}
+			if tt.acct != nil {
+				acct = *tt.acct
 			}
 			got := accessProblem(acct, tt.path, tt.need, fakeStat(tt.files))
 			if tt.want == nil {

@@ -217,6 +217,7 @@ func TestLoadSecondFactor(t *testing.T) {
 		{"optional", "second_factor = optional\n", true, login.SecondFactorOptional, users + factors.Suffix, nil},
 		{"required, any case", "second_factor = Required\n", true, login.SecondFactorRequired, users + factors.Suffix, nil},
 		{"bad value", "second_factor = yes\n", false, login.SecondFactorOff, "", []string{"second_factor: must be off, optional or required"}},
+		{"inline comment, as once pasted from the docs", "second_factor = optional      ; or required\n", false, login.SecondFactorOff, "", []string{"second_factor: must be off, optional or required; the value contains \" #\" or \" ;\", which looks like an inline comment"}},
 		{"factors_file", "second_factor = optional\nfactors_file = " + custom + "\n", true, login.SecondFactorOptional, custom, nil},
 		{"broken line warns", "second_factor = optional\nfactors_file = " + broken + "\n", true, login.SecondFactorOptional, broken, []string{broken + ":1", "cannot sign in until the line is fixed"}},
 		{"readable by others warns", "second_factor = required\nfactors_file = " + open + "\n", true, login.SecondFactorRequired, open, []string{open}},

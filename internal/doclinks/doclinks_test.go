@@ -152,3 +152,42 @@ func TestProblemsFindsBrokenLinks(t *testing.T) {
 		t.Errorf("problems:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// inlineComment matches a key line of an INI snippet whose value holds
+// " #" or " ;": configparser, and so backupweb, keeps that as part of
+// the value, so a pasted snippet would be refused or, worse, accepted
+// with a different value.
+var inlineComment = regexp.MustCompile(`^\s*[A-Za-z0-9_.]+\s*[=:].*\s[#;]`)
+
+// TestSnippetsHaveNoInlineComments reads every ini block of the README,
+// ARCHITECTURE.md and docs/, and every shipped .ini file.
+func TestSnippetsHaveNoInlineComments(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var files []string
+	for _, g := range []string{"*.md", "docs/*.md", "examples/*.ini", "packaging/*.ini"} {
+		m, err := filepath.Glob(filepath.Join(root, g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found only %d files: the globs are broken", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inIni := strings.HasSuffix(f, ".ini")
+		for i, line := range strings.Split(string(b), "\n") {
+			if !strings.HasSuffix(f, ".ini") && strings.HasPrefix(line, "```") {
+				inIni = strings.TrimSpace(strings.TrimPrefix(line, "```")) == "ini"
+				continue
+			}
+			if inIni && inlineComment.MatchString(line) {
+				t.Errorf("%s:%d: %q: an inline comment becomes part of the value; put it on a line of its own", f, i+1, line)
+			}
+		}
+	}
+}

@@ -244,9 +244,30 @@ func (s *Section) List(key string) []string {
 // Errorf records an error located at key: the key's line when it is set,
 // else the section header's line. An empty key locates the problem at the
 // section itself. The message must not contain secret values.
+//
+// When the key's value holds what looks like an inline comment (" #" or
+// " ;"), the message says that the format has none, so that a pasted
+// "second_factor = optional ; or required" is explained, not only refused.
 func (s *Section) Errorf(key, format string, args ...any) {
 	file, line := s.where(key)
-	s.Report().Errorf(file, line, s.name, normKey(key), format, args...)
+	msg := fmt.Sprintf(format, args...)
+	if e := s.find(key); key != "" && e != nil && !strings.Contains(msg, "inline comment") {
+		msg += InlineCommentHint(e.value)
+	}
+	s.Report().Errorf(file, line, s.name, normKey(key), "%s", msg)
+}
+
+// InlineCommentHint explains a value that holds " #" or " ;" (or a tab
+// before either): the format has no inline comments, so text pasted after
+// the value became part of it. It says so without quoting the value, which
+// may be a secret, and returns "" for any other value.
+func InlineCommentHint(value string) string {
+	for _, c := range []string{" #", " ;", "\t#", "\t;"} {
+		if strings.Contains(value, c) {
+			return "; the value contains \" #\" or \" ;\", which looks like an inline comment, but comments must be on lines of their own: everything after = is part of the value"
+		}
+	}
+	return ""
 }
 
 // Warnf records a warning located like Errorf.

@@ -205,3 +205,38 @@ func TestSectionProblems(t *testing.T) {
 		t.Error("zero Section misbehaves")
 	}
 }
+
+// TestInlineCommentHint: a refused value that holds what looks like an
+// inline comment is explained, whatever the getter; a value without one,
+// and a message that explains it already, are left as they are.
+func TestInlineCommentHint(t *testing.T) {
+	tests := []struct {
+		name, body string
+		get        func(*Section)
+		hint       bool
+	}{
+		{"boolean", "k = True  # yes\n", func(s *Section) { s.Bool("k", false) }, true},
+		{"number, tab", "k = 5\t; five\n", func(s *Section) { s.Int("k", 1, 1, 10) }, true},
+		{"duration", "k = 12h ; half a day\n", func(s *Section) { s.Duration("k", time.Hour) }, true},
+		{"enumeration by the caller", "k = optional ; or required\n", func(s *Section) { s.Errorf("k", "must be off, optional or required") }, true},
+		{"no comment", "k = maybe\n", func(s *Section) { s.Bool("k", false) }, false},
+		{"hash without a space", "k = a#b\n", func(s *Section) { s.Errorf("k", "refused") }, false},
+		{"explained already", "k = x ;y\n", func(s *Section) { s.Errorf("k", "refused; looks like an inline comment") }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, rep := section(t, tt.body)
+			tt.get(s)
+			ps := rep.Problems()
+			if len(ps) != 1 {
+				t.Fatalf("problems %v, want one", ps)
+			}
+			if got := strings.Count(ps[0].Msg, "inline comment"); got > 1 {
+				t.Fatalf("message %q explains the inline comment %d times", ps[0].Msg, got)
+			}
+			if has := strings.Contains(ps[0].Msg, "comments must be on lines of their own"); has != tt.hint {
+				t.Errorf("message %q: hint %v, want %v", ps[0].Msg, has, tt.hint)
+			}
+		})
+	}
+}

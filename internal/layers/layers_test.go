@@ -70,6 +70,9 @@ var allowed = map[string][]string{
 	"cmd/backupweb": {"access", "auth", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "userfile"},
 	"cmd/loadtest":  {"internal/redistest", "internal/testkit", "internal/toolstest"},
 
+	// The benchmark's plain server: the standard library only.
+	"internal/cmd/benchplain": nil,
+
 	// Test kits.
 	"internal/benchtest":    nil,
 	"internal/browsertest":  {"internal/toolstest"},

@@ -185,19 +185,29 @@ func FreeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// Start starts cmd, an outside program, for the rest of the test: in a
+// process group of its own, which is killed whole when the test ends, so
+// that nothing it started (a monitor's child, a server's workers)
+// outlives the test.
+func Start(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", cmd.Path, err)
+	}
+	t.Cleanup(func() { killGroup(cmd); cmd.Wait() })
+}
+
 // StartServer starts cmd, an outside server (nginx, Caddy, gunicorn...),
-// for the rest of the test, when it is killed, with its standard output
-// and error collected, and waits until it accepts connections on addr,
-// for within at most. When it does not, t fails with the output, and
-// with what more returns when not nil (a log file the server writes).
+// for the rest of the test as Start does, with its standard output and
+// error collected, and waits until it accepts connections on addr, for
+// within at most. When it does not, t fails with the output, and with
+// what more returns when not nil (a log file the server writes).
 func StartServer(t testing.TB, cmd *exec.Cmd, addr string, within time.Duration, more func() string) {
 	t.Helper()
 	var out logtest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", cmd.Path, err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	Start(t, cmd)
 	WaitListening(t, addr, within, func() string {
 		if more == nil {
 			return out.String()

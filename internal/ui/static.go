@@ -3,9 +3,11 @@ package ui
 import (
 	"bytes"
 	"embed"
+	"maps"
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -87,17 +89,21 @@ func Static() http.Handler {
 	})
 }
 
-// Mount serves Static at /_backupweb/ on mux, unless mux serves that path
-// already: the web layer and every type with pages of its own (the login
-// page, the OAuth pages) call it, so a session type mounted in a host
-// application brings its stylesheet along, and mounting twice is harmless.
+// Mount serves Static's files on mux, each at its own path
+// (GET /_backupweb/style.css, ...), unless mux serves them already: the web
+// layer and every type with pages of its own (the login page, the OAuth
+// pages) call it, so a session type mounted in a host application brings
+// its stylesheet along, and mounting twice is harmless. Any other path
+// under /_backupweb/ matches no route here, so the mux's owner answers it
+// as every unknown path (the web layer: the styled page or JSON).
 func Mount(mux *http.ServeMux) {
-	probe, _ := http.NewRequest(http.MethodGet, "/_backupweb/style.css", nil)
-	if _, pattern := mux.Handler(probe); pattern == staticPattern {
-		return
+	static := Static()
+	for _, name := range slices.Sorted(maps.Keys(assets())) {
+		pattern := "GET /_backupweb/" + name
+		probe, _ := http.NewRequest(http.MethodGet, "/_backupweb/"+name, nil)
+		if _, got := mux.Handler(probe); got == pattern {
+			continue
+		}
+		mux.Handle(pattern, static)
 	}
-	mux.Handle(staticPattern, Static())
 }
-
-// staticPattern is the pattern Mount serves Static at.
-const staticPattern = "GET /_backupweb/"

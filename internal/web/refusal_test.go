@@ -18,56 +18,50 @@ import (
 // 429 and 503 carry Retry-After.
 func TestOneRefusalRule(t *testing.T) {
 	cases := []struct {
-		name   string
-		p      auth.Provider
-		method string
-		path   string
-		body   string
-		status int
+		name    string
+		p       auth.Provider
+		method  string
+		path    string // as a browser or an API client asks it
+		apiPath string // the same refusal under /api/; "" when it has none
+		body    string
+		status  int
+		cross   bool // sent as a cross-site request (Sec-Fetch-Site)
 	}{
-		{"401 challenge", &fakeProvider{admit: false}, "GET", "/", "", 401},
-		{"404 unknown route", &fakeProvider{admit: true}, "GET", "/no/such/page", "", 404},
-		{"404 missing backup", &fakeProvider{admit: true}, "GET", "/backups/none.tar", "", 404},
-		{"405", &fakeProvider{admit: true}, "DELETE", "/healthz", "", 405},
-		{"413", &fakeProvider{admit: true}, "POST", "/", strings.Repeat("x", MaxBodyBytes+1), 413},
-		{"429 throttled", &fakeProvider{err: &auth.RetryError{After: 3 * time.Minute}}, "GET", "/", "", 429},
-		{"503 busy", &fakeProvider{err: password.ErrBusy}, "GET", "/", "", 503},
-		{"503 store down", &fakeProvider{err: unavailableErr{}}, "GET", "/", "", 503},
-		{"500 unexpected", &fakeProvider{err: errors.New("disk on fire")}, "GET", "/", "", 500},
-		{"403 cross-origin", &fakeProvider{admit: true}, "POST", "/cross-origin", "", 403},
+		{"401 challenge", &fakeProvider{admit: false}, "GET", "/", "/api/backups", "", 401, false},
+		{"404 unknown route", &fakeProvider{admit: true}, "GET", "/no/such/page", "/api/no/such", "", 404, false},
+		{"404 missing backup", &fakeProvider{admit: true}, "GET", "/backups/none.tar", "", "", 404, false},
+		{"404 unknown asset", &fakeProvider{admit: true}, "GET", "/_backupweb/nope.css", "/_backupweb/nope.css", "", 404, false},
+		{"405 asset", &fakeProvider{admit: true}, "POST", "/_backupweb/style.css", "/_backupweb/style.css", "", 405, false},
+		{"405", &fakeProvider{admit: true}, "DELETE", "/healthz", "/healthz", "", 405, false},
+		{"413", &fakeProvider{admit: true}, "POST", "/", "/api/backups", strings.Repeat("x", MaxBodyBytes+1), 413, false},
+		{"429 throttled", &fakeProvider{err: &auth.RetryError{After: 3 * time.Minute}}, "GET", "/", "/api/backups", "", 429, false},
+		{"503 busy", &fakeProvider{err: password.ErrBusy}, "GET", "/", "/api/backups", "", 503, false},
+		{"503 store down", &fakeProvider{err: unavailableErr{}}, "GET", "/", "/api/backups", "", 503, false},
+		{"500 unexpected", &fakeProvider{err: errors.New("disk on fire")}, "GET", "/", "/api/backups", "", 500, false},
+		{"403 cross-origin", &fakeProvider{admit: true}, "POST", "/logout", "/api/backups", "", 403, true},
 	}
 	clients := []struct {
 		name   string
-		prefix string // path prefix
+		api    bool // asks the API path
 		accept string
 		json   bool
 	}{
-		{"browser", "", "text/html,application/xhtml+xml", false},
-		{"API client", "", "application/json", true},
-		{"API path", "/api", "", false},
+		{"browser", false, "text/html,application/xhtml+xml", false},
+		{"API client", false, "application/json", true},
+		{"API path", true, "", false},
 	}
 	for _, tc := range cases {
 		for _, cl := range clients {
 			path := tc.path
-			if cl.prefix != "" && tc.path == "/" {
-				path = "/api/backups"
-			}
-			if cl.prefix != "" && tc.path == "/no/such/page" {
-				path = "/api/no/such"
-			}
-			if cl.prefix != "" && strings.HasPrefix(tc.path, "/backups/") {
-				continue // no API form of a download
+			if cl.api {
+				if path = tc.apiPath; path == "" {
+					continue
+				}
 			}
 			t.Run(tc.name+"/"+cl.name, func(t *testing.T) {
 				h := NewHandler(Options{Provider: tc.p, Catalog: catalog.New(t.TempDir())})
-				if path == "/cross-origin" {
-					path = "/logout"
-					if cl.prefix != "" {
-						path = "/api/backups"
-					}
-				}
 				req := httptest.NewRequest(tc.method, path, strings.NewReader(tc.body))
-				if tc.name == "403 cross-origin" {
+				if tc.cross {
 					req.Header.Set("Sec-Fetch-Site", "cross-site")
 				}
 				if cl.accept != "" {
