@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"auth/basic":       {"auth", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "internal/fspath", "internal/ui", "peer", "session"},
 	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
-	"auth/oauth":       {"auth", "auth/sessionauth", "internal/once", "internal/ui", "session", "throttle"},
+	"auth/oauth":       {"auth", "auth/sessionauth", "internal/once", "internal/ui", "peer", "session", "throttle"},
 
 	// Stores, HTTP surface, guarding, operations.
 	"redisstore":       {"internal/fspath", "session", "throttle"},
