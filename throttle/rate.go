@@ -27,6 +27,10 @@ type RateOptions struct {
 	MaxKeys int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// OnTotal, when set, is called by the take that brings the total to
+	// its limit: every key is then refused for a Window, which an
+	// operator should hear of once, not once per refusal.
+	OnTotal func()
 }
 
 // Rate limits how often each key, and all keys together, may do
@@ -37,8 +41,9 @@ type RateOptions struct {
 // It is safe for concurrent use and keeps its counts in this process:
 // what it protects is this process's memory.
 type Rate struct {
-	perKey *Limiter
-	total  *Limiter
+	perKey  *Limiter
+	total   *Limiter
+	onTotal func()
 }
 
 // NewRate returns a Rate configured by o.
@@ -60,7 +65,7 @@ func NewRate(o RateOptions) *Rate {
 		// gets n begins per Window, and is never shut out for longer.
 		return New(Options{Max: n, Window: o.Window, Block: o.Window, MaxBlock: o.Window, MaxKeys: keys, Now: o.Now})
 	}
-	return &Rate{perKey: mk(o.PerKey, o.MaxKeys), total: mk(o.Total, 1)}
+	return &Rate{perKey: mk(o.PerKey, o.MaxKeys), total: mk(o.Total, 1), onTotal: o.OnTotal}
 }
 
 // Take counts one begin of key and reports whether it may go ahead; when
@@ -74,5 +79,8 @@ func (r *Rate) Take(key string) (ok bool, retryAfter time.Duration) {
 	}
 	r.perKey.Record(key)
 	r.total.Record("")
+	if ok, _ := r.total.Allow(""); !ok && r.onTotal != nil {
+		r.onTotal()
+	}
 	return true, 0
 }

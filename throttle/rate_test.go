@@ -8,10 +8,12 @@ import (
 )
 
 // TestRate: a key gets PerKey begins, then waits one Window; other keys
-// go on until the total is reached, which holds every key off.
+// go on until the total is reached, which holds every key off and is
+// told once.
 func TestRate(t *testing.T) {
 	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	r := NewRate(RateOptions{PerKey: 3, Total: 5, Window: time.Minute, Now: clock.Now})
+	tripped := 0
+	r := NewRate(RateOptions{PerKey: 3, Total: 5, Window: time.Minute, Now: clock.Now, OnTotal: func() { tripped++ }})
 	for _, tt := range []struct {
 		key     string
 		advance time.Duration
@@ -30,5 +32,8 @@ func TestRate(t *testing.T) {
 		if ok != tt.ok || (!ok && after <= 0) {
 			t.Fatalf("Take(%q) after %s = %v, %s; want %v", tt.key, tt.advance, ok, after, tt.ok)
 		}
+	}
+	if tripped != 1 {
+		t.Errorf("OnTotal called %d times, want once", tripped)
 	}
 }

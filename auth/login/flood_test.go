@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -114,5 +115,29 @@ func TestBeginFloodBounded(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBeginTotalLimited: begins from many addresses, each within its own
+// limit, reach the total; then every address is answered 429, and the
+// log says so once.
+func TestBeginTotalLimited(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.PasskeyLogin = true })
+	codes := map[int]int{}
+	for i := 0; codes[http.StatusOK] < throttle.DefaultRateTotal; i++ {
+		b := h.browserAt("127.0.1." + strconv.Itoa(i+1))
+		for status, n := range floodBegins(b, b.formToken(), throttle.DefaultRatePerKey, 1) {
+			codes[status] += n
+		}
+	}
+	if codes[http.StatusOK] != throttle.DefaultRateTotal || codes[http.StatusTooManyRequests] != 0 {
+		t.Fatalf("answers before the total: %v", codes)
+	}
+	late := h.browserAt("127.0.2.1")
+	if got := floodBegins(late, late.formToken(), 1, 1); got[http.StatusTooManyRequests] != 1 {
+		t.Fatalf("a new address past the total: %v, want 429 with Retry-After", got)
+	}
+	if n := strings.Count(h.logs.String(), "too many passkey sign-ins begun from every address together"); n != 1 {
+		t.Errorf("%d warnings about the total, want 1:\n%s", n, h.logs.String())
 	}
 }

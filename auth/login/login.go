@@ -170,11 +170,13 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
 			OnFull: func() { auth.LogFlood(deps.Log(), Name, "device cookies") },
 		}),
-		log:        deps.Log(),
-		audit:      deps.Audit(),
-		errs:       deps.Errs(),
-		now:        deps.Clock(),
-		begins:     throttle.NewRate(throttle.RateOptions{Now: deps.Clock()}),
+		log:   deps.Log(),
+		audit: deps.Audit(),
+		errs:  deps.Errs(),
+		now:   deps.Clock(),
+		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
+			auth.LogBeginFlood(deps.Log(), Name, "passkey sign-ins")
+		}}),
 		userBegins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock()}),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)

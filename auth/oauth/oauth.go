@@ -121,7 +121,9 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		log:    deps.Log(),
 		audit:  deps.Audit(),
 		errs:   deps.Errors,
-		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock()}),
+		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
+			auth.LogBeginFlood(deps.Log(), Name, "sign-ins")
+		}}),
 	}
 	if p.errs == nil {
 		// Without the program's writer, a person still gets the styled
