@@ -141,3 +141,22 @@ func TestBeginTotalLimited(t *testing.T) {
 		t.Errorf("%d warnings about the total, want 1:\n%s", n, h.logs.String())
 	}
 }
+
+// TestSecondStepBeginsLimited: the passkey begins of the second step,
+// for a browser that gave a right password and is not signed in yet, are
+// limited per client address like the passkey-only sign-in's.
+func TestSecondStepBeginsLimited(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, nil)
+	h.enrol("alice")
+	b := h.passwordGiven("alice")
+	var last reply
+	for i := range throttle.DefaultRatePerKey + 1 {
+		last = b.postJSON(SecondFactorPasskeyBegin, b.token, []byte(`{"next":"/"}`))
+		if i < throttle.DefaultRatePerKey && last.status != http.StatusUnauthorized {
+			t.Fatalf("begin %d (alice has no passkey): %d %s", i, last.status, last.body)
+		}
+	}
+	if last.status != http.StatusTooManyRequests || last.header.Get("Retry-After") == "" {
+		t.Fatalf("a begin past the limit: %d %s", last.status, last.body)
+	}
+}

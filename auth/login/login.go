@@ -215,6 +215,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		}
 		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
 		if p.spend, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
+			p.Guard.Close()
 			return nil, fmt.Errorf("login: %w", err)
 		}
 		// Passkeys are bound to the origin users reach the service at:
