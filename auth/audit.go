@@ -167,3 +167,11 @@ func LogFlood(log *slog.Logger, authType, what string) {
 	log.Warn("auth: the throttling table is full: a flood of new "+what+" is arriving; the oldest keys that are not blocked are being forgotten (blocked ones are kept)",
 		"auth_type", authType)
 }
+
+// LogBeginFlood writes the one warning of a limit on begins (sign-ins or
+// passkey ceremonies that keep state on the server) reached by every
+// client address together: for a while every client is answered 429.
+func LogBeginFlood(log *slog.Logger, authType, what string) {
+	log.Warn("auth: too many "+what+" begun from every address together; new ones are refused (429) for a minute",
+		"auth_type", authType)
+}

@@ -43,6 +43,37 @@ func IsStoreDown(err error) bool {
 	return errors.As(err, &d) && d.StoreDown()
 }
 
+// TableFull is the behaviour of Unavailable errors whose cause is a full
+// table of single-use tokens (package once): answered 503 with the
+// TokensFull sentence and Retry-After the time RetryIn says, when the
+// table has room again.
+type TableFull interface {
+	TableFull() bool
+	RetryIn() time.Duration
+}
+
+// RateLimited is the behaviour of Throttled errors that refuse a client
+// for starting too many sign-ins or ceremonies, not for failing: answered
+// 429 with the TooManyBegun sentence.
+type RateLimited interface {
+	RateLimited() bool
+}
+
+// RateError is the RateLimited error of the begin limits (see BeginLimit).
+type RateError struct {
+	After time.Duration
+}
+
+func (e *RateError) Error() string {
+	return fmt.Sprintf("auth: too many sign-ins or ceremonies begun; retry in %s", e.After.Round(time.Second))
+}
+
+// RetryAfter is how long the client must wait.
+func (e *RateError) RetryAfter() time.Duration { return e.After }
+
+// RateLimited reports true.
+func (e *RateError) RateLimited() bool { return true }
+
 // Throttled is the behaviour of errors that mean the client must wait
 // before trying again (too many failed attempts from its address or for
 // its user name): answered 429 with Retry-After.
@@ -82,14 +113,22 @@ type Reply struct {
 
 // ReplyTo maps an error from Identify (or any authentication step) to its
 // Reply, by behaviour: Throttled is 429 saying in how many minutes to try
-// again, Unavailable is 503 (retry in a second) saying that the session
-// store does not answer when the error is also StoreDown and that the
-// server is busy otherwise, anything else 500.
+// again (for failures, or for too many begun when it is also
+// RateLimited), Unavailable is 503 saying that the session store does not
+// answer when the error is also StoreDown (retry in a second), that too
+// many sign-ins are in progress when it is TableFull (retry when it has
+// room), and that the server is busy otherwise, anything else 500.
 func ReplyTo(err error) Reply {
 	var t Throttled
+	var rl RateLimited
+	var full TableFull
 	switch {
+	case errors.As(err, &t) && errors.As(err, &rl) && rl.RateLimited():
+		return reply(TooManyBegun, retryAfterSeconds(t.RetryAfter()), inMinutes(t.RetryAfter()))
 	case errors.As(err, &t):
 		return reply(TooManyAttempts, retryAfterSeconds(t.RetryAfter()), inMinutes(t.RetryAfter()))
+	case IsUnavailable(err) && errors.As(err, &full) && full.TableFull():
+		return reply(TokensFull, retryAfterSeconds(full.RetryIn()))
 	case IsUnavailable(err) && IsStoreDown(err):
 		return reply(StoreNotAnswering, 1)
 	case IsUnavailable(err):

@@ -76,6 +76,14 @@ const (
 	StoreNotAnswering
 	// Busy is the 503 of work at capacity (bcrypt).
 	Busy
+	// TokensFull is the 503 of a table of single-use tokens that is full
+	// (an error that is TableFull): nothing spent is forgotten to make
+	// room, so the new sign-in or ceremony waits.
+	TokensFull
+	// TooManyBegun is the 429 of a client that starts sign-ins or passkey
+	// ceremonies faster than their limit (an error that is RateLimited);
+	// %s is how long to wait.
+	TooManyBegun
 
 	// The login form's refusals, shown on the form itself for a person.
 
@@ -192,6 +200,8 @@ var catalogue = [refusalEnd]refusalRow{
 	UpstreamTimeout:     {http.StatusGatewayTimeout, "", "The guarded service did not answer in time. Try again in a moment."},
 	StoreNotAnswering:   {http.StatusServiceUnavailable, "", "Sign-in is unavailable right now: the session store does not answer. Try again in a moment."},
 	Busy:                {http.StatusServiceUnavailable, "", "The server is busy. Try again in a moment."},
+	TokensFull:          {http.StatusServiceUnavailable, "", "Too many sign-ins are in progress right now. Try again in a moment."},
+	TooManyBegun:        {http.StatusTooManyRequests, "", "Too many sign-ins or passkey requests were started. Try again in %s."},
 
 	BadCredentials:   {http.StatusUnauthorized, "", "Wrong user name or password."},
 	EmptyCredentials: {http.StatusUnauthorized, "", "Enter your user name and password."},

@@ -9,11 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/backupweb/backupweb/internal/once"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -48,21 +48,33 @@ type ceremony struct {
 	Data webauthn.SessionData `json:"data"`
 }
 
-// Ceremonies keeps begun ceremonies server-side, in the session store, so
+// MaxCeremonies is how many ceremonies one process keeps begun at once
+// (and, without a shared spend, how many spent ones it remembers): past
+// it, a begin is refused (503 with Retry-After) until the oldest expire.
+// The routes that begin ceremonies are rate-limited well below it.
+const MaxCeremonies = 10_000
+
+// Ceremonies keeps begun ceremonies server-side, in a session store, so
 // that with [server] store = redis a ceremony begun on one instance is
 // finished on any other. The browser holds only a random id; the store
 // holds the record under a keyed hash of it, with a MAC over the record
 // and its key, so a writer of the store can delete a ceremony but never
 // make or alter one. Each ceremony is taken once: Take spends its id
 // (across instances through spend, when set) before it deletes the
-// record, so two racing finishes cannot both use it.
+// record, so two racing finishes cannot both use it. Ceremonies have
+// tables of their own, never shared with other single-use tokens: at most
+// MaxCeremonies begun in this process within CeremonyTTL, and as many
+// spent.
 type Ceremonies struct {
 	store session.Store
 	key   []byte
 	now   func() time.Time
+	// begun holds the ceremonies this process began and that have not
+	// expired: it bounds them.
+	begun *once.Table
 	// spend marks a ceremony's store key used for ttl and reports whether
-	// it was unused: auth.Shared.SpendOnce when state is shared, else an
-	// in-process set.
+	// it was unused: auth.Shared.SpendOnce when state is shared, else a
+	// table of this process.
 	spend func(ctx context.Context, key string, ttl time.Duration) (bool, error)
 }
 
@@ -81,10 +93,20 @@ func NewCeremonies(store session.Store, key []byte, spend func(ctx context.Conte
 	if now == nil {
 		now = time.Now
 	}
-	if spend == nil {
-		spend = newLocalSpend(now).spend
+	begun, err := once.New(once.Options{Max: MaxCeremonies, Now: now})
+	if err != nil {
+		return nil, err
 	}
-	return &Ceremonies{store: store, key: key, now: now, spend: spend}, nil
+	if spend == nil {
+		spent, err := once.New(once.Options{Max: MaxCeremonies, Now: now})
+		if err != nil {
+			return nil, err
+		}
+		spend = func(_ context.Context, key string, ttl time.Duration) (bool, error) {
+			return spent.Spend("spent", key, ttl)
+		}
+	}
+	return &Ceremonies{store: store, key: key, now: now, begun: begun, spend: spend}, nil
 }
 
 // put keeps c and returns the id the browser must present to take it.
@@ -92,6 +114,9 @@ func (cs *Ceremonies) put(ctx context.Context, c ceremony) (string, error) {
 	raw := make([]byte, 32)
 	rand.Read(raw)
 	id := base64.RawURLEncoding.EncodeToString(raw)
+	if _, err := cs.begun.Spend("begun", id, CeremonyTTL); err != nil {
+		return "", fmt.Errorf("passkey: beginning a ceremony: %w", err)
+	}
 	body, err := json.Marshal(c)
 	if err != nil {
 		return "", fmt.Errorf("passkey: encoding the ceremony: %w", err)
@@ -154,33 +179,4 @@ func (cs *Ceremonies) mac(key string, rec session.Record) []byte {
 	fmt.Fprintf(m, "mac\x00%s\x00%s\x00%d\x00", key, rec.Username, rec.Expires.UnixNano())
 	m.Write([]byte(rec.Attrs[attrKey]))
 	return m.Sum(nil)
-}
-
-// localSpend is the in-process record of spent ceremonies.
-type localSpend struct {
-	mu    sync.Mutex
-	spent map[string]time.Time // key -> when it may be forgotten
-	now   func() time.Time
-}
-
-func newLocalSpend(now func() time.Time) *localSpend {
-	return &localSpend{spent: make(map[string]time.Time), now: now}
-}
-
-func (l *localSpend) spend(_ context.Context, key string, ttl time.Duration) (bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	if len(l.spent) > 1024 {
-		for k, until := range l.spent {
-			if !now.Before(until) {
-				delete(l.spent, k)
-			}
-		}
-	}
-	if until, ok := l.spent[key]; ok && now.Before(until) {
-		return false, nil
-	}
-	l.spent[key] = now.Add(ttl)
-	return true, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"github.com/backupweb/backupweb/internal/clocktest"
+	"github.com/backupweb/backupweb/internal/once"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -225,10 +227,13 @@ func TestCeremonyRace(t *testing.T) {
 	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	store := session.NewMemoryStore(clock.Now)
 	var spends atomic.Int32
-	local := newLocalSpend(clock.Now)
-	spend := func(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	local, err := once.New(once.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spend := func(_ context.Context, key string, ttl time.Duration) (bool, error) {
 		spends.Add(1)
-		return local.spend(ctx, key, ttl)
+		return local.Spend("ceremony", key, ttl)
 	}
 	cs, err := NewCeremonies(store, testKey, spend, clock.Now)
 	if err != nil {
@@ -253,5 +258,39 @@ func TestCeremonyRace(t *testing.T) {
 	}
 	if spends.Load() == 0 {
 		t.Error("the spend function was never asked")
+	}
+}
+
+// TestCeremoniesBounded: past MaxCeremonies begun within CeremonyTTL, a
+// begin is refused with an error the web layer answers 503 (a full
+// table), and nothing begun is forgotten for it; once the first expire,
+// ceremonies begin again.
+func TestCeremoniesBounded(t *testing.T) {
+	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	cs, err := NewCeremonies(session.NewMemoryStore(clock.Now), testKey, nil, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := cs.put(ctx, ceremony{Kind: kindDiscover})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < MaxCeremonies; i++ {
+		if _, err := cs.put(ctx, ceremony{Kind: kindDiscover}); err != nil {
+			t.Fatalf("ceremony %d: %v", i, err)
+		}
+	}
+	_, err = cs.put(ctx, ceremony{Kind: kindDiscover})
+	var full interface{ TableFull() bool }
+	if !errors.As(err, &full) || !full.TableFull() {
+		t.Fatalf("a begin past the bound: %v, want a full table", err)
+	}
+	if _, ok, err := cs.take(ctx, first); err != nil || !ok {
+		t.Fatalf("the first ceremony after the refusal: %v, %v", ok, err)
+	}
+	clock.Advance(CeremonyTTL)
+	if _, err := cs.put(ctx, ceremony{Kind: kindDiscover}); err != nil {
+		t.Fatalf("a begin once the first expired: %v", err)
 	}
 }

@@ -130,6 +130,8 @@ func Open(cfg Options, log *slog.Logger) (*Client, error) {
 	c.store = &Store{c: c}
 	if err != nil {
 		c.observe(err)
+	} else {
+		go c.checkEviction()
 	}
 	return c, nil
 }

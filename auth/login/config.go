@@ -96,6 +96,9 @@ type Config struct {
 	// read holds what ReadUsers and ReadTemplate read, so that New
 	// does not read them a second time; nil for a Config made in code.
 	read *readFiles
+	// maxSpent, when above zero, is MaxSpent for this provider (tests
+	// fill a small table).
+	maxSpent int
 }
 
 // readFiles are the user file and login template as ReadUsers and

@@ -42,6 +42,7 @@
 package login
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -105,6 +106,10 @@ type Provider struct {
 	factors     *factors.Store
 	spend       func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
 	passkeySlot func(r *http.Request, user string) template.HTML
+	// begins limits the routes that keep state for a client not signed in
+	// (per client address and in total); userBegins the passkey
+	// registrations of signed-in users (per user).
+	begins, userBegins *throttle.Rate
 
 	reloadMu sync.Mutex // serialises reloads; guards last and broken
 	broken   bool       // the last reading of the user file had problems
@@ -169,6 +174,10 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		audit: deps.Audit(),
 		errs:  deps.Errs(),
 		now:   deps.Clock(),
+		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
+			auth.LogBeginFlood(deps.Log(), Name, "passkey sign-ins")
+		}}),
+		userBegins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock()}),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
@@ -205,10 +214,9 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 			return nil, fmt.Errorf("login: %w", err)
 		}
 		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
-		if deps.Shared != nil {
-			p.spend = deps.Shared.SpendOnce
-		} else {
-			p.spend = newLocalSpent(p.now).SpendOnce
+		if p.spend, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
+			p.Guard.Close()
+			return nil, fmt.Errorf("login: %w", err)
 		}
 		// Passkeys are bound to the origin users reach the service at:
 		// without [server] public_url they are not offered, and TOTP and

@@ -44,18 +44,26 @@ const (
 // sign-in a passkey completed.
 const SecondFactorPasskey = "passkey"
 
-// openPasskeys makes the passkey service: ceremonies in the session store
-// (single use through p.spend, shared with every instance when the store
-// is), passkeys in the factors file, bound to [server] public_url.
+// openPasskeys makes the passkey service, passkeys in the factors file,
+// bound to [server] public_url. Ceremonies are kept apart from the other
+// single-use tokens: with a shared store, in it (begun on one instance,
+// finished on any) and spent as a kind of their own; otherwise in this
+// process's memory, in passkey's own bounded tables, since a ceremony
+// outlives no restart worth keeping it for.
 func (p *Provider) openPasskeys(deps auth.Deps) (*passkey.Service, error) {
 	key, err := p.Manager().PurposeKey("webauthn-ceremony")
 	if err != nil {
 		return nil, err
 	}
-	spend := func(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-		return p.spend(ctx, spendCeremony, key, ttl)
+	var store session.Store = session.NewMemoryStore(deps.Clock())
+	var spend func(ctx context.Context, key string, ttl time.Duration) (bool, error)
+	if deps.Shared != nil {
+		store = p.Guard.Store()
+		spend = func(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+			return deps.Shared.SpendOnce(ctx, spendCeremony, key, ttl)
+		}
 	}
-	cs, err := passkey.NewCeremonies(p.Guard.Store(), key, spend, deps.Clock())
+	cs, err := passkey.NewCeremonies(store, key, spend, deps.Clock())
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +236,7 @@ func (p *Provider) writeBegun(w http.ResponseWriter, r *http.Request, b passkey.
 func (p *Provider) beginRegistration(w http.ResponseWriter, r *http.Request) {
 	token := r.Header.Get(sessionauth.CSRFHeader)
 	u, _, ok := p.signedIn(w, r, &token)
-	if !ok {
+	if !ok || !p.userMayBegin(w, r, u.Name) {
 		return
 	}
 	b, err := p.passkeys.BeginRegistration(r.Context(), u.Name)
@@ -239,7 +247,7 @@ func (p *Provider) beginRegistration(w http.ResponseWriter, r *http.Request) {
 func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	token := r.Header.Get(sessionauth.CSRFHeader)
 	u, _, ok := p.signedIn(w, r, &token)
-	if !ok {
+	if !ok || !p.userMayBegin(w, r, u.Name) {
 		return
 	}
 	req, ok := p.readPasskeyRequest(w, r)
@@ -317,8 +325,11 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 		p.errs.Refuse(w, r, auth.FormExpired)
 		return
 	}
-	// An address blocked for its failures begins nothing: no ceremony is
-	// kept for it.
+	// An address past its begins, or blocked for its failures, begins
+	// nothing: no ceremony is kept for it.
+	if !p.mayBegin(w, r) {
+		return
+	}
 	addr := p.addrLimit(r)
 	v, err := addr.c.Check(r.Context(), addr.key)
 	if err == nil {

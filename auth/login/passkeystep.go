@@ -104,7 +104,7 @@ func (p *Provider) pendingRequest(w http.ResponseWriter, r *http.Request, want f
 // beginSecondPasskey is POST SecondFactorPasskeyBegin.
 func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
 	st, req, ok := p.pendingRequest(w, r, factors.Enrolled)
-	if !ok {
+	if !ok || !p.mayBegin(w, r) {
 		return
 	}
 	b, err := p.passkeys.BeginLogin(r.Context(), st.User, p.Guard.SafeNext(req.Next))
@@ -143,7 +143,7 @@ func (p *Provider) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
 // begins registering a passkey.
 func (p *Provider) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 	st, ok := p.pendingJSON(w, r, factors.None)
-	if !ok {
+	if !ok || !p.mayBegin(w, r) {
 		return
 	}
 	b, err := p.passkeys.BeginRegistration(r.Context(), st.User)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/backupweb/backupweb/auth"
 )
@@ -125,20 +124,5 @@ func TestDiscoveredEndpointsCanBeOverridden(t *testing.T) {
 	ep, err := s.p.endpoints()
 	if err != nil || ep.oauth2.TokenURL != d.URL+"/token" || ep.userinfo != d.URL+"/userinfo" {
 		t.Errorf("endpoints = %+v, %v", ep, err)
-	}
-}
-
-func TestSpentStates(t *testing.T) {
-	clock := newTestClock()
-	s := newSpentStates(time.Minute, clock.Now)
-	if !s.spend("a") || s.spend("a") {
-		t.Fatal("a state must be spendable exactly once")
-	}
-	if !s.spend("b") {
-		t.Fatal("another state is independent")
-	}
-	clock.Advance(time.Minute)
-	if !s.spend("c") || s.len() != 1 {
-		t.Fatalf("expired states are forgotten: %d remembered", s.len())
 	}
 }

@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/throttle"
 )
 
 // FlowTTL is how long a sign-in may take between the redirect to the
@@ -79,6 +83,9 @@ func flowCookieName(state string) string {
 // the local path to return to travel in a sealed cookie.
 //
 // A browser that already holds a live session goes straight to next.
+// Others are limited per client address and in total (429 with
+// Retry-After past it): each sign-in begun is a state the callback spends
+// and remembers.
 func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
@@ -87,6 +94,10 @@ func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, ok, err := p.Guard.Identify(r); err == nil && ok {
 		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	if ok, after := p.begins.Take(throttle.AddrKey(peer.Of(r).Addr)); !ok {
+		p.errs.Error(w, r, &auth.RateError{After: after})
 		return
 	}
 	ep, err := p.endpoints()

@@ -39,8 +39,10 @@ import (
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/once"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/throttle"
 )
 
 // Name is the type's name in configuration.
@@ -79,7 +81,16 @@ type Provider struct {
 	errs   *auth.Errors
 	spend  func(ctx context.Context, state string) (unused bool, err error)
 	openID *openID // nil without OpenID Connect
+	// begins limits the sign-ins /oauth/login starts, per client address
+	// and in total: each is a state the callback spends.
+	begins *throttle.Rate
 }
+
+// MaxSpent is how many used states one process remembers (store = file):
+// the states of callbacks within FlowTTL. When full, callbacks are refused
+// (503 with Retry-After) until the oldest expire, never forgotten early;
+// the limit on /oauth/login keeps it from filling.
+const MaxSpent = once.DefaultMax
 
 var (
 	_ auth.Provider = (*Provider)(nil)
@@ -110,6 +121,9 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		log:    deps.Log(),
 		audit:  deps.Audit(),
 		errs:   deps.Errors,
+		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
+			auth.LogBeginFlood(deps.Log(), Name, "sign-ins")
+		}}),
 	}
 	if p.errs == nil {
 		// Without the program's writer, a person still gets the styled
@@ -121,8 +135,11 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 			return deps.Shared.SpendOnce(ctx, "oauth-state", state, FlowTTL)
 		}
 	} else {
-		spent := newSpentStates(FlowTTL, deps.Clock())
-		p.spend = func(_ context.Context, state string) (bool, error) { return spent.spend(state), nil }
+		spent, err := once.New(once.Options{Max: MaxSpent, Now: deps.Clock()})
+		if err != nil {
+			return nil, fmt.Errorf("oauth: %w", err)
+		}
+		p.spend = func(_ context.Context, state string) (bool, error) { return spent.Spend("oauth-state", state, FlowTTL) }
 	}
 	var err error
 	p.Guard, err = sessionauth.Open(deps, sessionauth.Options{

@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"internal/catalog":   nil,
 	"internal/filewatch": nil,
 	"internal/fspath":    nil,
+	"internal/once":      nil,
 	"password":           nil,
 	"peer":               nil,
 	"session":            nil,
@@ -37,7 +38,7 @@ var allowed = map[string][]string{
 	"internal/qr":  nil,
 	"groupfile":    {"internal/filewatch"},
 	"factors":      {"internal/filewatch", "userfile"},
-	"passkey":      {"factors", "session"},
+	"passkey":      {"factors", "internal/once", "session"},
 	"internal/ui":  {"internal/catalog"},
 
 	// The core and the types.
@@ -45,8 +46,8 @@ var allowed = map[string][]string{
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "internal/fspath", "internal/ui", "peer", "session"},
-	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/filewatch", "internal/fspath", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
-	"auth/oauth":       {"auth", "auth/sessionauth", "internal/ui", "session"},
+	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
+	"auth/oauth":       {"auth", "auth/sessionauth", "internal/once", "internal/ui", "peer", "session", "throttle"},
 
 	// Stores, HTTP surface, guarding, operations.
 	"redisstore":       {"internal/fspath", "session", "throttle"},
