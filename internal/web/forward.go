@@ -53,12 +53,15 @@ type forwarder struct {
 // is answered 200 without identity headers and without sign-in; a
 // signed-in user the rules refuse (allow_users included) is answered 403,
 // which nginx, Traefik and Caddy pass on to the browser, never a redirect
-// to the sign-in page.
+// to the sign-in page. A path that reads two ways, asked before sign-in,
+// is refused at once when one of its readings falls to a rule that
+// refuses (guard.unreadable). The client's method-override headers reach
+// this endpoint on the proxy's question, and count as methods.
 func (f forwarder) answer(forward bool) http.HandlerFunc {
 	p, errs := f.p, f.errs
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Cache-Control"] = noStoreValue
-		t := forwardedTarget(r)
+		t := forwardedTarget(r).WithOverrides(r.Header)
 		if f.g.anonymous(t) {
 			noBodyHeaders(w.Header())
 			w.WriteHeader(http.StatusOK)
@@ -89,6 +92,7 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 			}
 			noBodyHeaders(h)
 			w.WriteHeader(http.StatusOK)
+		case f.g.unreadable(w, r, t, p.Type(), ambiguousAnswer(forward)):
 		case forward && browserNavigation(r):
 			if lr, isSession := p.(auth.LoginRedirecter); isSession {
 				http.Redirect(w, r, lr.LoginURLFor(forwardedNext(r)), http.StatusFound)
@@ -99,6 +103,16 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 			challenge401(p, errs, w, r)
 		}
 	}
+}
+
+// ambiguousAnswer is the refusal of an ambiguous path before sign-in:
+// 400, but 403 for nginx, which turns any status but 2xx, 401 and 403
+// into a 500.
+func ambiguousAnswer(forward bool) auth.Refusal {
+	if forward {
+		return auth.AmbiguousAddress
+	}
+	return auth.AmbiguousPath
 }
 
 // challenge401 answers 401: the provider's own challenge for types that
