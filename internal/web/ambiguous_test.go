@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/proxy"
@@ -190,5 +191,38 @@ func TestMethodOverrideInEveryMode(t *testing.T) {
 				t.Errorf("GET /public/x?_method=DELETE, not signed in: %d %s, want 401", st, body)
 			}
 		})
+	}
+}
+
+// TestMethodOverrideInCatalog: backupweb's own catalog routes apply the
+// rules to the methods a request names besides its own too.
+func TestMethodOverrideInCatalog(t *testing.T) {
+	rs := &access.Rules{}
+	r, err := access.ParseRule("rule1", `DELETE ^/api/ deny`, false)
+	must(t, err)
+	rs.List = append(rs.List, r)
+	log, _ := quietLogger()
+	srv := httptest.NewServer(NewHandler(Options{Provider: headerProvider{}, Logger: log, Rules: rs, Catalog: catalog.New(t.TempDir())}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		target string
+		header http.Header
+		status int
+	}{
+		{"/api/backups", nil, 200},
+		{"/api/backups", http.Header{"X-Http-Method-Override": {"DELETE"}}, 403},
+		{"/api/backups?_method=delete", nil, 403},
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+c.target, nil)
+		for k, v := range c.header {
+			req.Header[k] = v
+		}
+		req.Header.Set("X-Test-User", "carol")
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("GET %s %v: %d, want %d", c.target, c.header, resp.StatusCode, c.status)
+		}
 	}
 }
