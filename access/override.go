@@ -51,18 +51,42 @@ func Overrides(h http.Header, rawQuery string) []string {
 }
 
 // isOverrideHeader reports whether a header name, case-folded and with
-// "_" read as "-", is one of OverrideHeaders.
+// "_" read as "-", is one of OverrideHeaders. It allocates nothing: it
+// runs for every header of every guarded request.
 func isOverrideHeader(name string) bool {
-	if len(name) < len("X-HTTP-Method") || !strings.HasPrefix(strings.ToLower(name), "x") {
+	if len(name) < len("X-HTTP-Method") || name[0] != 'X' && name[0] != 'x' {
 		return false
 	}
-	folded := strings.ReplaceAll(name, "_", "-")
 	for _, o := range OverrideHeaders {
-		if strings.EqualFold(folded, o) {
+		if foldEqual(name, o) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldEqual reports whether header names a and b are equal with ASCII
+// letter case ignored and "_" read as "-".
+func foldEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if foldByte(a[i]) != foldByte(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func foldByte(c byte) byte {
+	switch {
+	case 'A' <= c && c <= 'Z':
+		return c + 'a' - 'A'
+	case c == '_':
+		return '-'
+	}
+	return c
 }
 
 // appendMethods adds the comma-separated methods of v to out, upper case,

@@ -91,3 +91,13 @@ func TestDecideOverrides(t *testing.T) {
 		t.Errorf("GET /status as HEAD: %+v, want anonymous (a GET rule names HEAD)", d)
 	}
 }
+
+// TestOverridesAllocateNothing: a request that names no other method
+// costs no allocation to check (it runs for every guarded request).
+func TestOverridesAllocateNothing(t *testing.T) {
+	h := http.Header{"Accept": {"text/html"}, "X-Requested-With": {"XMLHttpRequest"}, "X_Custom_Header": {"1"}, "User-Agent": {"test"}}
+	tg := target("GET", "/api/backups?page=2&sort=name", "h")
+	if n := testing.AllocsPerRun(100, func() { tg = tg.WithOverrides(h) }); n != 0 || tg.Overrides != nil {
+		t.Errorf("%v allocations, overrides %q; want none", n, tg.Overrides)
+	}
+}

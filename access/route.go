@@ -141,13 +141,26 @@ func (rs Routes) Match(r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	methods := append([]string{r.Method}, Overrides(r.Header, r.URL.RawQuery)...)
-	for _, m := range methods {
-		if !slices.ContainsFunc(rs, func(route Route) bool { return route.Matches(m, p) }) {
+	if !rs.matchOne(r.Method, p) {
+		return false
+	}
+	for _, m := range Overrides(r.Header, r.URL.RawQuery) {
+		if !rs.matchOne(m, p) {
 			return false
 		}
 	}
 	return true
+}
+
+// matchOne reports whether one of the routes names method and the
+// canonical path p.
+func (rs Routes) matchOne(method, p string) bool {
+	for _, route := range rs {
+		if route.Matches(method, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Canonical returns u's path decoded, and whether it is in canonical form:
