@@ -81,10 +81,11 @@ const (
 	// ReasonGroupsUnknown: a rule naming groups had to decide while the
 	// user's groups could not be known (a broken groups file).
 	ReasonGroupsUnknown = "groups unknown"
-	// ReasonAmbiguous: the request can be read several ways (a path with
-	// dot segments, doubled or encoded slashes; a forwarded request
-	// without method, host or path) and the rules do not decide all of
-	// them alike.
+	// ReasonAmbiguous: the request can be read several ways (a path that
+	// is not canonical, see Canonical; a forwarded request without
+	// method, host or path) and the rules do not decide all of them
+	// alike, or, before sign-in, one reading of such a path falls to a
+	// rule that refuses.
 	ReasonAmbiguous = "ambiguous request"
 	// ReasonNotAllowed: [proxy] allow_users does not name the user. It is
 	// the same reason the proxy has always logged.
