@@ -93,6 +93,7 @@ func (f forwarder) answer(forward bool) http.HandlerFunc {
 			noBodyHeaders(h)
 			w.WriteHeader(http.StatusOK)
 		case f.g.unreadable(w, r, t, p.Type(), ambiguousAnswer(forward)):
+			// Answered: a path that reads two ways, one way refused.
 		case forward && browserNavigation(r):
 			if lr, isSession := p.(auth.LoginRedirecter); isSession {
 				http.Redirect(w, r, lr.LoginURLFor(forwardedNext(r)), http.StatusFound)
