@@ -49,6 +49,12 @@ type Target struct {
 	URL *url.URL
 	// Host is the host name the request was for; "" when unknown.
 	Host string
+	// Overrides are the methods the request names besides Method, in a
+	// method-override header or parameter (see Overrides and
+	// WithOverrides): an application that honours one serves the request
+	// as that method, so the request is allowed only when every method it
+	// names is.
+	Overrides []string
 }
 
 // Decision is what the rules say about one request.
@@ -75,10 +81,11 @@ const (
 	// ReasonGroupsUnknown: a rule naming groups had to decide while the
 	// user's groups could not be known (a broken groups file).
 	ReasonGroupsUnknown = "groups unknown"
-	// ReasonAmbiguous: the request can be read several ways (a path with
-	// dot segments, doubled or encoded slashes; a forwarded request
-	// without method, host or path) and the rules do not decide all of
-	// them alike.
+	// ReasonAmbiguous: the request can be read several ways (a path that
+	// is not canonical, see Canonical; a forwarded request without
+	// method, host or path) and the rules do not decide all of them
+	// alike, or, before sign-in, one reading of such a path falls to a
+	// rule that refuses.
 	ReasonAmbiguous = "ambiguous request"
 	// ReasonNotAllowed: [proxy] allow_users does not name the user. It is
 	// the same reason the proxy has always logged.
@@ -132,10 +139,16 @@ func (rs *Rules) pathFree() bool {
 // method or host, every method or host the rules name, and one they do not
 // name) do not all lead to the same answer for who, the request is
 // refused as ambiguous. Anonymous rules never name a path that is not in
-// canonical form. An unknown path is refused as ambiguous when the rules
-// can refuse anyone on some paths only; when the rules that can refuse
-// name every path (allow_users, "* ^/ deny group:x"), the path does not
-// matter and the decision is made without it.
+// canonical form, and for a request that has not signed in, such a path
+// is refused as ambiguous as soon as a reading falls to a deny rule (or
+// default = deny) as the rules stand before sign-in (rules naming users or
+// groups do not apply yet): no one could be let through all its readings
+// without a sign-in that a rule names. An unknown path is refused as
+// ambiguous when the rules can refuse anyone on some paths only; when the
+// rules that can refuse name every path (allow_users, "* ^/ deny
+// group:x"), the path does not matter and the decision is made without
+// it. The methods of t.Overrides are decided too, and the first of them
+// the rules refuse decides the request.
 func (rs *Rules) Decide(t Target, who Who) Decision {
 	if rs == nil {
 		return Decision{Policy: Allow, Rule: DefaultRule}
@@ -165,6 +178,25 @@ func (rs *Rules) Decide(t Target, who Who) Decision {
 	if t.Host == "" {
 		hosts = rs.namedHosts()
 	}
+	d := rs.decideAll(methods, hosts, paths, canonical, who)
+	if !d.Permits(who) {
+		return d
+	}
+	for _, m := range t.Overrides {
+		if m = strings.ToUpper(m); slices.Contains(methods, m) {
+			continue
+		}
+		if o := rs.decideAll([]string{m}, hosts, paths, canonical, who); !o.Permits(who) {
+			return o
+		}
+	}
+	return d
+}
+
+// decideAll decides every combination of the methods, hosts and paths
+// given, and returns their common answer, or a refusal as ambiguous when
+// they differ (see Decide).
+func (rs *Rules) decideAll(methods, hosts, paths []string, canonical bool, who Who) Decision {
 	var first Decision
 	var firstOK, seen bool
 	for _, m := range methods {
@@ -173,6 +205,8 @@ func (rs *Rules) Decide(t Target, who Who) Decision {
 				d := rs.decideOne(m, h, p, canonical, who)
 				ok := d.Permits(who)
 				switch {
+				case !canonical && !who.SignedIn && d.Policy == Deny:
+					return Decision{Policy: Deny, Rule: d.Rule, Reason: ReasonAmbiguous}
 				case !seen:
 					first, firstOK, seen = d, ok, true
 				case ok != firstOK:

@@ -19,6 +19,10 @@ func FuzzRule(f *testing.F) {
 		{"GET ^/a\\b anonymous", "/a\\b"},
 		{"* ^/ anonymous", "/;x=1/..;/admin"},
 		{"GET [ allow", "/"},
+		{"* ^/admin/ deny", "/admin;x/users"},
+		{"* ^/admin/ deny", "/public/%252e%252e/admin/users"},
+		{"* ^/admin/ deny", "/public/%c0%ae%c0%ae/admin/%e0%80%af%f8%80%80%80%ae"},
+		{"GET ^/public/ anonymous", "/public/%ef%bc%8e%ef%bc%8e/admin%00x%09/..%20/a./"},
 	}
 	for _, s := range seeds {
 		f.Add(s.rule, s.path)
@@ -34,6 +38,9 @@ func FuzzRule(f *testing.F) {
 		u, err := url.Parse(rawPath)
 		if err != nil || u.Path == "" {
 			return
+		}
+		if readings, _ := Readings(u); len(readings) > 289 {
+			t.Fatalf("path %q has %d readings", u.Path, len(readings))
 		}
 		rs := &Rules{List: []Rule{r}}
 		d := rs.Decide(Target{Method: "GET", URL: u}, Who{})

@@ -8,9 +8,11 @@
 //
 // The one rule that keeps matching safe: a path that is not already in
 // canonical form (dot segments, doubled slashes, an encoded slash or
-// backslash) names no anonymous rule and no route at all, and the other
-// rules must decide all its readings alike. The upstream receives the
-// path as the client escaped it, and an application that reads
+// backslash, path parameters, %25, overlong UTF-8, control characters,
+// full-width dots, a trailing dot or space) names no anonymous rule and no
+// route at all, and the other rules must decide all its readings alike.
+// The upstream receives the path as the client escaped it, and an
+// application that reads
 // "/admin/..%2Fhealth" differently from backupweb must never get it
 // without sign-in, nor escape a rule for ^/admin.
 package access
@@ -24,6 +26,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Route is one entry of a route list: which methods (none listed: any)
@@ -125,9 +129,10 @@ func (r Route) Matches(method, p string) bool {
 // Routes is a list of routes; a request is named when any one names it.
 type Routes []Route
 
-// Match reports whether one of the routes names r: r's method, and its
-// path in canonical form. A path that is not canonical matches nothing.
-// The query and fragment never take part.
+// Match reports whether the routes name r: its path in canonical form
+// with r's method and with every method it names besides (see Overrides),
+// each named by one of the routes. A path that is not canonical matches
+// nothing. The query takes part only through its _method parameter.
 func (rs Routes) Match(r *http.Request) bool {
 	if len(rs) == 0 {
 		return false
@@ -136,8 +141,22 @@ func (rs Routes) Match(r *http.Request) bool {
 	if !ok {
 		return false
 	}
+	if !rs.matchOne(r.Method, p) {
+		return false
+	}
+	for _, m := range Overrides(r.Header, r.URL.RawQuery) {
+		if !rs.matchOne(m, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchOne reports whether one of the routes names method and the
+// canonical path p.
+func (rs Routes) matchOne(method, p string) bool {
 	for _, route := range rs {
-		if route.Matches(r.Method, p) {
+		if route.Matches(method, p) {
 			return true
 		}
 	}
@@ -145,11 +164,18 @@ func (rs Routes) Match(r *http.Request) bool {
 }
 
 // Canonical returns u's path decoded, and whether it is in canonical form:
-// it starts with /, has no "." or ".." segment (nor one followed by path
-// parameters, "..;x") and no empty segment (doubled slash), holds no backslash or control character, and its
-// escaped form encodes no slash or backslash (%2F, %5C), which an
-// application could read either as a separator or as a character. Letter
-// case is kept: patterns are case-sensitive, as paths are.
+// a path that every common server reads as backupweb does. It starts with
+// /, has no "." or ".." segment and no empty segment (doubled slash), and
+// its escaped form encodes no slash or backslash (%2F, %5C), which an
+// application could read either as a separator or as a character. Nor is
+// a path canonical that other servers read as another path (see
+// Readings): one holding a backslash, a ";" (servlet containers drop path
+// parameters), a "%" once decoded (%25: decoded twice elsewhere), bytes
+// that are not UTF-8 (overlong forms), NUL or another control character,
+// a character whose compatibility form is a dot, slash, backslash,
+// semicolon, percent sign or space (see fold: "．．" is ".." under Unicode
+// NFKC), or a segment ending in a dot or a space (Windows drops them).
+// Letter case is kept: patterns are case-sensitive, as paths are.
 func Canonical(u *url.URL) (string, bool) {
 	p := u.Path
 	if p == "" || p[0] != '/' || u.Opaque != "" {
@@ -159,13 +185,11 @@ func Canonical(u *url.URL) (string, bool) {
 	if strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") {
 		return "", false
 	}
-	if strings.ContainsFunc(p, func(c rune) bool { return c == '\\' || c < 0x20 || c == 0x7f }) {
+	if !utf8.ValidString(p) || strings.ContainsFunc(p, readsTwoWays) {
 		return "", false
 	}
 	for seg := range strings.SplitSeq(p, "/") {
-		// "..;x" is a dot segment to servers that strip path
-		// parameters (Tomcat, Jetty): "/public/..;/admin" is /admin.
-		if name, _, params := strings.Cut(seg, ";"); params && (name == "." || name == "..") {
+		if strings.HasSuffix(seg, ".") || strings.HasSuffix(seg, " ") {
 			return "", false
 		}
 	}
@@ -177,4 +201,10 @@ func Canonical(u *url.URL) (string, bool) {
 		return "", false
 	}
 	return p, true
+}
+
+// readsTwoWays reports whether a character of a decoded path makes it read
+// differently elsewhere (see Canonical).
+func readsTwoWays(c rune) bool {
+	return c == '\\' || c == ';' || c == '%' || unicode.IsControl(c) || folds(c)
 }

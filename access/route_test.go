@@ -91,15 +91,27 @@ func TestMatch(t *testing.T) {
 		{"GET", "/public/..;/admin", false},                  // a dot segment with a path parameter
 		{"GET", "/public/..%3Bx/admin", false},               // the same, its ; encoded
 		{"GET", "/public/.;/app.js", false},                  // a single dot with a parameter
-		{"GET", "/public/app.js;v=2", true},                  // a parameter on an ordinary segment
+		{"GET", "/public/app.js;v=2", false},                 // a parameter: /public/app.js to Tomcat
+		{"GET", "/public/%2561pp.js", false},                 // %25: decoded twice elsewhere
+		{"GET", "/public/app.js.", false},                    // a trailing dot
+		{"GET", "/public/%ef%bc%8e%ef%bc%8e/admin", false},   // full-width dots
 		{"GET", "/public/app.js", true},                      // prefix route
 		{"GET", "/public/", true},                            // trailing slash kept
 		{"POST", "/api/hook", true},
 		{"GET", "/api/hook", false},
+		{"POST", "/api/hook?_method=DELETE", false},       // an override the route does not name
+		{"GET", "/public/x?_method=DELETE", true},         // the route names every method
+		{"GET", "/rest/noauth/health?_method=head", true}, // an override it names
+		{"GET", "/rest/noauth/health?_method=POST", false},
 	} {
 		r := httptest.NewRequest(tt.method, "http://example.test"+tt.target, nil)
 		if got := rs.Match(r); got != tt.want {
 			t.Errorf("%s %s: match %v, want %v", tt.method, tt.target, got, tt.want)
 		}
+	}
+	r := httptest.NewRequest("GET", "http://example.test/rest/noauth/health", nil)
+	r.Header.Set("X-HTTP-Method-Override", "DELETE")
+	if rs.Match(r) {
+		t.Error("GET with X-HTTP-Method-Override: DELETE matched a GET|HEAD route")
 	}
 }

@@ -89,16 +89,26 @@ func TestRequestURL(t *testing.T) {
 		{"/public?next=/admin", "/public", true},
 		{"/admin#/public", "/admin", true},
 		{"/a%2Fb", "/a/b", true},
-		{"//evil.example/admin", "", false},
-		{"http://host/admin", "", false},
+		{"//evil.example/admin", "//evil.example/admin", true}, // a path, as a server reads a request line
+		{"http://host/admin", "/admin", true},                  // absolute form
+		{"HTTPS://host/admin?x", "/admin", true},
+		{"ftp://host/admin", "", false},
+		{"http://host", "", false},
 		{"admin", "", false},
 		{"", "", false},
 		{"/%zz", "", false},
+		{"*", "", false},
 	} {
 		u := RequestURL(tt.uri)
 		if (u != nil) != tt.ok || u != nil && u.Path != tt.path {
 			t.Errorf("%q: %v, want path %q (ok %v)", tt.uri, u, tt.path, tt.ok)
 		}
+		if u != nil && (u.Host != "" || u.Fragment != "") {
+			t.Errorf("%q: %#v keeps a host or fragment", tt.uri, u)
+		}
+	}
+	if u := RequestURL("/a?_method=DELETE#x"); u == nil || u.RawQuery != "_method=DELETE" {
+		t.Errorf("the query is not kept: %v", u)
 	}
 }
 
@@ -116,6 +126,8 @@ func TestReadings(t *testing.T) {
 		{"/public/..;/admin", false, []string{"/public/..;/admin", "/admin"}},
 		{`/public/..\admin`, false, []string{`/public/..\admin`, "/admin"}},
 		{"/a/./b/", false, []string{"/a/./b/", "/a/b/"}},
+		{"/a%00/../../b", false, []string{"/a\x00/../../b", "/b", "/a"}}, // as decoded (also without the NUL), cut at the NUL
+		{"/a;x/b", false, []string{"/a;x/b", "/a/b"}},
 	} {
 		u, err := url.ParseRequestURI(tt.raw)
 		if err != nil {

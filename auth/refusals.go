@@ -141,6 +141,9 @@ const (
 	// AmbiguousPath is the 403 of a path that reads differently once
 	// cleaned, so that the rules could not decide it one way.
 	AmbiguousPath
+	// AmbiguousAddress is the 400 of such a path asked before sign-in,
+	// when one of its readings falls to a rule that refuses.
+	AmbiguousAddress
 
 	// The OAuth sign-in's refusals, each with a title of its own.
 
@@ -223,7 +226,8 @@ var catalogue = [refusalEnd]refusalRow{
 
 	RuleDenied:           {http.StatusForbidden, "", "You are signed in, but your account may not use this page. Ask the administrator if you need it."},
 	SecondFactorRequired: {http.StatusForbidden, "", "This page requires a second factor: sign out, then sign in again with your password and your code or passkey."},
-	AmbiguousPath:        {http.StatusForbidden, "", "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\" or encoded slashes."},
+	AmbiguousPath:        {http.StatusForbidden, "", "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
+	AmbiguousAddress:     {http.StatusBadRequest, "", "This address can be read in several ways. Ask for its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
 
 	OAuthBadState: {http.StatusBadRequest, "Sign-in expired",
 		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri."},

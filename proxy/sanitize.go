@@ -76,16 +76,30 @@ func reservedNames(o Options) []string {
 	return names
 }
 
+// otherIdentities are the folded names of the headers by which other
+// authentication proxies (oauth2-proxy, Authelia, Authentik, Apache's
+// REMOTE_USER convention) tell an application who is signed in, besides
+// every X-Auth-Request-* header: an application set up for one of them
+// believes such a header, so the client's never reaches the upstream.
+var otherIdentities = []string{"remote-user", "remote-groups", "remote-email", "remote-name", "x-remote-user"}
+
 // forged reports whether a request header named name, as the client sent
 // it, must not reach the upstream: a spelling of a reserved identity
-// header, or of a forwarding header (X-Forwarded-*, X-Real-IP, Forwarded),
-// which backupweb sets itself from what it believes.
+// header, of another proxy's identity header (X-Auth-Request-*,
+// otherIdentities), or of a forwarding header (X-Forwarded-*, X-Real-IP,
+// Forwarded), which backupweb sets itself from what it believes.
 func forged(name string, reserved []string) bool {
-	if foldHasPrefix(name, "x-forwarded-") || foldEqual(name, "x-real-ip") || foldEqual(name, "forwarded") {
+	if foldHasPrefix(name, "x-forwarded-") || foldEqual(name, "x-real-ip") || foldEqual(name, "forwarded") ||
+		foldHasPrefix(name, "x-auth-request-") {
 		return true
 	}
 	for _, r := range reserved {
 		if foldEqual(name, r) {
+			return true
+		}
+	}
+	for _, o := range otherIdentities {
+		if foldEqual(name, o) {
 			return true
 		}
 	}

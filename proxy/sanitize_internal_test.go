@@ -14,7 +14,10 @@ func TestForged(t *testing.T) {
 		{"X-Forwarded-", true}, {"X-Forwarded", false}, {"X-Forwardedx", false}, {"XX-Forwarded-For", false},
 		{"X-Real-IP", true}, {"x_real_ip", true}, {"X-Real-IPs", false},
 		{"Forwarded", true}, {"FORWARDED", true}, {"Forwarded-For", false},
-		{"X-Auth-Request-User", false}, {"Cookie", false}, {"X-Custom", false}, {"", false},
+		{"X-Auth-Request-User", true}, {"x_auth_request_groups", true}, {"X-AUTH-REQUEST-EMAIL", true}, {"X-Auth-Request", false},
+		{"Remote-Groups", true}, {"remote_email", true}, {"REMOTE-NAME", true}, {"X-Remote-User", true}, {"x_remote_user", true},
+		{"Remote-Addr", false}, {"X-Remote-Users", false},
+		{"Cookie", false}, {"X-Custom", false}, {"", false},
 		{"X-Forw\u00e4rded-For", false},
 	}
 	for _, tt := range tests {

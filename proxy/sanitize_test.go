@@ -37,6 +37,17 @@ var forgeries = map[string]string{
 	"X_Real_IP":          "10.6.6.6",
 	"X-Real-Ip":          "10.6.6.7",
 	"Forwarded":          "for=10.6.6.6;proto=https",
+	// Other proxies' identity headers, which an application set up
+	// behind one of them believes.
+	"X-Auth-Request-User":   "admin",
+	"X_Auth_Request_Groups": "admins",
+	"x-auth-request-email":  "admin@corp.example",
+	"Remote-User":           "admin",
+	"REMOTE_GROUPS":         "admins",
+	"Remote_Email":          "admin@corp.example",
+	"Remote-Name":           "Admin",
+	"X-Remote-User":         "admin",
+	"x_remote_user":         "root",
 }
 
 // folded returns h's values under every spelling of name (case-folded,
@@ -78,15 +89,23 @@ func TestForgedHeaderSpellings(t *testing.T) {
 				t.Fatalf("status %d", resp.StatusCode)
 			}
 			want := map[string][]string{
-				"X-Forwarded-User":   nil,
-				"X-Forwarded-Email":  nil,
-				"X-Forwarded-Groups": nil,
-				"X-Forwarded-Uri":    nil,
-				"X-Real-IP":          nil,
-				"Forwarded":          nil,
-				"X-Forwarded-For":    {"127.0.0.1"},
-				"X-Forwarded-Proto":  {"http"},
-				"X-Forwarded-Host":   {strings.TrimPrefix(s.g.url, "http://")},
+				"X-Forwarded-User":      nil,
+				"X-Forwarded-Email":     nil,
+				"X-Forwarded-Groups":    nil,
+				"X-Forwarded-Uri":       nil,
+				"X-Real-IP":             nil,
+				"Forwarded":             nil,
+				"X-Auth-Request-User":   nil,
+				"X-Auth-Request-Groups": nil,
+				"X-Auth-Request-Email":  nil,
+				"Remote-User":           nil,
+				"Remote-Groups":         nil,
+				"Remote-Email":          nil,
+				"Remote-Name":           nil,
+				"X-Remote-User":         nil,
+				"X-Forwarded-For":       {"127.0.0.1"},
+				"X-Forwarded-Proto":     {"http"},
+				"X-Forwarded-Host":      {strings.TrimPrefix(s.g.url, "http://")},
 			}
 			if s.user != "" {
 				want["X-Forwarded-User"] = []string{s.user}

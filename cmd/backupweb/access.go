@@ -29,7 +29,7 @@ func runAccess(c *cli, args []string) int {
 	path := configFlag(fs)
 	user := fs.String("user", "", "the signed-in user's name (required)")
 	method := fs.String("method", "GET", "the request's method")
-	reqPath := fs.String("path", "", "the request's path, as a client sends it (required; a query or fragment is ignored)")
+	reqPath := fs.String("path", "", "the request's target, as a client sends it: a path (//x is a path too) or an absolute http(s) URL (required; of the query, only _method counts; a fragment is ignored)")
 	host := fs.String("host", "", "the host name the request is for (default: one that no host condition names)")
 	groups := fs.String("groups", "", "the user's groups, comma-separated (default: from groups_file, none for oauth)")
 	second := fs.Bool("second-factor", false, "the user signed in with a second factor")
@@ -43,25 +43,18 @@ func runAccess(c *cli, args []string) int {
 	case *user == "":
 		fmt.Fprintln(c.stderr, "backupweb access: -user NAME is required")
 		return exitUsage
-	case !strings.HasPrefix(*reqPath, "/"):
-		fmt.Fprintln(c.stderr, "backupweb access: -path must be a path starting with /, such as /admin/users")
-		return exitUsage
 	case strings.TrimSpace(*method) == "":
 		fmt.Fprintln(c.stderr, "backupweb access: -method must name a method, such as GET or POST")
+		return exitUsage
+	}
+	t, ok := accessTarget(c, *method, *reqPath, *host)
+	if !ok {
 		return exitUsage
 	}
 	a := app.Check(*path, c.options("", slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if printProblems(c.stderr, a.Config.Report) > 0 || a.TypeName == "" {
 		fmt.Fprintln(c.stderr, "backupweb access: the configuration would not start")
 		return exitError
-	}
-	t := access.Target{Method: *method, URL: access.RequestURL(*reqPath), Host: *host}
-	if t.Host == "" {
-		t.Host = noHost
-	}
-	if t.URL == nil {
-		fmt.Fprintln(c.stderr, "backupweb access: -path is not a path (it must start with a single /)")
-		return exitUsage
 	}
 	rules := a.Config.Access.Rules
 	if d := rules.Decide(t, access.Who{}); d.Policy == access.Anonymous {
@@ -83,11 +76,36 @@ func runAccess(c *cli, args []string) int {
 	fmt.Fprintf(c.stdout, "%s %s\n", d.Policy, d.Rule)
 	switch d.Reason {
 	case access.ReasonAmbiguous:
-		fmt.Fprintln(c.stderr, "backupweb access: the path can be read several ways (dot segments, doubled or encoded slashes, backslashes, path parameters) and the rules do not decide them alike: refused")
+		fmt.Fprintln(c.stderr, "backupweb access: the path can be read several ways (dot segments, doubled or encoded slashes, backslashes, path parameters, %25, bytes that are not UTF-8, control characters, full-width dots, a trailing dot or space) and the rules do not decide them alike: refused")
 	case access.ReasonGroupsUnknown:
 		fmt.Fprintln(c.stderr, "backupweb access: the user's groups cannot be known (the groups file is broken) and this rule names groups: refused")
 	}
 	return exitOK
+}
+
+// accessTarget reads the access command's request as serve reads a request
+// line: -path in origin form ("//x" is a path) or absolute form, whose host
+// is the request's host (as it is for Go's server) and must then agree
+// with -host; the methods of a _method parameter count beside -method. It
+// says what is wrong on standard error and reports false for wrong usage.
+func accessTarget(c *cli, method, target, host string) (access.Target, bool) {
+	u, targetHost := access.ParseTarget(target)
+	if u == nil {
+		fmt.Fprintln(c.stderr, "backupweb access: -path must be a path starting with /, such as /admin/users, or an absolute http(s) URL")
+		return access.Target{}, false
+	}
+	if targetHost != "" {
+		if host != "" && access.NormalHost(host) != access.NormalHost(targetHost) {
+			fmt.Fprintf(c.stderr, "backupweb access: -host %q and the host of -path %q differ; give one\n", host, targetHost)
+			return access.Target{}, false
+		}
+		host = targetHost
+	}
+	if host == "" {
+		host = noHost
+	}
+	t := access.Target{Method: method, URL: access.RequestURL(target), Host: host}
+	return t.WithOverrides(nil), true
 }
 
 // explainRules writes the effective access rules, one a line, for

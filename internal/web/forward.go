@@ -61,7 +61,11 @@ const RefusedPath = "/_backupweb/refused"
 // included) is answered 403, which nginx, Traefik and Caddy pass on to the
 // browser, never a redirect to the sign-in page. A header of the row that
 // a trusted proxy leaves out makes that part of the target unknown, which
-// the rules never read as an allow, and is logged once per request.
+// the rules never read as an allow, and is logged once per request. A path
+// that reads two ways, asked before sign-in, is refused at once when one
+// of its readings falls to a rule that refuses (guard.unreadable). The
+// client's method-override headers reach this endpoint on the proxy's
+// question, and count as methods.
 func (f forwarder) answer(forward bool) http.HandlerFunc {
 	return f.ask(targetRow(forward), forward, true, f.vouch)
 }
@@ -118,6 +122,7 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 		if logMissing && len(missing) > 0 && !f.g.idle() {
 			logUnknownTarget(f.log, r, missing)
 		}
+		t = t.WithOverrides(r.Header)
 		if f.g.anonymous(t) {
 			admitted(w, r, nil)
 			return
@@ -134,6 +139,8 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 			if u, ok = f.g.admit(w, r, u, t); ok {
 				admitted(w, r, &u)
 			}
+		case f.g.unreadable(w, r, t, p.Type(), ambiguousAnswer(forward)):
+			// Answered: a path that reads two ways, one way refused.
 		case forward && browserNavigation(r, row):
 			if lr, isSession := p.(auth.LoginRedirecter); isSession {
 				http.Redirect(w, r, lr.LoginURLFor(forwardedNext(r, row)), http.StatusFound)
@@ -144,6 +151,16 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 			challenge401(p, errs, w, r)
 		}
 	}
+}
+
+// ambiguousAnswer is the refusal of an ambiguous path before sign-in:
+// 400, but 403 for nginx, which turns any status but 2xx, 401 and 403
+// into a 500.
+func ambiguousAnswer(forward bool) auth.Refusal {
+	if forward {
+		return auth.AmbiguousAddress
+	}
+	return auth.AmbiguousPath
 }
 
 // challenge401 answers 401: the provider's own challenge for types that

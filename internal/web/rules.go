@@ -109,9 +109,53 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t acc
 }
 
 // targetOf is the request as the rules see it when backupweb serves it
-// itself (catalog and proxy modes).
+// itself (catalog and proxy modes), with the methods it names in an
+// override header or parameter.
 func targetOf(r *http.Request) access.Target {
-	return access.Target{Method: r.Method, URL: r.URL, Host: r.Host}
+	return access.Target{Method: r.Method, URL: r.URL, Host: r.Host}.WithOverrides(r.Header)
+}
+
+// unreadable answers a request that has not signed in when its path is
+// not canonical and a reading of it falls to a rule that refuses (see
+// access.Rules.Decide): with refusal (400, or 403 for nginx) and a
+// refusal line, rather than a sign-in that could not make every reading
+// pass. It reports whether it answered.
+func (g *guard) unreadable(w http.ResponseWriter, r *http.Request, t access.Target, authType string, refusal auth.Refusal) bool {
+	if g.idle() || t.URL == nil {
+		return false
+	}
+	if _, canonical := access.Canonical(t.URL); canonical {
+		return false
+	}
+	d := g.rules.Decide(t, access.Who{})
+	if d.Reason != access.ReasonAmbiguous {
+		return false
+	}
+	g.audit.RefusedDetail(r, authType, d.Reason, "rule "+d.Rule, "")
+	g.errs.Refuse(w, r, refusal)
+	return true
+}
+
+// challenger returns p, whose Challenge answers an ambiguous path with
+// 400 first (see unreadable).
+func (g *guard) challenger(p auth.Provider) auth.Provider {
+	if g.idle() {
+		return p
+	}
+	return ambiguityFirst{Provider: p, g: g}
+}
+
+// ambiguityFirst is a provider whose challenge refuses an ambiguous path
+// before it asks for a sign-in.
+type ambiguityFirst struct {
+	auth.Provider
+	g *guard
+}
+
+func (a ambiguityFirst) Challenge(w http.ResponseWriter, r *http.Request) {
+	if !a.g.unreadable(w, r, targetOf(r), a.Type(), auth.AmbiguousAddress) {
+		a.Provider.Challenge(w, r)
+	}
 }
 
 // groupsValue is the groups header's value: the groups sorted and
