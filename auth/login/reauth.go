@@ -129,7 +129,8 @@ func (p *Provider) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 }
 
 // renderReauth writes the password page with the refusal rp (JSON for a
-// client that asks for it).
+// client that asks for it). Its Cancel link goes to the catalog: next
+// itself would ask for the password again.
 func (p *Provider) renderReauth(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, token, next string) {
 	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
 		p.errs.Send(w, r, rp)
@@ -137,7 +138,7 @@ func (p *Provider) renderReauth(w http.ResponseWriter, r *http.Request, rp auth.
 	}
 	page := ui.ReauthPage{StepForm: ui.StepForm{
 		Brand: ui.BrandOf(r.Context()), Title: msgReauthTitle, Action: ReauthPath,
-		CSRFToken: token, Next: next, User: user, Error: rp.Message, StartOver: next,
+		CSRFToken: token, Next: next, User: user, Error: rp.Message, StartOver: "/",
 	}}
 	p.renderStep(w, r, rp.Status, "reauth", "the password page", "", page)
 }

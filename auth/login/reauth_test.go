@@ -105,6 +105,9 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 	if next, _ := field(page.body, "next"); next != PasskeysPath {
 		t.Errorf("the page's next: %q", next)
 	}
+	if !strings.Contains(page.body, `<a href="/">Cancel</a>`) {
+		t.Error("the page's Cancel link does not lead to the catalog")
+	}
 	form := func(pw, token string) url.Values {
 		return url.Values{"password": {pw}, "csrf_token": {token}, "next": {PasskeysPath}}
 	}
