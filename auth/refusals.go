@@ -128,6 +128,17 @@ const (
 	// PageStale is the 403 of a signed-in page's action without a good
 	// CSRF token (the passkeys page).
 	PageStale
+	// PasswordAgain is the 403 of a step that needs the password given
+	// again within the last few minutes (a change to the second factors)
+	// asked by a client that is not a browser page.
+	PasswordAgain
+	// WrongPassword is the 401 of a wrong password given again by a
+	// signed-in user.
+	WrongPassword
+	// FactorsChanged is the 409 of a passkey registration for a user
+	// whose second factors changed since it began (another enrolment
+	// finished first).
+	FactorsChanged
 	// BadRequest is the 400 of a request body that cannot be read.
 	BadRequest
 
@@ -223,6 +234,9 @@ var catalogue = [refusalEnd]refusalRow{
 	PasskeyName:             {http.StatusBadRequest, "", "Give the passkey a name of at most 64 characters."},
 	PageStale:               {http.StatusForbidden, "", "This page is out of date. Reload it and try again."},
 	BadRequest:              {http.StatusBadRequest, "", "The request could not be read."},
+	PasswordAgain:           {http.StatusForbidden, "", "Confirm your password first: this needs it given again within the last 5 minutes. Reload the page to do so."},
+	WrongPassword:           {http.StatusUnauthorized, "", "Wrong password."},
+	FactorsChanged:          {http.StatusConflict, "", "Your second factors changed while this one was being added, so it was not added. Reload the page and try again."},
 
 	RuleDenied:           {http.StatusForbidden, "", "You are signed in, but your account may not use this page. Ask the administrator if you need it."},
 	SecondFactorRequired: {http.StatusForbidden, "", "This page requires a second factor: sign out, then sign in again with your password and your code or passkey."},

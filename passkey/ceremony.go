@@ -46,6 +46,9 @@ type ceremony struct {
 	User string               `json:"user,omitempty"`
 	Next string               `json:"next,omitempty"`
 	Data webauthn.SessionData `json:"data"`
+	// Stamp is the user's factors stamp when a registration began
+	// (Keys.Stamp): the passkey is stored only while it is unchanged.
+	Stamp string `json:"stamp,omitempty"`
 }
 
 // MaxCeremonies is how many ceremonies one process keeps begun at once

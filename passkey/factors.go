@@ -98,13 +98,26 @@ func (k *FactorsKeys) Passkeys(_ context.Context, user string) ([]Passkey, error
 	return out, nil
 }
 
-// AddPasskey implements Keys.
-func (k *FactorsKeys) AddPasskey(_ context.Context, user string, p Passkey) error {
+// Stamp implements Keys: the stamp of user's record (factors.Record.Stamp).
+func (k *FactorsKeys) Stamp(_ context.Context, user string) (string, error) {
+	rec, err := k.lookup(user)
+	if err != nil {
+		return "", err
+	}
+	return rec.Stamp(), nil
+}
+
+// AddPasskey implements Keys: under the factors file's lock, the user's
+// stamp is checked (factors.Doc.CheckStamp) before the passkey is added.
+func (k *FactorsKeys) AddPasskey(_ context.Context, user string, p Passkey, since string) error {
 	body, err := json.Marshal(p.Credential)
 	if err != nil {
 		return err
 	}
-	return k.store.Edit(func(d *factors.Doc) error {
+	err = k.store.Edit(func(d *factors.Doc) error {
+		if err := d.CheckStamp(user, since); err != nil {
+			return err
+		}
 		if _, _, taken := d.FindCredential(p.Credential.ID); taken {
 			return errors.New("this credential is registered already")
 		}
@@ -115,6 +128,10 @@ func (k *FactorsKeys) AddPasskey(_ context.Context, user string, p Passkey) erro
 		rec.Passkeys = append(rec.Passkeys, factors.Passkey{Name: p.Name, Created: p.Created, ID: bytes.Clone(p.Credential.ID), Credential: body})
 		return d.Put(rec)
 	})
+	if errors.Is(err, factors.ErrChanged) {
+		return fmt.Errorf("%w: %w", ErrFactorsChanged, err)
+	}
+	return err
 }
 
 // RemovePasskey implements Keys.

@@ -39,9 +39,16 @@ type Keys interface {
 	// Passkeys returns user's passkeys, oldest first; none for an unknown
 	// user.
 	Passkeys(ctx context.Context, user string) ([]Passkey, error)
-	// AddPasskey stores p for user. A credential id already stored (for
-	// anyone) is refused with an error.
-	AddPasskey(ctx context.Context, user string, p Passkey) error
+	// Stamp returns a value that changes whenever user's second factors
+	// change (any kind, not only passkeys); "" when they have none. A
+	// registration notes it when it begins.
+	Stamp(ctx context.Context, user string) (string, error)
+	// AddPasskey stores p for user, only while user's Stamp is still
+	// since: otherwise (another factor was added or removed meanwhile) it
+	// stores nothing and returns an error wrapping ErrFactorsChanged. The
+	// check and the write are one step, under the store's lock. A
+	// credential id already stored (for anyone) is refused with an error.
+	AddPasskey(ctx context.Context, user string, p Passkey, since string) error
 	// RemovePasskey removes user's passkey whose credential id is id and
 	// reports whether there was one.
 	RemovePasskey(ctx context.Context, user string, id []byte) (bool, error)

@@ -90,6 +90,12 @@ const (
 // ErrNoPasskeys is returned by BeginLogin for a user without passkeys.
 var ErrNoPasskeys = errors.New("passkey: the user has no passkeys")
 
+// ErrFactorsChanged is returned by FinishRegistration when the user's
+// second factors changed since the registration began (another enrolment
+// finished first): nothing is stored. Of two enrolments of one user at
+// once, exactly one is stored.
+var ErrFactorsChanged = errors.New("passkey: the user's second factors changed since the registration began")
+
 // RPID returns the relying-party id public_url gives: its host, which must
 // be a host name (browsers refuse IP addresses).
 func RPID(public *url.URL) (string, error) {
@@ -199,8 +205,18 @@ type Begun struct {
 
 // BeginRegistration begins adding a passkey for user, signed in. Passkeys
 // the user has already are excluded, so one authenticator is not added
-// twice.
-func (s *Service) BeginRegistration(ctx context.Context, user string) (Begun, error) {
+// twice. The user's factors stamp (Keys.Stamp) is noted now, or, when
+// first is set (an enrolment of a user who must have no factor yet), ""
+// is: FinishRegistration stores the passkey only while the stamp is
+// unchanged.
+func (s *Service) BeginRegistration(ctx context.Context, user string, first bool) (Begun, error) {
+	stamp := ""
+	if !first {
+		var err error
+		if stamp, err = s.o.Keys.Stamp(ctx, user); err != nil {
+			return Begun{}, fmt.Errorf("passkey: reading the factors of %q: %w", user, err)
+		}
+	}
 	a, _, err := s.load(ctx, user, true)
 	if err != nil {
 		return Begun{}, fmt.Errorf("passkey: reading the passkeys of %q: %w", user, err)
@@ -209,11 +225,12 @@ func (s *Service) BeginRegistration(ctx context.Context, user string) (Begun, er
 	if err != nil {
 		return Begun{}, fmt.Errorf("passkey: beginning a registration: %w", err)
 	}
-	return s.begun(ctx, creation, ceremony{Kind: kindRegister, User: user, Data: *data})
+	return s.begun(ctx, creation, ceremony{Kind: kindRegister, User: user, Data: *data, Stamp: stamp})
 }
 
 // FinishRegistration finishes the registration id for user with the
-// browser's answer and stores the passkey under name.
+// browser's answer and stores the passkey under name, unless the user's
+// factors changed since it began: then the error wraps ErrFactorsChanged.
 func (s *Service) FinishRegistration(ctx context.Context, user, id, name string, answer []byte) (Verdict, error) {
 	c, parsed, a, v, err := finishing(ctx, s, id, kindRegister, user, answer, protocol.ParseCredentialCreationResponseBytes,
 		refused(ReasonNoCeremony, errors.New("the user handle is gone")))
@@ -225,7 +242,7 @@ func (s *Service) FinishRegistration(ctx context.Context, user, id, name string,
 		return refused(ReasonRejected, err), nil
 	}
 	now := s.o.Now()
-	if err := s.o.Keys.AddPasskey(ctx, user, Passkey{Name: name, Created: now, Credential: *cred}); err != nil {
+	if err := s.o.Keys.AddPasskey(ctx, user, Passkey{Name: name, Created: now, Credential: *cred}, c.Stamp); err != nil {
 		return Verdict{}, fmt.Errorf("passkey: storing a passkey of %q: %w", user, err)
 	}
 	return Verdict{OK: true, User: user, Next: c.Next}, nil

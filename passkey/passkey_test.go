@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,9 +61,26 @@ func (m *memKeys) Passkeys(_ context.Context, user string) ([]Passkey, error) {
 	return append([]Passkey(nil), m.keys[user]...), nil
 }
 
-func (m *memKeys) AddPasskey(_ context.Context, user string, p Passkey) error {
+// Stamp is the number of the user's passkeys, "" for none.
+func (m *memKeys) Stamp(_ context.Context, user string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.stampLocked(user), nil
+}
+
+func (m *memKeys) stampLocked(user string) string {
+	if len(m.keys[user]) == 0 {
+		return ""
+	}
+	return strconv.Itoa(len(m.keys[user]))
+}
+
+func (m *memKeys) AddPasskey(_ context.Context, user string, p Passkey, since string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stampLocked(user) != since {
+		return ErrFactorsChanged
+	}
 	m.keys[user] = append(m.keys[user], p)
 	return nil
 }
@@ -123,8 +141,8 @@ func TestBeginOptions(t *testing.T) {
 	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	s := newService(t, session.NewMemoryStore(clock.Now), clock)
 	ctx := context.Background()
-	s.o.Keys.AddPasskey(ctx, "alice", Passkey{Name: "old", Credential: webauthn.Credential{ID: []byte("old-id")}})
-	b, err := s.BeginRegistration(ctx, "alice")
+	s.o.Keys.AddPasskey(ctx, "alice", Passkey{Name: "old", Credential: webauthn.Credential{ID: []byte("old-id")}}, "")
+	b, err := s.BeginRegistration(ctx, "alice", false)
 	if err != nil {
 		t.Fatal(err)
 	}

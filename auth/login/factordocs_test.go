@@ -33,6 +33,8 @@ func TestSecondFactorDocs(t *testing.T) {
 			"user factors -reset", "`-factors PATH`", "`-issuer NAME`",
 			"## Threats", "## Passkeys", "Phishing", "Replay", "Lost device", "Stolen user file", "Stolen factors file",
 			"pquerna/otp",
+			"`" + ReauthPath + "`", "`" + AttrReauth + "`", "`auth: password given again`", "## The password again",
+			"### Two enrolments at once", "409", "`-reset-factors`", "standard error",
 		}},
 		{name: "the Passkeys section", section: "## Passkeys", want: []string{
 			"`[server] public_url`", "`[authentication] passkey_login`",

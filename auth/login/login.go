@@ -241,7 +241,8 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 func (p *Provider) Type() string { return Name }
 
 // Mount adds the login page (GET and POST at the login path), /logout (GET
-// the confirmation page, POST the sign-out)
+// the confirmation page, POST the sign-out), the password page of a step
+// that needs the password again (ReauthPath)
 // and, unless mux has them already, the stylesheet and icon the page uses
 // (ui.Mount), so that the page is styled in a host application too.
 func (p *Provider) Mount(mux *http.ServeMux) {
@@ -250,6 +251,8 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
+	mux.HandleFunc("GET "+ReauthPath, p.serveReauth)
+	mux.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
 	p.mountPasskeys(mux)
 	if p.factors != nil {
 		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)

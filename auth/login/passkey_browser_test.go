@@ -135,11 +135,24 @@ func (b *pkBrowser) password(user, next, sel string) {
 	)
 }
 
-// register adds a passkey called name from the passkeys page, signed in.
-func (b *pkBrowser) register(name string) {
+// passkeysPage opens the passkeys page through the password page (the
+// password of user given again), and waits for sel.
+func (b *pkBrowser) passkeysPage(user, sel string) {
 	b.t.Helper()
 	b.run(
-		chromedp.Navigate(b.ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#passkey-name`)),
+		chromedp.Navigate(b.ph.base+ReauthURL(PasskeysPath)), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)),
+		chromedp.SendKeys(chromedp.CSS(`#password`), testPasswords[user]),
+		chromedp.Click(chromedp.CSS(`#reauth-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+	)
+}
+
+// register adds a passkey called name from the passkeys page, alice
+// signed in, her password given again first.
+func (b *pkBrowser) register(name string) {
+	b.t.Helper()
+	b.passkeysPage("alice", `#passkey-name`)
+	b.run(
 		chromedp.SendKeys(chromedp.CSS(`#passkey-name`), name),
 		chromedp.Click(chromedp.CSS(`#passkey-add button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#passkey-notice`)),
@@ -199,7 +212,9 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 	b.screenshot("login-with-passkey", `#username`, `#passkey-sign-in`)
 	// No factor yet: the password alone signs in (optional).
 	b.password("alice", "/", `table.backups`)
-	b.run(chromedp.Navigate(b.ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#passkey-none`)))
+	b.run(chromedp.Navigate(b.ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)))
+	b.screenshot("reauth", `#reauth-user`, `#password`)
+	b.passkeysPage("alice", `#passkey-none`)
 	b.screenshot("passkeys-none", `#passkey-name`, `#passkey-add button`)
 	b.register("Laptop")
 	if list := b.text(`#passkey-list`); !strings.Contains(list, "Laptop") || !strings.Contains(list, "never used") {

@@ -146,10 +146,12 @@ func cmpErr(err, def error) error {
 }
 
 // servePasskeys is GET /_backupweb/passkeys: the user's passkeys, a form
-// to add one and a button to remove each.
+// to add one and a button to remove each. Adding and removing need the
+// password given again (RequirePassword): without it, the browser is
+// asked for it first.
 func (p *Provider) servePasskeys(w http.ResponseWriter, r *http.Request) {
 	u, s, ok := p.signedIn(w, r, nil)
-	if !ok {
+	if !ok || !p.RequirePassword(w, r, u, r.URL.RequestURI()) {
 		return
 	}
 	keys, err := p.passkeys.Passkeys(r.Context(), u.Name)
@@ -232,22 +234,26 @@ func (p *Provider) writeBegun(w http.ResponseWriter, r *http.Request, b passkey.
 	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
 }
 
-// beginRegistration is POST /_backupweb/passkeys/begin.
+// beginRegistration is POST /_backupweb/passkeys/begin: with the
+// password given again (else 403), the registration options.
 func (p *Provider) beginRegistration(w http.ResponseWriter, r *http.Request) {
 	token := r.Header.Get(sessionauth.CSRFHeader)
 	u, _, ok := p.signedIn(w, r, &token)
-	if !ok || !p.userMayBegin(w, r, u.Name) {
+	if !ok || !p.RequirePassword(w, r, u, PasskeysPath) || !p.userMayBegin(w, r, u.Name) {
 		return
 	}
-	b, err := p.passkeys.BeginRegistration(r.Context(), u.Name)
+	b, err := p.passkeys.BeginRegistration(r.Context(), u.Name, false)
 	p.writeBegun(w, r, b, err)
 }
 
-// finishRegistration is POST /_backupweb/passkeys/finish.
+// finishRegistration is POST /_backupweb/passkeys/finish: with the
+// password given again (else 403), the passkey is stored unless the
+// user's factors changed since the begin (409: another enrolment finished
+// first).
 func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	token := r.Header.Get(sessionauth.CSRFHeader)
 	u, _, ok := p.signedIn(w, r, &token)
-	if !ok || !p.userMayBegin(w, r, u.Name) {
+	if !ok || !p.RequirePassword(w, r, u, PasskeysPath) || !p.userMayBegin(w, r, u.Name) {
 		return
 	}
 	req, ok := p.readPasskeyRequest(w, r)
@@ -259,6 +265,12 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := p.passkeys.FinishRegistration(r.Context(), u.Name, req.Ceremony, name, req.Credential)
+	if errors.Is(err, passkey.ErrFactorsChanged) {
+		p.log.WarnContext(r.Context(), "auth: a passkey registration was refused", "auth_type", Name,
+			"user", u.Name, "client", peer.Of(r).String(), "reason", "factors changed meanwhile", "detail", "another second factor was added or removed since the registration began")
+		p.errs.Refuse(w, r, auth.FactorsChanged)
+		return
+	}
 	if err != nil {
 		p.errs.Error(w, r, err)
 		return
@@ -286,7 +298,9 @@ func (p *Provider) passkeyName(w http.ResponseWriter, r *http.Request, s string)
 }
 
 // removePasskey is POST /_backupweb/passkeys/remove, a form: csrf_token
-// and id (the credential id, base64url). 303 back to the page.
+// and id (the credential id, base64url). With the password given again,
+// 303 back to the page; without, to the password page first
+// (RequirePassword), nothing removed.
 func (p *Provider) removePasskey(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -295,7 +309,7 @@ func (p *Provider) removePasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	token := r.PostForm.Get("csrf_token")
 	u, _, ok := p.signedIn(w, r, &token)
-	if !ok {
+	if !ok || !p.RequirePassword(w, r, u, PasskeysPath) {
 		return
 	}
 	id, err := base64.RawURLEncoding.DecodeString(r.PostForm.Get("id"))

@@ -56,6 +56,10 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 	if r := signed.post(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {form}}); r.status != http.StatusForbidden {
 		t.Errorf("remove with the form's token: %d", r.status)
 	}
+	// The rest with the password given again (TestReauthGatesFactorChanges
+	// checks the refusals without it); the session's token is new.
+	signed.reauth("alice")
+	good = signed.csrf()
 	if r := signed.post(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {good}}); r.status != http.StatusSeeOther || r.header.Get("Location") != PasskeysPath {
 		t.Errorf("remove of an unknown passkey: %d %s", r.status, r.header.Get("Location"))
 	}

@@ -146,13 +146,16 @@ func (p *Provider) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 	if !ok || !p.mayBegin(w, r) {
 		return
 	}
-	b, err := p.passkeys.BeginRegistration(r.Context(), st.User)
+	b, err := p.passkeys.BeginRegistration(r.Context(), st.User, true)
 	p.writeBegun(w, r, b, err)
 }
 
 // finishEnrolPasskey is POST EnrolPasskeyFinish: the pending state is
 // spent, the passkey stored with ten new recovery codes, the session
-// started, and the answer carries the codes (shown once) and next.
+// started, and the answer carries the codes (shown once) and next. The
+// passkey is stored only while the user still has no factor, checked
+// under the factors file's lock: of two enrolments at once (a passkey and
+// TOTP, or two passkeys) one is stored, the other gets 409.
 func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 	st, req, ok := p.pendingRequest(w, r, factors.None)
 	if !ok {
@@ -165,6 +168,12 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
 	p.completeJSON(w, r, st, SecondFactorPasskey, next, func() ([]string, bool) {
 		v, err := p.passkeys.FinishRegistration(r.Context(), st.User, req.Ceremony, name, req.Credential)
+		if errors.Is(err, passkey.ErrFactorsChanged) {
+			// Another enrolment of the user finished first.
+			p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+			p.errs.Refuse(w, r, auth.EnrolledMeanwhile)
+			return nil, false
+		}
 		if err != nil {
 			p.errs.Error(w, r, err)
 			return nil, false

@@ -137,7 +137,9 @@ func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here stri
 
 // routeByStatus sends a pending user to where their factors say they
 // belong, when that is not here: the step when they have a factor, the
-// enrolment when they must enrol, a refusal when their record is broken.
+// enrolment when they must enrol, a refusal when their record is broken
+// or when an enrolment is posted for a user who has a factor by now
+// (409).
 // It reports whether it answered.
 func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, next, here string) bool {
 	_, st := p.factorsOf(user)
@@ -155,6 +157,13 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 		// the password alone.
 		p.endPending(w, r)
 		p.startOver(w, r, next)
+		return true
+	case here == EnrolPath && r.Method == http.MethodPost:
+		// An enrolment posted after another of the user's finished:
+		// refused (409), as when both reach the factors file together.
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, user)
+		p.endPending(w, r)
+		p.render(w, r, auth.EnrolledMeanwhile.Reply(), "", next)
 		return true
 	}
 	if want == here {

@@ -42,7 +42,7 @@ func flagsOf(name string) []string {
 	case "hash-password":
 		return []string{"-cost"}
 	case "user":
-		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset"}
+		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset", "-reset-factors"}
 	case "healthcheck":
 		return []string{"-url", "-timeout"}
 	case "completion":

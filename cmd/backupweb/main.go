@@ -50,7 +50,7 @@ func commands() []command {
 		{"access", "access [-config PATH] -user NAME [-method M] -path P [-host H] [-groups G,...] [-second-factor]", "print what the access rules decide for one request: DECISION RULE", runAccess},
 		{"hash-password", "hash-password [-cost N]", "read a password on standard input and print its bcrypt hash", runHashPassword},
 		{"gen-secret", "gen-secret", "print a fresh secret key for BACKUP_SECRET_KEY", runGenSecret},
-		{"user", "user add|passwd|del|list|totp|recovery-codes|factors -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [USERNAME]", "manage a user file and its users' second factors", runUser},
+		{"user", "user add|passwd|del|list|totp|recovery-codes|factors -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [-reset-factors] [USERNAME]", "manage a user file and its users' second factors", runUser},
 		{"version", "version (also -version, --version)", "print the version, revision, build time and Go version", runVersion},
 		{"healthcheck", "healthcheck [-url URL] [-timeout D]", "exit 0 when a running backupweb answers 200 (for container health checks)", runHealthcheck},
 		{"completion", "completion bash", "print the bash completion script", runCompletion},

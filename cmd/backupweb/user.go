@@ -17,7 +17,7 @@ import (
 // userActions describes the actions of `backupweb user`, in help order.
 var userActions = []struct{ name, args, summary string }{
 	{"add", "-file PATH [-owner USER] USERNAME", "add a user; the password is read like hash-password reads it"},
-	{"passwd", "-file PATH USERNAME", "set a new password for an existing user"},
+	{"passwd", "-file PATH [-reset-factors] USERNAME", "set a new password; say which second factors the user has, -reset-factors removes them"},
 	{"del", "-file PATH USERNAME", "remove a user"},
 	{"list", "-file PATH", "print the user names, one a line"},
 	{"totp", "-file PATH [-remove] USERNAME", "enrol TOTP: print the otpauth:// URI, read one code to confirm"},
@@ -106,10 +106,11 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	flags.StringVar(&ua.file, "file", "", "path of the user file (required)")
 	flags.IntVar(&ua.cost, "cost", password.Cost, "bcrypt cost of new password hashes; lower it only for tests")
 	flags.StringVar(&ua.owner, "owner", "", "add, as root: the owner of a new file (mode 0600); default: see docs/authentication.md, \"The user file\"")
-	flags.StringVar(&ua.fa.factorsFile, "factors", "", "totp, recovery-codes, factors: the factors file (factors_file); default: the user file's path + .factors")
+	flags.StringVar(&ua.fa.factorsFile, "factors", "", "passwd, totp, recovery-codes, factors: the factors file (factors_file); default: the user file's path + .factors")
 	flags.StringVar(&ua.fa.issuer, "issuer", "backupweb", "totp: the service's name as authenticator apps show it")
 	flags.BoolVar(&ua.fa.remove, "remove", false, "totp: remove the user's TOTP secret")
 	flags.BoolVar(&ua.fa.reset, "reset", false, "factors: remove every second factor of the user")
+	flags.BoolVar(&ua.fa.resetFactors, "reset-factors", false, "passwd: also remove every second factor of the user")
 	var names []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		names, args = []string{args[0]}, args[1:] // the name before the flags
@@ -127,8 +128,10 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 		return usageErr("-file PATH is required")
 	case ua.fa.remove && ua.action != "totp", ua.fa.reset && ua.action != "factors":
 		return usageErr("-remove applies to totp only, -reset to factors only")
-	case ua.fa.factorsFile != "" && !isFactorAction(ua.action):
-		return usageErr("-factors applies to totp, recovery-codes and factors only")
+	case ua.fa.resetFactors && ua.action != "passwd":
+		return usageErr("-reset-factors applies to passwd only (to remove the factors alone: factors -reset)")
+	case ua.fa.factorsFile != "" && !isFactorAction(ua.action) && ua.action != "passwd":
+		return usageErr("-factors applies to passwd, totp, recovery-codes and factors only")
 	case ua.owner != "" && ua.action != "add":
 		return usageErr("-owner applies to add only, which may create the file; an existing file keeps its owner (use chown)")
 	case ua.action == "list" && len(names) > 0:
@@ -152,7 +155,7 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 
 // userUsage prints the help of `backupweb user`.
 func userUsage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [USERNAME]")
+	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [-reset-factors] [USERNAME]")
 	fmt.Fprintln(w, "\nActions:")
 	for _, a := range userActions {
 		fmt.Fprintf(w, "  %-14s %-30s %s\n", a.name, a.args, a.summary)
@@ -160,11 +163,13 @@ func userUsage(w io.Writer) {
 	fmt.Fprintf(w, "\nFlags:\n  -file PATH  the user file; every change keeps its owner, group and mode\n"+
 		"  -cost N     bcrypt cost of new hashes, %d to %d (default %d)\n"+
 		"  -owner USER add, as root: a new file is owned by USER, so a service run as USER reads it\n"+
-		"  -factors PATH totp, recovery-codes, factors: the factors file (default: -file PATH + .factors);\n"+
+		"  -factors PATH passwd, totp, recovery-codes, factors: the factors file (default: -file PATH + .factors);\n"+
 		"              these actions need BACKUP_SECRET_KEY, the service's secret key\n"+
 		"  -issuer NAME totp: the service's name as authenticator apps show it (default backupweb)\n"+
 		"  -remove     totp: remove the user's TOTP secret (and, without passkeys, their recovery codes)\n"+
 		"  -reset      factors: remove every second factor of the user (an administrator's reset)\n"+
+		"  -reset-factors passwd: remove every second factor of the user too; without it passwd\n"+
+		"              only says which the user has (on standard error), and they stay\n"+
 		"\nadd creates a missing file with mode 0600; as root, in a folder that belongs to the\n"+
 		"group of the service user %s, the file is owned by that user.\n",
 		password.MinCost, password.MaxCost, password.Cost, serviceUser)
@@ -223,7 +228,9 @@ func userAdd(c *cli, ua userArgs) error {
 	return nil
 }
 
-// userPasswd sets a new password for an existing user.
+// userPasswd sets a new password for an existing user, then says which
+// second factors they have and, with -reset-factors, removes them
+// (passwdFactors).
 func userPasswd(c *cli, ua userArgs) error {
 	doc, err := loadWithUser(ua)
 	if err != nil {
@@ -240,7 +247,7 @@ func userPasswd(c *cli, ua userArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "changed the password of user %q in %s\n", ua.name, ua.file)
-	return nil
+	return passwdFactors(c, ua)
 }
 
 // userDel removes a user.

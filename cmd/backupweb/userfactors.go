@@ -23,6 +23,8 @@ type factorArgs struct {
 	issuer      string // -issuer: the name authenticator apps show
 	remove      bool   // totp -remove
 	reset       bool   // factors -reset
+	// resetFactors is passwd -reset-factors.
+	resetFactors bool
 }
 
 // isFactorAction reports whether action manages second factors.

@@ -56,3 +56,11 @@ type EnrolPage struct {
 	// Recovery are the recovery codes, set once the code was right.
 	Recovery []string
 }
+
+// ReauthPage is the data of the "reauth" page: a signed-in user gives
+// their password again before a step that needs it (adding or removing a
+// second factor). Its form posts password, csrf_token (the session's
+// token) and next to Action; StartOver is where Cancel goes.
+type ReauthPage struct {
+	StepForm
+}
