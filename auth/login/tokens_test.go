@@ -39,8 +39,9 @@ func TestSpentTokensNotFlushed(t *testing.T) {
 	codes := h.enrol("alice")
 	signed, pendingValue, code := h.signInWithCode(t)
 
-	// Registrations of the signed-in user: begin and finish pairs, until
-	// the user's limit answers 429.
+	// Registrations of the signed-in user, who gave the password again:
+	// begin and finish pairs, until the user's limit answers 429.
+	signed.reauth("alice")
 	token := signed.csrf()
 	var last reply
 	pairs := 0
