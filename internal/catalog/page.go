@@ -378,7 +378,7 @@ func (f *Folder) visibleTotals(visible func(string) bool) Entry {
 		}
 	}
 	for i := range f.Backups {
-		if b := &f.Backups[i]; visible(f.Path+b.Name) {
+		if b := &f.Backups[i]; visible(f.Path + b.Name) {
 			e.add(Entry{Count: 1, Size: b.Size, Newest: b.Modified})
 		}
 	}
