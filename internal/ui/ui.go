@@ -80,7 +80,7 @@ var funcs = template.FuncMap{
 
 // sortHead is the data of the "sorthead" template.
 type sortHead struct {
-	Sorts             map[string]SortLink
+	Sorts            map[string]SortLink
 	By, Label, Class string
 }
 
