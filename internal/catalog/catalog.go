@@ -117,6 +117,10 @@ const listTTL = 2 * time.Second
 // maxSkippedReported bounds the names remembered as already reported.
 const maxSkippedReported = 1024
 
+// FoldersRead returns how many folders c has read (one directory listing
+// each) since New: what a change costs, for tests and benchmarks.
+func (c *Catalog) FoldersRead() int64 { return c.readDirs.Load() }
+
 // Dir returns the folder's path as given to New.
 func (c *Catalog) Dir() string { return c.dir }
 

@@ -18,9 +18,11 @@ const (
 )
 
 // Paging limits: a page holds Limit entries, DefaultLimit when none is
-// asked, and never more than MaxLimit.
+// asked, and never more than MaxLimit (MaxPageLimit on an HTML page,
+// whose rows are larger than JSON's: 500 rows stay under 300 KiB).
 const (
 	DefaultLimit = 100
+	MaxPageLimit = 500
 	MaxLimit     = 1000
 )
 

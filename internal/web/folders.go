@@ -70,9 +70,10 @@ func (s *site) folderOf(w http.ResponseWriter, r *http.Request, rel string) *cat
 }
 
 // listingQuery reads a listing's parameters from r; false when one cannot
-// be read. Pages default to catalog.DefaultLimit entries, the API to
-// catalog.MaxLimit; a larger limit is lowered to catalog.MaxLimit.
-func listingQuery(r *http.Request, defLimit int) (catalog.Query, bool) {
+// be read. The limit is defLimit when not given, and lowered to maxLimit
+// when larger: pages take catalog.DefaultLimit and catalog.MaxPageLimit,
+// the API catalog.MaxLimit for both.
+func listingQuery(r *http.Request, defLimit, maxLimit int) (catalog.Query, bool) {
 	v := r.URL.Query()
 	q := catalog.Query{Q: v.Get("q"), Limit: defLimit, Cursor: v.Get("cursor")}
 	if len(q.Q) > maxQueryLen || !utf8.ValidString(q.Q) {
@@ -87,7 +88,7 @@ func listingQuery(r *http.Request, defLimit int) (catalog.Query, bool) {
 		if err != nil || n < 1 {
 			return q, false
 		}
-		q.Limit = min(n, catalog.MaxLimit)
+		q.Limit = min(n, maxLimit)
 	}
 	return q, true
 }
@@ -123,7 +124,7 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 	if f == nil {
 		return
 	}
-	q, ok := listingQuery(r, catalog.DefaultLimit)
+	q, ok := listingQuery(r, catalog.DefaultLimit, catalog.MaxPageLimit)
 	if !ok {
 		s.fail(w, r, auth.BadListing)
 		return
@@ -287,7 +288,7 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 	if rel != "" && !strings.HasSuffix(rel, "/") {
 		rel += "/"
 	}
-	q, ok := listingQuery(r, catalog.MaxLimit)
+	q, ok := listingQuery(r, catalog.MaxLimit, catalog.MaxLimit)
 	if !ok {
 		s.fail(w, r, auth.BadListing)
 		return
