@@ -197,7 +197,7 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		Sorts: map[string]ui.SortLink{},
 	}
 	if s.maxAge > 0 {
-		d.MaxAge = s.maxAge.String()
+		d.MaxAge = shortDuration(s.maxAge)
 	}
 	if rel != "" {
 		d.Title = strings.TrimSuffix(rel[strings.LastIndexByte(strings.TrimSuffix(rel, "/"), '/')+1:], "/")
@@ -235,6 +235,19 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		d.Prev = link(q.Sort, keepOrder, p.Prev)
 	}
 	return d
+}
+
+// shortDuration writes d as Go does, without its zero tails: "26h", not
+// "26h0m0s"; "1h30m"; "90s" stays "1m30s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // folderJSON is a subfolder in GET /api/backups?path=.

@@ -404,7 +404,7 @@ func TestStaleFolders(t *testing.T) {
 		t.Errorf("db/ not stale: %+v", l)
 	}
 	_, page := get(t, nil, srv.URL+"/backups/db/", nil)
-	testkit.Holds(t, page, []string{`id="stale"`, `No new backup here for more than 24h0m0s`, `badge stale`}, nil)
+	testkit.Holds(t, page, []string{`id="stale"`, `No new backup here for more than 24h:`, `badge stale`}, nil)
 	_, page = get(t, nil, srv.URL+"/backups/web/", nil)
 	testkit.Holds(t, page, nil, []string{`id="stale"`, `badge stale`})
 }
@@ -450,6 +450,14 @@ func TestListingsFollowRules(t *testing.T) {
 		}
 		if res, _ := get(t, nil, srv.URL+target, as("dana")); res.StatusCode != http.StatusOK {
 			t.Errorf("dana %s: %d, want 200", target, res.StatusCode)
+		}
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{26 * time.Hour: "26h", 90 * time.Minute: "1h30m", 90 * time.Second: "1m30s", 10 * time.Minute: "10m", 45 * time.Second: "45s"} {
+		if got := shortDuration(d); got != want {
+			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }
