@@ -105,8 +105,11 @@ func (r *reader) folder(dir *os.Root, rel, name string, old *Folder) (*Folder, e
 	var subs []string
 	var err error
 	if old == nil || self {
-		if r.watched && (old == nil || r.full) {
-			r.watched = r.c.watchFolder(rel) // before the read: nothing added after it is missed
+		if r.watched {
+			// Before the read, so nothing added after it is missed; again
+			// at every read (the kernel keeps one watch per folder), so a
+			// folder removed and made again at the same path is watched.
+			r.watched = r.c.watchFolder(rel)
 		}
 		f, subs, err = r.c.readFolder(dir, rel, name)
 		if err != nil {

@@ -74,8 +74,21 @@ func TestChangeReadsOneFolder(t *testing.T) {
 	put(t, dir, "f07/new/c.tar", 1, base)
 	testkit.WaitUntil(t, 5*time.Second, func() bool { now, _ = c.Tree(); return now.Count == 32 },
 		func() string { return "a backup in the new folder does not show" })
+	// A folder removed and made again at once, with other backups: the
+	// new one is read, and watched.
+	os.RemoveAll(filepath.Join(dir, "f05"))
+	put(t, dir, "f05/sub/x.tar", 1, base)
+	put(t, dir, "f05/sub/y.tar", 1, base)
+	testkit.WaitUntil(t, 5*time.Second, func() bool {
+		now, _ = c.Tree()
+		f, err := now.Lookup("f05/sub/")
+		return err == nil && len(f.Backups) == 2 && f.Backups[0].Name == "x.tar"
+	}, func() string { return "the folder made again does not show" })
+	put(t, dir, "f05/sub/z.tar", 1, base)
+	testkit.WaitUntil(t, 5*time.Second, func() bool { now, _ = c.Tree(); return now.Count == 34 },
+		func() string { return "a backup in the folder made again does not show" })
 	os.RemoveAll(filepath.Join(dir, "f07"))
-	testkit.WaitUntil(t, 5*time.Second, func() bool { now, _ = c.Tree(); return now.Count == 29 && len(now.Folders) == 29 },
+	testkit.WaitUntil(t, 5*time.Second, func() bool { now, _ = c.Tree(); return now.Count == 31 && len(now.Folders) == 29 },
 		func() string { return "the removed folder still shows" })
 }
 

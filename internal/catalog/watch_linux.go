@@ -162,7 +162,9 @@ func (w *watcher) events(buf []byte, modified map[string]bool) bool {
 			return false
 		case mask&endEvents != 0:
 			// A folder below the top gone or moved: its parent hears
-			// of it too, and reads its entries again.
+			// of it too and reads its entries again; so does the folder,
+			// in case another is made at its path.
+			w.changed(rel)
 		case mask&listEvents != 0:
 			delete(modified, rel)
 			w.changed(rel)
