@@ -197,3 +197,41 @@ func TestCursorWalk(t *testing.T) {
 		})
 	}
 }
+
+// FuzzPage: any cursor, search text or order either gives a page or
+// ErrBadQuery, never a panic, and a page never holds more than its limit.
+func FuzzPage(f *testing.F) {
+	dir := f.TempDir()
+	for i := range 12 {
+		put(f, dir, fmt.Sprintf("d%d/x.tar", i%3), i, base)
+		put(f, dir, fmt.Sprintf("f%02d.tar", i), i, base.Add(time.Duration(i)*time.Minute))
+	}
+	c := New(dir)
+	defer c.Close()
+	top, err := c.Tree()
+	if err != nil {
+		f.Fatal(err)
+	}
+	q := Query{Sort: SortName, Limit: 3}
+	first, _ := top.Page(q)
+	f.Add(first.Next, "", "name", "", 3)
+	f.Add("", "F0", "size", "asc", 1)
+	f.Add("bmFtZSBmYWxzZSBmYWxzZSB0cnVlIDAgZDE", "", "name", "", 2)
+	f.Add("!!", "\x00", "modified", "desc", 1000)
+	f.Fuzz(func(t *testing.T, cursor, search, sort, order string, limit int) {
+		s, desc, ok := ParseOrder(sort, order)
+		if !ok {
+			return
+		}
+		p, err := top.Page(Query{Q: search, Sort: s, Desc: desc, Limit: limit, Cursor: cursor})
+		if err != nil {
+			if err != ErrBadQuery {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if n := len(p.Folders) + len(p.Backups); n > limit {
+			t.Fatalf("%d entries on a page of %d", n, limit)
+		}
+	})
+}

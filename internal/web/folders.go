@@ -31,7 +31,7 @@ func (s *site) browse(w http.ResponseWriter, r *http.Request) {
 	p := r.PathValue("path")
 	// An encoded slash would make two segments of one: no name holds a
 	// slash, so it names nothing.
-	if raw := strings.ToLower(r.URL.RawPath); strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") {
+	if raw := strings.ToLower(r.URL.EscapedPath()); strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") {
 		s.fail(w, r, auth.NoBackup)
 		return
 	}
@@ -200,9 +200,9 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		d.MaxAge = shortDuration(s.maxAge)
 	}
 	if rel != "" {
-		d.Title = strings.TrimSuffix(rel[strings.LastIndexByte(strings.TrimSuffix(rel, "/"), '/')+1:], "/")
-		d.Crumbs = append(d.Crumbs, ui.Link{Label: "Backups", Path: "/"})
 		parts := strings.Split(strings.TrimSuffix(rel, "/"), "/")
+		d.Title = parts[len(parts)-1]
+		d.Crumbs = append(d.Crumbs, ui.Link{Label: "Backups", Path: "/"})
 		for i := range parts[:len(parts)-1] {
 			sub := strings.Join(parts[:i+1], "/") + "/"
 			d.Crumbs = append(d.Crumbs, ui.Link{Label: parts[i], Path: folderHref(sub)})
