@@ -28,7 +28,7 @@ const (
 )
 
 // scaleDir makes, in a temporary folder, fNNNN/backup-NNN.tar.zst, and
-// returns the folder. Each is a hard link to one empty file: one system
+// returns the folder. Each is a hard link to an empty file: one system
 // call a backup, and to the catalog a regular file like any other. It skips under -short.
 func scaleDir(t testing.TB) string {
 	t.Helper()
@@ -36,9 +36,14 @@ func scaleDir(t testing.TB) string {
 		t.Skip("-short: making 100,000 files takes seconds")
 	}
 	dir := t.TempDir()
-	empty := filepath.Join(t.TempDir(), "empty")
-	must(t, os.WriteFile(empty, nil, 0o600))
+	sources := t.TempDir()
+	var empty string
 	for f := range scaleFolders {
+		if f%100 == 0 {
+			// A new source every 10,000 links: ext4 allows 65,000 a file.
+			empty = filepath.Join(sources, fmt.Sprintf("empty-%d", f))
+			must(t, os.WriteFile(empty, nil, 0o600))
+		}
 		sub := filepath.Join(dir, fmt.Sprintf("f%04d", f))
 		must(t, os.Mkdir(sub, 0o700))
 		for i := range scalePer {
