@@ -252,11 +252,11 @@ func shortDuration(d time.Duration) string {
 
 // folderJSON is a subfolder in GET /api/backups?path=.
 type folderJSON struct {
-	Name    string `json:"name"`
-	Backups int    `json:"backups"`
-	Size    int64  `json:"size"`
-	Newest  string `json:"newest,omitempty"`
-	Stale   bool   `json:"stale,omitempty"`
+	Name    string  `json:"name"`
+	Backups int     `json:"backups"`
+	Size    int64   `json:"size"`
+	Newest  *string `json:"newest"` // null: no backup below it
+	Stale   bool    `json:"stale,omitempty"`
 }
 
 // fileJSON is a backup in GET /api/backups?path=.
@@ -325,7 +325,8 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 	for _, e := range page.Folders {
 		fj := folderJSON{Name: e.Name, Backups: e.Count, Size: e.Size, Stale: s.stale(e.Newest)}
 		if !e.Newest.IsZero() {
-			fj.Newest = e.Newest.UTC().Format(time.RFC3339)
+			t := e.Newest.UTC().Format(time.RFC3339)
+			fj.Newest = &t
 		}
 		out.Folders = append(out.Folders, fj)
 	}

@@ -303,6 +303,17 @@ func TestAPIFolders(t *testing.T) {
 	if f := l.Folders[0]; f.Backups != 1 || f.Size != 5 || f.Newest != base.Add(3*time.Hour).Format(time.RFC3339) {
 		t.Errorf("hosts: %+v", f)
 	}
+	// A folder without backups: newest is null, not left out.
+	must(t, os.Mkdir(filepath.Join(dir, "empty"), 0o700))
+	testkit.WaitUntil(t, 5*time.Second, func() bool {
+		_, body := get(t, nil, srv.URL+"/api/backups?path=&q=empty", nil)
+		return strings.Contains(body, `"folders":[{"name":"empty","backups":0,"size":0,"newest":null}]`)
+	}, func() string { _, body := get(t, nil, srv.URL+"/api/backups?path=&q=empty", nil); return body })
+	must(t, os.Remove(filepath.Join(dir, "empty")))
+	testkit.WaitUntil(t, 5*time.Second, func() bool {
+		_, body := get(t, nil, srv.URL+"/api/backups?path=&q=empty", nil)
+		return strings.Contains(body, `"folders":[]`)
+	}, func() string { return "the removed folder still shows" })
 	l, _ = getListing(t, nil, srv.URL+"/api/backups?path=web/", nil)
 	if len(l.Backups) != 1 || len(l.Backups[0].SHA256) != 64 {
 		t.Errorf("web/: %+v", l)
