@@ -48,7 +48,16 @@ type Query struct {
 	// backup at a path ("db/" for a folder, "db/x.tar" for a backup);
 	// what it hides is left out of the page and of every total.
 	Visible func(path string) bool
+	// VisibleKey, when not "", names what Visible decides (the rules and
+	// the user): a folder's totals under Visible are then remembered
+	// with the folder, for as long as it is unchanged, and computed once
+	// per key rather than at every page.
+	VisibleKey string
 }
+
+// maxTotalsKeys bounds the keys whose totals one folder remembers; past
+// it the folder forgets them all and starts again.
+const maxTotalsKeys = 64
 
 // ParseOrder reads the sort and order parameters: sort "" means
 // SortModified; order "" the sort's own default (descending for modified
@@ -344,7 +353,7 @@ func (f *Folder) visibleEntries(q *Query) (Entry, []Entry) {
 		if q.Visible != nil && !q.Visible(s.Path) {
 			continue
 		}
-		e := s.visibleTotals(q.Visible)
+		e := s.visibleTotals(q.Visible, q.VisibleKey)
 		subs = append(subs, e)
 		self.add(e)
 	}
@@ -367,16 +376,28 @@ func (t *Entry) add(e Entry) {
 }
 
 // visibleTotals is f's entry with totals over what visible (nil: all)
-// lets through.
-func (f *Folder) visibleTotals(visible func(string) bool) Entry {
+// lets through, remembered under key when it is not "".
+func (f *Folder) visibleTotals(visible func(string) bool, key string) Entry {
 	e := Entry{Name: f.Name, Path: f.Path}
 	if visible == nil {
 		e.Count, e.Size, e.Newest = f.Count, f.Size, f.Newest
 		return e
 	}
+	if key != "" {
+		if v, ok := f.totals.Load(key); ok {
+			return v.(Entry)
+		}
+		defer func() {
+			if f.totalsKeys.Add(1) > maxTotalsKeys {
+				f.totals.Clear()
+				f.totalsKeys.Store(1)
+			}
+			f.totals.Store(key, e)
+		}()
+	}
 	for _, s := range f.Folders {
 		if visible(s.Path) {
-			e.add(s.visibleTotals(visible))
+			e.add(s.visibleTotals(visible, key))
 		}
 	}
 	for i := range f.Backups {

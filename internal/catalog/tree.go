@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -37,6 +38,11 @@ type Folder struct {
 	stamp os.FileInfo // the folder's stat when it was read
 
 	orders sync.Map // orderKey → []int32: Backups' indexes in that order
+	// totals are the folder's totals under a Query's Visible, by
+	// VisibleKey; totalsKeys counts them (roughly: concurrent pages may
+	// store one twice).
+	totals     sync.Map
+	totalsKeys atomic.Int32
 }
 
 // emptyFolder is the top of a backups folder that does not exist.

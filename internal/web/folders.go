@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -94,21 +95,26 @@ func listingQuery(r *http.Request, defLimit, maxLimit int) (catalog.Query, bool)
 }
 
 // visibility returns the test of what the request's user may open: GET
-// /backups/PATH under the access rules, as the routes decide it. Nil when
-// there are no rules (everything is visible).
-func (s *site) visibility(r *http.Request) func(string) bool {
+// /backups/PATH under the access rules, as the routes decide it, and a key
+// naming everything the test depends on (the rules, the host, the user
+// and what the rules know of them), under which the catalog may remember
+// a folder's totals. Nil and "" when there are no rules (everything is
+// visible).
+func (s *site) visibility(r *http.Request) (func(string) bool, string) {
 	g := s.guard
 	if g.idle() || g.rules.Empty() {
-		return nil
+		return nil, ""
 	}
 	var who access.Who
 	if u, ok := auth.FromContext(r.Context()); ok {
 		_, who = g.who(u)
 	}
+	host := r.Host
+	key := fmt.Sprintf("%p\x00%s\x00%t\x00%q\x00%q\x00%t\x00%t", g.rules, access.NormalHost(host), who.SignedIn, who.Name, who.Groups, who.GroupsKnown, who.SecondFactor)
 	return func(p string) bool {
-		t := access.Target{Method: http.MethodGet, URL: &url.URL{Path: "/backups/" + p}, Host: r.Host}
+		t := access.Target{Method: http.MethodGet, URL: &url.URL{Path: "/backups/" + p}, Host: host}
 		return g.rules.Decide(t, who).Permits(who)
-	}
+	}, key
 }
 
 // stale reports whether a folder whose newest backup is newest is stale:
@@ -129,7 +135,7 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 		s.fail(w, r, auth.BadListing)
 		return
 	}
-	q.Visible = s.visibility(r)
+	q.Visible, q.VisibleKey = s.visibility(r)
 	page, err := f.Page(q)
 	if err != nil {
 		s.fail(w, r, auth.BadListing)
@@ -306,7 +312,7 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, auth.BadListing)
 		return
 	}
-	q.Visible = s.visibility(r)
+	q.Visible, q.VisibleKey = s.visibility(r)
 	if rel != "" && q.Visible != nil && !q.Visible(rel) {
 		// As GET /backups/FOLDER/ would answer.
 		s.refuseFolder(w, r, rel)

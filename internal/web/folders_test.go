@@ -454,6 +454,19 @@ func TestListingsFollowRules(t *testing.T) {
 	testkit.Holds(t, page, []string{"8 backups", `href="/backups/web/"`}, []string{`href="/backups/db/"`, "11 backups"})
 	_, page = get(t, nil, srv.URL+"/backups/web/", as("bob"))
 	testkit.Holds(t, page, []string{"This folder holds no backups."}, []string{"site.tar.zst"})
+	// The totals remembered for one user are not another's, and a
+	// change of groups or of the folders counts at once.
+	_, page = get(t, nil, srv.URL+"/", as("dana"))
+	testkit.Holds(t, page, []string{"11 backups"}, nil)
+	groups.set(map[string][]string{"dana": {"dba"}, "bob": {"dba"}}, false)
+	_, page = get(t, nil, srv.URL+"/", as("bob"))
+	testkit.Holds(t, page, []string{"10 backups"}, nil)
+	writeBackup(t, filepath.Join(dir, "db"), "pg-3.sql.zst", "three", base)
+	testkit.WaitUntil(t, 5*time.Second, func() bool {
+		_, page := get(t, nil, srv.URL+"/", as("bob"))
+		return strings.Contains(page, "11 backups")
+	}, func() string { return "the new backup is not counted" })
+	groups.set(map[string][]string{"dana": {"dba"}}, false)
 
 	for _, target := range []string{"/backups/db/", "/backups/db/pg-1.sql.zst", "/api/backups?path=db/", "/api/backups?path=db"} {
 		if res, _ := get(t, nil, srv.URL+target, as("bob")); res.StatusCode != http.StatusForbidden {
