@@ -43,6 +43,12 @@ const (
 	NoRoute
 	// NoBackup is the 404 of a backup name that is not in the folder.
 	NoBackup
+	// NoFolder is the 404 of a catalog folder that is not in the
+	// backups folder (or is hidden: a dot folder, a link).
+	NoFolder
+	// BadListing is the 400 of a catalog listing whose q, sort, order,
+	// limit or cursor cannot be read.
+	BadListing
 	// WrongMethod is the 405 of a known address asked with another method.
 	WrongMethod
 	// BadForm is the 400 of a login form that cannot be read.
@@ -199,6 +205,8 @@ var catalogue = [refusalEnd]refusalRow{
 	ForwardThrottled:    {http.StatusForbidden, "", "Too many failed attempts."},
 	NoRoute:             {http.StatusNotFound, "", "There is nothing at this address."},
 	NoBackup:            {http.StatusNotFound, "", "There is no backup of that name."},
+	NoFolder:            {http.StatusNotFound, "", "There is no folder of that name."},
+	BadListing:          {http.StatusBadRequest, "", "The search, sort, order, limit or page of this listing could not be read."},
 	WrongMethod:         {http.StatusMethodNotAllowed, "", "This address does not accept that method."},
 	BadForm:             {http.StatusBadRequest, "", "The sign-in form could not be read."},
 	FormTooLarge:        {http.StatusRequestEntityTooLarge, "", "The form is too large."},

@@ -7,6 +7,7 @@ import (
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/web"
 	"github.com/backupweb/backupweb/peer"
@@ -29,6 +30,7 @@ func (a *App) WebOptions(log *slog.Logger) web.Options {
 		GroupsHeader: cfg.Proxy.GroupsHeader,
 		NoCatalog:    cfg.Server.Mode == config.ModeForwardAuth,
 		Brand:        brand(cfg),
+		MaxAge:       cfg.Backups.MaxAge,
 	}
 	if cfg.Server.Mode == config.ModeCatalog {
 		opts.Catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
@@ -67,8 +69,31 @@ func (a *App) WebOptions(log *slog.Logger) web.Options {
 		if sc, ok := a.Provider.(auth.SessionCounter); ok {
 			a.Metrics.WatchSessions(a.Provider.Type(), sc.SessionCount)
 		}
+		if opts.Catalog != nil {
+			a.Metrics.WatchBackups(backupFolders(opts.Catalog), cfg.Backups.MaxAge)
+		}
 	}
 	return opts
+}
+
+// backupFolders reads the catalog's top-level folders for the backup
+// metrics: each folder's newest backup, and "/" for the backups directly
+// inside the backups folder.
+func backupFolders(cat *catalog.Catalog) func() ([]metrics.BackupFolder, error) {
+	return func() ([]metrics.BackupFolder, error) {
+		top, err := cat.Tree()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]metrics.BackupFolder, 0, len(top.Folders)+1)
+		if len(top.Backups) > 0 {
+			out = append(out, metrics.BackupFolder{Name: "/", Newest: top.Backups[0].Modified})
+		}
+		for _, f := range top.Folders {
+			out = append(out, metrics.BackupFolder{Name: f.Name, Newest: f.Newest})
+		}
+		return out, nil
+	}
 }
 
 // brand is what the pages call the service, from [ui]: the title defaults

@@ -37,8 +37,14 @@ func BenchmarkList20kUncached(b *testing.B) {
 	c := folder20k(b)
 	b.ResetTimer()
 	for b.Loop() {
-		if list, err := c.read(); err != nil || len(list) != 20_000 {
-			b.Fatal(len(list), err)
+		root, err := os.OpenRoot(c.dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, _, err := c.readFolder(root, "", "")
+		root.Close()
+		if err != nil || len(f.Backups) != 20_000 {
+			b.Fatal(err)
 		}
 	}
 }

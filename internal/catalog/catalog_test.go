@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -122,8 +123,14 @@ func TestOpen(t *testing.T) {
 		{"..", ""},
 		{"../secret.txt", ""},
 		{"..\\secret.txt", ""},
-		{"sub/inner.tar", ""},
+		{"sub/inner.tar", "inner"},
 		{"sub\\inner.tar", ""},
+		{"sub//inner.tar", ""},
+		{"sub/./inner.tar", ""},
+		{"sub/../old.tar.gz", ""},
+		{"link-dir/inner.tar", ""},
+		{"sub/", ""},
+		{"/sub/inner.tar", ""},
 		{"./old.tar.gz", ""},
 		{"old.tar.gz/", ""},
 		{"old.tar.gz\x00", ""},
@@ -162,7 +169,7 @@ func TestOpen(t *testing.T) {
 			if string(data) != tt.content {
 				t.Errorf("content = %q, want %q", data, tt.content)
 			}
-			if b.Name != tt.name || b.Size != int64(len(tt.content)) || b.Modified.IsZero() {
+			if b.Name != path.Base(tt.name) || b.Size != int64(len(tt.content)) || b.Modified.IsZero() {
 				t.Errorf("Backup = %+v", b)
 			}
 		})
@@ -196,19 +203,21 @@ func TestOpenThroughLinkedFolder(t *testing.T) {
 }
 
 func FuzzOpen(f *testing.F) {
-	for _, s := range []string{"old.tar.gz", "..", "../x", "a/b", "a\\b", "link-in", "sub", "", "\x00", "%2f"} {
+	for _, s := range []string{"old.tar.gz", "..", "../x", "a/b", "a\\b", "link-in", "sub", "", "\x00", "%2f", "sub/inner.tar", "link-dir/inner.tar"} {
 		f.Add(s)
 	}
 	dir, _ := fixture(f)
 	c := New(dir)
 	allowed := map[string]bool{}
-	list, err := c.List()
+	top, err := c.Tree()
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, b := range list {
-		allowed[b.Name] = true
-	}
+	top.Walk(func(d *Folder) {
+		for _, b := range d.Backups {
+			allowed[d.Path+b.Name] = true
+		}
+	})
 	f.Fuzz(func(t *testing.T, name string) {
 		file, b, err := c.Open(name)
 		if err != nil {
@@ -218,7 +227,7 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		file.Close()
-		if !allowed[name] || b.Name != name {
+		if !allowed[name] || b.Name != path.Base(name) {
 			t.Fatalf("Open(%q) opened %q, which List does not offer", name, b.Name)
 		}
 	})

@@ -7,13 +7,15 @@ import (
 	"fmt"
 )
 
-// startWatcher is not available here: the catalog stats the folder on
+// startWatcher is not available here: the catalog stats the folders on
 // every listing instead.
-func startWatcher(dir string, _, _ func()) (*watcher, error) {
+func startWatcher(dir string, _ func(string), _ func()) (*watcher, error) {
 	return nil, fmt.Errorf("catalog: watch %s: %w", dir, errors.ErrUnsupported)
 }
 
 // watcher is never made on this system.
 type watcher struct{}
+
+func (w *watcher) add(string) error { return errors.ErrUnsupported }
 
 func (w *watcher) stop() {}

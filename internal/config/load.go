@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ini"
@@ -97,9 +98,12 @@ type Server struct {
 
 // Backups is the [backups] section.
 type Backups struct {
-	// Dir is the folder whose regular files are listed and served,
-	// [backups] dir, default "./backups".
+	// Dir is the folder whose regular files are listed and served, with
+	// the folders below it, [backups] dir, default "./backups".
 	Dir string
+	// MaxAge is [backups] max_age: a folder whose newest backup is older
+	// is stale (on its page, in JSON and in the metrics). Zero: off.
+	MaxAge time.Duration
 }
 
 // Built-in defaults, used for keys (or the whole file) that are absent.
@@ -199,7 +203,7 @@ func (c *Config) CheckSecrets(s *ini.Section, secrets map[string]string) {
 // serverKeys and backupsKeys are the keys Load understands.
 var (
 	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "cookie_domain", "store", "mode", "public_url"}
-	backupsKeys = []string{"dir"}
+	backupsKeys = []string{"dir", "max_age"}
 )
 
 // SectionKeys returns, for each section Load reads besides
@@ -312,7 +316,7 @@ func parseProxy(item string) (netip.Prefix, error) {
 // loadBackups reads [backups].
 func loadBackups(s *ini.Section) Backups {
 	warnUnknown(s, backupsKeys)
-	b := Backups{Dir: s.String("dir", DefaultBackups)}
+	b := Backups{Dir: s.String("dir", DefaultBackups), MaxAge: s.Duration("max_age", 0)}
 	if b.Dir == "" {
 		s.Errorf("dir", "must not be empty; the default is %s", DefaultBackups)
 	}

@@ -4,11 +4,13 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/backupweb/backupweb/internal/catalog"
 )
 
-// CatalogPage is the data of the "catalog" page, the list of backups at /.
+// CatalogPage is the data of the "catalog" page: one page of a folder of
+// backups (the top folder at /, a folder at /backups/PATH/).
 type CatalogPage struct {
 	// Brand names the service in the header bar and the document title.
 	Brand Brand
@@ -20,9 +22,62 @@ type CatalogPage struct {
 	// User.CSRFToken as csrf_token) when User.HasSession, and a notice
 	// that authentication is off for type "none".
 	User Viewer
-	// Backups are the files to list, in the order given (the catalog gives
-	// newest first). Each name links to /backups/{name}, path-escaped.
+	// Backups are the files to list, in the order given. Each name links
+	// to Href (the folder's address) followed by the name, path-escaped;
+	// a SHA256 is shown under it.
 	Backups []catalog.Backup
+	// Path is the folder's path inside the backups folder ("db/"), ""
+	// for the top; Href its page's address, escaped ("/backups/db/", "/").
+	Path, Href string
+	// Crumbs are the links to the folders above this one, top first.
+	Crumbs []Link
+	// Folders are the subfolders shown first, in the order given.
+	Folders []FolderRow
+	// Count, Size and Newest are the folder's totals over what the user
+	// may see: backups at any depth, their size, the newest's time.
+	// Zero Count with Backups set: the page counts Backups itself.
+	Count  int
+	Size   int64
+	Newest time.Time
+	// Stale marks a folder whose newest backup is older than MaxAge
+	// ([backups] max_age, as Go writes a duration; "" when off).
+	Stale  bool
+	MaxAge string
+	// Q is the search text; Sort ("modified", "name", "size") and Order
+	// ("asc", "desc") the order shown.
+	Q, Sort, Order string
+	// Sorts are the column headers' links, by sort name.
+	Sorts map[string]SortLink
+	// Next and Prev are the addresses of the following and preceding
+	// pages, "" when there is none.
+	Next, Prev string
+}
+
+// FolderRow is a subfolder on a catalog page.
+type FolderRow struct {
+	Name   string
+	Href   string // its page, escaped, with a final slash
+	Count  int    // backups at any depth below it
+	Size   int64
+	Newest time.Time // zero: no backup
+	Stale  bool
+}
+
+// SortLink is a column header's link: Href sorts by the column, in the
+// other direction when it is the Current one (Ascending tells which way
+// it is sorted now).
+type SortLink struct {
+	Href      string
+	Current   bool
+	Ascending bool
+}
+
+// Total is the number of backups the summary line states.
+func (p CatalogPage) Total() int {
+	if p.Count == 0 {
+		return len(p.Backups)
+	}
+	return p.Count
 }
 
 // Viewer is who a page is shown to, as plain view data: the page package
@@ -48,8 +103,12 @@ type Link struct {
 	Path  string
 }
 
-// TotalSize returns the sum of the backups' sizes, shown above the table.
+// TotalSize returns the folder's size (Size), or when Count is zero the
+// sum of the backups' sizes, shown above the table.
 func (p CatalogPage) TotalSize() int64 {
+	if p.Count > 0 {
+		return p.Size
+	}
 	var n int64
 	for _, b := range p.Backups {
 		n += b.Size

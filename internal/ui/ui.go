@@ -64,6 +64,24 @@ var funcs = template.FuncMap{
 	"static": staticURL,
 	// statusText is the standard text of an HTTP status.
 	"statusText": http.StatusText,
+	// backupsHref is where a catalog page's backups live: the folder's
+	// own address, and /backups/ for the top folder at /.
+	"backupsHref": func(href string) string {
+		if href == "" || href == "/" {
+			return "/backups/"
+		}
+		return href
+	},
+	// sortHead is the data of one sortable column header.
+	"sortHead": func(p CatalogPage, by, label, class string) sortHead {
+		return sortHead{Sorts: p.Sorts, By: by, Label: label, Class: class}
+	},
+}
+
+// sortHead is the data of the "sorthead" template.
+type sortHead struct {
+	Sorts            map[string]SortLink
+	By, Label, Class string
 }
 
 // HumanSize formats n bytes for people with binary (IEC) units and one

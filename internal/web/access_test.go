@@ -79,7 +79,7 @@ func TestObserverSeesRoutePatterns(t *testing.T) {
 	for _, path := range []string{"/backups/a-secret-name.tar", "/no/such/page", "/api/me"} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 	}
-	want := []string{"GET /backups/{name} Not Found", " Not Found", "GET /api/me OK"}
+	want := []string{"GET /backups/{path...} Not Found", " Not Found", "GET /api/me OK"}
 	if strings.Join(obs.routes, "|") != strings.Join(want, "|") {
 		t.Fatalf("observed %q, want %q", obs.routes, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,12 +24,12 @@ const (
 	downloadStall = time.Minute
 )
 
-// download serves GET and HEAD /backups/{name}: the file with
-// http.ServeContent, so ranges (resuming), Last-Modified and conditional
-// requests work, as an attachment of type application/octet-stream.
-// Anything catalog.Open refuses is 404.
-func (s *site) download(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
+// download serves GET and HEAD /backups/PATH for a file: the file with
+// http.ServeContent, so ranges (resuming), ETag, Last-Modified and
+// conditional requests work, as an attachment of type
+// application/octet-stream, with Repr-Digest (RFC 9530) when a checksum
+// file gives its SHA-256. Anything catalog.Open refuses is 404.
+func (s *site) download(w http.ResponseWriter, r *http.Request, name string) {
 	if s.cat == nil {
 		s.log.ErrorContext(r.Context(), "web: open backup", "err", errNoCatalog)
 		s.fail(w, r, auth.ReadFailed)
@@ -49,6 +50,10 @@ func (s *site) download(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", contentDisposition(b.Name))
+	h.Set("Etag", fileETag(b))
+	if d := reprDigest(b.SHA256); d != "" {
+		h.Set("Repr-Digest", d)
+	}
 	dw := &stallWriter{
 		ResponseWriter: w,
 		rc:             http.NewResponseController(w),
@@ -58,6 +63,16 @@ func (s *site) download(w http.ResponseWriter, r *http.Request) {
 	}
 	defer dw.finish(r)
 	http.ServeContent(dw, r, b.Name, b.Modified, f)
+}
+
+// fileETag is a backup's strong ETag: its SHA-256 when a checksum file
+// gives it, else its size and modification time, which change whenever
+// a backup is rewritten (a backup is written once, then kept).
+func fileETag(b catalog.Backup) string {
+	if d := reprDigest(b.SHA256); d != "" {
+		return `"` + b.SHA256[:32] + `"`
+	}
+	return `"` + strconv.FormatInt(b.Size, 36) + "-" + strconv.FormatInt(b.Modified.UnixNano(), 36) + `"`
 }
 
 // stallWriter moves the connection's write deadline forward before each

@@ -89,6 +89,9 @@ type Options struct {
 	// Errors writes every refusal and error; give the providers the same
 	// (auth.Deps.Errors). Default: NewErrors(Logger).
 	Errors *auth.Errors
+	// MaxAge is [backups] max_age: a folder whose newest backup is older
+	// is marked stale on its page and in JSON. Zero: never.
+	MaxAge time.Duration
 	// Brand names the service and what it guards on every page, the
 	// providers' included ([ui] title and product_name). Zero:
 	// backupweb's own wording.
@@ -113,17 +116,20 @@ func NewErrors(log *slog.Logger) *auth.Errors {
 //
 //	GET /healthz          200 "ok"; not protected, for load balancers
 //	GET /_backupweb/...       the stylesheet and icon; not protected
-//	GET /                 the catalog page
-//	GET /api/backups      {"backups":[{"name","size","modified"}]}, newest first
+//	GET /                 the top folder's page
+//	GET /api/backups      {"backups":[{"name","size","modified"}]}, newest first;
+//	                      with ?path=FOLDER/ (and q, sort, order, limit, cursor)
+//	                      one page of a folder: {"path","folders","backups","next"}
 //	GET /api/me           the current-user record: username, auth_type, ...
-//	GET /backups/{name}   the backup's bytes, as an attachment
+//	GET /backups/PATH/    a folder's page (/backups/ is the top folder)
+//	GET /backups/PATH     the backup's bytes, as an attachment
 //	GET /_backupweb/userinfo  the signed-in user as JSON, or 401 JSON
 //	GET /_backupweb/refused   nginx's page for a 403 of /auth/request
 //
 // plus the provider's own routes when it implements auth.Mounter. GET
 // routes answer HEAD too. Unknown paths are 404, known paths with another
 // method 405 (with Allow). A path under /backups/ holding "." or ".."
-// segments or doubled slashes is 404, not redirected.
+// segments, doubled slashes or an encoded slash is 404, not redirected.
 //
 // Every response passes, outermost first: panic recovery (logged, 500),
 // peer resolution, the security headers (Content-Security-Policy,
@@ -152,7 +158,7 @@ func NewHandler(o Options) http.Handler {
 		p = missingProvider{errs: errs}
 	}
 	res := o.Resolver.WithNotice(log, nil)
-	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now}
+	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge}
 	if l, ok := p.(auth.AccountLinker); ok {
 		s.links = l.AccountLinks
 	}
@@ -163,6 +169,7 @@ func NewHandler(o Options) http.Handler {
 		fg = &guard{rules: &access.Rules{List: []access.Rule{access.OnlyUsers(o.AllowUsers)}}, groups: o.Groups, errs: errs, log: log, audit: audit}
 	}
 	requireAuth := auth.RequireAuth(g.challenger(p), errs)
+	s.guard = g
 	protect := func(next http.Handler) http.Handler { return g.protect(requireAuth, next) }
 	fa := forwarder{p: p, errs: errs, log: log, g: fg, groupsHeader: o.GroupsHeader}
 
@@ -178,7 +185,10 @@ func NewHandler(o Options) http.Handler {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
 		mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
 		mux.Handle("GET /api/me", protect(http.HandlerFunc(s.apiMe)))
-		mux.Handle("GET /backups/{name}", protect(http.HandlerFunc(s.download)))
+		mux.Handle("GET /backups/{path...}", protect(http.HandlerFunc(s.browse)))
+		// Not the folder /backups/: no redirect that would tell a
+		// stranger what is served.
+		mux.Handle("GET /backups", protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, auth.NoRoute) })))
 	}
 	if m, ok := p.(auth.Mounter); ok {
 		m.Mount(mux)
@@ -199,7 +209,7 @@ func NewHandler(o Options) http.Handler {
 		}
 		// Both spellings: "/backups/%2e%2e/x" is canonical as written but
 		// not once decoded, and the mux would clean it out of /backups/.
-		if strings.HasPrefix(r.URL.Path, "/backups/") && (notClean(r.URL.EscapedPath()) || notClean(r.URL.Path)) {
+		if strings.HasPrefix(r.URL.Path, "/backups/") && (notCleanFolder(r.URL.EscapedPath()) || notCleanFolder(r.URL.Path)) {
 			notCanonical.ServeHTTP(w, r)
 			return
 		}
@@ -343,6 +353,10 @@ func (i *interceptWriter) Write(p []byte) (int, error) {
 
 // notClean reports whether path.Clean would change p.
 func notClean(p string) bool { return path.Clean(p) != p }
+
+// notCleanFolder is notClean for a path that may name a folder: one final
+// slash is allowed.
+func notCleanFolder(p string) bool { return notClean(strings.TrimSuffix(p, "/")) }
 
 // MaxBodyBytes bounds every request body: the interface takes forms of a
 // few hundred bytes and no uploads. A body announced larger is refused with

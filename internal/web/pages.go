@@ -27,20 +27,11 @@ type site struct {
 	// links are the pages of the user's own account the provider serves;
 	// nil when it serves none.
 	links func(auth.User) []auth.AccountLink
-}
-
-// catalogPage serves GET /: the backups as an HTML table.
-func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
-	u, _ := auth.FromContext(r.Context())
-	list, err := s.list()
-	if err != nil {
-		s.log.ErrorContext(r.Context(), "web: list backups", "err", err)
-		s.fail(w, r, auth.ListFailed)
-		return
-	}
-	if err := ui.Render(w, http.StatusOK, "catalog", ui.CatalogPage{Brand: ui.BrandOf(r.Context()), Title: "Backups", User: s.viewer(u), Backups: list}); err != nil {
-		s.log.ErrorContext(r.Context(), "web: rendering the catalog page", "err", err)
-	}
+	// guard is the access rules, which listings follow too.
+	guard *guard
+	// maxAge is [backups] max_age: a folder whose newest backup is older
+	// is stale. Zero: never.
+	maxAge time.Duration
 }
 
 // viewer turns the admitted user into the page's plain view data. The CSRF
@@ -66,13 +57,19 @@ type backupJSON struct {
 	Modified string `json:"modified"`
 }
 
-// apiBackups serves GET /api/backups: {"backups": [...]}, newest first,
-// "modified" in RFC 3339, UTC, whole seconds. An empty folder gives an
-// empty array, never null.
+// apiBackups serves GET /api/backups: {"backups": [...]}, the backups
+// directly inside the folder, newest first, "modified" in RFC 3339, UTC,
+// whole seconds. An empty folder gives an empty array, never null. With
+// any of the listing parameters (path, q, sort, order, limit, cursor) it
+// answers one page of a folder instead (see apiFolder).
 //
 // The answer is encoded once per listing of the folder (see listCache) and
 // carries a strong ETag; a request whose If-None-Match names it gets 304.
 func (s *site) apiBackups(w http.ResponseWriter, r *http.Request) {
+	if hasListingParams(r) {
+		s.apiFolder(w, r)
+		return
+	}
 	if s.cat == nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", errNoCatalog)
 		s.fail(w, r, auth.ListFailed)
@@ -118,11 +115,4 @@ func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 // {"error": message} for API clients, the "error" page everywhere else.
 func (s *site) fail(w http.ResponseWriter, r *http.Request, f auth.Refusal) {
 	s.errs.Refuse(w, r, f)
-}
-
-func (s *site) list() ([]catalog.Backup, error) {
-	if s.cat == nil {
-		return nil, errNoCatalog
-	}
-	return s.cat.List()
 }

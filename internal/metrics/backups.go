@@ -1,0 +1,85 @@
+package metrics
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// BackupFolder is one top-level folder of the catalog as the backup
+// metrics see it: its name ("/" for the backups directly inside the
+// backups folder) and its newest backup's time (zero: none).
+type BackupFolder struct {
+	Name   string
+	Newest time.Time
+}
+
+// MaxBackupFolders bounds the series of
+// backupweb_backups_newest_timestamp_seconds: the first folders by name
+// have one each, the rest share folder="(other)" (the newest of them).
+const MaxBackupFolders = 100
+
+// OtherFolders is the folder label of the folders past MaxBackupFolders.
+const OtherFolders = "(other)"
+
+// WatchBackups exports, read from folders at each scrape,
+// backupweb_backups_newest_timestamp_seconds{folder} (a folder without
+// backups has no series) and backupweb_backups_stale_folders: how many
+// top-level folders hold backups of which the newest is older than maxAge
+// ([backups] max_age; zero: none is ever stale, and the gauge is 0). A
+// failed reading exports neither, so an alert on a missing series fires.
+func (m *Metrics) WatchBackups(folders func() ([]BackupFolder, error), maxAge time.Duration) {
+	m.reg.MustRegister(&backupsCollector{folders: folders, maxAge: maxAge, now: time.Now})
+}
+
+var (
+	newestDesc = prometheus.NewDesc("backupweb_backups_newest_timestamp_seconds",
+		"Modification time of the newest backup in each top-level folder of the catalog (\"/\": the backups folder's own files; at most 100 folders, the rest as \"(other)\").",
+		[]string{"folder"}, nil)
+	staleDesc = prometheus.NewDesc("backupweb_backups_stale_folders",
+		"Top-level folders of the catalog whose newest backup is older than [backups] max_age.", nil, nil)
+)
+
+// backupsCollector is WatchBackups' collector.
+type backupsCollector struct {
+	folders func() ([]BackupFolder, error)
+	maxAge  time.Duration
+	now     func() time.Time
+}
+
+func (c *backupsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- newestDesc
+	ch <- staleDesc
+}
+
+func (c *backupsCollector) Collect(ch chan<- prometheus.Metric) {
+	folders, err := c.folders()
+	if err != nil {
+		return
+	}
+	folders = slices.DeleteFunc(slices.Clone(folders), func(f BackupFolder) bool { return f.Newest.IsZero() })
+	slices.SortFunc(folders, func(a, b BackupFolder) int { return strings.Compare(a.Name, b.Name) })
+	stale := 0
+	var other time.Time
+	for i, f := range folders {
+		if c.maxAge > 0 && c.now().Sub(f.Newest) > c.maxAge {
+			stale++
+		}
+		if i >= MaxBackupFolders {
+			if f.Newest.After(other) {
+				other = f.Newest
+			}
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(newestDesc, prometheus.GaugeValue, seconds(f.Newest), f.Name)
+	}
+	if !other.IsZero() {
+		ch <- prometheus.MustNewConstMetric(newestDesc, prometheus.GaugeValue, seconds(other), OtherFolders)
+	}
+	ch <- prometheus.MustNewConstMetric(staleDesc, prometheus.GaugeValue, float64(stale))
+}
+
+// seconds is t as Unix seconds, with its fraction.
+func seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

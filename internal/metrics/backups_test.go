@@ -1,0 +1,59 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scrape returns the metrics text m serves.
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
+}
+
+func TestBackupMetrics(t *testing.T) {
+	now := time.Now()
+	var folders []BackupFolder
+	for i := range 150 {
+		folders = append(folders, BackupFolder{Name: fmt.Sprintf("host%03d", i), Newest: now.Add(-time.Duration(i) * time.Hour)})
+	}
+	folders = append(folders, BackupFolder{Name: "/", Newest: now}, BackupFolder{Name: "empty"})
+	m := New()
+	m.WatchBackups(func() ([]BackupFolder, error) { return folders, nil }, 100*time.Hour)
+	text := scrape(t, m)
+	if n := strings.Count(text, "backupweb_backups_newest_timestamp_seconds{"); n != 101 {
+		t.Errorf("%d series, want 100 and (other)", n)
+	}
+	for _, want := range []string{
+		`backupweb_backups_newest_timestamp_seconds{folder="/"}`,
+		`backupweb_backups_newest_timestamp_seconds{folder="(other)"}`,
+		// host100..host149 are older than 100 hours at the scrape.
+		"backupweb_backups_stale_folders 50\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, `folder="empty"`) || strings.Contains(text, `folder="host149"`) {
+		t.Error("a folder without backups, or past the hundredth, has its own series")
+	}
+
+	broken := New()
+	broken.WatchBackups(func() ([]BackupFolder, error) { return nil, errors.New("disk gone") }, time.Hour)
+	if text := scrape(t, broken); strings.Contains(text, "backupweb_backups_") {
+		t.Error("a failed reading still exports backup metrics")
+	}
+}
