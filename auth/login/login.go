@@ -96,6 +96,9 @@ type Provider struct {
 	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
+	// sf is the second_factor in force: cfg.SecondFactor at the start,
+	// then what SetSecondFactor set (a reload).
+	sf atomic.Int32
 
 	// passkeys runs the passkey ceremonies; nil when second_factor is
 	// off.
@@ -171,6 +174,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		now:   deps.Clock(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
+	p.sf.Store(int32(cfg.SecondFactor))
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
 	switch {
 	case cfg.LoginTemplate == "":
@@ -190,7 +194,8 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		// changed while the service was stopped included).
 		// With a second factor, the session must also stand with the
 		// factors file as it is now (see factorAdmits).
-		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) && p.factorAdmits(d) },
+		Admit:   func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) && p.factorAdmits(d) },
+		Refusal: p.refusal,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("login: %w", err)
