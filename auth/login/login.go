@@ -84,9 +84,13 @@ type Provider struct {
 	cfg      Config
 	verifier *password.Verifier
 	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
-	byAddr   throttle.Counter // failures per client address
-	byUser   throttle.Counter // failures per user name, from any address
-	byDevice throttle.Counter // failures per device cookie, instead of byUser
+	byAddr   *throttle.Swap   // failures per client address
+	byUser   *throttle.Swap   // failures per user name, from any address
+	byDevice *throttle.Swap   // failures per device cookie, instead of byUser
+	// counters makes the three counters for a reload's limits
+	// (SetThrottling); limits are those in force.
+	counters func(t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter)
+	limits   atomic.Pointer[limits]
 	// deviceKey signs device cookies; now is the clock they expire by.
 	deviceKey []byte
 	now       func() time.Time
@@ -156,24 +160,18 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
 		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: deps.Clock(), Observer: deps.Hooks.Password}),
-		byAddr: deps.Counter(Name+".addr", throttle.Options{
-			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: deps.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
-		}),
-		byUser: deps.Counter(Name+".user", throttle.Options{
-			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(deps.Log(), Name, "user names") },
-		}),
-		byDevice: deps.Counter(Name+".device", throttle.Options{
-			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(deps.Log(), Name, "device cookies") },
-		}),
-		log:   deps.Log(),
-		audit: deps.Audit(),
-		errs:  deps.Errs(),
-		now:   deps.Clock(),
+		log:      deps.Log(),
+		audit:    deps.Audit(),
+		errs:     deps.Errs(),
+		now:      deps.Clock(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
+	p.counters = func(t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter) {
+		return newCounters(deps, t, maxUser, wait)
+	}
+	addr, user, device := p.counters(cfg.Throttling, cfg.MaxUserFailures, wait)
+	p.byAddr, p.byUser, p.byDevice = throttle.NewSwap(addr), throttle.NewSwap(user), throttle.NewSwap(device)
+	p.limits.Store(&limits{cfg.Throttling, cfg.MaxUserFailures})
 	p.sf.Store(int32(cfg.SecondFactor))
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
 	switch {
