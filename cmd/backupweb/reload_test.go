@@ -172,6 +172,25 @@ func TestReloadKeys(t *testing.T) {
 			}
 		}
 	}
+	// noRestart: a live key whose effect the log shows: no restart line,
+	// and the reload applied.
+	noRestart := func(t *testing.T, r *reloadRig, alice *http.Client) {
+		if log := r.s.log.String(); strings.Contains(log, "restart to apply") || !strings.Contains(log, "reload: configuration applied") {
+			t.Errorf("a live key is not applied as such:\n%s", log)
+		}
+	}
+	// throttled: one wrong password for user, then the right one, from a
+	// new client, is answered want.
+	throttled := func(user string, want int) check {
+		return func(t *testing.T, r *reloadRig, alice *http.Client) {
+			c := r.client("")
+			page := r.base + "/login"
+			testkit.Post(t, c, testkit.Login{Page: page, User: user, Password: "wrong"})
+			if resp := testkit.Post(t, c, testkit.Login{Page: page, User: user, Password: user + " pw"}); resp.StatusCode != want {
+				t.Errorf("the right password after one wrong one: %d, want %d", resp.StatusCode, want)
+			}
+		}
+	}
 	tests := []struct {
 		key, value string
 		before     check // nil: none
@@ -182,11 +201,12 @@ func TestReloadKeys(t *testing.T) {
 		{"ui.product_name", "Syncthing", nil, status("", "/login", http.StatusOK, "Syncthing")},
 		{"access.rule2", "* ^/secret deny", status("alice", "/secret", http.StatusOK, "upstream"), status("alice", "/secret", http.StatusForbidden, "")},
 		{"access.rule5", "* ^/ allow group:admins", status("alice", "/x", http.StatusOK, "upstream"), status("alice", "/x", http.StatusForbidden, "")},
-		{"server.trusted_proxies", "127.0.0.1", nil, func(t *testing.T, r *reloadRig, alice *http.Client) {
-			if log := r.s.log.String(); strings.Contains(log, "restart to apply") {
-				t.Errorf("a live key is reported as needing a restart:\n%s", log)
-			}
-		}},
+		{"server.trusted_proxies", "127.0.0.1", nil, noRestart},
+		{"authentication.max_failures", "1", throttled("bob", http.StatusSeeOther), throttled("bob", http.StatusTooManyRequests)},
+		{"authentication.max_user_failures", "1", throttled("bob", http.StatusSeeOther), throttled("bob", http.StatusTooManyRequests)},
+		{"authentication.failure_window", "1h", nil, noRestart},
+		{"authentication.attempt_wait", "2s", nil, noRestart},
+		{"authentication.type", "Login", nil, noRestart}, // the same type
 		{"proxy.allow_users", "bob", status("alice", "/x", http.StatusOK, "upstream"), status("alice", "/x", http.StatusForbidden, "")},
 		{"proxy.skip_auth_routes", "GET=^/public$", status("", "/public", http.StatusUnauthorized, ""), status("", "/public", http.StatusOK, "upstream path=/public")},
 		{"proxy.user_header", "X-Who", nil, status("alice", "/x", http.StatusOK, `who="alice"`)},
@@ -204,7 +224,9 @@ func TestReloadKeys(t *testing.T) {
 		{"server.metrics_listen", "127.0.0.1:0", nil, restart("server.metrics_listen")},
 		{"server.public_url", "https://backups.example.org", nil, restart("server.public_url")},
 		{"proxy.redirect_hosts", "example.org", nil, restart("proxy.redirect_hosts")},
-		{"authentication.max_failures", "3", nil, restart("authentication.max_failures")},
+		{"authentication.idle_renewal", "any", nil, restart("authentication.idle_renewal")},
+		{"authentication.factors_file", "/nonexistent/users.factors", nil, restart("authentication.factors_file")},
+		{"backups.dir", "/nonexistent", nil, restart("backups.dir")},
 		{"authentication.session_lifetime", "1h", nil, restart("authentication.session_lifetime")},
 		{"authentication.login_view", "/signin", nil, restart("authentication.login_view")},
 		{"authentication.second_factor", "off", nil, restart("authentication.second_factor")},

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/auth/basic"
 	"github.com/backupweb/backupweb/auth/login"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/config"
@@ -159,6 +160,9 @@ func (l *Live) applyAuth(next *App) (restart []string) {
 		}
 	}
 	for _, k := range changedKeys(cur, nxt) {
+		if k == "type" && next.Type.Name == l.run.Type.Name {
+			continue // another spelling of the same type
+		}
 		if !applied[k] {
 			restart = append(restart, Section+"."+k)
 		}
@@ -238,6 +242,38 @@ func changedKeys(a, b *ini.Section) []string {
 		}
 	}
 	return out
+}
+
+// liveKeysOf is Type.Live for keys that apply alike.
+func liveKeysOf(keys []string, apply func(auth.Provider, *ini.Section) error) map[string]func(auth.Provider, *ini.Section) error {
+	m := make(map[string]func(auth.Provider, *ini.Section) error, len(keys))
+	for _, k := range keys {
+		m[k] = apply
+	}
+	return m
+}
+
+// liveLogin is flask-login's Type.Live: the throttling keys and
+// second_factor.
+func liveLogin() map[string]func(auth.Provider, *ini.Section) error {
+	m := liveKeysOf(append([]string{"max_user_failures"}, auth.ThrottlingKeys...), liveThrottling)
+	m["second_factor"] = liveSecondFactor
+	return m
+}
+
+// liveThrottling applies the throttling keys (and flask-login's
+// max_user_failures) to a running basic or flask-login provider.
+func liveThrottling(p auth.Provider, s *ini.Section) error {
+	t := loadThrottling(s)
+	switch p := p.(type) {
+	case *basic.Provider:
+		p.SetThrottling(t)
+	case *login.Provider:
+		p.SetThrottling(t, s.Int("max_user_failures", login.DefaultMaxUserFailures, 1, 1_000_000))
+	default:
+		return fmt.Errorf("authentication type %s has no throttling", p.Type())
+	}
+	return nil
 }
 
 // liveSecondFactor applies a new second_factor to a flask-login provider:
