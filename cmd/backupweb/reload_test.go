@@ -30,7 +30,7 @@ type reloadRig struct {
 }
 
 // reloadDone are the lines that end a reload, applied or refused.
-var reloadDone = []string{"reload: configuration applied", "reload: the configuration file has errors"}
+var reloadDone = []string{"reload: configuration applied", "reload: the configuration has errors"}
 
 func newReloadRig(t *testing.T) *reloadRig {
 	t.Helper()
@@ -257,7 +257,7 @@ func TestReloadRefusesBadFile(t *testing.T) {
 	r.write()
 	r.hup()
 	log := r.s.log.String()
-	if n := strings.Count(log, "reload: the configuration file has errors"); n != 1 || !strings.Contains(log, "second_factor") {
+	if n := strings.Count(log, "reload: the configuration has errors"); n != 1 || !strings.Contains(log, "second_factor") {
 		t.Errorf("want one error line naming second_factor, got %d:\n%s", n, log)
 	}
 	if code, got := r.get(alice, "/secret"); code != http.StatusOK || !strings.Contains(got, "upstream") {

@@ -98,8 +98,10 @@ func (l *Live) install(cfg *config.Config) {
 // applies what can change in a running process (auth.Reloader: serve calls
 // it on SIGHUP):
 //
-//   - a file check-config would refuse changes nothing: one error line,
-//     and the running configuration stays;
+//   - a file check-config would refuse (its own errors, or those of a
+//     file it names, such as a broken user file) changes nothing: one
+//     error line, and the running configuration stays; the user file's
+//     poller still follows that file;
 //   - the keys that need a restart keep their running values, and one
 //     error line names each that changed, with "restart to apply";
 //   - the user, groups and factors files are read again (the provider's
@@ -107,7 +109,8 @@ func (l *Live) install(cfg *config.Config) {
 //   - the live keys take effect: [access], [proxy] allow_users,
 //     skip_auth_routes and the headers and timeouts of the proxy,
 //     [server] trusted_proxies and access_log, [ui], and the type's
-//     Type.Live keys (flask-login's second_factor). The proxied
+//     Type.Live keys (the throttling keys, flask-login's second_factor
+//     between optional and required). The proxied
 //     connections still open are checked against the new rules at once.
 //
 // It returns an error when the new file was refused.
@@ -125,7 +128,7 @@ func (l *Live) Reload() error {
 				break
 			}
 		}
-		l.log.Error("reload: the configuration file has errors; nothing of it is applied and the running configuration stays",
+		l.log.Error("reload: the configuration has errors; nothing of it is applied and the running configuration stays",
 			"file", next.Config.Source, "errors", rep.ErrorCount(), "first", first)
 		return fmt.Errorf("reload: %s has %d errors", next.Config.Source, rep.ErrorCount())
 	}
