@@ -217,6 +217,11 @@ func TestReloadKeys(t *testing.T) {
 			if log := r.s.log.String(); !strings.Contains(log, `reason="second factor required"`) || strings.Contains(log, "user removed or password changed") {
 				t.Errorf("the refusal does not say that a second factor is now required:\n%s", log)
 			}
+			// The password alone now leads to the enrolment.
+			resp := testkit.SignIn(t, r.client(""), testkit.Login{Page: r.base + "/login", User: "bob", Password: "bob pw"})
+			if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "/_backupweb/second-factor/enrol") {
+				t.Errorf("a sign-in with the password alone leads to %q, want the enrolment", loc)
+			}
 		}},
 		// Keys that need a restart.
 		{"server.listen", "127.0.0.1:1", nil, restart("server.listen")},
@@ -269,36 +274,53 @@ func TestReloadRefusesBadFile(t *testing.T) {
 }
 
 // TestReloadClosesLongPoll: a long poll through the proxy, open while the
-// rules admit its user, is closed once an edit of the groups file and a
-// reload make them refuse the user.
+// rules admit its user, is closed once a reload makes them refuse the
+// user: an edit of the groups file, a new [access] rule, allow_users, or
+// second_factor = required for a session made with the password alone.
 func TestReloadClosesLongPoll(t *testing.T) {
-	r := newReloadRig(t)
-	alice := r.client("alice")
-	resp, err := alice.Get(r.base + "/poll")
-	if err != nil {
-		t.Fatal(err)
+	rulesLine := "the access rules now refuse the user of an open connection"
+	tests := []struct {
+		name   string
+		change func(r *reloadRig)
+		line   string // what the log says about the closed connection
+	}{
+		{"groups file", func(r *reloadRig) { writeGroups(t, r.keys["authentication.groups_file"], "readers: bob\n") }, rulesLine},
+		{"access rule", func(r *reloadRig) { r.keys["access.rule1"] = "* ^/poll deny" }, rulesLine},
+		{"allow_users", func(r *reloadRig) { r.keys["proxy.allow_users"] = "bob" }, rulesLine},
+		{"second_factor", func(r *reloadRig) { r.keys["authentication.second_factor"] = "required" }, "its sign-in has ended"},
 	}
-	defer resp.Body.Close()
-	line := make([]byte, len("waiting\n"))
-	if _, err := io.ReadFull(resp.Body, line); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("the long poll did not start: %d %v", resp.StatusCode, err)
-	}
-	ended := make(chan error, 1)
-	go func() { _, err := io.Copy(io.Discard, resp.Body); ended <- err }()
-	select {
-	case err := <-ended:
-		t.Fatalf("the long poll ended while the rules admit alice: %v", err)
-	case <-time.After(time.Second): // several rechecks: it holds
-	}
-	groups := r.keys["authentication.groups_file"]
-	writeGroups(t, groups, "readers: bob\n")
-	r.hup()
-	select {
-	case <-ended:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the long poll stays open after the rules refuse alice:\n%s", r.s.log.String())
-	}
-	if log := r.s.log.String(); !strings.Contains(log, "the access rules now refuse the user of an open connection") {
-		t.Errorf("no line says why the connection was closed:\n%s", log)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newReloadRig(t)
+			r.t = t
+			alice := r.client("alice")
+			resp, err := alice.Get(r.base + "/poll")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			line := make([]byte, len("waiting\n"))
+			if _, err := io.ReadFull(resp.Body, line); err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("the long poll did not start: %d %v", resp.StatusCode, err)
+			}
+			ended := make(chan error, 1)
+			go func() { _, err := io.Copy(io.Discard, resp.Body); ended <- err }()
+			select {
+			case err := <-ended:
+				t.Fatalf("the long poll ended while the rules admit alice: %v", err)
+			case <-time.After(time.Second): // several rechecks: it holds
+			}
+			tt.change(r)
+			r.write()
+			r.hup()
+			select {
+			case <-ended:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the long poll stays open after the reload:\n%s", r.s.log.String())
+			}
+			if log := r.s.log.String(); !strings.Contains(log, tt.line) {
+				t.Errorf("no line says %q:\n%s", tt.line, log)
+			}
+		})
 	}
 }
