@@ -60,6 +60,9 @@ func (c local) Clear(context.Context) (int, error) { return c.l.Clear(), nil }
 // LimiterOf returns the Limiter under a Counter made by Local, or nil:
 // for tests and diagnostics.
 func LimiterOf(c Counter) *Limiter {
+	if sw, ok := c.(*Swap); ok {
+		c = sw.Current()
+	}
 	if lc, ok := c.(local); ok {
 		return lc.l
 	}

@@ -47,6 +47,9 @@ type Slot struct {
 	// ID tells the slots of one key apart where the count is kept in a
 	// store (a lease); empty for a Limiter.
 	ID string
+	// from is the counter that gave the slot, when a Swap did: the slot
+	// goes back there, even after a newer counter took its place.
+	from Counter
 }
 
 // Held reports whether s is a slot at all (a zero Slot is none).

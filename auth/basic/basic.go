@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/backupweb/backupweb/auth"
@@ -68,13 +69,17 @@ type Provider struct {
 	cost     int // bcrypt cost of cfg.Password, for decoy checks
 	verifier *password.Verifier
 	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
-	limiter  throttle.Counter
-	log      *slog.Logger
-	audit    auth.Audit // refusals logged and counted
-	errs     *auth.Errors
-	now      func() time.Time
-	header   string // WWW-Authenticate value
-	flights  *flights
+	limiter  *throttle.Swap
+	// counter makes the failure counter of a reload's limits
+	// (SetThrottling); limits are those in force.
+	counter func(t auth.Throttling) throttle.Counter
+	limits  atomic.Pointer[auth.Throttling]
+	log     *slog.Logger
+	audit   auth.Audit // refusals logged and counted
+	errs    *auth.Errors
+	now     func() time.Time
+	header  string // WWW-Authenticate value
+	flights *flights
 }
 
 var (
@@ -107,19 +112,23 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		userSum:  sha256.Sum256([]byte(cfg.Username)),
 		cost:     cost,
 		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: deps.Clock(), Observer: deps.Hooks.Password}),
-		limiter: deps.Counter(Name+".addr", throttle.Options{
-			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: deps.Clock(),
-			Wait:   cfg.Wait(cfg.UseBcrypt, cost),
-			OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
-		}),
-		log:     deps.Log(),
-		audit:   deps.Audit(),
-		errs:    deps.Errs(),
-		now:     deps.Clock(),
-		header:  `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
-		flights: newFlights(),
+		log:      deps.Log(),
+		audit:    deps.Audit(),
+		errs:     deps.Errs(),
+		now:      deps.Clock(),
+		header:   `Basic realm="` + quoteRealm(cfg.Realm) + `"`,
+		flights:  newFlights(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
+	p.counter = func(t auth.Throttling) throttle.Counter {
+		return deps.Counter(Name+".addr", throttle.Options{
+			Max: t.MaxFailures, Window: t.FailureWindow, Now: deps.Clock(),
+			Wait:   t.Wait(cfg.UseBcrypt, cost),
+			OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
+		})
+	}
+	p.limiter = throttle.NewSwap(p.counter(cfg.Throttling))
+	p.limits.Store(&cfg.Throttling)
 	return p, nil
 }
 

@@ -85,9 +85,13 @@ type Provider struct {
 	cfg      Config
 	verifier *password.Verifier
 	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
-	byAddr   throttle.Counter // failures per client address
-	byUser   throttle.Counter // failures per user name, from any address
-	byDevice throttle.Counter // failures per device cookie, instead of byUser
+	byAddr   *throttle.Swap   // failures per client address
+	byUser   *throttle.Swap   // failures per user name, from any address
+	byDevice *throttle.Swap   // failures per device cookie, instead of byUser
+	// counters makes the three counters for a reload's limits
+	// (SetThrottling); limits are those in force.
+	counters func(t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter)
+	limits   atomic.Pointer[limits]
 	// deviceKey signs device cookies; now is the clock they expire by.
 	deviceKey []byte
 	now       func() time.Time
@@ -97,6 +101,9 @@ type Provider struct {
 	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
+	// sf is the second_factor in force: cfg.SecondFactor at the start,
+	// then what SetSecondFactor set (a reload).
+	sf atomic.Int32
 
 	// passkeys runs the passkey ceremonies; nil when second_factor is
 	// off.
@@ -158,28 +165,23 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
 		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: deps.Clock(), Observer: deps.Hooks.Password}),
-		byAddr: deps.Counter(Name+".addr", throttle.Options{
-			Max: cfg.MaxFailures, Window: cfg.FailureWindow, Now: deps.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
-		}),
-		byUser: deps.Counter(Name+".user", throttle.Options{
-			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(deps.Log(), Name, "user names") },
-		}),
-		byDevice: deps.Counter(Name+".device", throttle.Options{
-			Max: cfg.MaxUserFailures, Window: cfg.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
-			OnFull: func() { auth.LogFlood(deps.Log(), Name, "device cookies") },
-		}),
-		log:   deps.Log(),
-		audit: deps.Audit(),
-		errs:  deps.Errs(),
-		now:   deps.Clock(),
+		log:      deps.Log(),
+		audit:    deps.Audit(),
+		errs:     deps.Errs(),
+		now:      deps.Clock(),
 		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
 			auth.LogBeginFlood(deps.Log(), Name, "passkey sign-ins")
 		}}),
 		userBegins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock()}),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
+	p.counters = func(t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter) {
+		return newCounters(deps, t, maxUser, wait)
+	}
+	addr, user, device := p.counters(cfg.Throttling, cfg.MaxUserFailures, wait)
+	p.byAddr, p.byUser, p.byDevice = throttle.NewSwap(addr), throttle.NewSwap(user), throttle.NewSwap(device)
+	p.limits.Store(&limits{cfg.Throttling, cfg.MaxUserFailures})
+	p.sf.Store(int32(cfg.SecondFactor))
 	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
 	switch {
 	case cfg.LoginTemplate == "":
@@ -199,7 +201,8 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		// changed while the service was stopped included).
 		// With a second factor, the session must also stand with the
 		// factors file as it is now (see factorAdmits).
-		Admit: func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) && p.factorAdmits(d) },
+		Admit:   func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) && p.factorAdmits(d) },
+		Refusal: p.refusal,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("login: %w", err)

@@ -31,7 +31,7 @@ const (
 func (p *Provider) mountPasskeySteps(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+SecondFactorPasskeyBegin, p.beginSecondPasskey)
 	mux.HandleFunc("POST "+SecondFactorPasskeyFinish, p.finishSecondPasskey)
-	if p.cfg.SecondFactor == SecondFactorRequired {
+	if p.secondFactor() == SecondFactorRequired {
 		mux.HandleFunc("POST "+EnrolPasskeyBegin, p.beginEnrolPasskey)
 		mux.HandleFunc("POST "+EnrolPasskeyFinish, p.finishEnrolPasskey)
 	}
@@ -51,7 +51,7 @@ func (p *Provider) passkeySlotFor(r *http.Request, user string) template.HTML {
 // enrolSlotFor is the passkey part of the enrolment page: a form that
 // registers a passkey instead of an authenticator app.
 func (p *Provider) enrolSlotFor(next string) template.HTML {
-	if p.passkeys == nil || p.cfg.SecondFactor != SecondFactorRequired {
+	if p.passkeys == nil || p.secondFactor() != SecondFactorRequired {
 		return ""
 	}
 	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: EnrolPasskeyBegin, FinishURL: withNext(EnrolPasskeyFinish, next), Next: next, Register: true})

@@ -63,7 +63,7 @@ func (p *Provider) factorAdmits(d session.Data) bool {
 	switch {
 	case st == factors.Broken:
 		return false
-	case p.cfg.SecondFactor == SecondFactorRequired:
+	case p.secondFactor() == SecondFactorRequired:
 		return used && st == factors.Enrolled
 	default:
 		return !used || st == factors.Enrolled
@@ -95,7 +95,7 @@ func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred
 		p.render(w, r, auth.FactorsUnusable.Reply(), name, next)
 		return true
 	case st == factors.Enrolled:
-	case p.cfg.SecondFactor == SecondFactorRequired:
+	case p.secondFactor() == SecondFactorRequired:
 		path = EnrolPath
 	default:
 		return false
@@ -150,7 +150,7 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 		p.endPending(w, r)
 		p.render(w, r, auth.FactorsUnusable.Reply(), user, next)
 		return true
-	case st == factors.None && p.cfg.SecondFactor == SecondFactorRequired:
+	case st == factors.None && p.secondFactor() == SecondFactorRequired:
 		want = EnrolPath
 	case st == factors.None:
 		// The factor went away and none is required: sign in again with

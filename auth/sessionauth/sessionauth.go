@@ -62,6 +62,9 @@ type Options struct {
 	// with the credential the session was made with). A session no longer
 	// admitted is ended.
 	Admit func(d session.Data) bool
+	// Refusal, when set, names why Admit refused d, for the log and the
+	// metrics (one of auth.RefusalReasons). Default auth.ReasonNotAdmitted.
+	Refusal func(d session.Data) string
 }
 
 // Guard identifies requests by session and serves logout. Made by Open,
@@ -175,7 +178,7 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 	if g.o.Admit != nil && !g.o.Admit(s.Data) {
 		// Only this session ends: the user may hold a newer one, made
 		// with the current password, that stays good.
-		g.audit().Refused(r, g.o.Type, auth.ReasonNotAdmitted, s.Username)
+		g.audit().Refused(r, g.o.Type, g.refusal(s.Data), s.Username)
 		if err := g.o.Manager.Revoke(r.Context(), s); err != nil {
 			g.o.Logger.Error("auth: ending a session that is no longer admitted", "user", s.Username, "err", err)
 		}
@@ -183,6 +186,14 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 	}
 	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs, SecondFactor: s.Attrs[auth.AttrSecondFactor], Expires: s.Expires()}
 	return u.WithCSRF(func() string { return g.o.Manager.CSRFToken(s) }), true, nil
+}
+
+// refusal names why Admit refused d.
+func (g *Guard) refusal(d session.Data) string {
+	if g.o.Refusal == nil {
+		return auth.ReasonNotAdmitted
+	}
+	return g.o.Refusal(d)
 }
 
 // Recheck returns the check of r's session (auth.Rechecker): it is still

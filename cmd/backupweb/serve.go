@@ -65,11 +65,15 @@ func runServe(c *cli, args []string) int {
 		defer closer.Close()
 	}
 
-	opts := a.WebOptions(log)
-	defer opts.Catalog.Close() // stops watching the backups folder; nil without a catalog
-	// Access lines are at info level: a higher -log-level omits them.
-	opts.AccessLog = a.Config.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo)
-	opts.AccessLogger = accesslog.NewWriter(accessBuf, accessFormat)
+	// The web layer follows the configuration in force: a reload
+	// (SIGHUP) replaces it. Access lines are at info level: a higher
+	// -log-level omits them.
+	accessLogger := accesslog.NewWriter(accessBuf, accessFormat)
+	live := a.Live(*path, c.options(*listen, log), log, func(o *web.Options, cfg *config.Config) {
+		o.AccessLog = cfg.Server.AccessLog && log.Enabled(c.ctx, slog.LevelInfo)
+		o.AccessLogger = accessLogger
+	})
+	defer live.Close() // stops watching the backups folder
 	if a.Metrics != nil {
 		stop, err := c.serveMetrics(a.Config.Server.MetricsListen, a.Metrics, a.Config.Server.Pprof, log)
 		if err != nil {
@@ -78,7 +82,6 @@ func runServe(c *cli, args []string) int {
 		}
 		defer stop()
 	}
-	handler := web.NewHandler(opts)
 	ln, err := net.Listen("tcp", a.Config.Server.Listen)
 	if err != nil {
 		log.Error("cannot listen", "addr", a.Config.Server.Listen, "err", err)
@@ -93,9 +96,11 @@ func runServe(c *cli, args []string) int {
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.Provider.Type(), "serving", guarding)
 
-	stopFollowing := c.keepCurrent(a.Watchers(), a.Reloaders())
+	// SIGHUP reloads the configuration, and through it the files it
+	// names (Live.Reload).
+	stopFollowing := c.keepCurrent(a.Watchers(), []auth.Reloader{live})
 	defer stopFollowing()
-	if err := web.Serve(c.ctx, web.NewServer(handler, log), ln); err != nil {
+	if err := web.Serve(c.ctx, web.NewServer(live, log), ln); err != nil {
 		log.Error("server stopped", "err", err)
 		return exitError
 	}

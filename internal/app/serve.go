@@ -18,9 +18,35 @@ import (
 // provider, the access rules, the catalog (catalog mode) or the reverse
 // proxy ([proxy] upstream), the groups, the shared store's readiness and
 // the metrics (which also start counting the provider's sessions). The
-// access log's switch and writer are the caller's to set.
+// access log's switch and writer are the caller's to set. serve uses Live
+// instead, which builds the same and replaces it on reload.
 func (a *App) WebOptions(log *slog.Logger) web.Options {
 	cfg := a.Config
+	opts := a.webOptions(cfg, log)
+	if cfg.Server.Mode == config.ModeCatalog {
+		opts.Catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
+		if a.Metrics != nil {
+			a.Metrics.WatchBackups(backupFolders(opts.Catalog), cfg.Backups.MaxAge)
+		}
+	}
+	if cfg.Proxy.Upstream != nil {
+		po := proxyOptions(cfg, log, a.Errors)
+		if rc, ok := a.Provider.(auth.Rechecker); ok {
+			po.Rechecker = rc
+		}
+		opts.Proxy = proxy.New(po)
+	}
+	if a.Metrics != nil {
+		if sc, ok := a.Provider.(auth.SessionCounter); ok {
+			a.Metrics.WatchSessions(a.Provider.Type(), sc.SessionCount)
+		}
+	}
+	return opts
+}
+
+// webOptions returns the web layer's options that follow cfg, without the
+// catalog and the proxy: what a reload can change, over what Open built.
+func (a *App) webOptions(cfg *config.Config, log *slog.Logger) web.Options {
 	opts := web.Options{
 		Provider:     a.Provider,
 		Resolver:     peer.NewResolver(cfg.Server.TrustedProxies),
@@ -32,48 +58,37 @@ func (a *App) WebOptions(log *slog.Logger) web.Options {
 		Brand:        brand(cfg),
 		MaxAge:       cfg.Backups.MaxAge,
 	}
-	if cfg.Server.Mode == config.ModeCatalog {
-		opts.Catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
-	}
 	if a.Shared != nil {
 		opts.Ready = a.Shared
 	}
 	if a.Groups != nil {
 		opts.Groups = a.Groups
 	}
-	if up := cfg.Proxy.Upstream; up != nil {
-		// skip_auth_routes and allow_users are part of the access rules,
-		// which the web layer applies before the proxy.
-		po := proxy.Options{
-			Upstream:              up,
-			UserHeader:            cfg.Proxy.UserHeader,
-			EmailHeader:           cfg.Proxy.EmailHeader,
-			GroupsHeader:          cfg.Proxy.GroupsHeader,
-			PassAuthorization:     cfg.Proxy.PassAuthorization,
-			DialTimeout:           cfg.Proxy.DialTimeout,
-			ResponseHeaderTimeout: cfg.Proxy.ResponseHeaderTimeout,
-			PassHostHeader:        cfg.Proxy.PassHostHeader,
-			RewriteRedirects:      cfg.Proxy.RewriteRedirects,
-			PublicURL:             cfg.Server.PublicURL,
-			Logger:                log,
-			Errors:                a.Errors,
-		}
-		if rc, ok := a.Provider.(auth.Rechecker); ok {
-			po.Rechecker = rc
-		}
-		opts.Proxy = proxy.New(po)
-	}
 	if a.Metrics != nil {
 		opts.Observer = a.Metrics
 		opts.Events = a.Metrics
-		if sc, ok := a.Provider.(auth.SessionCounter); ok {
-			a.Metrics.WatchSessions(a.Provider.Type(), sc.SessionCount)
-		}
-		if opts.Catalog != nil {
-			a.Metrics.WatchBackups(backupFolders(opts.Catalog), cfg.Backups.MaxAge)
-		}
 	}
 	return opts
+}
+
+// proxyOptions are the reverse proxy's options from cfg ([proxy]
+// upstream set). skip_auth_routes and allow_users are part of the access
+// rules, which the web layer applies before the proxy.
+func proxyOptions(cfg *config.Config, log *slog.Logger, errs *auth.Errors) proxy.Options {
+	return proxy.Options{
+		Upstream:              cfg.Proxy.Upstream,
+		UserHeader:            cfg.Proxy.UserHeader,
+		EmailHeader:           cfg.Proxy.EmailHeader,
+		GroupsHeader:          cfg.Proxy.GroupsHeader,
+		PassAuthorization:     cfg.Proxy.PassAuthorization,
+		DialTimeout:           cfg.Proxy.DialTimeout,
+		ResponseHeaderTimeout: cfg.Proxy.ResponseHeaderTimeout,
+		PassHostHeader:        cfg.Proxy.PassHostHeader,
+		RewriteRedirects:      cfg.Proxy.RewriteRedirects,
+		PublicURL:             cfg.Server.PublicURL,
+		Logger:                log,
+		Errors:                errs,
+	}
 }
 
 // backupFolders reads the catalog's top-level folders for the backup

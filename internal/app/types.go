@@ -61,6 +61,12 @@ type Type struct {
 	// of the type's outgoing HTTP client; "" when the type makes no
 	// outgoing requests.
 	ClientLabel string
+	// Live are the [authentication] keys of the type whose new value a
+	// reload (SIGHUP) applies to the running provider, each with what
+	// applies it: an error means this change needs a restart after all.
+	// Every other key of the type keeps its running value until a
+	// restart, and the reload says so (see Live.Reload).
+	Live map[string]func(p auth.Provider, s *ini.Section) error
 	// build reads the type's keys from s and returns its provider, or nil
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
@@ -85,6 +91,7 @@ var types = []Type{
 		Name:        basic.Name,
 		Summary:     "HTTP Basic authentication with one user",
 		Keys:        basic.Keys,
+		Live:        liveKeysOf(auth.ThrottlingKeys, liveThrottling),
 		Secrets:     map[string]string{"password": "a password or password hash"},
 		SharedState: true,
 		build:       builder(loadBasic, basic.New),
@@ -98,6 +105,7 @@ var types = []Type{
 		NeedsSecret:  true,
 		SharedState:  true,
 		SecondFactor: true,
+		Live:         liveLogin(),
 		build:        builder(loadLogin, login.New),
 		check:        loader(loadLogin),
 	},
