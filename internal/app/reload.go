@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/basic"
@@ -33,6 +34,7 @@ type Live struct {
 
 	catalog *catalog.Catalog // catalog mode; nil otherwise
 	recheck *ruleCheck       // the proxy's recheck of open connections
+	maxAge  atomic.Int64     // [backups] max_age in force, for the metrics
 
 	mu    sync.Mutex // serialises reloads; guards proxy and po
 	proxy *proxy.Handler
@@ -53,7 +55,7 @@ func (a *App) Live(path string, opts Options, log *slog.Logger, finish func(o *w
 	if cfg.Server.Mode == config.ModeCatalog {
 		l.catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
 		if a.Metrics != nil {
-			a.Metrics.WatchBackups(backupFolders(l.catalog), cfg.Backups.MaxAge)
+			a.Metrics.WatchBackups(backupFolders(l.catalog), func() time.Duration { return time.Duration(l.maxAge.Load()) })
 		}
 	}
 	if a.Metrics != nil {
@@ -77,6 +79,7 @@ func (l *Live) Close() { l.catalog.Close() }
 func (l *Live) install(cfg *config.Config) {
 	o := l.run.webOptions(cfg, l.log)
 	o.Catalog = l.catalog
+	l.maxAge.Store(int64(cfg.Backups.MaxAge))
 	l.recheck.set(o.Rules, o.Groups)
 	if cfg.Proxy.Upstream != nil {
 		po := proxyOptions(cfg, l.log, l.run.Errors)
@@ -230,7 +233,8 @@ var liveKeys = map[string][]string{
 	"server": {"trusted_proxies", "access_log"},
 	"proxy": {"user_header", "email_header", "groups_header", "pass_authorization", "dial_timeout", "response_header_timeout",
 		"pass_host_header", "rewrite_redirects", "skip_auth_routes", "allow_users", "allow_anonymous"},
-	"ui": {"title", "product_name"},
+	"ui":      {"title", "product_name"},
+	"backups": {"max_age"},
 }
 
 // changedKeys returns the keys (those inherited from [DEFAULT] included)

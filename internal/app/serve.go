@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"log/slog"
+	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
@@ -26,7 +27,7 @@ func (a *App) WebOptions(log *slog.Logger) web.Options {
 	if cfg.Server.Mode == config.ModeCatalog {
 		opts.Catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
 		if a.Metrics != nil {
-			a.Metrics.WatchBackups(backupFolders(opts.Catalog), cfg.Backups.MaxAge)
+			a.Metrics.WatchBackups(backupFolders(opts.Catalog), func() time.Duration { return cfg.Backups.MaxAge })
 		}
 	}
 	if cfg.Proxy.Upstream != nil {

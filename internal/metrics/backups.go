@@ -30,7 +30,7 @@ const OtherFolders = "(other)"
 // top-level folders hold backups of which the newest is older than maxAge
 // ([backups] max_age; zero: none is ever stale, and the gauge is 0). A
 // failed reading exports neither, so an alert on a missing series fires.
-func (m *Metrics) WatchBackups(folders func() ([]BackupFolder, error), maxAge time.Duration) {
+func (m *Metrics) WatchBackups(folders func() ([]BackupFolder, error), maxAge func() time.Duration) {
 	m.reg.MustRegister(&backupsCollector{folders: folders, maxAge: maxAge, now: time.Now})
 }
 
@@ -45,7 +45,7 @@ var (
 // backupsCollector is WatchBackups' collector.
 type backupsCollector struct {
 	folders func() ([]BackupFolder, error)
-	maxAge  time.Duration
+	maxAge  func() time.Duration // [backups] max_age in force; 0: off
 	now     func() time.Time
 }
 
@@ -63,8 +63,9 @@ func (c *backupsCollector) Collect(ch chan<- prometheus.Metric) {
 	slices.SortFunc(folders, func(a, b BackupFolder) int { return strings.Compare(a.Name, b.Name) })
 	stale := 0
 	var other time.Time
+	maxAge := c.maxAge()
 	for i, f := range folders {
-		if c.maxAge > 0 && c.now().Sub(f.Newest) > c.maxAge {
+		if maxAge > 0 && c.now().Sub(f.Newest) > maxAge {
 			stale++
 		}
 		if i >= MaxBackupFolders {

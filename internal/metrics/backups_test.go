@@ -32,7 +32,7 @@ func TestBackupMetrics(t *testing.T) {
 	}
 	folders = append(folders, BackupFolder{Name: "/", Newest: now}, BackupFolder{Name: "empty"})
 	m := New()
-	m.WatchBackups(func() ([]BackupFolder, error) { return folders, nil }, 100*time.Hour)
+	m.WatchBackups(func() ([]BackupFolder, error) { return folders, nil }, func() time.Duration { return 100 * time.Hour })
 	text := scrape(t, m)
 	if n := strings.Count(text, "backupweb_backups_newest_timestamp_seconds{"); n != 101 {
 		t.Errorf("%d series, want 100 and (other)", n)
@@ -52,7 +52,7 @@ func TestBackupMetrics(t *testing.T) {
 	}
 
 	broken := New()
-	broken.WatchBackups(func() ([]BackupFolder, error) { return nil, errors.New("disk gone") }, time.Hour)
+	broken.WatchBackups(func() ([]BackupFolder, error) { return nil, errors.New("disk gone") }, func() time.Duration { return time.Hour })
 	if text := scrape(t, broken); strings.Contains(text, "backupweb_backups_") {
 		t.Error("a failed reading still exports backup metrics")
 	}

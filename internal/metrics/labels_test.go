@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/auth/oauth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/clocktest"
 	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/testkit"
@@ -35,6 +37,9 @@ func series(body, name string) int {
 // log's detail, never /metrics.
 func TestClientTextCreatesNoSeries(t *testing.T) {
 	m := metrics.New()
+	// One address may begin 20 sign-ins a minute: the clock moves a
+	// minute after every 20.
+	clock := clocktest.New(time.Now())
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	idp := httptest.NewServer(http.NotFoundHandler()) // never reached: no code is redeemed
@@ -44,7 +49,7 @@ func TestClientTextCreatesNoSeries(t *testing.T) {
 	p, err := oauth.New(oauth.Config{Provider: "generic", ClientID: "id", ClientSecret: "s", RedirectURL: base + oauth.CallbackPath,
 		AuthURL: idp.URL + "/authorize", TokenURL: idp.URL + "/token", UserinfoURL: idp.URL + "/userinfo",
 		Rule: oauth.Rule{Domains: []string{"example.com"}}},
-		auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir(), Hooks: m.Hooks()})
+		auth.Deps{Logger: log, SecretKey: []byte(strings.Repeat("k", 32)), StateDir: t.TempDir(), Hooks: m.Hooks(), Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +70,9 @@ func TestClientTextCreatesNoSeries(t *testing.T) {
 
 	before := scrape(t, m)
 	for i := range 1000 {
+		if i%20 == 0 {
+			clock.Advance(time.Minute)
+		}
 		resp := get(base + oauth.LoginPath + "?next=/")
 		loc, err := url.Parse(resp.Header.Get("Location"))
 		if err != nil || loc.Query().Get("state") == "" {
