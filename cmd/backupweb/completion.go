@@ -42,7 +42,9 @@ func flagsOf(name string) []string {
 	case "hash-password":
 		return []string{"-cost"}
 	case "user":
-		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset"}
+		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset", "-tokens", "-keep-tokens"}
+	case "token":
+		return []string{"add", "list", "revoke", "-file", "-tokens", "-label", "-expires", "-read-only", "-path"}
 	case "healthcheck":
 		return []string{"-url", "-timeout"}
 	case "completion":
