@@ -133,6 +133,9 @@ const (
 	// AmbiguousPath is the 403 of a path that reads differently once
 	// cleaned, so that the rules could not decide it one way.
 	AmbiguousPath
+	// OutOfScope is the 403 of a request a machine token's scope
+	// (read-only, a path prefix) does not permit.
+	OutOfScope
 
 	// The OAuth sign-in's refusals, each with a title of its own.
 
@@ -214,6 +217,7 @@ var catalogue = [refusalEnd]refusalRow{
 	RuleDenied:           {http.StatusForbidden, "", "You are signed in, but your account may not use this page. Ask the administrator if you need it."},
 	SecondFactorRequired: {http.StatusForbidden, "", "This page requires a second factor: sign out, then sign in again with your password and your code or passkey."},
 	AmbiguousPath:        {http.StatusForbidden, "", "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\" or encoded slashes."},
+	OutOfScope:           {http.StatusForbidden, "", "This token may not be used for this request: it is read-only or limited to other paths."},
 
 	OAuthBadState: {http.StatusBadRequest, "Sign-in expired",
 		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri."},

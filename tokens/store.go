@@ -175,8 +175,11 @@ func (s *Store) Poll() {
 // is not positive), then writes the last-used times not yet written.
 func (s *Store) Watch(ctx context.Context, interval time.Duration) {
 	filewatch.Every(ctx, interval, s.Poll)
-	s.flush(true)
+	s.Flush()
 }
+
+// Flush writes the last-used times not yet written, now (at shutdown).
+func (s *Store) Flush() { s.flush(true) }
 
 // Edit changes the file (see the function Edit) and reads it again, so
 // that the change is seen at once.

@@ -22,7 +22,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,31 +88,12 @@ func (t *Token) Scope() Scope { return Scope{ReadOnly: t.ReadOnly, Path: t.Path}
 // Expired reports whether the token has expired at now.
 func (t *Token) Expired(now time.Time) bool { return !t.Expires.IsZero() && !now.Before(t.Expires) }
 
-// Scope limits what a token may do, checked before the access rules.
+// Scope limits what a token may do: ReadOnly allows GET and HEAD only,
+// Path only paths under that prefix. The service checks it before the
+// access rules (auth.Scope).
 type Scope struct {
 	ReadOnly bool
 	Path     string
-}
-
-// Limited reports whether s limits anything.
-func (s Scope) Limited() bool { return s.ReadOnly || s.Path != "" }
-
-// AllowsMethod reports whether s lets method through: with ReadOnly, GET
-// and HEAD only.
-func (s Scope) AllowsMethod(method string) bool {
-	return !s.ReadOnly || method == http.MethodGet || method == http.MethodHead
-}
-
-// AllowsPath reports whether the clean path p is under s.Path: equal to it,
-// or below it when it ends in "/" or at the next "/" otherwise.
-func (s Scope) AllowsPath(p string) bool {
-	if s.Path == "" {
-		return true
-	}
-	if !strings.HasPrefix(p, s.Path) {
-		return false
-	}
-	return len(p) == len(s.Path) || strings.HasSuffix(s.Path, "/") || p[len(s.Path)] == '/'
 }
 
 // New makes a token for t: it fills in t's ID, Created (at now) and Hash

@@ -33,32 +33,6 @@ func TestNewTokenShapeAndHash(t *testing.T) {
 	}
 }
 
-func TestScope(t *testing.T) {
-	tests := []struct {
-		scope  Scope
-		method string
-		path   string
-		want   bool
-	}{
-		{Scope{}, "DELETE", "/x", true},
-		{Scope{ReadOnly: true}, "GET", "/x", true},
-		{Scope{ReadOnly: true}, "HEAD", "/x", true},
-		{Scope{ReadOnly: true}, "POST", "/x", false},
-		{Scope{Path: "/backups/db/"}, "GET", "/backups/db/a.sql", true},
-		{Scope{Path: "/backups/db/"}, "GET", "/backups/dbx/a.sql", false},
-		{Scope{Path: "/backups/db"}, "GET", "/backups/db/a.sql", true},
-		{Scope{Path: "/backups/db"}, "GET", "/backups/db", true},
-		{Scope{Path: "/backups/db"}, "GET", "/backups/dbx", false},
-		{Scope{Path: "/backups/db"}, "GET", "/", false},
-	}
-	for _, tt := range tests {
-		got := tt.scope.AllowsMethod(tt.method) && tt.scope.AllowsPath(tt.path)
-		if got != tt.want {
-			t.Errorf("%+v %s %s = %v, want %v", tt.scope, tt.method, tt.path, got, tt.want)
-		}
-	}
-}
-
 func TestParseDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{"90d": 90 * 24 * time.Hour, "2h": 2 * time.Hour} {
 		if got, err := ParseDuration(in); err != nil || got != want {

@@ -62,6 +62,7 @@ import (
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
+	"github.com/backupweb/backupweb/tokens"
 )
 
 // Name is the type's name in configuration.
@@ -96,6 +97,11 @@ type Provider struct {
 	errs      *auth.Errors
 
 	users atomic.Pointer[userSet]
+
+	// tokens is the tokens file (machine tokens); revocations, with a
+	// shared store that keeps them, tells every instance of a revocation.
+	tokens      *tokens.Store
+	revocations Revocations
 
 	// passkeys runs the passkey ceremonies; nil when second_factor is
 	// off.
@@ -199,6 +205,10 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
+	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
+	if rv, ok := deps.Shared.(Revocations); ok {
+		p.revocations = rv
+	}
 	if cfg.SecondFactor != SecondFactorOff {
 		keys, err := factors.NewKeys(deps.SecretKey)
 		if err != nil {

@@ -24,6 +24,7 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		MaxUserFailures: s.Int("max_user_failures", login.DefaultMaxUserFailures, 1, 1_000_000),
 		PasskeyLogin:    s.Bool("passkey_login", false),
 		FactorsFile:     s.String("factors_file", ""),
+		TokensFile:      s.String("tokens_file", ""),
 	}
 	sf, err := login.ParseSecondFactor(s.String("second_factor", ""))
 	if err != nil {

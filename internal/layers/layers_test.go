@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "internal/fspath", "internal/ui", "peer", "session"},
-	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/filewatch", "internal/fspath", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
+	"auth/login":       {"auth", "auth/sessionauth", "factors", "internal/filewatch", "internal/fspath", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "tokens", "userfile"},
 	"auth/oauth":       {"auth", "auth/sessionauth", "internal/ui", "session"},
 
 	// Stores, HTTP surface, guarding, operations.
