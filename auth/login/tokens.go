@@ -29,10 +29,10 @@ type Revocations interface {
 	TokenRevoked(ctx context.Context, id string) (bool, error)
 }
 
-// maxRevocationMark bounds how long a shared revocation mark is kept for
+// MaxRevocationMark bounds how long a shared revocation mark is kept for
 // a token without an expiry: long enough for every instance to have read
 // the tokens file again many times over.
-const maxRevocationMark = 30 * 24 * time.Hour
+const MaxRevocationMark = 30 * 24 * time.Hour
 
 // bearerToken returns the credentials of r's "Authorization: Bearer"
 // header, and whether it has one.
@@ -185,7 +185,7 @@ func (p *Provider) RevokeToken(ctx context.Context, user, id, by string) error {
 		return err
 	}
 	if p.revocations != nil {
-		ttl := maxRevocationMark
+		ttl := MaxRevocationMark
 		if !gone.Expires.IsZero() {
 			ttl = min(ttl, time.Until(gone.Expires)+time.Minute)
 		}

@@ -44,7 +44,7 @@ func flagsOf(name string) []string {
 	case "user":
 		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset", "-tokens", "-keep-tokens"}
 	case "token":
-		return []string{"add", "list", "revoke", "-file", "-tokens", "-label", "-expires", "-read-only", "-path"}
+		return []string{"add", "list", "revoke", "-file", "-tokens", "-label", "-expires", "-read-only", "-path", "-config"}
 	case "healthcheck":
 		return []string{"-url", "-timeout"}
 	case "completion":

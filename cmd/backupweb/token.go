@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/redisstore"
 	"github.com/backupweb/backupweb/tokens"
 	"github.com/backupweb/backupweb/userfile"
 )
@@ -24,6 +28,7 @@ type tokenArgs struct {
 	readOnly bool
 	path     string
 	arg      string // the user name (add, list) or the token id (revoke)
+	config   string // revoke: the service's configuration, for its Redis
 }
 
 // tokenUsageText is the help of `backupweb token`.
@@ -33,7 +38,9 @@ Actions:
   add    -file USERS [-label TEXT] [-expires DURATION] [-read-only] [-path PREFIX] NAME
          make a token for user NAME and print it once on standard output
   list   -file USERS [NAME]   print id, user, label, created, expires, last used, scope
-  revoke -file USERS ID       remove the token with that id
+  revoke -file USERS [-config F] ID
+         remove the token with that id; with -config naming store = redis,
+         every instance refuses it at once
 
 Flags:
   -file USERS      the user file of the users the tokens act as (required)
@@ -42,6 +49,8 @@ Flags:
   -expires D       lifetime: 90d, 720h... (default: none)
   -read-only       allow GET and HEAD only
   -path PREFIX     allow only paths under PREFIX (/backups/db/)
+  -config F        revoke: the service's configuration; with store = redis the
+                   revocation is also marked in Redis for every instance
 `
 
 // runToken implements `backupweb token add|list|revoke`, which manages the
@@ -94,6 +103,7 @@ func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
 	expires := flags.String("expires", "", "add: lifetime (90d, 720h)")
 	flags.BoolVar(&ta.readOnly, "read-only", false, "add: GET and HEAD only")
 	flags.StringVar(&ta.path, "path", "", "add: only paths under this prefix")
+	flags.StringVar(&ta.config, "config", "", "revoke: the service's configuration (store = redis: every instance refuses the token at once)")
 	var rest []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		rest, args = []string{args[0]}, args[1:]
@@ -111,6 +121,9 @@ func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
 	}
 	if ta.tokens == "" {
 		ta.tokens = tokens.DefaultPath(ta.file)
+	}
+	if ta.config != "" && ta.action != "revoke" {
+		return usageErr("-config applies to revoke only")
 	}
 	if ta.action != "add" && (ta.label != "" || *expires != "" || ta.readOnly || ta.path != "") {
 		return usageErr("-label, -expires, -read-only and -path apply to add only")
@@ -207,6 +220,36 @@ func tokenRevoke(c *cli, ta tokenArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "revoked token %s of user %q in %s\n", gone.ID, gone.User, ta.tokens)
+	if ta.config == "" {
+		return nil
+	}
+	return markRevoked(c, ta.config, gone)
+}
+
+// markRevoked marks t revoked in the Redis of the configuration at path,
+// when it has store = redis, so that every instance refuses it at its
+// next request rather than when it reads the tokens file again.
+func markRevoked(c *cli, path string, t *tokens.Token) error {
+	cfg := config.Load(path, c.lookupEnv)
+	if err := cfg.Report.Err(); err != nil {
+		return fmt.Errorf("the token is removed from the file, but the configuration cannot be read to tell Redis: %w", err)
+	}
+	if cfg.Server.Store != config.StoreRedis {
+		return nil
+	}
+	rc, err := redisstore.Open(cfg.Redis, slog.New(slog.NewTextHandler(c.stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	ttl := login.MaxRevocationMark
+	if !t.Expires.IsZero() {
+		ttl = min(ttl, time.Until(t.Expires)+time.Minute)
+	}
+	if err := rc.RevokeToken(c.ctx, t.ID, ttl); err != nil {
+		return fmt.Errorf("the token is removed from the file, but Redis was not told (instances refuse it once they read the file again): %w", err)
+	}
+	fmt.Fprintln(c.stderr, "marked revoked in Redis: every instance sharing it refuses the token from now on")
 	return nil
 }
 
