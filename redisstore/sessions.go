@@ -293,3 +293,27 @@ func (s *Store) Ping(ctx context.Context) error { return s.c.Ping(ctx) }
 
 // ms is t in Unix milliseconds, as Redis's PEXPIREAT takes it.
 func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+// UserSessions returns the live sessions of username, read through its
+// index (session.UserLister): the account page and `backupweb session
+// list`.
+func (s *Store) UserSessions(ctx context.Context, username string) (map[string]session.Record, error) {
+	c := s.c
+	cctx, cancel := c.ctx(ctx)
+	keys, err := c.rd.Do(cctx, c.rd.B().Zrange().Key(c.key("u", username)).Min("0").Max("-1").Build()).AsStrSlice()
+	cancel()
+	if err = c.result("list a user's sessions", err); err != nil {
+		return nil, err
+	}
+	out := make(map[string]session.Record, len(keys))
+	for _, k := range keys {
+		rec, ok, err := s.Find(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[k] = rec
+		}
+	}
+	return out, nil
+}

@@ -253,6 +253,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
 	p.mountPasskeys(mux)
+	p.mountAccount(mux)
 	if p.factors != nil {
 		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
 		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)

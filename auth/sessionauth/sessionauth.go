@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/ui"
+	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -223,8 +225,31 @@ func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
 // Begin starts a session for d after a successful login. The session gets
 // a brand-new id; any session the request carried is revoked first.
 func (g *Guard) Begin(w http.ResponseWriter, r *http.Request, d session.Data) error {
+	d.Client, d.Agent = peer.Of(r).String(), shortAgent(r.UserAgent())
 	_, err := g.o.Manager.Start(w, r, d)
 	return err
+}
+
+// maxAgent bounds the User-Agent kept with a session, for display.
+const maxAgent = 160
+
+// shortAgent returns ua cut to maxAgent bytes (at a rune boundary), with
+// control characters dropped.
+func shortAgent(ua string) string {
+	ua = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, ua)
+	if len(ua) <= maxAgent {
+		return ua
+	}
+	cut := maxAgent
+	for cut > 0 && !utf8.RuneStart(ua[cut]) {
+		cut--
+	}
+	return ua[:cut]
 }
 
 // Logout is the handler of POST /logout. It needs the session's CSRF token
