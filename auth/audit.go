@@ -48,8 +48,6 @@ const (
 	ReasonTokenUnknown = "unknown or revoked token"
 	ReasonTokenExpired = "token expired"
 	ReasonTokensBroken = "tokens file cannot be used"
-	// ReasonOutOfScope: a token used outside its scope.
-	ReasonOutOfScope = "token used outside its scope"
 	// ReasonOther stands, in metrics, for any reason not listed here.
 	ReasonOther = "other"
 )
@@ -60,7 +58,7 @@ func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
 		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned,
-		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOutOfScope,
+		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken,
 		access.ReasonDenied, access.ReasonSecondFactor, access.ReasonGroupsUnknown, access.ReasonAmbiguous, ReasonOther}
 }
 
