@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -136,4 +137,31 @@ func (s *MemoryStore) UserSessions(_ context.Context, username string) (map[stri
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.t.userSessions(username, time.Now()), nil
+}
+
+// ReadFileSessions reads the sessions a file store keeps in dir (its file
+// and journal) without opening the store or writing anything, so that
+// `backupweb session list` can show them while the service runs. Activity
+// refreshes not yet written (at most WriteBehindDelay old) are not seen.
+func ReadFileSessions(dir string, now time.Time) (map[string]Record, error) {
+	st, err := readStateFile(filepath.Join(dir, FileName))
+	if err != nil {
+		return nil, err
+	}
+	entries, _, err := readJournal(filepath.Join(dir, JournalName), st.seq)
+	if err != nil {
+		return nil, err
+	}
+	t := newTable()
+	t.recs = st.recs
+	for _, e := range entries {
+		e.apply(&t)
+	}
+	out := map[string]Record{}
+	for k, rec := range t.recs {
+		if !rec.expiredAt(now) {
+			out[k] = rec
+		}
+	}
+	return out, nil
 }

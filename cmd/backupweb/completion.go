@@ -43,6 +43,8 @@ func flagsOf(name string) []string {
 		return []string{"-cost"}
 	case "user":
 		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset", "-tokens", "-keep-tokens"}
+	case "session":
+		return []string{"list", "revoke", "-config", "-user"}
 	case "token":
 		return []string{"add", "list", "revoke", "-file", "-tokens", "-label", "-expires", "-read-only", "-path", "-config"}
 	case "healthcheck":

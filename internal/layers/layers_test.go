@@ -63,7 +63,7 @@ var allowed = map[string][]string{
 	"internal/app": {"access", "auth", "auth/basic", "auth/login", "auth/none", "auth/oauth", "auth/sessionauth", "groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "passkey", "peer", "proxy", "redisstore", "session", "throttle"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb": {"access", "auth", "auth/login", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "redisstore", "tokens", "userfile"},
+	"cmd/backupweb": {"access", "auth", "auth/login", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "redisstore", "session", "tokens", "userfile"},
 	"cmd/loadtest":  {"internal/redistest", "internal/testkit", "internal/toolstest"},
 
 	// Test kits.
