@@ -126,6 +126,7 @@ func (p *Provider) Watch(ctx context.Context) {
 			p.factors.Poll()
 		}
 		p.tokens.Poll()
+		p.PollRevocations()
 	})
 	p.tokens.Flush()
 }

@@ -187,6 +187,20 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 	return u.WithCSRF(func() string { return g.o.Manager.CSRFToken(s) }), true, nil
 }
 
+// PollRevocations ends the sessions `backupweb session revoke` asked for
+// (session.Manager.ApplyRevocations: a file store's requests), logging how
+// many. The provider's watch loop runs it.
+func (g *Guard) PollRevocations() {
+	n, err := g.o.Manager.ApplyRevocations(context.Background())
+	if err != nil {
+		g.o.Logger.Error("auth: ending the sessions `session revoke` asked for failed", "auth_type", g.o.Type, "err", err)
+		return
+	}
+	if n > 0 {
+		g.o.Logger.Info("auth sessions ended by session revoke", "auth_type", g.o.Type, "sessions", n)
+	}
+}
+
 // Recheck returns the check of r's session (auth.Rechecker): it is still
 // in the store, neither idle nor past its lifetime, of the same user, and
 // still admitted (Options.Admit: the user is listed with the credential

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -29,8 +30,9 @@ Flags:
 
 The id is the start of the session's store key, itself a keyed hash of the
 session id: neither the cookie's secret nor enough to rebuild it.
-With store = file, sessions are read from state_dir while the service runs;
-end them on the account page (/_backupweb/account), or with user passwd.
+With store = redis, revoke ends sessions at once on every instance. With
+store = file, list reads state_dir while the service runs, and revoke leaves
+the request there: the service ends the sessions within two seconds.
 `
 
 // sessionArgs is a parsed `backupweb session` command line.
@@ -106,7 +108,7 @@ func sessionAction(c *cli, sa sessionArgs) error {
 	}
 	if cfg.Server.Store != config.StoreRedis {
 		if sa.action == "revoke" {
-			return fmt.Errorf("with store = file the running service keeps its sessions itself: end them on the account page (/_backupweb/account), or end all of a user's with `backupweb user passwd`")
+			return requestFileRevocation(c, cfg.Server.StateDir, sa)
 		}
 		recs, err := session.ReadFileSessions(cfg.Server.StateDir, time.Now())
 		if err != nil {
@@ -144,6 +146,27 @@ func sessionAction(c *cli, sa sessionArgs) error {
 		return nil
 	}
 	return revokeSession(c, ctx, st, recs, sa.id)
+}
+
+// requestFileRevocation leaves the revocation for the running service of
+// a file store, which ends the sessions at its next poll (two seconds).
+func requestFileRevocation(c *cli, dir string, sa sessionArgs) error {
+	kind, value := "user", sa.user
+	if sa.id != "" {
+		recs, err := session.ReadFileSessions(dir, time.Now())
+		if err != nil {
+			return err
+		}
+		if len(sa.id) != session.IDLen || !slices.ContainsFunc(slices.Collect(maps.Keys(recs)), func(k string) bool { return strings.HasPrefix(k, sa.id) }) {
+			return fmt.Errorf("no session has the id %q", sa.id)
+		}
+		kind, value = "id", sa.id
+	}
+	if err := session.RequestRevocation(dir, kind, value); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stderr, "asked the running service to end it: it does within two seconds (its file watch)")
+	return nil
 }
 
 // revokeSession ends the one session whose key starts with id.

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 )
 
 // runSessionCLI runs `backupweb session args...` with the instances'
@@ -94,7 +96,24 @@ func TestSessionListOnTheFileStore(t *testing.T) {
 	if id := sessionID(t, list, "alice"); strings.Contains(alice, id) {
 		t.Fatal("the listed id shows the cookie")
 	}
-	if code, _, stderr := runSessionCLI(t, "revoke", "-config", confPath, "-user", "alice"); code != exitError || !strings.Contains(stderr, "account page") {
+	id := sessionID(t, list, "alice")
+	if code, _, stderr := runSessionCLI(t, "revoke", "-config", confPath, id); code != exitOK {
 		t.Fatalf("revoke on the file store: %d %s", code, stderr)
+	}
+	testkit.WaitUntil(t, 5*time.Second, func() bool {
+		code, _, _ := send(t, "GET", in.url+"/api/backups", alice, nil, "")
+		return code == http.StatusUnauthorized
+	}, func() string { return "the running service did not end the revoked session" })
+	// A user's sessions at once, by name.
+	again, _ := signIn(t, in.url, "alice", "pw-alice")
+	if code, _, stderr := runSessionCLI(t, "revoke", "-config", confPath, "-user", "alice"); code != exitOK {
+		t.Fatalf("revoke -user on the file store: %d %s", code, stderr)
+	}
+	testkit.WaitUntil(t, 5*time.Second, func() bool {
+		code, _, _ := send(t, "GET", in.url+"/api/backups", again, nil, "")
+		return code == http.StatusUnauthorized
+	}, func() string { return "the running service did not end the user's sessions" })
+	if code, _, _ := runSessionCLI(t, "revoke", "-config", confPath, "AAAAAAAAAAAA"); code != exitError {
+		t.Fatal("an unknown id was accepted")
 	}
 }
