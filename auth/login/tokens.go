@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -214,4 +215,23 @@ func (p *Provider) CreateToken(user, label string, lifetime time.Duration, scope
 	}
 	p.log.Info("auth token created", "auth_type", Name, "user", user, "token", t.ID, "by", by)
 	return secret, t, nil
+}
+
+// ReadTokens reads the tokens file (TokensFile, by default beside the user
+// file) as the provider will. path is the file read, "" when there is none
+// (no tokens yet), for the caller to check that it is private to its
+// owner. A file that cannot be read or parsed is a warning at tokens_file:
+// the service starts, and refuses every token until it is fixed.
+func (c Config) ReadTokens() (path string, problems []error) {
+	if c.UsersFile == "" {
+		return "", nil
+	}
+	path = c.withDefaults().TokensFile
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return "", nil
+	}
+	if _, err := tokens.Read(path); err != nil {
+		return path, []error{&auth.Warning{Err: &auth.KeyError{Key: "tokens_file", Err: fmt.Errorf("%v (every machine token is refused until it is fixed)", err)}}}
+	}
+	return path, nil
 }

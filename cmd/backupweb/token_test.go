@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -106,5 +107,31 @@ func TestUserPasswdAndDelEndTokens(t *testing.T) {
 	}
 	if code, _, _ := runUserCmd("", "del", "-file", users, "-keep-tokens", "alice"); code != exitUsage {
 		t.Fatal("-keep-tokens accepted by del")
+	}
+}
+
+func TestCheckConfigWarnsOfABrokenTokensFile(t *testing.T) {
+	dir := tokenSetup(t)
+	newToken(t, dir, "alice")
+	path := filepath.Join(dir, "backupweb.ini")
+	if err := os.WriteFile(path, []byte(loginINI(dir, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func() (int, string) {
+		c, _, stderr := testCLI(t.Context(), "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
+		return c.main([]string{"check-config", "-config", path}), stderr.String()
+	}
+	if code, out := check(); code != exitOK || strings.Contains(out, "tokens_file") {
+		t.Fatalf("a good tokens file: %d %s", code, out)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "users.tokens"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("not a token\n")
+	f.Close()
+	code, out := check()
+	if code != exitOK || !strings.Contains(out, "warning:") || !strings.Contains(out, "every machine token is refused") {
+		t.Fatalf("a broken tokens file: %d %s", code, out)
 	}
 }

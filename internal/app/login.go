@@ -53,5 +53,10 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		ini.CheckPrivate(s.Report(), factors, "second-factor secrets")
 	}
 	place(s, problems)
+	tokensFile, problems := cfg.ReadTokens()
+	if tokensFile != "" {
+		ini.CheckPrivate(s.Report(), tokensFile, "machine token hashes")
+	}
+	place(s, problems)
 	return cfg, s.Report().ErrorCount() == before
 }
