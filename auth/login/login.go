@@ -206,6 +206,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
 	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
+	p.SetAccountExtra(p.fillAccount)
 	if rv, ok := deps.Shared.(Revocations); ok {
 		p.revocations = rv
 	}

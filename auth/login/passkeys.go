@@ -72,7 +72,7 @@ func (p *Provider) AccountLinks(u auth.User) []auth.AccountLink {
 	if !u.HasSession() {
 		return nil
 	}
-	links := []auth.AccountLink{{Label: msgAccountTitle, Path: AccountPath}}
+	links := p.Guard.AccountLinks(u)
 	if p.passkeys != nil {
 		links = append(links, auth.AccountLink{Label: msgPasskeysTitle, Path: PasskeysPath})
 	}

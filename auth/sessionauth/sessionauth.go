@@ -73,6 +73,8 @@ type Options struct {
 type Guard struct {
 	o        Options
 	sessions *Sessions // nil for a guard made by New
+	// accountExtra fills the type's own parts of the account page.
+	accountExtra AccountExtra
 }
 
 var (
