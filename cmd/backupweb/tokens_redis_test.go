@@ -2,12 +2,14 @@ package main
 
 import (
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/tokens"
 )
 
@@ -47,5 +49,36 @@ func TestTokenRevokedAtOnceOnEveryInstance(t *testing.T) {
 		if got := bearer(t, "GET", in.url+"/api/backups", tok, nil).StatusCode; got != http.StatusUnauthorized {
 			t.Fatalf("%s right after the revocation: %d, want 401", in.url, got)
 		}
+	}
+}
+
+// TestAccountPageRevocationReachesEveryInstance revokes a token on one
+// instance's account page: the other refuses it at its next request.
+func TestAccountPageRevocationReachesEveryInstance(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
+	dir := t.TempDir()
+	users := addUsers(t, dir, "alice")
+	_, out, _ := runTokenCmd("add", "-file", users, "alice")
+	tok := strings.TrimSpace(out)
+	list, err := tokens.Read(tokens.DefaultPath(users))
+	if err != nil || len(list) != 1 {
+		t.Fatal(list, err)
+	}
+	conf := redisConfig(srv, dir, users, "prefix = acct:", "")
+	a, b := startInstance(t, conf), startInstance(t, conf)
+	if got := bearer(t, "GET", b.url+"/api/backups", tok, nil).StatusCode; got != http.StatusOK {
+		t.Fatalf("before: %d", got)
+	}
+	sid, _ := signIn(t, a.url, "alice", "pw-alice")
+	code, page, _ := send(t, "GET", a.url+"/_backupweb/account", sid, nil, "text/html")
+	csrf := testkit.FormToken([]byte(page))
+	if code != http.StatusOK || csrf == "" || !strings.Contains(page, list[0].ID) {
+		t.Fatalf("account page: %d", code)
+	}
+	if code, _, _ := send(t, "POST", a.url+"/_backupweb/account/tokens/revoke", sid, url.Values{"csrf_token": {csrf}, "id": {list[0].ID}}, ""); code != http.StatusSeeOther {
+		t.Fatalf("revoke on the account page: %d", code)
+	}
+	if got := bearer(t, "GET", b.url+"/api/backups", tok, nil).StatusCode; got != http.StatusUnauthorized {
+		t.Fatalf("the other instance right after: %d, want 401", got)
 	}
 }
