@@ -35,14 +35,18 @@ type Revocations interface {
 // the tokens file again many times over.
 const MaxRevocationMark = 30 * 24 * time.Hour
 
-// bearerToken returns the credentials of r's "Authorization: Bearer"
-// header, and whether it has one.
+// bearerToken returns the machine token of r's "Authorization: Bearer"
+// header, and whether it has one: a value that starts with tokens.Prefix.
+// Any other Authorization header (a guarded application's own bearer
+// tokens, passed on with pass_authorization) is not backupweb's to judge,
+// and the request is identified by its session as before.
 func bearerToken(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
 	if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") {
 		return "", false
 	}
-	return strings.TrimSpace(h[7:]), true
+	v := strings.TrimSpace(h[7:])
+	return v, strings.HasPrefix(v, tokens.Prefix)
 }
 
 // Identify admits r by its machine token when it carries
