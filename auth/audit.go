@@ -42,6 +42,12 @@ const (
 	// or expired ceremony), and a sign count that did not increase.
 	ReasonPasskeyRefused = "passkey refused"
 	ReasonPasskeyCloned  = "passkey sign count did not increase"
+	// The machine tokens' reasons (type flask-login): a token no one
+	// holds (wrong, revoked or made up), one past its expiry, and one
+	// refused because the tokens file does not parse.
+	ReasonTokenUnknown = "unknown or revoked token"
+	ReasonTokenExpired = "token expired"
+	ReasonTokensBroken = "tokens file cannot be used"
 	// ReasonOther stands, in metrics, for any reason not listed here.
 	ReasonOther = "other"
 )
@@ -52,6 +58,7 @@ func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
 		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned,
+		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken,
 		access.ReasonDenied, access.ReasonSecondFactor, access.ReasonGroupsUnknown, access.ReasonAmbiguous, ReasonOther}
 }
 

@@ -59,6 +59,11 @@ type User struct {
 	// types without sessions (none, basic), which admit each request on
 	// its own. Not part of Record.
 	Expires time.Time
+	// Scope, set for a request admitted by a machine token, limits what
+	// it may do (read-only, a path prefix); RequireAuth and forward
+	// authentication check it before the access rules. Nil: no limit.
+	// Not part of Record.
+	Scope *Scope
 	// csrf computes the token state-changing requests of this user's
 	// session must carry (logout). Nil for types without sessions. It is a
 	// function so the token (an HMAC, masked afresh) is only computed for

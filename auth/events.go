@@ -17,6 +17,13 @@ type Events interface {
 	SignedOut(authType string)
 }
 
+// TokenObserver, when the Events also implement it, is told of each
+// request admitted by a machine token (type flask-login), so that token
+// requests are counted apart from sign-ins, which they are not.
+type TokenObserver interface {
+	TokenAdmitted(authType string)
+}
+
 // Hooks are the observers of what the providers do, handed to every
 // provider in one value (Deps.Hooks) instead of riding in each request's
 // context: authentication outcomes (Events), the password checks' work

@@ -161,6 +161,9 @@ const (
 	// AmbiguousAddress is the 400 of such a path asked before sign-in,
 	// when one of its readings falls to a rule that refuses.
 	AmbiguousAddress
+	// OutOfScope is the 403 of a request a machine token's scope
+	// (read-only, a path prefix) does not permit.
+	OutOfScope
 
 	// The OAuth sign-in's refusals, each with a title of its own.
 
@@ -250,6 +253,7 @@ var catalogue = [refusalEnd]refusalRow{
 	SecondFactorRequired: {http.StatusForbidden, "", "This page requires a second factor: sign out, then sign in again with your password and your code or passkey."},
 	AmbiguousPath:        {http.StatusForbidden, "", "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
 	AmbiguousAddress:     {http.StatusBadRequest, "", "This address can be read in several ways. Ask for its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
+	OutOfScope:           {http.StatusForbidden, "", "This token may not be used for this request: it is read-only or limited to other paths."},
 
 	OAuthBadState: {http.StatusBadRequest, "Sign-in expired",
 		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri."},

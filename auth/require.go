@@ -8,7 +8,9 @@ import (
 // RequireAuth returns middleware that lets a request through only when p
 // identifies its user, with the user in the request's context. Requests p
 // does not admit get p's Challenge; requests p cannot decide on are
-// answered by errs with the Reply ReplyTo gives (nil errs: plain text).
+// answered by errs with the Reply ReplyTo gives (nil errs: plain text). A
+// user admitted with a Scope (a machine token) that does not permit the
+// request gets 403 (OutOfScope) before anything else sees it.
 //
 // Every response of a protected route carries Cache-Control: no-store, so
 // neither browsers nor shared caches keep what only an authenticated user
@@ -24,6 +26,10 @@ func RequireAuth(p Provider, errs *Errors) func(http.Handler) http.Handler {
 			}
 			if !ok {
 				p.Challenge(w, r)
+				return
+			}
+			if u.Scope != nil && !u.Scope.Permits(r.Method, r.URL, r.Header) {
+				errs.Refuse(w, r, OutOfScope)
 				return
 			}
 			if witnessAdmitted(r.Context(), u) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -293,3 +294,59 @@ func (s *Store) Ping(ctx context.Context) error { return s.c.Ping(ctx) }
 
 // ms is t in Unix milliseconds, as Redis's PEXPIREAT takes it.
 func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+// UserSessions returns the live sessions of username, read through its
+// index (session.UserLister): the account page and `backupweb session
+// list`.
+func (s *Store) UserSessions(ctx context.Context, username string) (map[string]session.Record, error) {
+	c := s.c
+	cctx, cancel := c.ctx(ctx)
+	keys, err := c.rd.Do(cctx, c.rd.B().Zrange().Key(c.key("u", username)).Min("0").Max("-1").Build()).AsStrSlice()
+	cancel()
+	if err = c.result("list a user's sessions", err); err != nil {
+		return nil, err
+	}
+	out := make(map[string]session.Record, len(keys))
+	for _, k := range keys {
+		rec, ok, err := s.Find(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[k] = rec
+		}
+	}
+	return out, nil
+}
+
+// AllSessions returns every live session under the prefix, for `backupweb
+// session list` without a user: a SCAN of the session keys, so it costs
+// Redis nothing it could not spare, and is meant for an administrator,
+// never for a request.
+func (s *Store) AllSessions(ctx context.Context) (map[string]session.Record, error) {
+	c := s.c
+	prefix := c.key("s", "")
+	out := map[string]session.Record{}
+	var cursor uint64
+	for {
+		cctx, cancel := c.ctx(ctx)
+		e, err := c.rd.Do(cctx, c.rd.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
+		cancel()
+		if err = c.result("list sessions", err); err != nil {
+			return nil, err
+		}
+		for _, k := range e.Elements {
+			key := strings.TrimPrefix(k, prefix)
+			rec, ok, err := s.Find(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out[key] = rec
+			}
+		}
+		if cursor = e.Cursor; cursor == 0 {
+			return out, nil
+		}
+	}
+}

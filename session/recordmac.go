@@ -94,6 +94,12 @@ func appendRecord(b []byte, key string, rec *Record) []byte {
 	b = appendTime(b, rec.Created)
 	b = appendTime(b, rec.LastSeen)
 	b = appendTime(b, rec.Expires)
+	if rec.Client != "" || rec.Agent != "" {
+		// Added after the rest, and only when set, so that records
+		// made before these fields existed keep their MAC.
+		b = appendField(b, rec.Client)
+		b = appendField(b, rec.Agent)
+	}
 	return b
 }
 

@@ -27,6 +27,11 @@ type Data struct {
 	// "provider". The manager and the stores copy it at every boundary, so a
 	// caller's map is never shared with a stored session.
 	Attrs map[string]string `json:"attrs,omitempty"`
+	// Client is the client address and Agent the browser (User-Agent,
+	// shortened) the session was made from, shown to its user on the
+	// account page and by `backupweb session list`. Display only.
+	Client string `json:"client,omitempty"`
+	Agent  string `json:"agent,omitempty"`
 }
 
 func (d Data) clone() Data {

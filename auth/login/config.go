@@ -16,6 +16,7 @@ import (
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/tokens"
 	"github.com/backupweb/backupweb/userfile"
 )
 
@@ -24,7 +25,7 @@ var Keys = slices.Concat(
 	[]string{"users_file", "use_bcrypt", "login_view", "login_template"},
 	sessionauth.SettingsKeys,
 	auth.ThrottlingKeys,
-	[]string{"max_user_failures", "second_factor", "factors_file", "groups_file", "passkey_login"},
+	[]string{"max_user_failures", "second_factor", "factors_file", "groups_file", "passkey_login", "tokens_file"},
 )
 
 // Defaults of the keys.
@@ -81,6 +82,10 @@ type Config struct {
 	// FactorsFile is the path of the factors file (package factors).
 	// Default: UsersFile + ".factors". Not read when SecondFactor is off.
 	FactorsFile string
+	// TokensFile is the path of the tokens file (package tokens): the
+	// machine tokens accepted as "Authorization: Bearer". Default:
+	// UsersFile + ".tokens"; a missing file holds no tokens.
+	TokensFile string
 	// PollInterval is how often the user file is checked for changes. It
 	// is not read from the configuration. Default DefaultPollInterval; a
 	// negative value turns polling off (Reload, on SIGHUP, still works).
@@ -122,6 +127,9 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.PollInterval, DefaultPollInterval)
 	if cfg.FactorsFile == "" && cfg.UsersFile != "" {
 		cfg.FactorsFile = factors.DefaultPath(cfg.UsersFile)
+	}
+	if cfg.TokensFile == "" && cfg.UsersFile != "" {
+		cfg.TokensFile = tokens.DefaultPath(cfg.UsersFile)
 	}
 	cfg.Throttling = cfg.Throttling.WithDefaults()
 	if cfg.MaxUserFailures <= 0 {

@@ -63,6 +63,7 @@ import (
 	"github.com/backupweb/backupweb/password"
 	"github.com/backupweb/backupweb/session"
 	"github.com/backupweb/backupweb/throttle"
+	"github.com/backupweb/backupweb/tokens"
 )
 
 // Name is the type's name in configuration.
@@ -104,6 +105,11 @@ type Provider struct {
 	// sf is the second_factor in force: cfg.SecondFactor at the start,
 	// then what SetSecondFactor set (a reload).
 	sf atomic.Int32
+
+	// tokens is the tokens file (machine tokens); revocations, with a
+	// shared store that keeps them, tells every instance of a revocation.
+	tokens      *tokens.Store
+	revocations Revocations
 
 	// passkeys runs the passkey ceremonies; nil when second_factor is
 	// off.
@@ -211,6 +217,11 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
+	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
+	p.SetAccountExtra(p.fillAccount)
+	if rv, ok := deps.Shared.(Revocations); ok {
+		p.revocations = rv
+	}
 	if cfg.SecondFactor != SecondFactorOff {
 		keys, err := factors.NewKeys(deps.SecretKey)
 		if err != nil {
@@ -257,6 +268,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+ReauthPath, p.serveReauth)
 	mux.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
 	p.mountPasskeys(mux)
+	p.mountAccount(mux)
 	if p.factors != nil {
 		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
 		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)

@@ -73,13 +73,18 @@ func (p *Provider) openPasskeys(deps auth.Deps) (*passkey.Service, error) {
 	})
 }
 
-// AccountLinks is the passkeys page, for a signed-in user when passkeys
-// are offered (auth.AccountLinker): the catalog page links to it.
+// AccountLinks are the account page and, when passkeys are offered, the
+// passkeys page, for a user signed in with a session
+// (auth.AccountLinker): the catalog page links to them.
 func (p *Provider) AccountLinks(u auth.User) []auth.AccountLink {
-	if p.passkeys == nil || !u.HasSession() {
+	if !u.HasSession() {
 		return nil
 	}
-	return []auth.AccountLink{{Label: msgPasskeysTitle, Path: PasskeysPath}}
+	links := p.Guard.AccountLinks(u)
+	if p.passkeys != nil {
+		links = append(links, auth.AccountLink{Label: msgPasskeysTitle, Path: PasskeysPath})
+	}
+	return links
 }
 
 // spendCeremony is the kind of single-use token a passkey ceremony's store

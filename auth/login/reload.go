@@ -45,6 +45,7 @@ func (p *Provider) Reload() error {
 		// Its problems are logged by the store, line by line.
 		err = errors.Join(err, p.factors.Reload())
 	}
+	err = errors.Join(err, p.tokens.Reload())
 	return err
 }
 
@@ -124,5 +125,8 @@ func (p *Provider) Watch(ctx context.Context) {
 		if p.factors != nil {
 			p.factors.Poll()
 		}
+		p.tokens.Poll()
+		p.PollRevocations()
 	})
+	p.tokens.Flush()
 }

@@ -222,6 +222,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+SignedOutPath, p.signedOut)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
+	p.MountAccount(mux)
 }
 
 // signedOut is the page logout leads to. Its "Sign in again" link starts

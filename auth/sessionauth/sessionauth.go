@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/ui"
+	"github.com/backupweb/backupweb/peer"
 	"github.com/backupweb/backupweb/session"
 )
 
@@ -74,6 +76,8 @@ type Options struct {
 type Guard struct {
 	o        Options
 	sessions *Sessions // nil for a guard made by New
+	// accountExtra fills the type's own parts of the account page.
+	accountExtra AccountExtra
 }
 
 var (
@@ -196,6 +200,20 @@ func (g *Guard) refusal(d session.Data) string {
 	return g.o.Refusal(d)
 }
 
+// PollRevocations ends the sessions `backupweb session revoke` asked for
+// (session.Manager.ApplyRevocations: a file store's requests), logging how
+// many. The provider's watch loop runs it.
+func (g *Guard) PollRevocations() {
+	n, err := g.o.Manager.ApplyRevocations(context.Background())
+	if err != nil {
+		g.o.Logger.Error("auth: ending the sessions `session revoke` asked for failed", "auth_type", g.o.Type, "err", err)
+		return
+	}
+	if n > 0 {
+		g.o.Logger.Info("auth sessions ended by session revoke", "auth_type", g.o.Type, "sessions", n)
+	}
+}
+
 // Recheck returns the check of r's session (auth.Rechecker): it is still
 // in the store, neither idle nor past its lifetime, of the same user, and
 // still admitted (Options.Admit: the user is listed with the credential
@@ -234,8 +252,31 @@ func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
 // Begin starts a session for d after a successful login. The session gets
 // a brand-new id; any session the request carried is revoked first.
 func (g *Guard) Begin(w http.ResponseWriter, r *http.Request, d session.Data) error {
+	d.Client, d.Agent = peer.Of(r).String(), shortAgent(r.UserAgent())
 	_, err := g.o.Manager.Start(w, r, d)
 	return err
+}
+
+// maxAgent bounds the User-Agent kept with a session, for display.
+const maxAgent = 160
+
+// shortAgent returns ua cut to maxAgent bytes (at a rune boundary), with
+// control characters dropped.
+func shortAgent(ua string) string {
+	ua = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, ua)
+	if len(ua) <= maxAgent {
+		return ua
+	}
+	cut := maxAgent
+	for cut > 0 && !utf8.RuneStart(ua[cut]) {
+		cut--
+	}
+	return ua[:cut]
 }
 
 // Logout is the handler of POST /logout. It needs the session's CSRF token

@@ -11,14 +11,15 @@ import (
 
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/tokens"
 	"github.com/backupweb/backupweb/userfile"
 )
 
 // userActions describes the actions of `backupweb user`, in help order.
 var userActions = []struct{ name, args, summary string }{
 	{"add", "-file PATH [-owner USER] USERNAME", "add a user; the password is read like hash-password reads it"},
-	{"passwd", "-file PATH [-reset-factors] USERNAME", "set a new password; say which second factors the user has, -reset-factors removes them"},
-	{"del", "-file PATH USERNAME", "remove a user"},
+	{"passwd", "-file PATH [-reset-factors] [-keep-tokens] USERNAME", "set a new password; ends their tokens, says which second factors the user has, -reset-factors removes them"},
+	{"del", "-file PATH USERNAME", "remove a user and their tokens"},
 	{"list", "-file PATH", "print the user names, one a line"},
 	{"totp", "-file PATH [-remove] USERNAME", "enrol TOTP: print the otpauth:// URI, read one code to confirm"},
 	{"recovery-codes", "-file PATH USERNAME", "print ten new single-use recovery codes, replacing the old ones"},
@@ -33,6 +34,10 @@ type userArgs struct {
 	cost   int
 	owner  string // -owner: the owner of a file add creates
 	fa     factorArgs
+	// tokens is the tokens file whose tokens of the user passwd and del
+	// end; keepTokens (-keep-tokens) keeps them on passwd.
+	tokens     string
+	keepTokens bool
 }
 
 // runUser implements `backupweb user add|passwd|del|list -file PATH
@@ -111,6 +116,8 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	flags.BoolVar(&ua.fa.remove, "remove", false, "totp: remove the user's TOTP secret")
 	flags.BoolVar(&ua.fa.reset, "reset", false, "factors: remove every second factor of the user")
 	flags.BoolVar(&ua.fa.resetFactors, "reset-factors", false, "passwd: also remove every second factor of the user")
+	flags.StringVar(&ua.tokens, "tokens", "", "passwd, del: the tokens file (tokens_file); default: the user file's path + .tokens")
+	flags.BoolVar(&ua.keepTokens, "keep-tokens", false, "passwd: keep the user's machine tokens")
 	var names []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		names, args = []string{args[0]}, args[1:] // the name before the flags
@@ -132,6 +139,8 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 		return usageErr("-reset-factors applies to passwd only (to remove the factors alone: factors -reset)")
 	case ua.fa.factorsFile != "" && !isFactorAction(ua.action) && ua.action != "passwd":
 		return usageErr("-factors applies to passwd, totp, recovery-codes and factors only")
+	case ua.keepTokens && ua.action != "passwd":
+		return usageErr("-keep-tokens applies to passwd only")
 	case ua.owner != "" && ua.action != "add":
 		return usageErr("-owner applies to add only, which may create the file; an existing file keeps its owner (use chown)")
 	case ua.action == "list" && len(names) > 0:
@@ -155,7 +164,7 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 
 // userUsage prints the help of `backupweb user`.
 func userUsage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [-reset-factors] [USERNAME]")
+	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [-reset-factors] [-tokens PATH] [-keep-tokens] [USERNAME]")
 	fmt.Fprintln(w, "\nActions:")
 	for _, a := range userActions {
 		fmt.Fprintf(w, "  %-14s %-30s %s\n", a.name, a.args, a.summary)
@@ -166,6 +175,8 @@ func userUsage(w io.Writer) {
 		"  -factors PATH passwd, totp, recovery-codes, factors: the factors file (default: -file PATH + .factors);\n"+
 		"              these actions need BACKUP_SECRET_KEY, the service's secret key\n"+
 		"  -issuer NAME totp: the service's name as authenticator apps show it (default backupweb)\n"+
+		"  -tokens PATH passwd, del: the tokens file (default: -file PATH + .tokens)\n"+
+		"  -keep-tokens passwd: keep the user's machine tokens (passwd and del end them otherwise)\n"+
 		"  -remove     totp: remove the user's TOTP secret (and, without passkeys, their recovery codes)\n"+
 		"  -reset      factors: remove every second factor of the user (an administrator's reset)\n"+
 		"  -reset-factors passwd: remove every second factor of the user too; without it passwd\n"+
@@ -247,6 +258,11 @@ func userPasswd(c *cli, ua userArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "changed the password of user %q in %s\n", ua.name, ua.file)
+	if !ua.keepTokens {
+		if err := endTokens(c, ua.tokensFile(), ua.name); err != nil {
+			return err
+		}
+	}
 	return passwdFactors(c, ua)
 }
 
@@ -263,10 +279,22 @@ func userDel(c *cli, ua userArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "removed user %q from %s\n", ua.name, ua.file)
+	if err := endTokens(c, ua.tokensFile(), ua.name); err != nil {
+		return err
+	}
 	if len(doc.Names()) == 0 {
 		fmt.Fprintf(c.stderr, "warning: %s has no users left: nobody will be able to log in, and a running backupweb ends every session when it reads the file (add one with `backupweb user add -file %s NAME`)\n", ua.file, ua.file)
 	}
 	return nil
+}
+
+// tokensFile returns the tokens file: -tokens, else the user file's
+// path + .tokens.
+func (ua userArgs) tokensFile() string {
+	if ua.tokens != "" {
+		return ua.tokens
+	}
+	return tokens.DefaultPath(ua.file)
 }
 
 // loadWithUser loads the file and checks that it defines ua.name.

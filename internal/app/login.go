@@ -24,6 +24,7 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		MaxUserFailures: s.Int("max_user_failures", login.DefaultMaxUserFailures, 1, 1_000_000),
 		PasskeyLogin:    s.Bool("passkey_login", false),
 		FactorsFile:     s.String("factors_file", ""),
+		TokensFile:      s.String("tokens_file", ""),
 	}
 	sf, err := login.ParseSecondFactor(s.String("second_factor", ""))
 	if err != nil {
@@ -50,6 +51,11 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 	factors, problems := cfg.ReadFactors()
 	if factors != "" {
 		ini.CheckPrivate(s.Report(), factors, "second-factor secrets")
+	}
+	place(s, problems)
+	tokensFile, problems := cfg.ReadTokens()
+	if tokensFile != "" {
+		ini.CheckPrivate(s.Report(), tokensFile, "machine token hashes")
 	}
 	place(s, problems)
 	return cfg, s.Report().ErrorCount() == before

@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"internal/qr":  nil,
 	"groupfile":    {"internal/filewatch"},
 	"factors":      {"internal/filewatch", "userfile"},
+	"tokens":       {"internal/filewatch"},
 	"passkey":      {"factors", "internal/once", "session"},
 	"internal/ui":  {"internal/catalog"},
 
@@ -46,7 +47,7 @@ var allowed = map[string][]string{
 	"auth/none":        {"auth"},
 	"auth/basic":       {"auth", "password", "peer", "throttle"},
 	"auth/sessionauth": {"auth", "internal/fspath", "internal/ui", "peer", "session"},
-	"auth/login":       {"access", "auth", "auth/sessionauth", "factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "userfile"},
+	"auth/login":       {"access", "auth", "auth/sessionauth", "factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "passkey", "password", "peer", "session", "throttle", "tokens", "userfile"},
 	"auth/oauth":       {"auth", "auth/sessionauth", "internal/once", "internal/ui", "peer", "session", "throttle"},
 
 	// Stores, HTTP surface, guarding, operations.
@@ -68,7 +69,7 @@ var allowed = map[string][]string{
 	".": {"auth", "groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb": {"access", "auth", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "userfile"},
+	"cmd/backupweb": {"access", "auth", "auth/login", "factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "password", "redisstore", "session", "tokens", "userfile"},
 	"cmd/loadtest":  {"internal/redistest", "internal/testkit", "internal/toolstest"},
 
 	// The benchmark's plain server: the standard library only.

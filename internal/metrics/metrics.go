@@ -34,6 +34,7 @@ type Metrics struct {
 	reg *prometheus.Registry
 
 	refused, throttled, signIns, signOuts *prometheus.CounterVec
+	tokenRequests                         *prometheus.CounterVec
 	bcrypt, gateWait                      prometheus.Histogram
 	cache                                 *prometheus.CounterVec
 	started, ended                        *prometheus.CounterVec
@@ -86,6 +87,7 @@ func New() *Metrics {
 	m.throttled = counterVec(f, "backupweb_auth_throttled_total", "Requests refused because their client address or user name is throttled.", "type")
 	m.signIns = counterVec(f, "backupweb_sign_ins_total", "Successful sign-ins (login form, OAuth callback).", "type")
 	m.signOuts = counterVec(f, "backupweb_sign_outs_total", "Logouts.", "type")
+	m.tokenRequests = counterVec(f, "backupweb_token_requests_total", "Requests admitted by a machine token (Authorization: Bearer); refused tokens are counted in backupweb_auth_refused_total.", "type")
 	m.bcrypt = histogram(f, "backupweb_bcrypt_check_duration_seconds", "Time of each bcrypt comparison (its count is the number of checks).",
 		[]float64{.01, .025, .05, .1, .25, .5, 1, 2.5})
 	m.gateWait = histogram(f, "backupweb_bcrypt_gate_wait_seconds", "Time a password check waited for a free bcrypt slot.",
@@ -215,6 +217,10 @@ func (m *Metrics) Throttled(authType string) { m.throttled.WithLabelValues(authT
 
 // SignedIn counts a sign-in (auth.Events).
 func (m *Metrics) SignedIn(authType string) { m.signIns.WithLabelValues(authType).Inc() }
+
+// TokenAdmitted counts a request admitted by a machine token
+// (auth.TokenObserver).
+func (m *Metrics) TokenAdmitted(authType string) { m.tokenRequests.WithLabelValues(authType).Inc() }
 
 // SignedOut counts a logout (auth.Events).
 func (m *Metrics) SignedOut(authType string) { m.signOuts.WithLabelValues(authType).Inc() }

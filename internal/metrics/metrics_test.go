@@ -21,6 +21,7 @@ import (
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/toolstest"
 	"github.com/backupweb/backupweb/internal/web"
+	"github.com/backupweb/backupweb/tokens"
 )
 
 // scrape returns the metrics text.
@@ -132,6 +133,48 @@ func TestSessionFamiliesMove(t *testing.T) {
 		`backupweb_sessions_started_total{type="flask-login"}`:               1,
 		`backupweb_sessions_ended_total{reason="logout",type="flask-login"}`: 1,
 		`backupweb_sessions_active{type="flask-login"}`:                      0,
+	} {
+		if got := value(body, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	checkWithPromtool(t, body)
+}
+
+// TestTokenFamiliesMove uses a machine token, right and wrong: the right
+// one is counted as a token request, the wrong one as a refusal under its
+// fixed reason.
+func TestTokenFamiliesMove(t *testing.T) {
+	m := metrics.New()
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users")
+	os.WriteFile(users, []byte("alice:"+testkit.Hash(t, "alice-pw")+"\n"), 0o600)
+	p, err := login.New(login.Config{UsersFile: users, UseBcrypt: true, PollInterval: -1},
+		auth.Deps{Logger: quiet(), SecretKey: []byte(strings.Repeat("k", 32)), StateDir: filepath.Join(dir, "state"), Hooks: m.Hooks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	secret, _, err := p.CreateToken("alice", "metrics", 0, tokens.Scope{}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: quiet(), Observer: m}))
+	defer srv.Close()
+	for _, tok := range []string{secret, secret, "bwt_wrong"} {
+		req, _ := http.NewRequest("GET", srv.URL+"/api/backups", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	body := scrape(t, m)
+	for series, want := range map[string]float64{
+		`backupweb_token_requests_total{type="flask-login"}`:                                 2,
+		`backupweb_auth_refused_total{reason="unknown or revoked token",type="flask-login"}`: 1,
+		`backupweb_sign_ins_total{type="flask-login"}`:                                       0,
 	} {
 		if got := value(body, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)

@@ -32,7 +32,7 @@ import (
 var templateFS embed.FS
 
 // pages are the page templates, each executed inside templates/layout.html.
-var pages = []string{"catalog", "login", "error", "logout", "secondfactor", "enrol", "passkeys", "reauth"}
+var pages = []string{"catalog", "login", "error", "logout", "secondfactor", "enrol", "passkeys", "reauth", "account"}
 
 // parsed holds one template set per page, parsed once, on first use.
 var parsed = sync.OnceValues(func() (map[string]*template.Template, error) {

@@ -136,6 +136,12 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 		case err != nil:
 			errs.Error(w, r, err)
 		case ok:
+			if u.Scope != nil && !u.Scope.Permits(t.Method, t.URL, r.Header) {
+				// A machine token's scope, checked against the forwarded
+				// request before the rules; an unknown target is refused.
+				errs.Refuse(w, r, auth.OutOfScope)
+				return
+			}
 			if u, ok = f.g.admit(w, r, u, t); ok {
 				admitted(w, r, &u)
 			}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/redisstore"
+	"github.com/backupweb/backupweb/session"
+)
+
+// sessionUsageText is the help of `backupweb session`.
+const sessionUsageText = `Usage: backupweb session ACTION -config F ...
+
+Actions:
+  list   -config F [-user NAME]   print id, user, type, created, last seen, client
+  revoke -config F ID | -user NAME
+         end one session, or every session of a user (store = redis)
+
+Flags:
+  -config F    the service's configuration: its [server] store and state_dir, or [redis]
+  -user NAME   list: only NAME's sessions; revoke: every session of NAME
+
+The id is the start of the session's store key, itself a keyed hash of the
+session id: neither the cookie's secret nor enough to rebuild it.
+With store = redis, revoke ends sessions at once on every instance. With
+store = file, list reads state_dir while the service runs, and revoke leaves
+the request there: the service ends the sessions within two seconds.
+`
+
+// sessionArgs is a parsed `backupweb session` command line.
+type sessionArgs struct {
+	action, config, user, id string
+}
+
+// runSession implements `backupweb session list|revoke`.
+func runSession(c *cli, args []string) int {
+	sa, code, ok := parseSessionArgs(c, args)
+	if !ok {
+		return code
+	}
+	if err := sessionAction(c, sa); err != nil {
+		fmt.Fprintln(c.stderr, "backupweb session "+sa.action+": "+err.Error())
+		return exitError
+	}
+	return exitOK
+}
+
+// parseSessionArgs reads the action, flags and id; false: stop with code.
+func parseSessionArgs(c *cli, args []string) (sessionArgs, int, bool) {
+	var sa sessionArgs
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, sessionUsageText)
+		return sa, exitUsage, false
+	}
+	sa.action, args = args[0], args[1:]
+	switch sa.action {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stderr, sessionUsageText)
+		return sa, exitOK, false
+	case "list", "revoke":
+	default:
+		fmt.Fprintf(c.stderr, "backupweb session: unknown action %q\n\n%s", sa.action, sessionUsageText)
+		return sa, exitUsage, false
+	}
+	flags := c.flagSet("session " + sa.action)
+	flags.Usage = func() { fmt.Fprint(c.stderr, sessionUsageText) }
+	flags.StringVar(&sa.config, "config", "", "the service's configuration (required)")
+	flags.StringVar(&sa.user, "user", "", "only this user's sessions")
+	var rest []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		rest, args = []string{args[0]}, args[1:]
+	}
+	if code, ok := parseFlags(flags, args); !ok {
+		return sa, code, false
+	}
+	rest = append(rest, flags.Args()...)
+	usageErr := func(msg string) (sessionArgs, int, bool) {
+		fmt.Fprintln(c.stderr, "backupweb session "+sa.action+": "+msg)
+		return sa, exitUsage, false
+	}
+	switch {
+	case sa.config == "":
+		return usageErr("-config F is required")
+	case len(rest) > 1, sa.action == "list" && len(rest) > 0:
+		return usageErr("too many arguments")
+	case sa.action == "revoke" && (len(rest) == 1) == (sa.user != ""):
+		return usageErr("give one session id, or -user NAME")
+	case len(rest) == 1:
+		sa.id = rest[0]
+	}
+	return sa, exitOK, true
+}
+
+// sessionAction lists or ends sessions in the store the configuration
+// names.
+func sessionAction(c *cli, sa sessionArgs) error {
+	cfg := config.Load(sa.config, c.lookupEnv)
+	if err := cfg.Report.Err(); err != nil {
+		return err
+	}
+	if cfg.Server.Store != config.StoreRedis {
+		if sa.action == "revoke" {
+			return requestFileRevocation(c, cfg.Server.StateDir, sa)
+		}
+		recs, err := session.ReadFileSessions(cfg.Server.StateDir, time.Now())
+		if err != nil {
+			return err
+		}
+		printSessions(c.stdout, recs, sa.user)
+		return nil
+	}
+	rc, err := redisstore.Open(cfg.Redis, slog.New(slog.NewTextHandler(c.stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	st := rc.SessionStore().(*redisstore.Store)
+	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer cancel()
+	if sa.action == "revoke" && sa.user != "" {
+		n, err := st.DeleteUser(ctx, sa.user)
+		if err == nil {
+			fmt.Fprintf(c.stderr, "ended %d session(s) of user %q\n", n, sa.user)
+		}
+		return err
+	}
+	var recs map[string]session.Record
+	if sa.user != "" {
+		recs, err = st.UserSessions(ctx, sa.user)
+	} else {
+		recs, err = st.AllSessions(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if sa.action == "list" {
+		printSessions(c.stdout, recs, "")
+		return nil
+	}
+	return revokeSession(c, ctx, st, recs, sa.id)
+}
+
+// requestFileRevocation leaves the revocation for the running service of
+// a file store, which ends the sessions at its next poll (two seconds).
+func requestFileRevocation(c *cli, dir string, sa sessionArgs) error {
+	kind, value := "user", sa.user
+	if sa.id != "" {
+		recs, err := session.ReadFileSessions(dir, time.Now())
+		if err != nil {
+			return err
+		}
+		if len(sa.id) != session.IDLen || !slices.ContainsFunc(slices.Collect(maps.Keys(recs)), func(k string) bool { return strings.HasPrefix(k, sa.id) }) {
+			return fmt.Errorf("no session has the id %q", sa.id)
+		}
+		kind, value = "id", sa.id
+	}
+	if err := session.RequestRevocation(dir, kind, value); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stderr, "asked the running service to end it: it does within two seconds (its file watch)")
+	return nil
+}
+
+// revokeSession ends the one session whose key starts with id.
+func revokeSession(c *cli, ctx context.Context, st *redisstore.Store, recs map[string]session.Record, id string) error {
+	if len(id) != session.IDLen {
+		return fmt.Errorf("%q is not a session id (see session list)", id)
+	}
+	var found []string
+	for k := range recs {
+		if strings.HasPrefix(k, id) {
+			found = append(found, k)
+		}
+	}
+	if len(found) != 1 {
+		return fmt.Errorf("no session has the id %q", id)
+	}
+	if err := st.Delete(ctx, found[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "ended session %s of user %q\n", id, recs[found[0]].Username)
+	return nil
+}
+
+// printSessions writes recs (of user, or all when user is empty), newest
+// first, as a table.
+func printSessions(w io.Writer, recs map[string]session.Record, user string) {
+	keys := make([]string, 0, len(recs))
+	for k, r := range recs {
+		if user == "" || r.Username == user {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int { return recs[b].Created.Compare(recs[a].Created) })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSER\tTYPE\tCREATED\tLAST SEEN\tCLIENT")
+	for _, k := range keys {
+		r := recs[k]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k[:min(session.IDLen, len(k))], r.Username, orDash(r.Type),
+			stamp(r.Created, "-"), stamp(r.LastSeen, "-"), orDash(r.Client))
+	}
+	tw.Flush()
+}

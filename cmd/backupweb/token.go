@@ -1,0 +1,301 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/redisstore"
+	"github.com/backupweb/backupweb/tokens"
+	"github.com/backupweb/backupweb/userfile"
+)
+
+// tokenArgs is a parsed `backupweb token` command line.
+type tokenArgs struct {
+	action   string
+	file     string // the user file
+	tokens   string // the tokens file; default file + .tokens
+	label    string
+	expires  time.Duration
+	readOnly bool
+	path     string
+	arg      string // the user name (add, list) or the token id (revoke)
+	config   string // revoke: the service's configuration, for its Redis
+}
+
+// tokenUsageText is the help of `backupweb token`.
+const tokenUsageText = `Usage: backupweb token ACTION -file USERS [-tokens PATH] ...
+
+Actions:
+  add    -file USERS [-label TEXT] [-expires DURATION] [-read-only] [-path PREFIX] NAME
+         make a token for user NAME and print it once on standard output
+  list   -file USERS [NAME]   print id, user, label, created, expires, last used, scope
+  revoke -file USERS [-config F] ID
+         remove the token with that id; with -config naming store = redis,
+         every instance refuses it at once
+
+Flags:
+  -file USERS      the user file of the users the tokens act as (required)
+  -tokens PATH     the tokens file (tokens_file; default: -file USERS + .tokens)
+  -label TEXT      what the token is for, shown by list and on the account page
+  -expires D       lifetime: 90d, 720h... (default: none)
+  -read-only       allow GET and HEAD only
+  -path PREFIX     allow only paths under PREFIX (/backups/db/)
+  -config F        revoke: the service's configuration; with store = redis the
+                   revocation is also marked in Redis for every instance
+`
+
+// runToken implements `backupweb token add|list|revoke`, which manages the
+// machine tokens of the users of a flask-login user file.
+func runToken(c *cli, args []string) int {
+	ta, code, ok := parseTokenArgs(c, args)
+	if !ok {
+		return code
+	}
+	var err error
+	switch ta.action {
+	case "add":
+		err = tokenAdd(c, ta)
+	case "list":
+		err = tokenList(c, ta)
+	case "revoke":
+		err = tokenRevoke(c, ta)
+	}
+	if err != nil {
+		fmt.Fprintln(c.stderr, "backupweb token "+ta.action+": "+err.Error())
+		return exitError
+	}
+	return exitOK
+}
+
+// parseTokenArgs reads the action, flags and argument. When it returns
+// false, the command must stop with the returned exit code.
+func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
+	var ta tokenArgs
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, tokenUsageText)
+		return ta, exitUsage, false
+	}
+	ta.action, args = args[0], args[1:]
+	switch ta.action {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stderr, tokenUsageText)
+		return ta, exitOK, false
+	case "add", "list", "revoke":
+	default:
+		fmt.Fprintf(c.stderr, "backupweb token: unknown action %q\n\n%s", ta.action, tokenUsageText)
+		return ta, exitUsage, false
+	}
+	prefix := "backupweb token " + ta.action + ": "
+	flags := c.flagSet("token " + ta.action)
+	flags.Usage = func() { fmt.Fprint(c.stderr, tokenUsageText) }
+	flags.StringVar(&ta.file, "file", "", "the user file (required)")
+	flags.StringVar(&ta.tokens, "tokens", "", "the tokens file (default: the user file's path + .tokens)")
+	flags.StringVar(&ta.label, "label", "", "add: what the token is for")
+	expires := flags.String("expires", "", "add: lifetime (90d, 720h)")
+	flags.BoolVar(&ta.readOnly, "read-only", false, "add: GET and HEAD only")
+	flags.StringVar(&ta.path, "path", "", "add: only paths under this prefix")
+	flags.StringVar(&ta.config, "config", "", "revoke: the service's configuration (store = redis: every instance refuses the token at once)")
+	var rest []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		rest, args = []string{args[0]}, args[1:]
+	}
+	if code, ok := parseFlags(flags, args); !ok {
+		return ta, code, false
+	}
+	rest = append(rest, flags.Args()...)
+	usageErr := func(msg string) (tokenArgs, int, bool) {
+		fmt.Fprintln(c.stderr, prefix+msg)
+		return ta, exitUsage, false
+	}
+	if ta.file == "" {
+		return usageErr("-file USERS is required")
+	}
+	if ta.tokens == "" {
+		ta.tokens = tokens.DefaultPath(ta.file)
+	}
+	if ta.config != "" && ta.action != "revoke" {
+		return usageErr("-config applies to revoke only")
+	}
+	if ta.action != "add" && (ta.label != "" || *expires != "" || ta.readOnly || ta.path != "") {
+		return usageErr("-label, -expires, -read-only and -path apply to add only")
+	}
+	switch {
+	case len(rest) > 1:
+		return usageErr("takes one argument")
+	case len(rest) == 0 && ta.action == "add":
+		return usageErr("a user name is required")
+	case len(rest) == 0 && ta.action == "revoke":
+		return usageErr("a token id is required (see token list)")
+	case len(rest) == 1:
+		ta.arg = rest[0]
+	}
+	if *expires != "" {
+		d, err := tokens.ParseDuration(*expires)
+		if err != nil {
+			return usageErr(err.Error())
+		}
+		ta.expires = d
+	}
+	if ta.path != "" && !strings.HasPrefix(ta.path, "/") {
+		return usageErr("-path must start with /")
+	}
+	if strings.ContainsAny(ta.label, "\r\n") {
+		return usageErr("-label must be one line")
+	}
+	return ta, exitOK, true
+}
+
+// tokenAdd makes a token for an existing user and prints it once.
+func tokenAdd(c *cli, ta tokenArgs) error {
+	if _, err := os.Stat(ta.file); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no user %q: %s does not exist", ta.arg, ta.file)
+	}
+	doc, err := userfile.Load(ta.file)
+	if err != nil {
+		return err
+	}
+	if !doc.Has(ta.arg) {
+		return fmt.Errorf("no user %q in %s", ta.arg, ta.file)
+	}
+	t := &tokens.Token{User: ta.arg, Label: ta.label, ReadOnly: ta.readOnly, Path: ta.path}
+	now := time.Now()
+	secret, err := tokens.New(t, now)
+	if err != nil {
+		return err
+	}
+	if ta.expires > 0 {
+		t.Expires = t.Created.Add(ta.expires)
+	}
+	if err := tokens.Edit(ta.tokens, func(d *tokens.Doc) error { d.Add(t); return nil }); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, secret)
+	fmt.Fprintf(c.stderr, "added token %s for user %q to %s; it is shown only this once\n", t.ID, t.User, ta.tokens)
+	return nil
+}
+
+// tokenList prints the tokens, of one user when a name is given.
+func tokenList(c *cli, ta tokenArgs) error {
+	list, err := tokens.Read(ta.tokens)
+	if err != nil {
+		return err
+	}
+	printTokens(c.stdout, list, ta.arg)
+	return nil
+}
+
+// printTokens writes list (of user, or all when user is empty) as a table.
+func printTokens(w io.Writer, list []*tokens.Token, user string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSER\tLABEL\tCREATED\tEXPIRES\tLAST USED\tSCOPE")
+	for _, t := range list {
+		if user != "" && t.User != user {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.User, orDash(t.Label), stamp(t.Created, "-"),
+			stamp(t.Expires, "never"), stamp(t.LastUsed, "never"), scopeText(t.Scope()))
+	}
+	tw.Flush()
+}
+
+// tokenRevoke removes one token by id.
+func tokenRevoke(c *cli, ta tokenArgs) error {
+	var gone *tokens.Token
+	err := tokens.Edit(ta.tokens, func(d *tokens.Doc) error {
+		if gone = d.Revoke(ta.arg); gone == nil {
+			return fmt.Errorf("no token with id %q in %s", ta.arg, ta.tokens)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "revoked token %s of user %q in %s\n", gone.ID, gone.User, ta.tokens)
+	if ta.config == "" {
+		return nil
+	}
+	return markRevoked(c, ta.config, gone)
+}
+
+// markRevoked marks t revoked in the Redis of the configuration at path,
+// when it has store = redis, so that every instance refuses it at its
+// next request rather than when it reads the tokens file again.
+func markRevoked(c *cli, path string, t *tokens.Token) error {
+	cfg := config.Load(path, c.lookupEnv)
+	if err := cfg.Report.Err(); err != nil {
+		return fmt.Errorf("the token is removed from the file, but the configuration cannot be read to tell Redis: %w", err)
+	}
+	if cfg.Server.Store != config.StoreRedis {
+		return nil
+	}
+	rc, err := redisstore.Open(cfg.Redis, slog.New(slog.NewTextHandler(c.stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	ttl := login.MaxRevocationMark
+	if !t.Expires.IsZero() {
+		ttl = min(ttl, time.Until(t.Expires)+time.Minute)
+	}
+	if err := rc.RevokeToken(c.ctx, t.ID, ttl); err != nil {
+		return fmt.Errorf("the token is removed from the file, but Redis was not told (instances refuse it once they read the file again): %w", err)
+	}
+	fmt.Fprintln(c.stderr, "marked revoked in Redis: every instance sharing it refuses the token from now on")
+	return nil
+}
+
+// stamp writes t in RFC 3339 (UTC), or none when t is zero.
+func stamp(t time.Time, none string) string {
+	if t.IsZero() {
+		return none
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// orDash returns s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// scopeText says what a token may do.
+func scopeText(s tokens.Scope) string {
+	var parts []string
+	if s.ReadOnly {
+		parts = append(parts, "read-only")
+	}
+	if s.Path != "" {
+		parts = append(parts, "path="+s.Path)
+	}
+	if len(parts) == 0 {
+		return "all"
+	}
+	return strings.Join(parts, ",")
+}
+
+// endTokens removes every token of user from the tokens file at path
+// (user del, user passwd) and says how many were removed.
+func endTokens(c *cli, path, user string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var gone []*tokens.Token
+	if err := tokens.Edit(path, func(d *tokens.Doc) error { gone = d.RevokeUser(user); return nil }); err != nil {
+		return err
+	}
+	if len(gone) > 0 {
+		fmt.Fprintf(c.stderr, "revoked the %d token(s) of user %q in %s\n", len(gone), user, path)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/backupweb/backupweb/tokens"
+)
+
+// runTokenCmd runs `backupweb token` in-process.
+func runTokenCmd(args ...string) (code int, stdout, stderr string) {
+	c, out, errs := bufferedCLI(strings.NewReader(""))
+	code = runToken(c, args)
+	return code, out.String(), errs.String()
+}
+
+func TestTokenAddListRevoke(t *testing.T) {
+	users := userFile(t, "alice:"+testHashA+"\nbob:"+testHashB+"\n")
+	code, secret, stderr := runTokenCmd("add", "-file", users, "-label", "nightly fetch", "-expires", "90d", "-read-only", "-path", "/backups/db/", "alice")
+	secret = strings.TrimSpace(secret)
+	if code != exitOK || !tokens.Wellformed(secret) {
+		t.Fatalf("add: exit %d stdout %q stderr %q", code, secret, stderr)
+	}
+	path := tokens.DefaultPath(users)
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("tokens file: %v %v", fi, err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), secret) || strings.Contains(string(data), secret[4:]) {
+		t.Fatal("the tokens file holds the token itself")
+	}
+	if code, _, _ := runTokenCmd("add", "-file", users, "bob"); code != exitOK {
+		t.Fatal("add bob")
+	}
+	code, list, _ := runTokenCmd("list", "-file", users, "alice")
+	if code != exitOK || !strings.Contains(list, "nightly fetch") || !strings.Contains(list, "read-only,path=/backups/db/") || strings.Contains(list, "bob") || strings.Contains(list, secret) {
+		t.Fatalf("list alice: %q", list)
+	}
+	_, all, _ := runTokenCmd("list", "-file", users)
+	if !strings.Contains(all, "bob") || !strings.Contains(all, "alice") {
+		t.Fatalf("list: %q", all)
+	}
+	tok, st := tokens.Open(path, nil, nil).Lookup(secret)
+	if st != tokens.Valid {
+		t.Fatalf("lookup: %v", st)
+	}
+	if code, _, stderr := runTokenCmd("revoke", "-file", users, tok.ID); code != exitOK || !strings.Contains(stderr, "revoked token "+tok.ID) {
+		t.Fatalf("revoke: %d %q", code, stderr)
+	}
+	if _, st := tokens.Open(path, nil, nil).Lookup(secret); st != tokens.Unknown {
+		t.Fatalf("revoked token: %v", st)
+	}
+	if code, _, _ := runTokenCmd("revoke", "-file", users, tok.ID); code != exitError {
+		t.Fatal("revoking twice succeeded")
+	}
+}
+
+func TestTokenRefusals(t *testing.T) {
+	users := userFile(t, "alice:"+testHashA+"\n")
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{nil, exitUsage},
+		{[]string{"make"}, exitUsage},
+		{[]string{"add", "alice"}, exitUsage},
+		{[]string{"add", "-file", users}, exitUsage},
+		{[]string{"add", "-file", users, "-expires", "soon", "alice"}, exitUsage},
+		{[]string{"add", "-file", users, "-path", "backups", "alice"}, exitUsage},
+		{[]string{"list", "-file", users, "-read-only"}, exitUsage},
+		{[]string{"revoke", "-file", users}, exitUsage},
+		{[]string{"add", "-file", users, "mallory"}, exitError},
+		{[]string{"revoke", "-file", users, "0123"}, exitError},
+	}
+	for _, tt := range tests {
+		if code, out, _ := runTokenCmd(tt.args...); code != tt.code || out != "" {
+			t.Errorf("token %q: exit %d stdout %q, want exit %d and nothing printed", tt.args, code, out, tt.code)
+		}
+	}
+}
+
+func TestUserPasswdAndDelEndTokens(t *testing.T) {
+	users := userFile(t, "alice:"+testHashA+"\nbob:"+testHashB+"\n")
+	add := func(name string) string {
+		_, s, _ := runTokenCmd("add", "-file", users, name)
+		return strings.TrimSpace(s)
+	}
+	status := func(secret string) tokens.Status {
+		_, st := tokens.Open(tokens.DefaultPath(users), nil, nil).Lookup(secret)
+		return st
+	}
+	a1, b1 := add("alice"), add("bob")
+	if code, _, stderr := runUserCmd("new\n", "passwd", "-file", users, "-cost", "4", "-keep-tokens", "alice"); code != exitOK || status(a1) != tokens.Valid {
+		t.Fatalf("passwd -keep-tokens: %d %q, token %v", code, stderr, status(a1))
+	}
+	if code, _, stderr := runUserCmd("new\n", "passwd", "-file", users, "-cost", "4", "alice"); code != exitOK || status(a1) != tokens.Unknown || !strings.Contains(stderr, "revoked the 1 token(s)") {
+		t.Fatalf("passwd: %d %q, token %v", code, stderr, status(a1))
+	}
+	if status(b1) != tokens.Valid {
+		t.Fatal("bob's token ended with alice's")
+	}
+	if code, _, _ := runUserCmd("", "del", "-file", users, "bob"); code != exitOK || status(b1) != tokens.Unknown {
+		t.Fatalf("del: %d, token %v", code, status(b1))
+	}
+	if code, _, _ := runUserCmd("", "del", "-file", users, "-keep-tokens", "alice"); code != exitUsage {
+		t.Fatal("-keep-tokens accepted by del")
+	}
+}
+
+func TestCheckConfigWarnsOfABrokenTokensFile(t *testing.T) {
+	dir := tokenSetup(t)
+	newToken(t, dir, "alice")
+	path := filepath.Join(dir, "backupweb.ini")
+	if err := os.WriteFile(path, []byte(loginINI(dir, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func() (int, string) {
+		c, _, stderr := testCLI(t.Context(), "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
+		return c.main([]string{"check-config", "-config", path}), stderr.String()
+	}
+	if code, out := check(); code != exitOK || strings.Contains(out, "tokens_file") {
+		t.Fatalf("a good tokens file: %d %s", code, out)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "users.tokens"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("not a token\n")
+	f.Close()
+	code, out := check()
+	if code != exitOK || !strings.Contains(out, "warning:") || !strings.Contains(out, "every machine token is refused") {
+		t.Fatalf("a broken tokens file: %d %s", code, out)
+	}
+}
