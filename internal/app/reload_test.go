@@ -39,7 +39,7 @@ var reloadValue = map[string]string{
 	"login_template": "DIR/login.html", "session_idle_timeout": "5m", "idle_renewal": "any",
 	"session_lifetime": "1h", "max_sessions_per_user": "3", "max_failures": "3",
 	"failure_window": "1h", "attempt_wait": "2s", "max_user_failures": "2",
-	"second_factor": "required", "factors_file": "DIR/other.factors", "flask-login.groups_file": "DIR/groups2",
+	"second_factor": "required", "factors_file": "DIR/other.factors", "tokens_file": "DIR/other.tokens", "flask-login.groups_file": "DIR/groups2",
 	"passkey_login": "true",
 	"provider":      "github", "client_id": "c2", "client_secret": "an0ther-s3cr3t", "redirect_uri": "https://backups2.example.com/oauth/callback",
 	"authorized_domains": "example.org", "authorized_users": "a@example.com", "authorized_orgs": "acme",
