@@ -169,10 +169,14 @@ func onlyRootPackage(t *testing.T, path string) {
 	}
 }
 
-// goTool returns the go command that runs this test.
+// goTool returns the go command of the toolchain that runs this test:
+// the one in GOROOT (go test sets it for the test) when there is one,
+// else the one on PATH.
 func goTool() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p
+		}
 	}
 	return "go"
 }

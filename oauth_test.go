@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb"
-	"github.com/backupweb/backupweb/internal/oidctest"
+	"github.com/backupweb/backupweb/internal/testkit/oidctest"
 )
 
 // TestOAuthSignIn signs in through an OpenID Connect provider (in-process,

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/groupfile"
 	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/web"

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 )
 
 // User is who made a request, as the provider admitted them: the

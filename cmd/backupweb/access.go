@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/app"
 )
 

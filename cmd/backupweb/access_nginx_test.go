@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/testkit"
-	"github.com/backupweb/backupweb/internal/toolstest"
+	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
 
 // TestRulesBehindNginx runs nginx's auth_request in front of an

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/groupfile"
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/groupfile"
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 

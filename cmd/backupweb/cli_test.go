@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/logtest"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
 // testCLI returns a cli with in-memory streams and the given environment.

@@ -18,10 +18,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/backupweb/backupweb/internal/browsertest"
-	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
-	"github.com/backupweb/backupweb/internal/toolstest"
+	"github.com/backupweb/backupweb/internal/testkit/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
+	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
 
 // guardingDoc is the page whose configurations the tests run as written.

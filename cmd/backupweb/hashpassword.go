@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/internal/password"
 )
 
 // runHashPassword implements `backupweb hash-password [-cost N]`: it reads

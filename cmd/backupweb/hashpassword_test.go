@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/internal/password"
 )
 
 func TestHashPassword(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/backupweb/backupweb/internal/benchtest"
-	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit/benchtest"
+	"github.com/backupweb/backupweb/internal/testkit/redistest"
 )
 
 // The instance benchmarks run the whole program (`serve`, as configured

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/logtest"
-	"github.com/backupweb/backupweb/internal/oidctest"
-	"github.com/backupweb/backupweb/internal/redistest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
+	"github.com/backupweb/backupweb/internal/testkit/oidctest"
+	"github.com/backupweb/backupweb/internal/testkit/redistest"
 )
 
 const (

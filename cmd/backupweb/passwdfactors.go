@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/factors"
 )
 
 // passwdFactors ends `user passwd`: it says on standard error which second

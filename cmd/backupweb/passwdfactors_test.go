@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/factors"
 )
 
 // factorsFor writes alice's TOTP secret, a passkey named Laptop and ten

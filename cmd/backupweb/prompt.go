@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/internal/password"
 )
 
 // maxInputLine bounds how much of a piped standard input is read for one

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/internal/password"
 )
 
 // bufferedCLI returns a cli whose standard input is stdin and whose output

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/backupweb/backupweb/internal/benchtest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/benchtest"
 )
 
 // BenchmarkRatio is the ratio table of the Performance section, reproducible

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/oidctest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/oidctest"
 )
 
 // traefikConf is what the documentation's Traefik configuration tells its

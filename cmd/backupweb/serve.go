@@ -12,9 +12,9 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/accesslog"
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/buildinfo"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/metrics"

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/buildinfo"
-	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
 var listeningRE = regexp.MustCompile(`listening.*addr=(127\.0\.0\.1:\d+)`)

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/config"
-	"github.com/backupweb/backupweb/redisstore"
-	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/internal/redisstore"
+	"github.com/backupweb/backupweb/internal/session"
 )
 
 // sessionUsageText is the help of `backupweb session`.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/redistest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/redistest"
 )
 
 // runSessionCLI runs `backupweb session args...` with the instances'

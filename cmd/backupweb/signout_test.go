@@ -10,8 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/backupweb/backupweb/internal/browsertest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/browsertest"
 )
 
 // pageUpstream is a guarded application that shows who it was sent and

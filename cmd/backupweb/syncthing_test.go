@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/testkit"
-	"github.com/backupweb/backupweb/internal/toolstest"
+	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
 
 // startSyncthing runs a real Syncthing (Debian package syncthing) with its

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/backupweb/backupweb/internal/redistest"
+	"github.com/backupweb/backupweb/internal/testkit/redistest"
 )
 
 // TestRedisWriterCannotForgeSessions plays an administrator of the Redis

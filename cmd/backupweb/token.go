@@ -11,11 +11,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/config"
-	"github.com/backupweb/backupweb/redisstore"
-	"github.com/backupweb/backupweb/tokens"
-	"github.com/backupweb/backupweb/userfile"
+	"github.com/backupweb/backupweb/internal/redisstore"
+	"github.com/backupweb/backupweb/internal/tokens"
+	"github.com/backupweb/backupweb/internal/userfile"
 )
 
 // tokenArgs is a parsed `backupweb token` command line.

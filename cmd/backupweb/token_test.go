@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/tokens"
+	"github.com/backupweb/backupweb/internal/tokens"
 )
 
 // runTokenCmd runs `backupweb token` in-process.

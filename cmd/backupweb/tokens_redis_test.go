@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/internal/redistest"
 	"github.com/backupweb/backupweb/internal/testkit"
-	"github.com/backupweb/backupweb/tokens"
+	"github.com/backupweb/backupweb/internal/testkit/redistest"
+	"github.com/backupweb/backupweb/internal/tokens"
 )
 
 // TestTokenRevokedAtOnceOnEveryInstance revokes a token with the

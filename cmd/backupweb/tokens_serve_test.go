@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/testkit"
-	"github.com/backupweb/backupweb/tokens"
+	"github.com/backupweb/backupweb/internal/tokens"
 )
 
 // tokenSetup writes a user file (alice, bob), a groups file (alice in

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/fspath"
-	"github.com/backupweb/backupweb/password"
-	"github.com/backupweb/backupweb/tokens"
-	"github.com/backupweb/backupweb/userfile"
+	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/tokens"
+	"github.com/backupweb/backupweb/internal/userfile"
 )
 
 // userActions describes the actions of `backupweb user`, in help order.

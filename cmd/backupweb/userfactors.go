@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/backupweb/backupweb/factors"
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/qr"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/factors"
 )
 
 const testFactorSecret = "0123456789abcdef0123456789abcdef0123456789abcdef"

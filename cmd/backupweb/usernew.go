@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/backupweb/backupweb/userfile"
+	"github.com/backupweb/backupweb/internal/userfile"
 )
 
 // lookupServiceAccount returns the service user (the packaged unit's

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
 func TestBufferFlushesWithinInterval(t *testing.T) {

@@ -19,13 +19,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/groupfile"
+	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/groupfile"
 	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/web"
-	"github.com/backupweb/backupweb/redisstore"
 )
 
 // Options are what the program hands to Check and Open besides the path of

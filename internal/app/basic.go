@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/backupweb/backupweb/auth/basic"
+	"github.com/backupweb/backupweb/internal/auth/basic"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 

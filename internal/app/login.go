@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/login"
-	"github.com/backupweb/backupweb/auth/sessionauth"
-	"github.com/backupweb/backupweb/factors"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/ini"
+	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/testkit"
-	"github.com/backupweb/backupweb/session"
 )
 
 // loadLoginSection parses an [authentication] section and runs loadLogin

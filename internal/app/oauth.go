@@ -3,7 +3,7 @@ package app
 import (
 	"strings"
 
-	"github.com/backupweb/backupweb/auth/oauth"
+	"github.com/backupweb/backupweb/internal/auth/oauth"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 

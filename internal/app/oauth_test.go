@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/auth/oauth"
+	"github.com/backupweb/backupweb/internal/auth/oauth"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 

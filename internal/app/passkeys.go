@@ -4,10 +4,10 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/ini"
-	"github.com/backupweb/backupweb/passkey"
+	"github.com/backupweb/backupweb/internal/passkey"
 )
 
 // checkPasskeys checks, for a type with a second factor (Type.SecondFactor:

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/web"
 )
 

@@ -3,7 +3,7 @@ package app
 import (
 	"errors"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 

@@ -10,14 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/basic"
-	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/basic"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/ini"
+	"github.com/backupweb/backupweb/internal/proxy"
 	"github.com/backupweb/backupweb/internal/web"
-	"github.com/backupweb/backupweb/proxy"
 )
 
 // Live is what serve serves: the web layer of the configuration in

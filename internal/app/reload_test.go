@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/internal/config"
-	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
 // reloadBase are the [authentication] keys each type starts with in

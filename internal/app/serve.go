@@ -5,14 +5,14 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/proxy"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/web"
-	"github.com/backupweb/backupweb/peer"
-	"github.com/backupweb/backupweb/proxy"
 )
 
 // WebOptions returns the web layer's options for what Open built: the

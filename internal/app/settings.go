@@ -3,11 +3,11 @@ package app
 import (
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/ini"
-	"github.com/backupweb/backupweb/session"
-	"github.com/backupweb/backupweb/throttle"
+	"github.com/backupweb/backupweb/internal/session"
+	"github.com/backupweb/backupweb/internal/throttle"
 )
 
 // loadThrottling reads auth.ThrottlingKeys from s, each with its default;

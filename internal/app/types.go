@@ -7,11 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/basic"
-	"github.com/backupweb/backupweb/auth/login"
-	"github.com/backupweb/backupweb/auth/none"
-	"github.com/backupweb/backupweb/auth/oauth"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/basic"
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/none"
+	"github.com/backupweb/backupweb/internal/auth/oauth"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 

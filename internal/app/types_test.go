@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/ini"
 )

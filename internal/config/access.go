@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ini"
-	"github.com/backupweb/backupweb/redisstore"
+	"github.com/backupweb/backupweb/internal/redisstore"
 )
 
 // Values of [server] store.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/internal/toolstest"
+	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
 
 // pythonReader reads a JSON list of documents (as lists of byte values) on

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/internal/toolstest"
+	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
 
 // alertRules returns the Prometheus rule file docs/operations.md gives

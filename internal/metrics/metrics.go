@@ -22,10 +22,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/buildinfo"
-	"github.com/backupweb/backupweb/password"
-	"github.com/backupweb/backupweb/session"
+	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/session"
 )
 
 // Metrics holds the collectors. Build it with New; it is safe for

@@ -13,15 +13,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/basic"
-	"github.com/backupweb/backupweb/auth/login"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/basic"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/testkit"
-	"github.com/backupweb/backupweb/internal/toolstest"
+	"github.com/backupweb/backupweb/internal/testkit/toolstest"
+	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/web"
-	"github.com/backupweb/backupweb/tokens"
 )
 
 // scrape returns the metrics text.

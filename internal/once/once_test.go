@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/clocktest"
+	"github.com/backupweb/backupweb/internal/testkit/clocktest"
 )
 
 func newClock() *clocktest.Clock {

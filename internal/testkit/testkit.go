@@ -23,7 +23,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/backupweb/backupweb/internal/logtest"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
 // Client returns an HTTP client with a cookie jar that does not follow

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
-	"github.com/backupweb/backupweb/internal/logtest"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
 // TestAccessLog: one line per request with method, path, status, bytes,

@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/backupweb/backupweb/access"
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/proxy"
 	"github.com/backupweb/backupweb/internal/testkit"
-	"github.com/backupweb/backupweb/peer"
-	"github.com/backupweb/backupweb/proxy"
 )
 
 // twoWayRules: a public area, an admin area nobody may use, and an API

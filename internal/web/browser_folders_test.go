@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/backupweb/backupweb/internal/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit/browsertest"
 )
 
 // TestBrowserFolderPages shows the catalog's folder pages in Chromium, in

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
 )
 

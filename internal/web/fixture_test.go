@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
 )
 

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/testkit"
 )

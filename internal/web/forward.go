@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/peer"
 )
 
 // Forward-authentication endpoints, for a proxy that asks backupweb about

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
-	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/internal/peer"
 )
 
 // TestForwardAuthAnswerIsOurs: whatever identity headers the client writes

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
-	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/internal/peer"
 )
 
 // sessionish is a fake session type: it admits when the request carries

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/peer"
+	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/peer"
 )
 
 // targetHeaders names the request headers a forward-authentication

@@ -7,10 +7,10 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/ui"
-	"github.com/backupweb/backupweb/peer"
 )
 
 // frontOptions are what the outermost layer of every request needs.

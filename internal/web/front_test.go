@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/auth"
 	"github.com/backupweb/backupweb/internal/accesslog"
-	"github.com/backupweb/backupweb/internal/benchtest"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
-	"github.com/backupweb/backupweb/internal/logtest"
+	"github.com/backupweb/backupweb/internal/testkit/benchtest"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
 // TestAccessLogOfPanics: a request whose handler panicked is logged once,

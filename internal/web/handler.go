@@ -17,12 +17,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/accesslog"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/ui"
-	"github.com/backupweb/backupweb/peer"
 )
 
 // Options are what NewHandler serves.

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/auth"
-	"github.com/backupweb/backupweb/auth/none"
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
-	"github.com/backupweb/backupweb/password"
+	"github.com/backupweb/backupweb/internal/password"
 )
 
 // checkSecurityHeaders asserts the headers every response carries.

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 )
 
 // contentSecurityPolicy is sent with every response. The pages use no

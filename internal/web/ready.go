@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 )
 
 // readiness is one check of /readyz: a Checker and the words shown when it

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 )
 

@@ -3,8 +3,8 @@ package web
 import (
 	"net/http"
 
-	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/auth"
 )
 
 // StillAdmitted decides again a request that is still being answered (a

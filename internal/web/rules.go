@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/auth"
 )
 
 // GroupSource tells the groups of a user of types basic and flask-login

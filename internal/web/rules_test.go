@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/access"
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
-	"github.com/backupweb/backupweb/peer"
-	"github.com/backupweb/backupweb/proxy"
+	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/proxy"
 )
 
 // headerProvider admits the user named by the request's X-Test-User

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/backupweb/backupweb/auth"
+	"github.com/backupweb/backupweb/internal/auth"
 )
 
 // UserinfoPath answers who is signed in, for a guarded application's

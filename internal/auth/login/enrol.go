@@ -1,0 +1,197 @@
+package login
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"net/http"
+
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/qr"
+	"github.com/backupweb/backupweb/internal/ui"
+)
+
+// enrolment is what an enrolment page carries in its hidden enrolment
+// field, sealed (session.Manager.Seal) for PendingLifetime: the new
+// secret, for the user and the pending state it was shown to.
+type enrolment struct {
+	User   string `json:"u"`
+	Nonce  string `json:"n"`
+	Secret string `json:"s"`
+}
+
+// serveEnrol is GET on EnrolPath: for a pending user who must enrol, a
+// fresh TOTP secret as a QR code and as text, and the form to confirm it.
+func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
+	st, next, ok := p.pendingPage(w, r, EnrolPath)
+	if !ok {
+		return
+	}
+	key, err := factors.NewTOTPKey(ui.BrandOf(r.Context()).Name(), st.User)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	p.renderEnrol(w, r, auth.Reply{Status: http.StatusOK}, st, key.Secret(), key.URL(), next)
+}
+
+// serveEnrolPost is POST on EnrolPath: the code from the new secret. In
+// order: the form (400, 413), its CSRF token (403), the pending state
+// (401), the user's factors (none yet), the sealed secret (401 when
+// expired or another's), the limits (429), the code (401, counted as a
+// failure), the single use of the pending state (401); then the secret
+// and ten recovery codes are stored, the session starts with a fresh id,
+// and the recovery codes are shown, once, with a link on to next.
+func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
+	st, next, ok := p.pendingForm(w, r, EnrolPath)
+	if !ok {
+		return
+	}
+	en, ok := p.openEnrolment(r.PostForm.Get("enrolment"), st)
+	if !ok {
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.render(w, r, auth.EnrolExpired.Reply(), "", next)
+		return
+	}
+	code, ok := p.postedCode(w, r, st.User, next)
+	if !ok {
+		return
+	}
+	_, ok = p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
+		return p.checkTOTP(ctx, st.User, en.Secret, code)
+	})
+	if !ok {
+		return
+	}
+	p.complete(w, r, st, "totp", next, func() ([]string, bool) {
+		codes, err := p.storeEnrolment(st.User, en.Secret)
+		switch {
+		case errors.Is(err, errEnrolled):
+			p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+			p.endPending(w, r)
+			p.render(w, r, auth.EnrolledMeanwhile.Reply(), "", next)
+			return nil, false
+		case err != nil:
+			p.errs.Error(w, r, err)
+			return nil, false
+		}
+		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", "totp", "file", p.factors.Path())
+		return codes, true
+	})
+}
+
+// errEnrolled refuses to enrol a user who has a factor: only they, signed
+// in with it, or an administrator may change it.
+var errEnrolled = errors.New("login: the user has a second factor already")
+
+// storeEnrolment stores user's new TOTP secret and ten new recovery codes,
+// unless they have a factor by now, and returns the codes.
+func (p *Provider) storeEnrolment(user, secret string) ([]string, error) {
+	keys := p.factors.Keys()
+	return p.newRecovery(user, func(rec *factors.Record) error {
+		if rec.HasFactor() {
+			return errEnrolled
+		}
+		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: p.now().UTC()}
+		return nil
+	})
+}
+
+// newRecovery stores ten new recovery codes for user, with what change
+// (when not nil) does to their record first, and returns the codes. An
+// error of change stores nothing.
+func (p *Provider) newRecovery(user string, change func(*factors.Record) error) ([]string, error) {
+	keys := p.factors.Keys()
+	var codes []string
+	err := p.factors.Edit(func(d *factors.Doc) error {
+		rec, err := d.GetOrNew(user)
+		if err != nil {
+			return err
+		}
+		if change != nil {
+			if err := change(rec); err != nil {
+				return err
+			}
+		}
+		codes, rec.Recovery = keys.NewRecoveryCodes(user)
+		return d.Put(rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return codes, nil
+}
+
+// openEnrolment returns the enrolment sealed in v when it is ours,
+// unexpired, and for this pending state.
+func (p *Provider) openEnrolment(v string, st pending) (enrolment, bool) {
+	if v == "" {
+		return enrolment{}, false
+	}
+	b, err := p.Manager().Open(sealEnrolment, v)
+	if err != nil {
+		return enrolment{}, false
+	}
+	var en enrolment
+	if json.Unmarshal(b, &en) != nil || en.User != st.User || en.Nonce != st.Nonce || en.Secret == "" {
+		return enrolment{}, false
+	}
+	return en, true
+}
+
+// renderEnrol writes the enrolment page for secret (uri its otpauth://
+// URI), with the sealed secret in its form.
+func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, rp auth.Reply, st pending, secret, uri, next string) {
+	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
+		p.errs.Send(w, r, rp)
+		return
+	}
+	b, _ := json.Marshal(enrolment{User: st.User, Nonce: st.Nonce, Secret: secret})
+	sealed, err := p.Manager().Seal(sealEnrolment, b, PendingLifetime)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	m, err := qr.Matrix(uri)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	page := ui.EnrolPage{
+		StepForm: p.stepForm(w, r, msgEnrolTitle, EnrolPath, st.User, next, rp),
+		QR:       template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
+		Secret:   secret, Enrolment: sealed,
+	}
+	page.Passkey = p.enrolSlotFor(next)
+	p.renderStep(w, r, rp.Status, "enrol", "the enrolment page", page.Passkey, page)
+}
+
+// renderEnrolAgain shows the enrolment page again after a refused code,
+// with the same secret (from the posted form), so that the app the user
+// set up stays good.
+func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, next string) {
+	st, ok := p.pendingOf(r)
+	en, ok2 := p.openEnrolment(r.PostForm.Get("enrolment"), st)
+	if !ok || !ok2 || st.User != user {
+		p.render(w, r, rp, "", next)
+		return
+	}
+	uri, err := factors.TOTPURI(ui.BrandOf(r.Context()).Name(), user, en.Secret)
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	p.renderEnrol(w, r, rp, st, en.Secret, uri, next)
+}
+
+// showRecovery shows the recovery codes of a new enrolment, once, with a
+// link on to next.
+func (p *Provider) showRecovery(w http.ResponseWriter, r *http.Request, user, next string, codes []string) {
+	page := ui.EnrolPage{
+		StepForm: ui.StepForm{Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, User: user, Next: next},
+		Recovery: codes,
+	}
+	p.renderStep(w, r, http.StatusOK, "enrol", "the recovery codes", "", page)
+}

@@ -1,0 +1,128 @@
+package login
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/factors"
+)
+
+// testTOTPSecret is alice's TOTP secret in the second-factor tests.
+const testTOTPSecret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+
+// newFactorHarness is newHarness with second_factor set to mode.
+func newFactorHarness(t testing.TB, mode SecondFactor, edit func(*Config)) *harness {
+	t.Helper()
+	return newHarness(t, func(c *Config) {
+		c.SecondFactor = mode
+		if edit != nil {
+			edit(c)
+		}
+	})
+}
+
+// factorKeys returns the factors file's keys under the test secret.
+func factorKeys(t testing.TB) *factors.Keys {
+	t.Helper()
+	k, err := factors.NewKeys(testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// enrol gives user the TOTP secret testTOTPSecret and ten recovery codes
+// in the harness's factors file, as `backupweb user totp` and
+// `recovery-codes` do, and returns the codes.
+func (h *harness) enrol(user string) []string {
+	h.t.Helper()
+	keys := factorKeys(h.t)
+	var codes []string
+	err := factors.Edit(h.p.Factors().Path(), keys, func(d *factors.Doc) error {
+		rec, err := d.GetOrNew(user)
+		if err != nil {
+			return err
+		}
+		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, testTOTPSecret), Added: time.Now()}
+		codes, rec.Recovery = keys.NewRecoveryCodes(user)
+		return d.Put(rec)
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.p.Factors().Reload(); err != nil {
+		h.t.Fatal(err)
+	}
+	return codes
+}
+
+// code returns the TOTP code of testTOTPSecret at the harness's clock.
+// refusesReplays checks that a second factor cannot be replayed: alice's
+// code, from fresh's new password step, is refused as used; spent, given
+// back its spent pending state (pendingValue), is refused with the next
+// code.
+func (h *harness) refusesReplays(t *testing.T, fresh, spent *browser, code, pendingValue string) {
+	t.Helper()
+	fresh.login("alice", testPasswords["alice"], "/")
+	if r := fresh.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
+		t.Fatalf("the code again: %d", r.status)
+	}
+	h.clock.Advance(30 * time.Second)
+	spent.setCookie(PendingCookie, pendingValue)
+	if r := spent.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
+		t.Fatalf("the spent pending state: %d", r.status)
+	}
+}
+
+func (h *harness) code() string {
+	h.t.Helper()
+	c, err := factors.TOTPCode(testTOTPSecret, h.clock.Now())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+// secondFactor posts code to the second-factor step with the form token
+// the browser holds.
+func (b *browser) secondFactor(code, next string) reply {
+	b.t.Helper()
+	return b.post(SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}, "next": {next}})
+}
+
+// cookie returns the value of the cookie name the jar holds, "" if none.
+func (b *browser) cookie(name string) string {
+	u, _ := url.Parse(b.h.srv.URL)
+	for _, c := range b.jar.Cookies(u) {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// setCookie puts a cookie in the jar, as a browser that kept it would.
+func (b *browser) setCookie(name, value string) {
+	u, _ := url.Parse(b.h.srv.URL)
+	b.jar.SetCookies(u, []*http.Cookie{{Name: name, Value: value, Path: "/"}})
+}
+
+// user returns who the provider says the browser's session is.
+func (b *browser) user() (auth.User, bool) {
+	b.t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, b.h.srv.URL+"/", nil)
+	u, _ := url.Parse(b.h.srv.URL)
+	for _, c := range b.jar.Cookies(u) {
+		req.AddCookie(c)
+	}
+	usr, ok, err := b.h.p.Identify(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return usr, ok
+}

@@ -1,0 +1,162 @@
+package login
+
+import (
+	"bytes"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/throttle"
+)
+
+// browserAt is a browser whose connections leave from the loopback
+// address ip: the server sees it as another client.
+func (h *harness) browserAt(ip string) *browser {
+	c := testkit.ClientFrom(ip)
+	return &browser{t: h.t, h: h, jar: c.Jar, c: c}
+}
+
+// floodBegins posts n passkey-only sign-in begins from b, from workers
+// goroutines, and counts the answers by status (-1: a 429 without
+// Retry-After, 0: a request that failed).
+func floodBegins(b *browser, token string, n, workers int) map[int]int {
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				req, _ := http.NewRequest(http.MethodPost, b.h.srv.URL+PasskeyLoginBegin, strings.NewReader(`{"next":"/"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json")
+				req.Header.Set(sessionauth.CSRFHeader, token)
+				req.Header.Set("Origin", b.h.srv.URL)
+				status := 0
+				if resp, err := b.c.Do(req); err == nil {
+					status = resp.StatusCode
+					if status == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+						status = -1
+					}
+					var sink bytes.Buffer
+					sink.ReadFrom(resp.Body)
+					resp.Body.Close()
+				}
+				mu.Lock()
+				codes[status]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return codes
+}
+
+// heapInUse is the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestBeginFloodBounded is the flood of issue 28: 20,000 passkey-only
+// sign-in begins from one address over real HTTP on loopback get 429
+// with Retry-After past the address's limit, and grow the heap by less
+// than 16 MiB, while a browser at another address signs in with its
+// password and second factor, and may begin a passkey sign-in, meanwhile.
+// Nothing of the flood reaches the state directory's session journal.
+func TestBeginFloodBounded(t *testing.T) {
+	const n = 20_000
+	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.PasskeyLogin = true })
+	h.enrol("alice")
+	flood := h.browserAt("127.0.0.2")
+	token := flood.formToken()
+	before := heapInUse()
+	done := make(chan map[int]int)
+	go func() { done <- floodBegins(flood, token, n, 8) }()
+
+	other := h.browserAt("127.0.0.3")
+	if r := other.postJSON(PasskeyLoginBegin, other.formToken(), []byte(`{"next":"/"}`)); r.status != http.StatusOK {
+		t.Errorf("a passkey begin from another address during the flood: %d %s", r.status, r.body)
+	}
+	if r := other.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
+		t.Errorf("password from another address during the flood: %d", r.status)
+	} else if r := other.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther || other.apiStatus() != http.StatusOK {
+		t.Errorf("second factor from another address during the flood: %d", r.status)
+	}
+
+	codes := <-done
+	grown := int64(heapInUse()) - int64(before)
+	t.Logf("answers %v; heap grew by %d KiB", codes, grown/1024)
+	if codes[http.StatusOK] != throttle.DefaultRatePerKey || codes[http.StatusTooManyRequests] != n-throttle.DefaultRatePerKey {
+		t.Errorf("answers to the flood: %v; want %d begun, the rest 429 with Retry-After", codes, throttle.DefaultRatePerKey)
+	}
+	if grown > 16<<20 {
+		t.Errorf("the flood grew the heap by %d MiB, more than 16", grown>>20)
+	}
+	h.stop()
+	err := filepath.WalkDir(h.env.StateDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && bytes.Contains(b, []byte(":webauthn-ceremony")) {
+			t.Errorf("%s holds a ceremony", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBeginTotalLimited: begins from many addresses, each within its own
+// limit, reach the total; then every address is answered 429, and the
+// log says so once.
+func TestBeginTotalLimited(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.PasskeyLogin = true })
+	codes := map[int]int{}
+	for i := 0; codes[http.StatusOK] < throttle.DefaultRateTotal; i++ {
+		b := h.browserAt("127.0.1." + strconv.Itoa(i+1))
+		for status, n := range floodBegins(b, b.formToken(), throttle.DefaultRatePerKey, 1) {
+			codes[status] += n
+		}
+	}
+	if codes[http.StatusOK] != throttle.DefaultRateTotal || codes[http.StatusTooManyRequests] != 0 {
+		t.Fatalf("answers before the total: %v", codes)
+	}
+	late := h.browserAt("127.0.2.1")
+	if got := floodBegins(late, late.formToken(), 1, 1); got[http.StatusTooManyRequests] != 1 {
+		t.Fatalf("a new address past the total: %v, want 429 with Retry-After", got)
+	}
+	if n := strings.Count(h.logs.String(), "too many passkey sign-ins begun from every address together"); n != 1 {
+		t.Errorf("%d warnings about the total, want 1:\n%s", n, h.logs.String())
+	}
+}
+
+// TestSecondStepBeginsLimited: the passkey begins of the second step,
+// for a browser that gave a right password and is not signed in yet, are
+// limited per client address like the passkey-only sign-in's.
+func TestSecondStepBeginsLimited(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, nil)
+	h.enrol("alice")
+	b := h.passwordGiven("alice")
+	var last reply
+	for i := range throttle.DefaultRatePerKey + 1 {
+		last = b.postJSON(SecondFactorPasskeyBegin, b.token, []byte(`{"next":"/"}`))
+		if i < throttle.DefaultRatePerKey && last.status != http.StatusUnauthorized {
+			t.Fatalf("begin %d (alice has no passkey): %d %s", i, last.status, last.body)
+		}
+	}
+	if last.status != http.StatusTooManyRequests || last.header.Get("Retry-After") == "" {
+		t.Fatalf("a begin past the limit: %d %s", last.status, last.body)
+	}
+}

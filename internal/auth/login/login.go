@@ -1,0 +1,308 @@
+// Package login is authentication type flask-login: a login page, users
+// and their password hashes from a user file, and server-side sessions.
+//
+// A browser that is not signed in is sent to the login page (login_view,
+// default /login) with ?next= set to where it was going; API clients get
+// 401. The page's form carries a CSRF token bound to a cookie (package
+// session), and a good user name and password start a session with a
+// fresh id, then a 303 to next when it is a local path. POST /logout ends
+// the session on the server. Sessions, their cookies, idle and absolute
+// expiry and CSRF tokens are package session's; identifying a request by
+// its session, the redirect and logout are package sessionauth's, shared
+// with type oauth.
+//
+// Guessing is made slow and unrewarding: failed logins are counted per
+// client address and per user name (429 with Retry-After past the limits;
+// a browser that signed in before counts per device instead of per name,
+// see DeviceCookie), each attempt holding a slot of both only while it is
+// checked (package throttle), so right logins arriving together are never
+// refused for it and a success resets its own name's count only,
+// every wrong password and every unknown user name costs the same bcrypt
+// work (unknown names are checked against a decoy hash of the usual cost),
+// bcrypt work is capped by a gate, both cases get one and the same answer,
+// and every refused login is logged with its reason, address and user
+// name, never the password.
+//
+// The user file is read again when it changes (its stat is polled every
+// couple of seconds) and on SIGHUP (Reload). A file with problems changes
+// nothing: the last good users stay and the problems are logged. Sessions
+// of users removed from the file, or whose password changed, end.
+//
+// With second_factor = optional or required, a right password for a user
+// with a second factor (any user, with required) is not yet a sign-in: a
+// pending state that grants nothing leads to the second-factor step
+// (SecondFactorPath: a TOTP or recovery code, counted against the same
+// limits as passwords) or, for a user who must enrol, to the enrolment
+// (EnrolPath); the factors live in the factors file (package factors).
+// See docs/second-factor.md.
+//
+// What it does not do: edit the user file (the `user` command does), lock
+// accounts permanently, or remember anything but the user name and the
+// second factor used in a session.
+package login
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/filewatch"
+	"github.com/backupweb/backupweb/internal/passkey"
+	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/session"
+	"github.com/backupweb/backupweb/internal/throttle"
+	"github.com/backupweb/backupweb/internal/tokens"
+	"github.com/backupweb/backupweb/internal/ui"
+)
+
+// Name is the type's name in configuration.
+const Name = "flask-login"
+
+// maxUserBlock caps how long repeated failures can hold one user name off.
+// Blocks of an address double up to a day (package throttle's default);
+// those of a name stop at an hour, because anyone can make a name fail, and
+// a block of the name also holds off its rightful user.
+const maxUserBlock = time.Hour
+
+// Provider is the flask-login authentication type. It is safe for
+// concurrent use. Close it to stop watching the user file and to write the
+// session store's pending changes.
+type Provider struct {
+	// Guard identifies requests by session, challenges, serves logout,
+	// and owns the sessions (readiness, closing).
+	*sessionauth.Guard
+
+	cfg      Config
+	verifier *password.Verifier
+	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
+	byAddr   *throttle.Swap   // failures per client address
+	byUser   *throttle.Swap   // failures per user name, from any address
+	byDevice *throttle.Swap   // failures per device cookie, instead of byUser
+	// counters makes the three counters for a reload's limits
+	// (SetThrottling); limits are those in force.
+	counters func(t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter)
+	limits   atomic.Pointer[limits]
+	// deviceKey signs device cookies; now is the clock they expire by.
+	deviceKey []byte
+	now       func() time.Time
+	tmpl      *template.Template // nil: the built-in page
+	log       *slog.Logger
+	audit     auth.Audit // refusals and sign-ins logged and counted
+	errs      *auth.Errors
+
+	users atomic.Pointer[userSet]
+	// sf is the second_factor in force: cfg.SecondFactor at the start,
+	// then what SetSecondFactor set (a reload).
+	sf atomic.Int32
+
+	// tokens is the tokens file (machine tokens); revocations, with a
+	// shared store that keeps them, tells every instance of a revocation.
+	tokens      *tokens.Store
+	revocations Revocations
+
+	// passkeys runs the passkey ceremonies; nil when second_factor is
+	// off.
+	passkeys *passkey.Service
+	// factors is the factors file, nil when second_factor is off; spend
+	// marks a token used once (the shared store's, or this process's).
+	factors     *factors.Store
+	spend       func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
+	passkeySlot func(r *http.Request, user string) template.HTML
+	// begins limits the routes that keep state for a client not signed in
+	// (per client address and in total); userBegins the passkey
+	// registrations of signed-in users (per user).
+	begins, userBegins *throttle.Rate
+
+	reloadMu sync.Mutex // serialises reloads; guards last and broken
+	broken   bool       // the last reading of the user file had problems
+	last     struct {
+		stamp  filewatch.Stamp
+		racy   bool
+		digest [32]byte
+	}
+	onPoll func() // test hook: runs after a poll has reloaded
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ auth.Provider = (*Provider)(nil)
+	_ auth.Mounter  = (*Provider)(nil)
+	_ auth.Reloader = (*Provider)(nil)
+	_ io.Closer     = (*Provider)(nil)
+	_ auth.Checker  = (*Provider)(nil)
+	_ auth.Watcher  = (*Provider)(nil)
+)
+
+// New returns a provider for cfg (zero fields take their defaults). It reads the user file, parses the replacement template if
+// any, and opens the session store in deps.StateDir (or uses deps.Shared's);
+// the program runs Watch to follow changes of the user file. deps.SecretKey
+// is required. To validate a configuration without building anything, use
+// Validate and the Read methods.
+func New(cfg Config, deps auth.Deps) (*Provider, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	cfg.LoginPath, _ = LoginPath(cfg.LoginPath)
+	// What ReadUsers and ReadTemplate read is not read again.
+	var rd reading
+	var err error
+	if cfg.read != nil && cfg.read.users != nil {
+		rd = *cfg.read.users
+	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
+		return nil, err
+	}
+	wait := cfg.Wait(cfg.UseBcrypt, rd.set.decoyCost)
+	p := &Provider{
+		cfg: cfg,
+		// Successes are not cached: a login is checked once per session,
+		// and every check then costs the same.
+		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: deps.Clock(), Observer: deps.Hooks.Password}),
+		log:      deps.Log(),
+		audit:    deps.Audit(),
+		errs:     deps.Errs(),
+		now:      deps.Clock(),
+		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
+			auth.LogBeginFlood(deps.Log(), Name, "passkey sign-ins")
+		}}),
+		userBegins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock()}),
+	}
+	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
+	p.counters = func(t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter) {
+		return newCounters(deps, t, maxUser, wait)
+	}
+	addr, user, device := p.counters(cfg.Throttling, cfg.MaxUserFailures, wait)
+	p.byAddr, p.byUser, p.byDevice = throttle.NewSwap(addr), throttle.NewSwap(user), throttle.NewSwap(device)
+	p.limits.Store(&limits{cfg.Throttling, cfg.MaxUserFailures})
+	p.sf.Store(int32(cfg.SecondFactor))
+	p.last.stamp, p.last.racy, p.last.digest = rd.stamp, rd.racy, rd.digest
+	switch {
+	case cfg.LoginTemplate == "":
+	case cfg.read != nil && cfg.read.tmpl != nil:
+		p.tmpl = cfg.read.tmpl
+	default:
+		if p.tmpl, err = ui.ParseLoginTemplate(cfg.LoginTemplate); err != nil {
+			return nil, fmt.Errorf("login: login template: %w", err)
+		}
+	}
+	p.Guard, err = sessionauth.Open(deps, sessionauth.Options{
+		Type:      Name,
+		LoginPath: cfg.LoginPath,
+		Settings:  cfg.Settings,
+		// A session is good while its user's line in the user file is the
+		// one it was made with, whatever happened in between (a password
+		// changed while the service was stopped included).
+		// With a second factor, the session must also stand with the
+		// factors file as it is now (see factorAdmits).
+		Admit:   func(d session.Data) bool { return p.users.Load().admits(d.Username, d.Cred) && p.factorAdmits(d) },
+		Refusal: p.refusal,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	if p.deviceKey, err = p.Manager().PurposeKey("device-cookie"); err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
+	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
+	p.SetAccountExtra(p.fillAccount)
+	if rv, ok := deps.Shared.(Revocations); ok {
+		p.revocations = rv
+	}
+	if cfg.SecondFactor != SecondFactorOff {
+		keys, err := factors.NewKeys(deps.SecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("login: %w", err)
+		}
+		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
+		if p.spend, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
+			p.Guard.Close()
+			return nil, fmt.Errorf("login: %w", err)
+		}
+		// Passkeys are bound to the origin users reach the service at:
+		// without [server] public_url they are not offered, and TOTP and
+		// recovery codes are the second factors.
+		if deps.PublicURL != nil {
+			if p.passkeys, err = p.openPasskeys(deps); err != nil {
+				return nil, fmt.Errorf("login: %w", err)
+			}
+			p.SetPasskeySlot(p.passkeySlotFor)
+		}
+	}
+	if cfg.PasskeyLogin && p.passkeys == nil {
+		return nil, errors.New("login: passkey_login needs second_factor = optional or required and [server] public_url")
+	}
+	if cfg.UseBcrypt {
+		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
+	}
+	return p, nil
+}
+
+// Type returns "flask-login".
+func (p *Provider) Type() string { return Name }
+
+// Mount adds the login page (GET and POST at the login path), /logout (GET
+// the confirmation page, POST the sign-out), the password page of a step
+// that needs the password again (ReauthPath)
+// and, unless mux has them already, the stylesheet and icon the page uses
+// (ui.Mount), so that the page is styled in a host application too.
+func (p *Provider) Mount(mux *http.ServeMux) {
+	ui.Mount(mux)
+	mux.HandleFunc("GET "+p.cfg.LoginPath, p.serveForm)
+	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
+	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
+	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
+	mux.HandleFunc("GET "+ReauthPath, p.serveReauth)
+	mux.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
+	p.mountPasskeys(mux)
+	p.mountAccount(mux)
+	if p.factors != nil {
+		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
+		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
+		mux.HandleFunc("GET "+EnrolPath, p.serveEnrol)
+		mux.HandleFunc("POST "+EnrolPath, p.serveEnrolPost)
+	}
+}
+
+// Ready reports whether logins can be answered: the user file was loaded
+// and the session store answers. A user file whose last edit is broken is
+// still ready: its unchanged users are served.
+func (p *Provider) Ready(ctx context.Context) error {
+	if p.users.Load() == nil {
+		return &auth.NotReady{Part: "the user file is not loaded"}
+	}
+	return p.Guard.Ready(ctx)
+}
+
+// OwnPaths returns the paths the provider serves: the login page and
+// logout, and with a second factor its step and the enrolment.
+func (p *Provider) OwnPaths() []string {
+	if p.factors != nil {
+		return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
+	}
+	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}
+}
+
+// Close closes the session store, which writes its pending activity
+// refreshes. Later calls do nothing.
+func (p *Provider) Close() error {
+	p.closeOnce.Do(func() {
+		if err := p.Guard.Close(); err != nil {
+			p.closeErr = fmt.Errorf("login: %w", err)
+		}
+	})
+	return p.closeErr
+}

@@ -1,0 +1,229 @@
+package login
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/passkey"
+	"github.com/backupweb/backupweb/internal/ui"
+)
+
+// Routes of the passkey at the second-factor step (a user with a passkey
+// completes the sign-in) and at the enrolment (with second_factor =
+// required, a user without a factor registers a passkey as their first).
+// They answer the passkey script in JSON, for a browser with a pending
+// state, and carry the sign-in form's CSRF token in X-CSRF-Token.
+const (
+	SecondFactorPasskeyBegin  = SecondFactorPath + "/passkey/begin"
+	SecondFactorPasskeyFinish = SecondFactorPath + "/passkey/finish"
+	EnrolPasskeyBegin         = EnrolPath + "/passkey/begin"
+	EnrolPasskeyFinish        = EnrolPath + "/passkey/finish"
+)
+
+// mountPasskeySteps adds the passkey routes of the second-factor step and
+// of the enrolment.
+func (p *Provider) mountPasskeySteps(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+SecondFactorPasskeyBegin, p.beginSecondPasskey)
+	mux.HandleFunc("POST "+SecondFactorPasskeyFinish, p.finishSecondPasskey)
+	if p.secondFactor() == SecondFactorRequired {
+		mux.HandleFunc("POST "+EnrolPasskeyBegin, p.beginEnrolPasskey)
+		mux.HandleFunc("POST "+EnrolPasskeyFinish, p.finishEnrolPasskey)
+	}
+}
+
+// passkeySlotFor is the passkey part of the second-factor page (see
+// SetPasskeySlot): a "Use a passkey" button for a user with a passkey.
+func (p *Provider) passkeySlotFor(r *http.Request, user string) template.HTML {
+	rec, st := p.factorsOf(user)
+	if st != factors.Enrolled || rec == nil || len(rec.Passkeys) == 0 {
+		return ""
+	}
+	next := p.Guard.SafeNext(r.FormValue("next"))
+	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: SecondFactorPasskeyBegin, FinishURL: SecondFactorPasskeyFinish, Next: next})
+}
+
+// enrolSlotFor is the passkey part of the enrolment page: a form that
+// registers a passkey instead of an authenticator app.
+func (p *Provider) enrolSlotFor(next string) template.HTML {
+	if p.passkeys == nil || p.secondFactor() != SecondFactorRequired {
+		return ""
+	}
+	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: EnrolPasskeyBegin, FinishURL: withNext(EnrolPasskeyFinish, next), Next: next, Register: true})
+}
+
+// pendingJSON returns the pending state of r for a passkey route whose
+// user's factors must say want (Enrolled at the step, None at the
+// enrolment). The sign-in form's CSRF token comes in X-CSRF-Token. ok
+// false: a refusal was written (403, 401, 409).
+func (p *Provider) pendingJSON(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, bool) {
+	st, ok := p.pendingOf(r)
+	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
+		p.errs.Refuse(w, r, auth.FormExpired)
+		return pending{}, false
+	}
+	if !ok || !p.users.Load().admits(st.User, st.Cred) {
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.errs.Refuse(w, r, auth.SecondStepExpired)
+		return pending{}, false
+	}
+	switch _, got := p.factorsOf(st.User); {
+	case got == factors.Broken:
+		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, st.User)
+		p.endPending(w, r)
+		p.errs.Refuse(w, r, auth.FactorsUnusable)
+		return pending{}, false
+	case got != want:
+		// Enrolled meanwhile, or the factors were reset: start again.
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.errs.Refuse(w, r, auth.EnrolledMeanwhile)
+		return pending{}, false
+	}
+	return st, true
+}
+
+// pendingRequest is pendingJSON, then the posted passkeyRequest. ok
+// false: it answered.
+func (p *Provider) pendingRequest(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, passkeyRequest, bool) {
+	st, ok := p.pendingJSON(w, r, want)
+	if !ok {
+		return pending{}, passkeyRequest{}, false
+	}
+	req, ok := p.readPasskeyRequest(w, r)
+	return st, req, ok
+}
+
+// beginSecondPasskey is POST SecondFactorPasskeyBegin.
+func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
+	st, req, ok := p.pendingRequest(w, r, factors.Enrolled)
+	if !ok || !p.mayBegin(w, r) {
+		return
+	}
+	b, err := p.passkeys.BeginLogin(r.Context(), st.User, p.Guard.SafeNext(req.Next))
+	if errors.Is(err, passkey.ErrNoPasskeys) {
+		p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
+		p.errs.Refuse(w, r, auth.PasskeyRefused)
+		return
+	}
+	p.writeBegun(w, r, b, err)
+}
+
+// finishSecondPasskey is POST SecondFactorPasskeyFinish: the browser's
+// answer, counted against the same limits as the password (the address,
+// and the name or device); a right one completes the sign-in.
+func (p *Provider) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
+	st, req, ok := p.pendingRequest(w, r, factors.Enrolled)
+	if !ok {
+		return
+	}
+	v, err := p.counted(r, p.limitsFor(r, st.User), st.User, func(ctx context.Context) (passkey.Verdict, error) {
+		return p.passkeys.FinishLogin(ctx, st.User, req.Ceremony, req.Credential)
+	})
+	if err != nil {
+		p.errs.Error(w, r, err)
+		return
+	}
+	if !v.OK {
+		v.User = st.User
+		p.refusePasskey(w, r, v)
+		return
+	}
+	p.completeJSON(w, r, st, SecondFactorPasskey, v.Next, nil)
+}
+
+// beginEnrolPasskey is POST EnrolPasskeyBegin: a user who must enrol
+// begins registering a passkey.
+func (p *Provider) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
+	st, ok := p.pendingJSON(w, r, factors.None)
+	if !ok || !p.mayBegin(w, r) {
+		return
+	}
+	b, err := p.passkeys.BeginRegistration(r.Context(), st.User, true)
+	p.writeBegun(w, r, b, err)
+}
+
+// finishEnrolPasskey is POST EnrolPasskeyFinish: the pending state is
+// spent, the passkey stored with ten new recovery codes, the session
+// started, and the answer carries the codes (shown once) and next. The
+// passkey is stored only while the user still has no factor, checked
+// under the factors file's lock: of two enrolments at once (a passkey and
+// TOTP, or two passkeys) one is stored, the other gets 409.
+func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
+	st, req, ok := p.pendingRequest(w, r, factors.None)
+	if !ok {
+		return
+	}
+	name, ok := p.passkeyName(w, r, req.Name)
+	if !ok {
+		return
+	}
+	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
+	p.completeJSON(w, r, st, SecondFactorPasskey, next, func() ([]string, bool) {
+		v, err := p.passkeys.FinishRegistration(r.Context(), st.User, req.Ceremony, name, req.Credential)
+		if errors.Is(err, passkey.ErrFactorsChanged) {
+			// Another enrolment of the user finished first.
+			p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+			p.errs.Refuse(w, r, auth.EnrolledMeanwhile)
+			return nil, false
+		}
+		if err != nil {
+			p.errs.Error(w, r, err)
+			return nil, false
+		}
+		if !v.OK {
+			p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
+			p.errs.Refuse(w, r, auth.PasskeyNotAddedAtSignIn)
+			return nil, false
+		}
+		codes, err := p.newRecovery(st.User, nil)
+		if err != nil {
+			p.errs.Error(w, r, err)
+			return nil, false
+		}
+		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", SecondFactorPasskey, "file", p.factors.Path())
+		return codes, true
+	})
+}
+
+// completeJSON is the end of a second-factor step the passkey script
+// made, as complete is for the forms: the pending state is spent (401
+// when it was already), commit runs when not nil (it answers and returns
+// false on failure), the user's failure count is forgotten, the session
+// started with a fresh id and the factor named, and the answer is
+// {"next": ..., "recovery": [...]} (the codes commit returned, if any).
+func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pending, factor, next string, commit func() ([]string, bool)) {
+	fresh, err := p.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
+	if err != nil {
+		p.errs.Error(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err))
+		return
+	}
+	if !fresh {
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.errs.Refuse(w, r, auth.SecondStepExpired)
+		return
+	}
+	var codes []string
+	if commit != nil {
+		var ok bool
+		if codes, ok = commit(); !ok {
+			p.endPending(w, r)
+			return
+		}
+	}
+	if !p.beginAfterFactor(w, r, st, factor) {
+		return
+	}
+	writeJSON(w, struct {
+		Next     string   `json:"next"`
+		Recovery []string `json:"recovery,omitempty"`
+	}{p.Guard.SafeNext(next), codes})
+}

@@ -1,0 +1,203 @@
+package login
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/auth"
+)
+
+// reauthToken fetches the password page and returns its CSRF token (the
+// session's).
+func (b *browser) reauthToken() string {
+	b.t.Helper()
+	r := b.get(ReauthPath, true)
+	tok, ok := field(r.body, "csrf_token")
+	if r.status != http.StatusOK || !ok || tok == "" {
+		b.t.Fatalf("GET %s: %d, no csrf_token", ReauthPath, r.status)
+	}
+	return tok
+}
+
+// reauth gives user's password again and fails the test unless it is
+// accepted.
+func (b *browser) reauth(user string) {
+	b.t.Helper()
+	r := b.post(ReauthPath, url.Values{"password": {testPasswords[user]}, "csrf_token": {b.reauthToken()}, "next": {"/"}})
+	if r.status != http.StatusSeeOther {
+		b.t.Fatalf("password again: %d %s", r.status, r.body)
+	}
+}
+
+// postPage posts a form as a browser does, asking for a page in answer.
+func (b *browser) postPage(path string, form url.Values) reply {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.h.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+	req.Header.Set("Origin", b.h.srv.URL)
+	return b.do(req)
+}
+
+// beginPasskey begins a registration on the passkeys page's route and
+// returns the answer and its ceremony.
+func (b *browser) beginPasskey(path, token string) (reply, begunAnswer) {
+	b.t.Helper()
+	r := b.postJSON(path, token, []byte(`{}`))
+	var ans begunAnswer
+	if r.status == http.StatusOK {
+		if err := json.Unmarshal([]byte(r.body), &ans); err != nil {
+			b.t.Fatalf("begin: %v in %s", err, r.body)
+		}
+	}
+	return r, ans
+}
+
+// finishBody is what the page's script posts to finish a registration of
+// key, named name, for the ceremony ans.
+func finishBody(t testing.TB, key *softKey, ans begunAnswer, name string) []byte {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"ceremony": ans.Ceremony, "name": name, "credential": key.create(t, ans.Options, "http://localhost")})
+	return body
+}
+
+// TestReauthGatesFactorChanges: adding or removing a passkey needs the
+// password given again within ReauthWindow. Without it, the page and the
+// remove form send the browser to the password page, the script's routes
+// answer 403 in JSON; a wrong password is 401 and logged; a right one
+// moves the session to a new id (the old cookie loads nothing) and lets
+// the changes through, until the window has passed.
+func TestReauthGatesFactorChanges(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, nil)
+	b := h.browser()
+	b.mustLogin("alice")
+	tok := b.csrf()
+	toReauth := ReauthURL(PasskeysPath)
+
+	if r := b.get(PasskeysPath, true); r.status != http.StatusSeeOther || r.header.Get("Location") != toReauth {
+		t.Errorf("the passkeys page: %d %q, want 303 to %s", r.status, r.header.Get("Location"), toReauth)
+	}
+	for _, path := range []string{PasskeysBeginPath, PasskeysFinishPath} {
+		r := b.postJSON(path, tok, []byte(`{"ceremony":"x","name":"Key","credential":{}}`))
+		var body struct{ Error string }
+		if r.status != http.StatusForbidden || json.Unmarshal([]byte(r.body), &body) != nil || body.Error != auth.PasswordAgain.Message() {
+			t.Errorf("%s: %d %s, want 403 %q", path, r.status, r.body, auth.PasswordAgain.Message())
+		}
+	}
+	if r := b.postPage(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusSeeOther || r.header.Get("Location") != toReauth {
+		t.Errorf("remove: %d %q, want 303 to %s", r.status, r.header.Get("Location"), toReauth)
+	}
+	if r := b.post(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusForbidden || !strings.Contains(r.body, auth.PasswordAgain.Message()) {
+		t.Errorf("remove by a client that is no browser: %d, want 403", r.status)
+	}
+
+	page := b.get(toReauth, true)
+	if page.status != http.StatusOK || !strings.Contains(page.body, `id="reauth-user">alice<`) || !strings.Contains(page.body, `name="password"`) {
+		t.Fatalf("the password page: %d\n%s", page.status, page.body)
+	}
+	if next, _ := field(page.body, "next"); next != PasskeysPath {
+		t.Errorf("the page's next: %q", next)
+	}
+	if !strings.Contains(page.body, `<a href="/">Cancel</a>`) {
+		t.Error("the page's Cancel link does not lead to the catalog")
+	}
+	form := func(pw, token string) url.Values {
+		return url.Values{"password": {pw}, "csrf_token": {token}, "next": {PasskeysPath}}
+	}
+	if r := b.post(ReauthPath, form("wrong", tok)); r.status != http.StatusUnauthorized || !strings.Contains(r.body, auth.WrongPassword.Message()) {
+		t.Errorf("a wrong password: %d", r.status)
+	}
+	if logs := h.logs.String(); !strings.Contains(logs, `reason="bad credentials"`) || !strings.Contains(logs, "user=alice") {
+		t.Errorf("the wrong password is not logged as a refusal:\n%s", logs)
+	}
+	if r := b.post(ReauthPath, form(testPasswords["alice"], "forged")); r.status != http.StatusForbidden {
+		t.Errorf("a forged token: %d", r.status)
+	}
+	if b.get(PasskeysPath, true).status != http.StatusSeeOther {
+		t.Fatal("the passkeys page opened after refused attempts")
+	}
+
+	old := b.sessionCookie()
+	if r := b.post(ReauthPath, form(testPasswords["alice"], tok)); r.status != http.StatusSeeOther || r.header.Get("Location") != PasskeysPath {
+		t.Fatalf("the right password: %d %q", r.status, r.header.Get("Location"))
+	}
+	if b.sessionCookie() == old || b.sessionCookie() == "" {
+		t.Error("the session kept its id")
+	}
+	replay := h.browser()
+	replay.setCookie(h.p.Manager().CookieName(), old)
+	if s := replay.apiStatus(); s != http.StatusUnauthorized {
+		t.Errorf("the old session cookie: %d, want 401", s)
+	}
+	if !strings.Contains(h.logs.String(), "auth: password given again") {
+		t.Error("no log line for the password given again")
+	}
+
+	if r := b.get(PasskeysPath, true); r.status != http.StatusOK {
+		t.Fatalf("the passkeys page after the password: %d", r.status)
+	}
+	tok = b.csrf()
+	r, ans := b.beginPasskey(PasskeysBeginPath, tok)
+	if r.status != http.StatusOK {
+		t.Fatalf("begin: %d %s", r.status, r.body)
+	}
+	if r := b.postJSON(PasskeysFinishPath, tok, finishBody(t, newSoftKey(t), ans, "Key")); r.status != http.StatusOK {
+		t.Fatalf("finish: %d %s", r.status, r.body)
+	}
+	if rec, _ := h.p.Factors().Lookup("alice"); rec == nil || len(rec.Passkeys) != 1 {
+		t.Fatalf("stored: %+v", rec)
+	}
+
+	h.clock.Advance(ReauthWindow)
+	if r := b.postJSON(PasskeysBeginPath, tok, []byte(`{}`)); r.status != http.StatusForbidden {
+		t.Errorf("begin %v after the password: %d", ReauthWindow, r.status)
+	}
+	if r := b.get(PasskeysPath, true); r.status != http.StatusSeeOther {
+		t.Errorf("the page %v after the password: %d", ReauthWindow, r.status)
+	}
+}
+
+// TestReauthRefusals: the password page is for signed-in users only, and
+// wrong passwords count against the sign-in's limits: past them, 429 with
+// Retry-After, the right password too.
+func TestReauthRefusals(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.MaxUserFailures = 3 })
+	anon := h.browser()
+	if r := anon.get(ReauthPath, true); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), h.p.LoginPath()) {
+		t.Errorf("GET not signed in: %d %q", r.status, r.header.Get("Location"))
+	}
+	if r := anon.post(ReauthPath, url.Values{"password": {"x"}, "csrf_token": {anon.formToken()}}); r.status != http.StatusUnauthorized {
+		t.Errorf("POST not signed in: %d", r.status)
+	}
+
+	b := h.browser()
+	b.mustLogin("alice")
+	tok := b.reauthToken()
+	post := func(pw string) reply {
+		return b.post(ReauthPath, url.Values{"password": {pw}, "csrf_token": {tok}})
+	}
+	if r := post(""); r.status != http.StatusUnauthorized {
+		t.Errorf("an empty password: %d", r.status)
+	}
+	for i := range 3 {
+		if r := post("wrong"); r.status != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d", i+1, r.status)
+		}
+	}
+	r := post(testPasswords["alice"])
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+		t.Errorf("past the limit: %d, Retry-After %q", r.status, r.header.Get("Retry-After"))
+	}
+	h.clock.Advance(2 * time.Hour)
+	b.mustLogin("alice")
+	if r := b.post(ReauthPath, url.Values{"password": {testPasswords["alice"]}, "csrf_token": {b.reauthToken()}}); r.status != http.StatusSeeOther {
+		t.Errorf("once the block ended: %d", r.status)
+	}
+}

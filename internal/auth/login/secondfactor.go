@@ -1,0 +1,376 @@
+package login
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/session"
+	"github.com/backupweb/backupweb/internal/ui"
+)
+
+// Messages of the second-factor step.
+const (
+	msgSecondTitle = "Verify it is you"
+	msgEnrolTitle  = "Set up a second factor"
+)
+
+// errNoBinding refuses a pending state without the form cookie to bind it
+// to.
+var errNoBinding = errors.New("login: the sign-in form's cookie is missing")
+
+// AttrSecondFactor is the session attribute (session.Data.Attrs) that
+// names the second factor that completed the sign-in: "totp" or
+// "recovery" (auth.User.SecondFactor).
+const AttrSecondFactor = auth.AttrSecondFactor
+
+// Factors returns the factors file's store, nil when second_factor is
+// off. The passkey sign-in and registration use it.
+func (p *Provider) Factors() *factors.Store { return p.factors }
+
+// SetPasskeySlot sets what the second-factor page shows in its passkey
+// place, above the code form: f returns trusted markup for the request
+// and user (empty: nothing). Call it before serving.
+func (p *Provider) SetPasskeySlot(f func(r *http.Request, user string) template.HTML) {
+	p.passkeySlot = f
+}
+
+// factorsOf returns what the factors file says about user. A line that
+// names no user of the user file counts as a damaged line that could be
+// anyone's (see factors.Set.LookupAmong).
+func (p *Provider) factorsOf(user string) (*factors.Record, factors.Status) {
+	return p.factors.Set().LookupAmong(user, p.users.Load().has)
+}
+
+// factorAdmits reports whether a session still stands with the factors
+// file as it is now: never for a user whose record is broken; with
+// required, only for a session made with a second factor of a user who
+// still has one; a session made with a second factor ends when the user's
+// factors are reset.
+func (p *Provider) factorAdmits(d session.Data) bool {
+	if p.factors == nil {
+		return true
+	}
+	_, st := p.factorsOf(d.Username)
+	used := d.Attrs[AttrSecondFactor] != ""
+	switch {
+	case st == factors.Broken:
+		return false
+	case p.secondFactor() == SecondFactorRequired:
+		return used && st == factors.Enrolled
+	default:
+		return !used || st == factors.Enrolled
+	}
+}
+
+// withNext returns path with ?next= when next is not the default.
+func withNext(path, next string) string {
+	if next == "" || next == "/" {
+		return path
+	}
+	return path + "?next=" + url.QueryEscape(next)
+}
+
+// secondStep runs after a right password: for a user with a factor it
+// starts the pending state and sends the browser to the second-factor
+// step; with required, a user without one goes to the enrolment; a user
+// whose record cannot be used is refused. It reports whether it answered
+// (false: the password alone signs in).
+func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred, next string) bool {
+	if p.factors == nil {
+		return false
+	}
+	_, st := p.factorsOf(name)
+	path := SecondFactorPath
+	switch {
+	case st == factors.Broken:
+		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, logName(name))
+		p.render(w, r, auth.FactorsUnusable.Reply(), name, next)
+		return true
+	case st == factors.Enrolled:
+	case p.secondFactor() == SecondFactorRequired:
+		path = EnrolPath
+	default:
+		return false
+	}
+	if err := p.beginPending(w, r, name, cred, st != factors.Enrolled); err != nil {
+		p.errs.Error(w, r, fmt.Errorf("starting the second-factor step: %w", err))
+		return true
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	sessionauth.SeeOther(w, withNext(path, next))
+	return true
+}
+
+// serveSecondFactor is GET on SecondFactorPath: the code form, for a
+// browser with a pending state; others go back to the sign-in page.
+func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
+	st, next, ok := p.pendingPage(w, r, SecondFactorPath)
+	if !ok {
+		return
+	}
+	p.renderSecond(w, r, auth.Reply{Status: http.StatusOK}, st.User, next)
+}
+
+// pendingPage returns the pending state of a GET on a page of the second
+// step (here) and its next: a browser without one starts over, one whose
+// factors belong elsewhere is sent there. ok false: it answered.
+func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
+	next = p.Guard.SafeNext(r.URL.Query().Get("next"))
+	st, ok = p.pendingOf(r)
+	if !ok {
+		p.startOver(w, r, next)
+		return pending{}, "", false
+	}
+	if p.routeByStatus(w, r, st.User, next, here) {
+		return pending{}, "", false
+	}
+	return st, next, true
+}
+
+// routeByStatus sends a pending user to where their factors say they
+// belong, when that is not here: the step when they have a factor, the
+// enrolment when they must enrol, a refusal when their record is broken
+// or when an enrolment is posted for a user who has a factor by now
+// (409).
+// It reports whether it answered.
+func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, next, here string) bool {
+	_, st := p.factorsOf(user)
+	want := SecondFactorPath
+	switch {
+	case st == factors.Broken:
+		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, user)
+		p.endPending(w, r)
+		p.render(w, r, auth.FactorsUnusable.Reply(), user, next)
+		return true
+	case st == factors.None && p.secondFactor() == SecondFactorRequired:
+		want = EnrolPath
+	case st == factors.None:
+		// The factor went away and none is required: sign in again with
+		// the password alone.
+		p.endPending(w, r)
+		p.startOver(w, r, next)
+		return true
+	case here == EnrolPath && r.Method == http.MethodPost:
+		// An enrolment posted after another of the user's finished:
+		// refused (409), as when both reach the factors file together.
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, user)
+		p.endPending(w, r)
+		p.render(w, r, auth.EnrolledMeanwhile.Reply(), "", next)
+		return true
+	}
+	if want == here {
+		return false
+	}
+	sessionauth.SeeOther(w, withNext(want, next))
+	return true
+}
+
+// startOver answers a request without a usable pending state: a browser
+// goes to the sign-in page, an API client gets 401.
+func (p *Provider) startOver(w http.ResponseWriter, r *http.Request, next string) {
+	w.Header().Set("Cache-Control", "no-store")
+	if p.errs.WantsJSON(r) || r.Method != http.MethodGet {
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		return
+	}
+	sessionauth.SeeOther(w, p.Guard.LoginURLFor(next))
+}
+
+// serveSecondFactorPost is POST on SecondFactorPath. In order: the form
+// (400, 413), its CSRF token (403), the pending state (401 when missing,
+// expired, or bound to another browser), an empty code (401), the
+// failure limits of the address and of the name or device, shared with
+// the password (429), the code (401 when wrong or already used; counted
+// as a failure), the single use of the pending state (401 when used);
+// then the session starts with a fresh id and the factor named, and the
+// browser goes to next.
+func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request) {
+	st, next, ok := p.pendingForm(w, r, SecondFactorPath)
+	if !ok {
+		return
+	}
+	code, ok := p.postedCode(w, r, st.User, next)
+	if !ok {
+		return
+	}
+	factor, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
+		return p.checkCode(ctx, st.User, code)
+	})
+	if !ok {
+		return
+	}
+	p.complete(w, r, st, factor, next, nil)
+}
+
+// pendingForm reads the form posted to the second-factor step or the
+// enrolment (here, the path it was posted to) and returns the pending
+// state and next. In order: the form (400, 413), its CSRF token (403; the
+// code form again when the step still stands), the pending state (401
+// when missing, expired, bound to another browser, or its user's password
+// changed), and where the user's factors say they belong (see
+// routeByStatus). ok false: it answered.
+func (p *Provider) pendingForm(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
+	if !p.parseForm(w, r) {
+		return pending{}, "", false
+	}
+	next = p.Guard.SafeNext(r.PostForm.Get("next"))
+	st, ok = p.pendingOf(r)
+	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
+		if ok && here == SecondFactorPath {
+			p.renderSecond(w, r, auth.FormExpired.Reply(), st.User, next)
+		} else {
+			p.render(w, r, auth.FormExpired.Reply(), "", next)
+		}
+		return pending{}, "", false
+	}
+	if !ok || !p.users.Load().admits(st.User, st.Cred) {
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		return pending{}, "", false
+	}
+	if p.routeByStatus(w, r, st.User, next, here) {
+		return pending{}, "", false
+	}
+	return st, next, true
+}
+
+// postedCode returns the posted code, trimmed; an empty one is refused
+// (401) on the page it came from. ok false: it answered.
+func (p *Provider) postedCode(w http.ResponseWriter, r *http.Request, user, next string) (string, bool) {
+	code := strings.TrimSpace(r.PostForm.Get("code"))
+	if code == "" {
+		p.audit.Refused(r, Name, auth.ReasonMalformed, user)
+		p.renderAfterCode(w, r, auth.CodeEmpty.Reply(), user, next)
+		return "", false
+	}
+	return code, true
+}
+
+// complete ends a second-factor step that succeeded: the pending state is
+// spent (401 when it was already), commit runs when not nil (an
+// enrolment's: it stores the factor and returns the recovery codes to
+// show, or answers and returns false), the user's failure count is
+// forgotten, the session started with a fresh id and the factor named,
+// and the browser sent to next, or shown the recovery codes.
+func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, factor, next string, commit func() ([]string, bool)) {
+	fresh, err := p.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
+	if err != nil {
+		p.renderSecondError(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err), st.User, next)
+		return
+	}
+	if !fresh {
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		return
+	}
+	var codes []string
+	if commit != nil {
+		var ok bool
+		if codes, ok = commit(); !ok {
+			return
+		}
+	}
+	if !p.beginAfterFactor(w, r, st, factor) {
+		return
+	}
+	if commit != nil {
+		p.showRecovery(w, r, st.User, next, codes)
+		return
+	}
+	sessionauth.SeeOther(w, next)
+}
+
+// renderSecondError answers an error of the second-factor step by
+// auth.ReplyTo (429 with Retry-After, 503...).
+func (p *Provider) renderSecondError(w http.ResponseWriter, r *http.Request, err error, user, next string) {
+	if rp, ok := p.replyTo(w, r, err, "auth: second factor failed with an error"); ok {
+		p.renderAfterCode(w, r, rp, user, next)
+	}
+}
+
+// renderSecond writes the second-factor page (JSON for a refusal to an
+// API client, by the one refusal rule).
+func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, next string) {
+	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
+		p.errs.Send(w, r, rp)
+		return
+	}
+	rec, _ := p.factorsOf(user)
+	page := ui.SecondFactorPage{StepForm: p.stepForm(w, r, msgSecondTitle, SecondFactorPath, user, next, rp), HasTOTP: rec != nil && rec.TOTP != nil}
+	if page.Next == "/" {
+		page.Next = ""
+	}
+	if p.passkeySlot != nil {
+		page.Passkey = p.passkeySlot(r, user)
+	}
+	p.renderStep(w, r, rp.Status, "secondfactor", "the second-factor page", page.Passkey, page)
+}
+
+// stepForm is what the second-factor and enrolment pages share, for user
+// on the page at path, with rp's message.
+func (p *Provider) stepForm(w http.ResponseWriter, r *http.Request, title, path, user, next string, rp auth.Reply) ui.StepForm {
+	return ui.StepForm{
+		Brand: ui.BrandOf(r.Context()), Title: title, Action: withNext(path, next),
+		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
+		StartOver: p.Guard.LoginURLFor(next),
+	}
+}
+
+// renderStep writes the page name of the second step with data, never
+// cached, allowing the passkey script when passkey shows; a failure is
+// logged as one of rendering what.
+func (p *Provider) renderStep(w http.ResponseWriter, r *http.Request, status int, name, what string, passkey template.HTML, data any) {
+	w.Header().Set("Cache-Control", "no-store")
+	if passkey != "" {
+		ui.AllowScript(w.Header())
+	}
+	if err := ui.Render(w, status, name, data); err != nil {
+		p.log.ErrorContext(r.Context(), "auth: rendering "+what, "auth_type", Name, "err", err)
+	}
+}
+
+// parseForm reads a posted form of bounded size, answering 413 or 400
+// when it cannot. It reports whether the form was read.
+func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			p.errs.Refuse(w, r, auth.FormTooLarge)
+			return false
+		}
+		p.errs.Refuse(w, r, auth.BadForm)
+		return false
+	}
+	return true
+}
+
+// beginAfterFactor makes the full session of st's user once factor (a
+// code, a recovery code or a passkey) completed the sign-in: the failures
+// of the name or device are forgotten, the session starts with a new id
+// and names its factor, the pending state ends, the device cookie is
+// issued and the sign-in logged. false: an error was answered.
+func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
+	p.forgetFailures(r, p.limitsFor(r, st.User))
+	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
+	if err := p.Guard.Begin(w, r, d); err != nil {
+		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+		return false
+	}
+	p.endPending(w, r)
+	p.issueDevice(w, r, st.User)
+	p.audit.SignedIn(r, Name, st.User)
+	return true
+}

@@ -1,0 +1,241 @@
+package login
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/throttle"
+	"github.com/backupweb/backupweb/internal/tokens"
+)
+
+// AttrToken is the user attribute that names the machine token a request
+// was admitted with (its id, never the token).
+const AttrToken = "token"
+
+// Revocations is what several instances share about machine tokens
+// ([server] store = redis): a revocation made on one instance is seen by
+// every other at its next request, before their file watch reads the
+// tokens file again. auth.Deps.Shared implements it when it can.
+type Revocations interface {
+	// RevokeToken marks the token with id revoked for ttl.
+	RevokeToken(ctx context.Context, id string, ttl time.Duration) error
+	// TokenRevoked reports whether the token with id is marked revoked.
+	TokenRevoked(ctx context.Context, id string) (bool, error)
+}
+
+// MaxRevocationMark bounds how long a shared revocation mark is kept for
+// a token without an expiry: long enough for every instance to have read
+// the tokens file again many times over.
+const MaxRevocationMark = 30 * 24 * time.Hour
+
+// bearerToken returns the machine token of r's "Authorization: Bearer"
+// header, and whether it has one: a value that starts with tokens.Prefix.
+// Any other Authorization header (a guarded application's own bearer
+// tokens, passed on with pass_authorization) is not backupweb's to judge,
+// and the request is identified by its session as before.
+func bearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") {
+		return "", false
+	}
+	v := strings.TrimSpace(h[7:])
+	return v, strings.HasPrefix(v, tokens.Prefix)
+}
+
+// Identify admits r by its machine token when it carries
+// "Authorization: Bearer", else by its session cookie (the Guard).
+func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
+	if tok, ok := bearerToken(r); ok {
+		return p.identifyToken(r, tok)
+	}
+	return p.Guard.Identify(r)
+}
+
+// identifyToken admits r as the user of the machine token value: a hash
+// lookup in the tokens file, no bcrypt. A blocked client address is
+// refused before the lookup; a token that is unknown, revoked, expired,
+// of a user no longer in the user file, or unusable because the tokens
+// file is broken counts as a failure of the address, exactly like a wrong
+// password, and is answered as no credentials (401). The user has no
+// second factor (a token never satisfies a second_factor rule), their
+// groups come from the groups file as for a session, and the token's
+// scope rides in the user.
+func (p *Provider) identifyToken(r *http.Request, value string) (auth.User, bool, error) {
+	ctx := r.Context()
+	client := throttle.AddrKey(peer.Of(r).Addr)
+	v, err := p.byAddr.Check(ctx, client)
+	if err != nil {
+		return auth.User{}, false, fmt.Errorf("login: counting the attempt: %w", err)
+	}
+	if err := p.audit.Admit(r, Name, v, client, ""); err != nil {
+		return auth.User{}, false, err
+	}
+	tok, st := p.tokens.Lookup(value)
+	reason, user := auth.ReasonTokenUnknown, ""
+	switch st {
+	case tokens.Valid:
+		if !p.users.Load().has(tok.User) {
+			break
+		}
+		revoked, err := p.sharedRevoked(ctx, tok.ID)
+		if err != nil {
+			return auth.User{}, false, err
+		}
+		if revoked {
+			break
+		}
+		return p.tokenUser(r, tok), true, nil
+	case tokens.Expired:
+		reason, user = auth.ReasonTokenExpired, tok.User
+	case tokens.Broken:
+		reason = auth.ReasonTokensBroken
+	}
+	return auth.User{}, false, p.tokenFailed(r, client, reason, user)
+}
+
+// sharedRevoked asks the shared store, when there is one, whether the
+// token was revoked on another instance. It fails closed: a store that
+// does not answer is an error (503), never an admission.
+func (p *Provider) sharedRevoked(ctx context.Context, id string) (bool, error) {
+	if p.revocations == nil {
+		return false, nil
+	}
+	revoked, err := p.revocations.TokenRevoked(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("login: checking a token's revocation: %w", err)
+	}
+	return revoked, nil
+}
+
+// tokenFailed counts a refused token against the client address (taking
+// and failing an attempt slot, as a wrong password does) and logs it.
+func (p *Provider) tokenFailed(r *http.Request, client, reason, user string) error {
+	ctx := r.Context()
+	v, err := p.byAddr.Acquire(ctx, client)
+	if err != nil {
+		return fmt.Errorf("login: counting the attempt: %w", err)
+	}
+	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
+		return err
+	}
+	if _, err := p.byAddr.Fail(context.WithoutCancel(ctx), v.Slot); err != nil {
+		p.log.WarnContext(ctx, "auth: recording a failed attempt failed", "auth_type", Name, "err", err)
+	}
+	p.audit.Refused(r, Name, reason, user)
+	return nil
+}
+
+// tokenUser is the user a valid token admits, its use recorded (and its
+// first use from a new client address logged).
+func (p *Provider) tokenUser(r *http.Request, tok *tokens.Token) auth.User {
+	client := peer.Of(r).String()
+	if p.tokens.Used(tok, client) {
+		p.log.LogAttrs(r.Context(), slog.LevelInfo, "auth token used from a new address",
+			slog.String("auth_type", Name), slog.String("user", tok.User), slog.String("token", tok.ID), slog.String("client", client))
+	}
+	if o, ok := p.audit.Events.(auth.TokenObserver); ok {
+		o.TokenAdmitted(Name)
+	}
+	u := auth.User{Name: tok.User, Type: Name, Attrs: map[string]string{AttrToken: tok.ID}}
+	if s := tok.Scope(); s.ReadOnly || s.Path != "" {
+		u.Scope = &auth.Scope{ReadOnly: s.ReadOnly, Path: s.Path}
+	}
+	return u
+}
+
+// Recheck returns the check of r's credential (auth.Rechecker): for a
+// machine token, that it is still in the tokens file, unexpired, not
+// revoked on another instance, and its user still listed; for a session,
+// the Guard's.
+func (p *Provider) Recheck(r *http.Request, u auth.User) func(ctx context.Context) (bool, error) {
+	value, ok := bearerToken(r)
+	if !ok {
+		return p.Guard.Recheck(r, u)
+	}
+	tok, st := p.tokens.Lookup(value)
+	return func(ctx context.Context) (bool, error) {
+		if st != tokens.Valid || !p.tokens.Still(tok) || tok.User != u.Name || !p.users.Load().has(tok.User) {
+			return false, nil
+		}
+		revoked, err := p.sharedRevoked(ctx, tok.ID)
+		return !revoked && err == nil, err
+	}
+}
+
+// Tokens returns the tokens file as the provider reads it.
+func (p *Provider) Tokens() *tokens.Store { return p.tokens }
+
+// RevokeToken removes the token id of user from the tokens file and, with
+// a shared store, marks it revoked there so that every instance refuses
+// it at once. It logs the revocation; by is who asked ("account page").
+func (p *Provider) RevokeToken(ctx context.Context, user, id, by string) error {
+	var gone *tokens.Token
+	err := p.tokens.Edit(func(d *tokens.Doc) error {
+		for _, t := range d.List {
+			if t.ID == id && t.User == user {
+				gone = d.Revoke(id)
+				return nil
+			}
+		}
+		return tokens.ErrNoToken
+	})
+	if err != nil {
+		return err
+	}
+	if p.revocations != nil {
+		ttl := MaxRevocationMark
+		if !gone.Expires.IsZero() {
+			ttl = min(ttl, time.Until(gone.Expires)+time.Minute)
+		}
+		if err := p.revocations.RevokeToken(ctx, id, ttl); err != nil {
+			p.log.Error("auth: marking a revoked token in the shared store failed; other instances refuse it once they read the tokens file again", "auth_type", Name, "token", id, "err", err)
+		}
+	}
+	p.log.Info("auth token revoked", "auth_type", Name, "user", user, "token", id, "by", by)
+	return nil
+}
+
+// CreateToken adds a token for user with label and the given lifetime
+// (zero: none) and scope, and returns it: shown once, never stored. It
+// logs the creation.
+func (p *Provider) CreateToken(user, label string, lifetime time.Duration, scope tokens.Scope, by string) (string, *tokens.Token, error) {
+	t := &tokens.Token{User: user, Label: label, ReadOnly: scope.ReadOnly, Path: scope.Path}
+	secret, err := tokens.New(t, p.now())
+	if err != nil {
+		return "", nil, err
+	}
+	if lifetime > 0 {
+		t.Expires = t.Created.Add(lifetime)
+	}
+	if err := p.tokens.Edit(func(d *tokens.Doc) error { d.Add(t); return nil }); err != nil {
+		return "", nil, err
+	}
+	p.log.Info("auth token created", "auth_type", Name, "user", user, "token", t.ID, "by", by)
+	return secret, t, nil
+}
+
+// ReadTokens reads the tokens file (TokensFile, by default beside the user
+// file) as the provider will. path is the file read, "" when there is none
+// (no tokens yet), for the caller to check that it is private to its
+// owner. A file that cannot be read or parsed is a warning at tokens_file:
+// the service starts, and refuses every token until it is fixed.
+func (c Config) ReadTokens() (path string, problems []error) {
+	if c.UsersFile == "" {
+		return "", nil
+	}
+	path = c.withDefaults().TokensFile
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return "", nil
+	}
+	if _, err := tokens.Read(path); err != nil {
+		return path, []error{&auth.Warning{Err: &auth.KeyError{Key: "tokens_file", Err: fmt.Errorf("%v (every machine token is refused until it is fixed)", err)}}}
+	}
+	return path, nil
+}

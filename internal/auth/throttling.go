@@ -1,0 +1,72 @@
+package auth
+
+import (
+	"time"
+
+	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/throttle"
+)
+
+// Defaults of Throttling.
+const (
+	// DefaultMaxFailures is how many failed attempts one client address
+	// may make within the window before it is answered 429.
+	DefaultMaxFailures = 10
+	// DefaultFailureWindow is how long failures are remembered.
+	DefaultFailureWindow = 15 * time.Minute
+)
+
+// Throttling are the settings of the failure limit by client address that
+// the password types (basic, flask-login) share: one type, with one set of
+// keys and defaults, embedded in each type's Config.
+type Throttling struct {
+	// MaxFailures is how many failed attempts one client address may make
+	// within FailureWindow before it is answered 429 (max_failures).
+	// Default DefaultMaxFailures.
+	MaxFailures int
+	// FailureWindow is how long failures are remembered (failure_window).
+	// Default DefaultFailureWindow.
+	FailureWindow time.Duration
+	// AttemptWait is how long an attempt waits for a throttling slot held
+	// by others in flight without any verdict arriving
+	// (throttle.Options.Wait, attempt_wait), at most throttle.MaxCheck.
+	// Default: derived, AttemptWait.
+	AttemptWait time.Duration
+}
+
+// ThrottlingKeys are the [authentication] keys of Throttling.
+var ThrottlingKeys = []string{"max_failures", "failure_window", "attempt_wait"}
+
+// WithDefaults returns t with its unset limits at their defaults
+// (AttemptWait stays zero: it is derived from the hashes, see Wait).
+func (t Throttling) WithDefaults() Throttling {
+	if t.MaxFailures <= 0 {
+		t.MaxFailures = DefaultMaxFailures
+	}
+	if t.FailureWindow <= 0 {
+		t.FailureWindow = DefaultFailureWindow
+	}
+	return t
+}
+
+// Wait is AttemptWait when set, else the wait derived for the hashes in
+// use (AttemptWait(bcrypt, cost)).
+func (t Throttling) Wait(bcrypt bool, cost int) time.Duration {
+	if t.AttemptWait > 0 {
+		return t.AttemptWait
+	}
+	return AttemptWait(bcrypt, cost)
+}
+
+// AttemptWait is how long an attempt waits for a throttling slot without
+// any verdict arriving (throttle.Options.Wait): twice the time of one
+// bcrypt check at cost on this machine (measured once, see
+// password.CheckTime), and never less than throttle.DefaultWait, since a
+// loaded machine checks slower than it measured at start. Plain passwords
+// take throttle.DefaultWait.
+func AttemptWait(bcrypt bool, cost int) time.Duration {
+	if !bcrypt {
+		return throttle.DefaultWait
+	}
+	return max(2*password.CheckTime(cost), throttle.DefaultWait)
+}

@@ -1,0 +1,208 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	stdlog "log"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/backupweb/backupweb/internal/auth"
+)
+
+// DefaultRecheckInterval is how often the requests still being answered
+// (WebSockets, event streams, long polls, downloads) have their credential
+// checked again: a logout, an expiry or a removed user closes them within
+// about two intervals.
+const DefaultRecheckInterval = 250 * time.Millisecond
+
+// recheckTimeout bounds one check (one session lookup).
+const recheckTimeout = 2 * time.Second
+
+// maxParallelChecks bounds the checks of one sweep that run at once.
+const maxParallelChecks = 16
+
+// errorLog is the ReverseProxy's logger: its messages (a body copy that
+// failed midway) go to log at warning level, except those about requests
+// the recheck cut on purpose, which recheck has logged already.
+func errorLog(log *slog.Logger) *stdlog.Logger {
+	return stdlog.New(errorLogWriter{log}, "", 0)
+}
+
+type errorLogWriter struct{ log *slog.Logger }
+
+func (w errorLogWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if !strings.Contains(msg, errEnded.Error()) {
+		w.log.Warn("proxy: " + strings.TrimPrefix(msg, "httputil: "))
+	}
+	return len(p), nil
+}
+
+// errEnded is the cause of a request cut because its sign-in ended.
+var errEnded = errors.New("proxy: the sign-in that admitted the request has ended")
+
+// live keeps the proxied requests still being answered, each with the
+// check of the credential that admitted it, and checks again those that
+// have lasted at least one interval: a request whose credential no longer
+// admits its user is cut (its context cancelled: an upgraded connection
+// is closed both ways, a streamed answer aborted). Short requests come and
+// go without ever being checked. A sweeper goroutine runs while there is
+// something to check, and ends with the last request.
+type live struct {
+	rc       auth.Rechecker
+	interval time.Duration
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	held    map[*liveReq]struct{}
+	running bool
+	wake    chan struct{} // a sweep of every request at once, see now
+}
+
+// liveReq is one request in flight. Its check is made at its first
+// recheck, so that the requests that end before (nearly all) cost nothing
+// but their registration.
+type liveReq struct {
+	req    *http.Request
+	u      auth.User
+	check  func(context.Context) (bool, error) // nil until the first recheck
+	cancel context.CancelCauseFunc
+	since  time.Time
+}
+
+// newLive returns the registry over rc; nil rc: nothing is tracked.
+func newLive(rc auth.Rechecker, interval time.Duration, log *slog.Logger) *live {
+	if rc == nil {
+		return nil
+	}
+	if interval <= 0 {
+		interval = DefaultRecheckInterval
+	}
+	return &live{rc: rc, interval: interval, log: log, held: map[*liveReq]struct{}{}, wake: make(chan struct{}, 1)}
+}
+
+// track registers r, admitted as the user in its context, and returns the
+// request to serve (with a context the registry may cancel) and its entry,
+// to hand to release when it has been answered. Requests without a user
+// (skip_auth_routes) or of type none are returned as they are, with a nil
+// entry; one whose credential cannot end (Recheck gives no check) is
+// dropped at its first recheck.
+func (l *live) track(r *http.Request) (*http.Request, *liveReq) {
+	if l == nil {
+		return r, nil
+	}
+	u, ok := auth.FromContext(r.Context())
+	if !ok || u.Type == "none" {
+		return r, nil
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	h := &liveReq{req: r, u: u, cancel: cancel, since: time.Now()}
+	l.mu.Lock()
+	l.held[h] = struct{}{}
+	if !l.running {
+		l.running = true
+		go l.sweep()
+	}
+	l.mu.Unlock()
+	return r.WithContext(ctx), h
+}
+
+// release forgets h, whose request has been answered, and cancels its
+// context. A nil h (a request track did not register) is left alone. A
+// method rather than a closure track would return: one allocation less
+// per request.
+func (l *live) release(h *liveReq) {
+	if h == nil {
+		return
+	}
+	l.mu.Lock()
+	delete(l.held, h)
+	l.mu.Unlock()
+	h.cancel(nil)
+}
+
+// now asks the sweeper, if one runs, to check every request at once,
+// without waiting for the next interval: after a sign-out on this
+// instance, its connections close at once rather than within an interval.
+func (l *live) now() {
+	if l == nil {
+		return
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default: // a sweep is asked for already
+	}
+}
+
+// sweep checks, every interval, the requests that have lasted at least
+// one interval (every request, when woken by now), until none is left.
+func (l *live) sweep() {
+	t := time.NewTicker(l.interval)
+	defer t.Stop()
+	for {
+		all := false
+		select {
+		case <-t.C:
+		case <-l.wake:
+			all = true
+		}
+		l.mu.Lock()
+		if len(l.held) == 0 {
+			l.running = false
+			l.mu.Unlock()
+			return
+		}
+		now := time.Now()
+		due := make([]*liveReq, 0, len(l.held))
+		for h := range l.held {
+			if all || now.Sub(h.since) >= l.interval {
+				due = append(due, h)
+			}
+		}
+		l.mu.Unlock()
+		var g errgroup.Group
+		g.SetLimit(maxParallelChecks)
+		for _, h := range due {
+			g.Go(func() error { l.recheck(h); return nil })
+		}
+		g.Wait()
+	}
+}
+
+// recheck checks h's credential and cuts h when it no longer admits its
+// user, or when the check cannot tell (fail closed).
+func (l *live) recheck(h *liveReq) {
+	if h.check == nil {
+		// Only this sweep's goroutine touches h.check.
+		if h.check = l.rc.Recheck(h.req, h.u); h.check == nil {
+			// Nothing that could end: never checked again.
+			l.mu.Lock()
+			delete(l.held, h)
+			l.mu.Unlock()
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), recheckTimeout)
+	ok, err := h.check(ctx)
+	cancel()
+	if ok && err == nil {
+		return
+	}
+	attrs := []slog.Attr{slog.String("auth_type", h.u.Type), slog.String("user", h.u.Name),
+		slog.String("method", h.req.Method), slog.String("path", h.req.URL.Path)}
+	if err != nil {
+		l.log.LogAttrs(context.Background(), slog.LevelWarn, "proxy: closed a live connection: its sign-in could not be checked", append(attrs, slog.String("err", err.Error()))...)
+	} else {
+		l.log.LogAttrs(context.Background(), slog.LevelInfo, "proxy: closed a live connection: its sign-in has ended", attrs...)
+	}
+	l.mu.Lock()
+	delete(l.held, h)
+	l.mu.Unlock()
+	h.cancel(errEnded)
+}

@@ -1,0 +1,408 @@
+package redisstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/session"
+	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logtest"
+	"github.com/backupweb/backupweb/internal/testkit/redistest"
+	"github.com/backupweb/backupweb/internal/throttle"
+)
+
+var _ auth.Shared = (*Client)(nil)
+
+// open returns a client of srv that is closed when the test ends.
+func open(t testing.TB, cfg redistest.Config, log *slog.Logger) *Client {
+	t.Helper()
+	c, err := Open(Options(cfg), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func record(user string, created time.Time, life time.Duration) session.Record {
+	return session.Record{
+		Data:    session.Data{Username: user, Type: "flask-login", Cred: "c1", Attrs: map[string]string{"email": user + "@example.com"}},
+		Created: created, LastSeen: created, CSRF: []byte("0123456789abcdef0123456789abcdef"), Expires: created.Add(life),
+	}
+}
+
+// keys lists the keys under the test prefix with their time to live.
+func keys(t *testing.T, c *Client) map[string]time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	ks, err := c.rd.Do(ctx, c.rd.B().Keys().Pattern(c.prefix+"*").Build()).AsStrSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]time.Duration{}
+	for _, k := range ks {
+		ms, err := c.rd.Do(ctx, c.rd.B().Pttl().Key(k).Build()).AsInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimPrefix(k, c.prefix)] = time.Duration(ms) * time.Millisecond
+	}
+	return out
+}
+
+func TestStore(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := open(t, srv.Config(), nil)
+	s := c.SessionStore().(*Store)
+	ctx := context.Background()
+	now := time.Now()
+
+	if _, ok, err := s.Find(ctx, "nothing"); ok || err != nil {
+		t.Fatalf("Find(unknown) = %v, %v", ok, err)
+	}
+	rec := record("alice", now, time.Hour)
+	if err := s.Commit(ctx, "k1", rec); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.Find(ctx, "k1")
+	if err != nil || !ok {
+		t.Fatalf("Find = %v, %v", ok, err)
+	}
+	if got.Username != "alice" || got.Type != "flask-login" || got.Cred != "c1" || got.Attrs["email"] != "alice@example.com" ||
+		!bytes.Equal(got.CSRF, rec.CSRF) || !got.Created.Equal(rec.Created.Round(time.Microsecond)) && got.Created.Sub(rec.Created).Abs() > time.Millisecond ||
+		got.Expires.UnixMilli() != rec.Expires.UnixMilli() {
+		t.Fatalf("Find = %+v, want %+v", got, rec)
+	}
+	// What Find returns is the caller's: changing it changes nothing stored.
+	got.Attrs["email"] = "mallory@example.com"
+	if again, _, _ := s.Find(ctx, "k1"); again.Attrs["email"] != "alice@example.com" {
+		t.Fatal("a caller's change to a found record reached the store (or its cache)")
+	}
+
+	// Every key is under the prefix and expires: the session at its
+	// deadline, the index no later than its last session.
+	ks := keys(t, c)
+	if d := ks["s:k1"]; d <= 59*time.Minute || d > time.Hour {
+		t.Errorf("session key expires in %v, want about an hour (keys %v)", d, ks)
+	}
+	if d := ks["u:alice"]; d <= 59*time.Minute || d > time.Hour {
+		t.Errorf("index expires in %v, want with its session (keys %v)", d, ks)
+	}
+
+	// Touch moves the deadline of the session and of its index...
+	if err := s.Touch(ctx, "k1", now.Add(time.Minute), now.Add(2*time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	// (Redis may invalidate the cached copy just after Touch returns: a
+	// read in between sees the earlier activity, never a later one.)
+	waitUntil(t, func() bool {
+		got, _, _ = s.Find(ctx, "k1")
+		return got.LastSeen.UnixMilli() == now.Add(time.Minute).UnixMilli() && got.Expires.UnixMilli() == now.Add(2*time.Hour).UnixMilli()
+	})
+	if d := keys(t, c)["u:alice"]; d <= 119*time.Minute {
+		t.Errorf("index expires in %v after Touch, want with its session (2h)", d)
+	}
+	// ...and never brings back a deleted one.
+	if err := s.Delete(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Touch(ctx, "k1", now, now.Add(time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Find(ctx, "k1"); ok {
+		t.Fatal("Touch brought a deleted session back")
+	}
+	if ks := keys(t, c); len(ks) != 0 {
+		t.Errorf("after Delete, keys remain: %v", ks)
+	}
+
+	// A record past its deadline is not found, even before Redis drops it.
+	if err := s.Commit(ctx, "old", record("alice", now.Add(-2*time.Hour), time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Find(ctx, "old"); ok {
+		t.Error("an expired record was found")
+	}
+	if err := s.Commit(ctx, "x", session.Record{Data: session.Data{Username: "a"}}); err == nil {
+		t.Error("Commit accepted a record without an expiry")
+	}
+}
+
+func TestStoreUsers(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := open(t, srv.Config(), nil)
+	s := c.SessionStore().(*Store)
+	ctx := context.Background()
+	now := time.Now()
+	for i := range 5 {
+		if err := s.Commit(ctx, fmt.Sprint("a", i), record("alice", now.Add(time.Duration(i)*time.Second), time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Commit(ctx, "b0", record("bob", now, time.Hour))
+	// One of alice's sessions is gone on its own: the limit counts live ones.
+	if err := c.rd.Do(ctx, c.rd.B().Del().Key(c.key("s", "a4")).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.LimitUser(ctx, "alice", 2)
+	if err != nil || n != 2 {
+		t.Fatalf("LimitUser = %d, %v; want 2 (four live, keep two)", n, err)
+	}
+	for key, want := range map[string]bool{"a0": false, "a1": false, "a2": true, "a3": true, "b0": true} {
+		if _, ok, _ := s.Find(ctx, key); ok != want {
+			t.Errorf("after LimitUser, %s found = %v, want %v (the oldest end first)", key, ok, want)
+		}
+	}
+	n, err = s.DeleteUser(ctx, "alice")
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteUser = %d, %v; want 2", n, err)
+	}
+	if _, ok, _ := s.Find(ctx, "a3"); ok {
+		t.Error("a deleted user's session is still found")
+	}
+	if _, ok, _ := s.Find(ctx, "b0"); !ok {
+		t.Error("another user's session ended")
+	}
+	// A user name is only a part of a key: odd names are kept apart.
+	for _, name := range []string{"a:b", "a b", "ä*?[", ""} {
+		if err := s.Commit(ctx, "odd"+name, record(name, now, time.Hour)); err != nil {
+			t.Fatalf("Commit for %q: %v", name, err)
+		}
+	}
+	if n, _ := s.DeleteUser(ctx, "a"); n != 0 {
+		t.Errorf("DeleteUser(a) ended %d sessions of other users", n)
+	}
+}
+
+// TestRevocationReachesOtherInstances: a session read (and cached) by one
+// client is refused by it as soon as another client's Delete returns.
+func TestRevocationReachesOtherInstances(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	a, b := open(t, srv.Config(), nil).SessionStore(), open(t, srv.Config(), nil).SessionStore()
+	ctx := context.Background()
+	const trials = 200
+	delays := make([]time.Duration, 0, trials)
+	stale := 0
+	for i := range trials {
+		key := fmt.Sprint("r", i)
+		if err := a.Commit(ctx, key, record("alice", time.Now(), time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the second read is served from b's cache
+			if _, ok, err := b.Find(ctx, key); !ok || err != nil {
+				t.Fatalf("b.Find = %v, %v", ok, err)
+			}
+		}
+		if err := a.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for reads := 0; ; reads++ {
+			_, ok, err := b.Find(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			if reads == 0 {
+				stale++
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("trial %d: b still finds a session deleted by a after 5s", i)
+			}
+			// Requests reach an instance over the network, not in a
+			// loop that never yields: give the connection's reader (and
+			// the network poller) a chance, as serving requests does.
+			time.Sleep(10 * time.Microsecond)
+		}
+		delays = append(delays, time.Since(start))
+	}
+	slices.Sort(delays)
+	t.Logf("%d trials, from a's Delete returning to b refusing: p50 %v, p99 %v, max %v; %d trials saw one stale read",
+		trials, delays[trials/2], delays[trials*99/100], delays[trials-1], stale)
+}
+
+func TestSpendOnce(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
+	ctx := context.Background()
+	if ok, err := a.SpendOnce(ctx, "oauth-state", "s1", time.Minute); !ok || err != nil {
+		t.Fatalf("first spend = %v, %v", ok, err)
+	}
+	if ok, err := b.SpendOnce(ctx, "oauth-state", "s1", time.Minute); ok || err != nil {
+		t.Fatalf("second spend, other instance = %v, %v; want false", ok, err)
+	}
+	if ok, _ := b.SpendOnce(ctx, "other", "s1", time.Minute); !ok {
+		t.Fatal("another kind shares the token")
+	}
+	for k, d := range keys(t, a) {
+		if strings.Contains(k, "s1") {
+			t.Errorf("the token itself is stored: %s", k)
+		}
+		if d <= 0 || d > time.Minute {
+			t.Errorf("%s expires in %v, want within a minute", k, d)
+		}
+	}
+}
+
+// TestConnections: a password, an ACL user, TLS with a test CA and a unix
+// socket all work; a wrong password and an unknown CA are refused as
+// unavailable, never as an answer.
+func TestConnections(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, cfg redistest.Config, wantOK bool) {
+		t.Helper()
+		c := open(t, cfg, slog.New(slog.DiscardHandler))
+		err := c.SessionStore().Commit(ctx, "k", record("alice", time.Now(), time.Minute))
+		if wantOK && err != nil {
+			t.Fatalf("Commit: %v", err)
+		}
+		if !wantOK {
+			if err == nil {
+				t.Fatal("Commit succeeded, want a failure")
+			}
+			if !auth.IsUnavailable(err) || !auth.IsStoreDown(err) {
+				t.Fatalf("error %v is not Unavailable and StoreDown", err)
+			}
+			if rp := auth.ReplyTo(err); rp.Status != 503 || rp.Message != auth.StoreNotAnswering.Message() {
+				t.Fatalf("reply to %v: %d %q, want 503 saying the session store does not answer", err, rp.Status, rp.Message)
+			}
+			if strings.Contains(err.Error(), cfg.Password) && cfg.Password != "" {
+				t.Fatalf("error %q holds the password", err)
+			}
+			return
+		}
+		if _, ok, err := c.SessionStore().Find(ctx, "k"); !ok || err != nil {
+			t.Fatalf("Find = %v, %v", ok, err)
+		}
+	}
+	t.Run("password", func(t *testing.T) {
+		srv := redistest.Start(t, redistest.Options{Password: "s3cret-pass"})
+		check(t, srv.Config(), true)
+		cfg := srv.Config()
+		cfg.Password = "wrong-pass"
+		check(t, cfg, false)
+	})
+	t.Run("ACL user", func(t *testing.T) {
+		srv := redistest.Start(t, redistest.Options{User: "backupweb", Password: "acl-pass"})
+		check(t, srv.Config(), true)
+	})
+	t.Run("TLS", func(t *testing.T) {
+		srv := redistest.Start(t, redistest.Options{TLS: true, Password: "tls-pass"})
+		check(t, srv.Config(), true)
+		cfg := srv.Config()
+		cfg.TLSCA = "" // the system's roots do not know the test CA
+		check(t, cfg, false)
+	})
+	t.Run("unix socket", func(t *testing.T) {
+		srv := redistest.Start(t, redistest.Options{Unix: true})
+		check(t, srv.Config(), true)
+	})
+}
+
+// TestOutage: Redis stopped mid-run makes every operation fail as
+// unavailable, with one error line; it recovers on its own when Redis
+// comes back, with one info line; a Redis restarted empty knows no
+// session, and nothing else breaks.
+func TestOutage(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Persist: true})
+	var buf logtest.Buffer
+	c := open(t, srv.Config(), slog.New(slog.NewTextHandler(&buf, nil)))
+	s := c.SessionStore()
+	ctx := context.Background()
+	if err := s.Commit(ctx, "k", record("alice", time.Now(), time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Find(ctx, "k"); !ok {
+		t.Fatal("not found before the outage")
+	}
+	srv.Stop()
+	// The connection's reader notices the server's end at once; until it
+	// has (microseconds), a read may still come from the cache, as it
+	// would have a moment before. From then on, nothing does.
+	waitUntil(t, func() bool { _, _, err := s.Find(ctx, "k"); return err != nil })
+	for i := range 5 {
+		_, ok, err := s.Find(ctx, "k")
+		if ok || !auth.IsUnavailable(err) {
+			t.Fatalf("during the outage, Find %d = %v, %v; want an Unavailable error (never a cached answer)", i, ok, err)
+		}
+		if _, err := c.Counter("x", throttle.Options{}).Acquire(ctx, "a"); !auth.IsUnavailable(err) {
+			t.Fatalf("Acquire during the outage = %v", err)
+		}
+		if _, err := c.SpendOnce(ctx, "k", "t", time.Minute); !auth.IsUnavailable(err) {
+			t.Fatalf("SpendOnce during the outage = %v", err)
+		}
+	}
+	if err := c.Ping(ctx); err == nil {
+		t.Fatal("Ping answered during the outage")
+	}
+	srv.Start()
+	testkit.WaitUntil(t, 10*time.Second, func() bool { return strings.Contains(buf.String(), "answering again") },
+		func() string { return "recovery not logged:\n" + buf.String() })
+	if _, ok, err := s.Find(ctx, "k"); !ok || err != nil {
+		t.Fatalf("after the restart (data kept), Find = %v, %v", ok, err)
+	}
+	if n := strings.Count(buf.String(), "level=ERROR"); n != 1 {
+		t.Errorf("%d error lines for one outage, want 1:\n%s", n, buf.String())
+	}
+	if n := strings.Count(buf.String(), "level=INFO"); n != 1 {
+		t.Errorf("%d info lines for one recovery, want 1:\n%s", n, buf.String())
+	}
+
+	// Restarted empty: the session is unknown (sign in again), and the
+	// store works.
+	srv.Stop()
+	srv.Persist(false)
+	srv.Start()
+	var found bool
+	var err error
+	testkit.WaitUntil(t, 5*time.Second, func() bool {
+		_, found, err = s.Find(ctx, "k")
+		return err == nil
+	}, func() string { return fmt.Sprintf("after a restart with no data, Find = %v", err) })
+	if found {
+		t.Fatalf("after a restart with no data, Find = %v, %v; want not found", found, err)
+	}
+	if err := s.Commit(ctx, "k2", record("alice", time.Now(), time.Hour)); err != nil {
+		t.Fatalf("Commit after the empty restart: %v", err)
+	}
+}
+
+// TestOpenWhileDown: a client opened while Redis is down works once Redis
+// is up, without being opened again.
+func TestOpenWhileDown(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	srv.Stop()
+	var buf logtest.Buffer
+	c := open(t, srv.Config(), slog.New(slog.NewTextHandler(&buf, nil)))
+	if _, _, err := c.SessionStore().Find(context.Background(), "k"); !auth.IsUnavailable(err) {
+		t.Fatalf("Find while down = %v", err)
+	}
+	srv.Start()
+	var err error
+	testkit.WaitUntil(t, 10*time.Second, func() bool { _, _, err = c.SessionStore().Find(context.Background(), "k"); return err == nil },
+		func() string { return fmt.Sprintf("still failing after Redis came up: %v", err) })
+	if !strings.Contains(buf.String(), "not answering") {
+		t.Errorf("the outage at start was not logged:\n%s", buf.String())
+	}
+	var e *Error
+	_, err = Open(Options{URL: "rediss://localhost:1", TLSCA: "/nonexistent", CommandTimeout: time.Second}, nil)
+	if err == nil || errors.As(err, &e) {
+		t.Errorf("Open with a missing CA file = %v, want a configuration error", err)
+	}
+}
+
+// waitUntil polls cond for up to 5 seconds.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	testkit.WaitUntil(t, 5*time.Second, cond, func() string { return "condition not met" })
+}
