@@ -48,7 +48,7 @@ var allowed = map[string][]string{
 	"internal/auth/basic":       {"internal/auth", "internal/password", "internal/peer", "internal/throttle"},
 	"internal/auth/sessionauth": {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session"},
 	"internal/auth/login":       {"internal/access", "internal/auth", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile"},
-	"internal/auth/oauth":       {"internal/auth", "internal/auth/sessionauth", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle"},
+	"internal/auth/oauth":       {"internal/auth", "internal/auth/sessionauth", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle"},
 
 	// Stores, HTTP surface, guarding, operations.
 	"internal/redisstore": {"internal/fspath", "internal/session", "internal/throttle"},

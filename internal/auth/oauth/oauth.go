@@ -39,6 +39,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/filewatch"
 	"github.com/backupweb/backupweb/internal/once"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
@@ -281,3 +282,17 @@ func (p *Provider) oauth2Config(ep endpoints) *oauth2.Config {
 		Scopes:       p.cfg.Scopes,
 	}
 }
+
+// RevocationPoll is how often the provider takes the requests `backupweb
+// session revoke` leaves for a file store's running service.
+const RevocationPoll = 2 * time.Second
+
+// Watch ends, every RevocationPoll, the sessions `backupweb session
+// revoke` asked the running service to end (a file store's requests; a
+// shared store's sessions the command ends itself), until ctx ends
+// (auth.Watcher).
+func (p *Provider) Watch(ctx context.Context) {
+	filewatch.Every(ctx, RevocationPoll, p.PollRevocations)
+}
+
+var _ auth.Watcher = (*Provider)(nil)
