@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
-	"syscall"
+
+	"github.com/backupweb/backupweb/internal/atomicfile"
 )
 
 // Suffix is added to the user file's path to name the factors file when
@@ -171,7 +171,7 @@ func (d *Doc) bytes() ([]byte, error) {
 // flushed). An error from fn leaves the file unchanged and is returned. A
 // file that cannot be read as a whole is not edited.
 func Edit(path string, keys *Keys, fn func(*Doc) error) error {
-	unlock, err := lock(path)
+	unlock, err := lockFile(path)
 	if err != nil {
 		return err
 	}
@@ -192,68 +192,22 @@ func Edit(path string, keys *Keys, fn func(*Doc) error) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, text)
+	return write(path, text)
 }
 
-// lock takes the exclusive lock of the factors file at path.
-func lock(path string) (func(), error) {
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, fileMode)
+// lockFile takes the exclusive lock of the factors file at path.
+func lockFile(path string) (func(), error) {
+	unlock, err := atomicfile.Lock(path, fileMode)
 	if err != nil {
-		return nil, fmt.Errorf("factors: opening the lock file: %w", err)
+		return nil, fmt.Errorf("factors: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("factors: locking %s: %w", f.Name(), err)
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return unlock, nil
 }
 
-// renameFile is os.Rename; tests replace it to exercise a failed write.
-var renameFile = os.Rename
-
-// writeAtomic replaces path with text, mode 0600, so that readers see the
-// old file or the new one, never a mix; on failure the old file stays.
-func writeAtomic(path string, text []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("factors: creating a temporary file beside %s: %w", path, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(fileMode); err != nil {
-		return fmt.Errorf("factors: setting the mode of %s: %w", tmp.Name(), err)
-	}
-	if _, err := tmp.Write(text); err != nil {
-		return fmt.Errorf("factors: writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("factors: flushing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("factors: closing %s: %w", tmp.Name(), err)
-	}
-	if err := renameFile(tmp.Name(), path); err != nil {
-		return fmt.Errorf("factors: replacing %s: %w", path, err)
-	}
-	done = true
-	if f, err := os.Open(dir); err == nil {
-		f.Sync()
-		f.Close()
+// write replaces the factors file at path with text, atomically.
+func write(path string, text []byte) error {
+	if err := atomicfile.Write(path, text, fileMode); err != nil {
+		return fmt.Errorf("factors: %w", err)
 	}
 	return nil
 }

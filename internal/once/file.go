@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/atomicfile"
 )
 
 // fileHeader is the first line of a table's file; every other line is
@@ -87,10 +87,9 @@ func parseLine(line string) (key [sha256.Size]byte, exp time.Time, ok bool) {
 	return key, time.Unix(0, ns), true
 }
 
-// save writes the unexpired tokens to t.file atomically: a temporary file
-// in the same folder (mode 0600), synced, renamed over the old one, and
-// the folder synced. The lock must be held.
-func (t *Table) save(now time.Time) (err error) {
+// save writes the unexpired tokens to t.file atomically (mode 0600, see
+// package atomicfile). The lock must be held.
+func (t *Table) save(now time.Time) error {
 	var b bytes.Buffer
 	b.Grow(len(fileHeader) + 1 + len(t.seen)*(2*sha256.Size+21))
 	b.WriteString(fileHeader + "\n")
@@ -103,43 +102,8 @@ func (t *Table) save(now time.Time) (err error) {
 		b.WriteString(strconv.FormatInt(exp.UnixNano(), 10))
 		b.WriteByte('\n')
 	}
-	dir := filepath.Dir(t.file)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(t.file)+".*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(t.file, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("once: writing the spent tokens in %s: %w", t.file, err)
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-			err = fmt.Errorf("once: writing the spent tokens in %s: %w", t.file, err)
-		}
-	}()
-	if _, err = f.Write(b.Bytes()); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, t.file); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes the rename durable. Windows cannot open a folder for
-// syncing and makes renames durable itself.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return nil
 }

@@ -10,10 +10,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/backupweb/backupweb/internal/atomicfile"
 )
 
 // Suffix is added to the user file's path to name the tokens file when
@@ -161,7 +161,7 @@ func (d *Doc) bytes() ([]byte, error) {
 // renamed over path). A file that does not parse is not edited: fix it by
 // hand first, since rewriting it would drop what could not be read.
 func Edit(path string, fn func(*Doc) error) error {
-	unlock, err := lock(path)
+	unlock, err := lockFile(path)
 	if err != nil {
 		return err
 	}
@@ -178,65 +178,22 @@ func Edit(path string, fn func(*Doc) error) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, text)
+	return write(path, text)
 }
 
-// lock takes the exclusive lock of the tokens file at path.
-func lock(path string) (func(), error) {
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, fileMode)
+// lockFile takes the exclusive lock of the tokens file at path.
+func lockFile(path string) (func(), error) {
+	unlock, err := atomicfile.Lock(path, fileMode)
 	if err != nil {
-		return nil, fmt.Errorf("tokens: opening the lock file: %w", err)
+		return nil, fmt.Errorf("tokens: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("tokens: locking %s: %w", f.Name(), err)
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return unlock, nil
 }
 
-// writeAtomic replaces path with text, mode 0600, so that readers see the
-// old file or the new one, never a mix; on failure the old file stays.
-func writeAtomic(path string, text []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("tokens: creating a temporary file beside %s: %w", path, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(fileMode); err != nil {
-		return fmt.Errorf("tokens: setting the mode of %s: %w", tmp.Name(), err)
-	}
-	if _, err := tmp.Write(text); err != nil {
-		return fmt.Errorf("tokens: writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("tokens: flushing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("tokens: closing %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("tokens: replacing %s: %w", path, err)
-	}
-	done = true
-	if f, err := os.Open(dir); err == nil {
-		f.Sync()
-		f.Close()
+// write replaces the tokens file at path with text, atomically.
+func write(path string, text []byte) error {
+	if err := atomicfile.Write(path, text, fileMode); err != nil {
+		return fmt.Errorf("tokens: %w", err)
 	}
 	return nil
 }
