@@ -63,6 +63,22 @@ func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 	return true
 }
 
+// String describes s for a log line: "read-only", "path PREFIX", both,
+// or "none" for a nil scope or one that limits nothing.
+func (s *Scope) String() string {
+	var parts []string
+	if s != nil && s.ReadOnly {
+		parts = append(parts, "read-only")
+	}
+	if s != nil && s.Path != "" {
+		parts = append(parts, "path "+s.Path)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // underPrefix reports whether p is prefix, or below it: at once when
 // prefix ends in "/", at the next "/" otherwise ("/backups/db" admits
 // "/backups/db/x", never "/backups/dbx").
