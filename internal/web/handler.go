@@ -183,7 +183,7 @@ func NewHandler(o Options) http.Handler {
 	ui.Mount(mux)
 	if o.Proxy == nil && !o.NoCatalog {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
-		mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
+		mux.Handle("GET /api/backups", listingScope(protect(http.HandlerFunc(s.apiBackups))))
 		mux.Handle("GET /api/me", protect(http.HandlerFunc(s.apiMe)))
 		mux.Handle("GET /backups/{path...}", protect(http.HandlerFunc(s.browse)))
 		// Not the folder /backups/: no redirect that would tell a

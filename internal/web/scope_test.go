@@ -122,3 +122,51 @@ func TestScopeRefusalsLoggedAndCounted(t *testing.T) {
 		})
 	}
 }
+
+// TestScopeReadsAListingAsItsFolder: a token limited to /backups/db/ may
+// list db/ (GET /api/backups?path=db/) and what is below it, and no other
+// folder, however the folder is spelled; a method override is still
+// refused.
+func TestScopeReadsAListingAsItsFolder(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"db/daily", "other"} {
+		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "db", "x.sql"), []byte("x"), 0o600))
+	log, _ := quietLogger()
+	srv := httptest.NewServer(NewHandler(Options{Provider: scopedProvider{}, Logger: log, Catalog: catalog.New(dir)}))
+	defer srv.Close()
+	cases := []struct {
+		query    string
+		override bool
+		want     int
+	}{
+		{"?path=db/", false, 200},
+		{"?path=db", false, 200},
+		{"?path=db/daily/&sort=name", false, 200},
+		{"?path=db/", true, 403},
+		{"", false, 403},
+		{"?path=", false, 403},
+		{"?q=x", false, 403},
+		{"?path=other/", false, 403},
+		{"?path=db/../other/", false, 403},
+		{"?path=db/%2e%2e/other/", false, 403},
+		{"?path=dbx/", false, 403},
+		{"?path=other/&path=db/", false, 403},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest("GET", srv.URL+"/api/backups"+c.query, nil)
+		req.Header.Set("X-Test-User", "carol")
+		if c.override {
+			req.Header.Set("X-HTTP-Method-Override", "DELETE")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("/api/backups%s (override %v): %d, want %d", c.query, c.override, resp.StatusCode, c.want)
+		}
+	}
+}
