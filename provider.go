@@ -232,7 +232,7 @@ func (p *Provider) RequireAuth(next http.Handler) http.Handler {
 	if p.groups != nil {
 		next = withGroups(p.groups, next)
 	}
-	return auth.RequireAuth(p.p, p.errs)(next)
+	return auth.RequireAuth(p.p, p.errs, auth.Audit{Log: p.errs.Logger})(next)
 }
 
 // withGroups fills in the user's groups from the groups file before next.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/wstest"
 )
 
 // reloadRig is `backupweb serve` in proxy mode (type flask-login,
@@ -34,7 +36,6 @@ var reloadDone = []string{"reload: configuration applied", "reload: the configur
 
 func newReloadRig(t *testing.T) *reloadRig {
 	t.Helper()
-	dir := t.TempDir()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/poll" {
 			// A long poll: the answer starts, then waits for its end.
@@ -47,6 +48,14 @@ func newReloadRig(t *testing.T) *reloadRig {
 		fmt.Fprintf(w, "upstream path=%s user=%q who=%q\n", r.URL.Path, r.Header.Get("X-Forwarded-User"), r.Header.Get("X-Who"))
 	}))
 	t.Cleanup(up.Close)
+	return newReloadRigTo(t, up.URL)
+}
+
+// newReloadRigTo is newReloadRig in front of the upstream at upstream
+// (http://HOST:PORT).
+func newReloadRigTo(t *testing.T, upstream string) *reloadRig {
+	t.Helper()
+	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
@@ -60,7 +69,7 @@ func newReloadRig(t *testing.T) *reloadRig {
 	rig := &reloadRig{t: t, dir: dir, keys: map[string]string{
 		"server.listen":                "127.0.0.1:0",
 		"server.state_dir":             filepath.Join(dir, "state"),
-		"proxy.upstream":               up.URL,
+		"proxy.upstream":               upstream,
 		"authentication.type":          "flask-login",
 		"authentication.users_file":    users,
 		"authentication.use_bcrypt":    "true",
@@ -322,5 +331,48 @@ func TestReloadClosesLongPoll(t *testing.T) {
 				t.Errorf("no line says %q:\n%s", tt.line, log)
 			}
 		})
+	}
+}
+
+// TestReloadClosesWebSocket: alice's and bob's WebSockets through the
+// built-in proxy to a real WebSocket server stay open while the rules
+// admit both; once the groups file drops alice from the group the rules
+// require and SIGHUP reloads it, alice's is closed (at the upstream too)
+// and bob's goes on.
+func TestReloadClosesWebSocket(t *testing.T) {
+	ws := wstest.StartEcho(t)
+	r := newReloadRigTo(t, ws.URL)
+	dial := func(user string) *wstest.Conn {
+		t.Helper()
+		c := r.client(user)
+		base, _ := url.Parse(r.base)
+		conn := wstest.Dial(t, r.base, "/comms", func(req *http.Request) {
+			for _, k := range c.Jar.Cookies(base) {
+				req.AddCookie(k)
+			}
+		})
+		ws.Wait(t, "open", 5*time.Second)
+		return conn
+	}
+	alice, bob := dial("alice"), dial("bob")
+	for _, c := range []*wstest.Conn{alice, bob} {
+		if err := c.Echo("before"); err != nil {
+			t.Fatalf("before the reload: %v", err)
+		}
+	}
+	time.Sleep(time.Second) // several rechecks: both hold
+	if err := alice.Echo("still"); err != nil {
+		t.Fatalf("alice's WebSocket ended while the rules admit her: %v", err)
+	}
+
+	writeGroups(t, r.keys["authentication.groups_file"], "readers: bob\n")
+	r.hup()
+	alice.ClosedWithin(t, 10*time.Second)
+	ws.Wait(t, "closed", 10*time.Second)
+	if err := bob.Echo("bob goes on"); err != nil {
+		t.Fatalf("bob's WebSocket ended with alice's: %v", err)
+	}
+	if log := r.s.log.String(); !strings.Contains(log, "the access rules now refuse the user of an open connection") {
+		t.Errorf("no line says why alice's connection was closed:\n%s", log)
 	}
 }

@@ -114,7 +114,7 @@ func TestTokensInCatalogMode(t *testing.T) {
 	if got := bearer(t, "GET", base+"/api/backups", full, nil).StatusCode; got != 429 {
 		t.Fatalf("after three bad tokens: %d, want 429", got)
 	}
-	for _, want := range []string{`reason="unknown or revoked token"`, `reason="token expired"`, "auth token used from a new address"} {
+	for _, want := range []string{`reason="unknown or revoked token"`, `reason="token expired"`, `reason="outside the token's scope"`, "auth token used from a new address"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the log lacks %s:\n%s", want, log)
 		}

@@ -48,6 +48,9 @@ const (
 	ReasonTokenUnknown = "unknown or revoked token"
 	ReasonTokenExpired = "token expired"
 	ReasonTokensBroken = "tokens file cannot be used"
+	// ReasonOutOfScope is a good token's request that its scope
+	// (-read-only, -path) does not permit.
+	ReasonOutOfScope = "outside the token's scope"
 	// ReasonOther stands, in metrics, for any reason not listed here.
 	ReasonOther = "other"
 )
@@ -58,7 +61,7 @@ func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
 		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned,
-		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken,
+		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOutOfScope,
 		access.ReasonDenied, access.ReasonSecondFactor, access.ReasonGroupsUnknown, access.ReasonAmbiguous, ReasonOther}
 }
 
@@ -121,6 +124,15 @@ func (a Audit) RefusedDetail(r *http.Request, authType, reason, detail, username
 	if a.Events != nil {
 		a.Events.Refused(authType, reason)
 	}
+}
+
+// OutOfScope answers u's request, which the scope of u's machine token
+// does not permit, with 403 (OutOfScope) and logs and counts the refusal
+// under ReasonOutOfScope, the scope as its detail: the request came with
+// a good token, so unlike a wrong one it is no failure of the address.
+func (a Audit) OutOfScope(w http.ResponseWriter, r *http.Request, errs *Errors, u User) {
+	a.RefusedDetail(r, u.Type, ReasonOutOfScope, u.Scope.String(), u.Name)
+	errs.Refuse(w, r, OutOfScope)
 }
 
 // SignedIn writes the info line of a successful sign-in (a login form, an

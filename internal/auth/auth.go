@@ -9,7 +9,7 @@
 //
 //	get_auth_provider(type, config)  app.BuildProvider (package internal/app)
 //	provider.init_app(app)           Mounter.Mount, for providers with routes
-//	@provider.require_auth           RequireAuth(provider, errs) middleware
+//	@provider.require_auth           RequireAuth(provider, errs, audit) middleware
 //	provider.get_current_user()      FromContext(r.Context())
 //
 // Authentication is split in two steps, as in most well-kept Go servers:

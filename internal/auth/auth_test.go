@@ -69,7 +69,7 @@ func TestRequireAuth(t *testing.T) {
 			if tt.user != "" {
 				r.Header.Set("X-User", tt.user)
 			}
-			RequireAuth(tt.p, testErrs)(ok).ServeHTTP(rec, r)
+			RequireAuth(tt.p, testErrs, Audit{})(ok).ServeHTTP(rec, r)
 			if rec.Code != tt.wantStatus {
 				t.Fatalf("status %d, want %d", rec.Code, tt.wantStatus)
 			}

@@ -22,7 +22,7 @@ func ExampleFromContext() {
 		}
 		json.NewEncoder(w).Encode(u.Record())
 	})
-	h := auth.RequireAuth(none.Provider{}, nil)(me)
+	h := auth.RequireAuth(none.Provider{}, nil, auth.Audit{})(me)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/me", nil))
 	fmt.Print(rec.Body.String())

@@ -10,12 +10,13 @@ import (
 // does not admit get p's Challenge; requests p cannot decide on are
 // answered by errs with the Reply ReplyTo gives (nil errs: plain text). A
 // user admitted with a Scope (a machine token) that does not permit the
-// request gets 403 (OutOfScope) before anything else sees it.
+// request (nor the one ScopedAs names) gets 403 (OutOfScope) before
+// anything else sees it, logged and counted by audit (Audit.OutOfScope).
 //
 // Every response of a protected route carries Cache-Control: no-store, so
 // neither browsers nor shared caches keep what only an authenticated user
 // may see.
-func RequireAuth(p Provider, errs *Errors) func(http.Handler) http.Handler {
+func RequireAuth(p Provider, errs *Errors, audit Audit) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header()["Cache-Control"] = noStore
@@ -28,8 +29,8 @@ func RequireAuth(p Provider, errs *Errors) func(http.Handler) http.Handler {
 				p.Challenge(w, r)
 				return
 			}
-			if u.Scope != nil && !u.Scope.Permits(r.Method, r.URL, r.Header) {
-				errs.Refuse(w, r, OutOfScope)
+			if u.Scope != nil && !u.Scope.permitsRequest(r) {
+				audit.OutOfScope(w, r, errs, u)
 				return
 			}
 			if witnessAdmitted(r.Context(), u) {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -61,6 +62,44 @@ func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 		}
 	}
 	return true
+}
+
+type scopedAsKey struct{}
+
+// ScopedAs returns r telling RequireAuth that a machine token's scope may
+// also admit r as the request for as: the catalog's listing of a folder
+// (GET /api/backups?path=db/) is read as the folder it shows
+// (/backups/db/), so that a token limited to /backups/db/ may list that
+// folder and no other. The method, the override headers and the query
+// (_method) are still r's; r's own path admits it as before.
+func ScopedAs(r *http.Request, as *url.URL) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), scopedAsKey{}, as))
+}
+
+// permitsRequest reports whether s lets r through: as r itself, or as the
+// request ScopedAs named.
+func (s *Scope) permitsRequest(r *http.Request) bool {
+	if s.Permits(r.Method, r.URL, r.Header) {
+		return true
+	}
+	as, ok := r.Context().Value(scopedAsKey{}).(*url.URL)
+	return ok && s.Permits(r.Method, as, r.Header)
+}
+
+// String describes s for a log line: "read-only", "path PREFIX", both,
+// or "none" for a nil scope or one that limits nothing.
+func (s *Scope) String() string {
+	var parts []string
+	if s != nil && s.ReadOnly {
+		parts = append(parts, "read-only")
+	}
+	if s != nil && s.Path != "" {
+		parts = append(parts, "path "+s.Path)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // underPrefix reports whether p is prefix, or below it: at once when

@@ -26,7 +26,7 @@ func TestWitness(t *testing.T) {
 			var inner *http.Request
 			var got User
 			var found bool
-			h := RequireAuth(fakeProvider{}, testErrs)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			h := RequireAuth(fakeProvider{}, testErrs, Audit{})(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				inner = r
 				got, found = FromContext(r.Context())
 			}))

@@ -17,6 +17,7 @@ import (
 	"github.com/backupweb/backupweb/internal/testkit/clocktest"
 	"github.com/backupweb/backupweb/internal/testkit/oidctest"
 	"github.com/backupweb/backupweb/internal/testkit/redistest"
+	"github.com/backupweb/backupweb/internal/testkit/wstest"
 )
 
 // closeLimit is how soon after its sign-in ends a live connection must be
@@ -69,7 +70,7 @@ func logout(t *testing.T, m *session.Manager, c *http.Client, base string) {
 // closed, on the client's side and the upstream's, within closeLimit,
 // while a connection of a session that goes on stays open.
 func TestLiveConnectionsEndWithTheSession(t *testing.T) {
-	ws := startWSEcho(t)
+	ws := wstest.StartEcho(t)
 	events := startUpstream(t)
 	start := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
@@ -109,16 +110,16 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 			testkit.SignIn(t, alice, testkit.Login{Page: gws.url + "/login", User: "alice", Password: "pw"})
 			testkit.SignIn(t, bob, testkit.Login{Page: gws.url + "/login", User: "bob", Password: "pw"})
 
-			conn := dialWS(t, gws.url, "/comms", withCookies(alice, gws.url))
-			ws.wait(t, "open", 5*time.Second)
-			other := dialWS(t, gws.url, "/comms", withCookies(bob, gws.url))
-			ws.wait(t, "open", 5*time.Second)
-			if err := conn.echo("before"); err != nil {
+			conn := wstest.Dial(t, gws.url, "/comms", withCookies(alice, gws.url))
+			ws.Wait(t, "open", 5*time.Second)
+			other := wstest.Dial(t, gws.url, "/comms", withCookies(bob, gws.url))
+			ws.Wait(t, "open", 5*time.Second)
+			if err := conn.Echo("before"); err != nil {
 				t.Fatal(err)
 			}
 			// Several rechecks pass while the session is good.
 			time.Sleep(3 * proxy.DefaultRecheckInterval)
-			if err := conn.echo("still"); err != nil {
+			if err := conn.Echo("still"); err != nil {
 				t.Fatalf("a good session's WebSocket: %v", err)
 			}
 
@@ -138,13 +139,13 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 						t.Fatalf("signed out at %s", clock.Now())
 					}
 				}
-				if err := conn.echo("after 11 h 40 min"); err != nil {
+				if err := conn.Echo("after 11 h 40 min"); err != nil {
 					t.Fatalf("a session within its lifetime: %v", err)
 				}
 			}
 			tt.end(t, lp, clock, alice, gws.url)
-			took := conn.closedWithin(t, closeLimit)
-			ws.wait(t, "closed", closeLimit)
+			took := conn.ClosedWithin(t, closeLimit)
+			ws.Wait(t, "closed", closeLimit)
 			t.Logf("closed %s after the sign-in ended", took)
 			if !strings.Contains(gws.logs.String(), "proxy: closed a live connection: its sign-in has ended") {
 				t.Errorf("no log line:\n%s", gws.logs)
@@ -152,7 +153,7 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 			if tt.everyone {
 				return // bob's session has expired too
 			}
-			if err := other.echo("bob goes on"); err != nil {
+			if err := other.Echo("bob goes on"); err != nil {
 				t.Errorf("another user's WebSocket: %v", err)
 			}
 		})
@@ -197,7 +198,7 @@ func TestLiveConnectionsEndWithTheSession(t *testing.T) {
 // a logout on one closes the WebSocket the same session opened through the
 // other, through Redis's invalidation of the other's cached copy.
 func TestLiveConnectionsEndOnEveryInstance(t *testing.T) {
-	ws := startWSEcho(t)
+	ws := wstest.StartEcho(t)
 	srv := redistest.Start(t, redistest.Options{})
 	users := map[string]string{"alice": "pw"}
 	var lps [2]*loginProvider
@@ -215,36 +216,36 @@ func TestLiveConnectionsEndOnEveryInstance(t *testing.T) {
 	alice := jarClient()
 	testkit.SignIn(t, alice, testkit.Login{Page: gs[0].url + "/login", User: "alice", Password: "pw"})
 	// The same cookie, presented to the second instance.
-	conn := dialWS(t, gs[1].url, "/comms", withCookies(alice, gs[0].url))
-	ws.wait(t, "open", 5*time.Second)
-	if err := conn.echo("through B"); err != nil {
+	conn := wstest.Dial(t, gs[1].url, "/comms", withCookies(alice, gs[0].url))
+	ws.Wait(t, "open", 5*time.Second)
+	if err := conn.Echo("through B"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * proxy.DefaultRecheckInterval)
-	if err := conn.echo("still through B"); err != nil {
+	if err := conn.Echo("still through B"); err != nil {
 		t.Fatalf("a good session's WebSocket on B: %v", err)
 	}
 	logout(t, lps[0].p.Manager(), alice, gs[0].url)
-	took := conn.closedWithin(t, closeLimit)
-	ws.wait(t, "closed", closeLimit)
+	took := conn.ClosedWithin(t, closeLimit)
+	ws.Wait(t, "closed", closeLimit)
 	t.Logf("closed on B %s after the logout on A", took)
 }
 
 // TestLiveConnectionsEndForOAuth: the same for an oauth session (a real
 // OpenID Connect provider in the test): a logout closes its WebSocket.
 func TestLiveConnectionsEndForOAuth(t *testing.T) {
-	ws := startWSEcho(t)
+	ws := wstest.StartEcho(t)
 	var p *oauth.Provider
 	var op *oidctest.Provider
 	g := guardWith(t, ws.URL, proxy.Options{}, carolOAuth(t, &op, &p))
 	c := jarClient()
 	signInCarol(t, c, g.url, op).Body.Close()
-	conn := dialWS(t, g.url, "/comms", withCookies(c, g.url))
-	ws.wait(t, "open", 5*time.Second)
-	if err := conn.echo("carol"); err != nil {
+	conn := wstest.Dial(t, g.url, "/comms", withCookies(c, g.url))
+	ws.Wait(t, "open", 5*time.Second)
+	if err := conn.Echo("carol"); err != nil {
 		t.Fatal(err)
 	}
 	logout(t, p.Manager(), c, g.url)
-	conn.closedWithin(t, closeLimit)
-	ws.wait(t, "closed", closeLimit)
+	conn.ClosedWithin(t, closeLimit)
+	ws.Wait(t, "closed", closeLimit)
 }

@@ -87,6 +87,7 @@ var allowed = map[string][]string{
 	"internal/testkit":              {"internal/testkit/logtest"},
 	"internal/testkit/throttletest": {"internal/testkit/clocktest", "internal/throttle"},
 	"internal/testkit/toolstest":    nil,
+	"internal/testkit/wstest":       {"internal/testkit", "internal/testkit/toolstest"},
 }
 
 // imports returns, for every package directory of the module, the module

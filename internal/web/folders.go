@@ -296,16 +296,36 @@ func hasListingParams(r *http.Request) bool {
 	return false
 }
 
+// folderParam is the folder a listing asks for: its path parameter, with
+// a final slash ("" for the top).
+func folderParam(r *http.Request) string {
+	rel := r.URL.Query().Get("path")
+	if rel != "" && !strings.HasSuffix(rel, "/") {
+		rel += "/"
+	}
+	return rel
+}
+
+// listingScope lets a machine token's scope read a folder's listing
+// (GET /api/backups?path=FOLDER/&…) as GET /backups/FOLDER/ (see
+// auth.ScopedAs): a token limited to /backups/db/ lists db/ and what is
+// below it, and no other folder.
+func listingScope(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hasListingParams(r) {
+			r = auth.ScopedAs(r, &url.URL{Path: "/backups/" + folderParam(r), RawQuery: r.URL.RawQuery})
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // apiFolder serves GET /api/backups?path=FOLDER/&…: one page of a folder
 // as JSON, with a strong ETag (a digest of the answer).
 func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
-	rel := r.URL.Query().Get("path")
+	rel := folderParam(r)
 	if strings.HasPrefix(rel, "/") {
 		s.fail(w, r, auth.NoFolder)
 		return
-	}
-	if rel != "" && !strings.HasSuffix(rel, "/") {
-		rel += "/"
 	}
 	q, ok := listingQuery(r, catalog.MaxLimit, catalog.MaxLimit)
 	if !ok {

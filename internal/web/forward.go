@@ -139,7 +139,7 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 			if u.Scope != nil && !u.Scope.Permits(t.Method, t.URL, r.Header) {
 				// A machine token's scope, checked against the forwarded
 				// request before the rules; an unknown target is refused.
-				errs.Refuse(w, r, auth.OutOfScope)
+				f.g.audit.OutOfScope(w, r, errs, u)
 				return
 			}
 			if u, ok = f.g.admit(w, r, u, t); ok {

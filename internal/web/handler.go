@@ -168,7 +168,7 @@ func NewHandler(o Options) http.Handler {
 	if o.Rules == nil && len(o.AllowUsers) > 0 {
 		fg = &guard{rules: &access.Rules{List: []access.Rule{access.OnlyUsers(o.AllowUsers)}}, groups: o.Groups, errs: errs, log: log, audit: audit}
 	}
-	requireAuth := auth.RequireAuth(g.challenger(p), errs)
+	requireAuth := auth.RequireAuth(g.challenger(p), errs, audit)
 	s.guard = g
 	protect := func(next http.Handler) http.Handler { return g.protect(requireAuth, next) }
 	fa := forwarder{p: p, errs: errs, log: log, g: fg, groupsHeader: o.GroupsHeader}
@@ -183,7 +183,7 @@ func NewHandler(o Options) http.Handler {
 	ui.Mount(mux)
 	if o.Proxy == nil && !o.NoCatalog {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
-		mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))
+		mux.Handle("GET /api/backups", listingScope(protect(http.HandlerFunc(s.apiBackups))))
 		mux.Handle("GET /api/me", protect(http.HandlerFunc(s.apiMe)))
 		mux.Handle("GET /backups/{path...}", protect(http.HandlerFunc(s.browse)))
 		// Not the folder /backups/: no redirect that would tell a

@@ -27,7 +27,7 @@ func Example() {
 		fmt.Fprintf(w, "hello %s (%s)", u.Name, u.Type)
 	})
 	mux := http.NewServeMux()
-	mux.Handle("GET /private", auth.RequireAuth(p, nil)(hello)) // nil: refusals as plain text (or JSON)
+	mux.Handle("GET /private", auth.RequireAuth(p, nil, auth.Audit{})(hello)) // nil: refusals as plain text (or JSON)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

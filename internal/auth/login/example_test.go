@@ -42,7 +42,7 @@ func Example() {
 
 	mux := http.NewServeMux()
 	p.Mount(mux) // GET/POST /login, POST /logout, the stylesheet under /_backupweb/
-	mux.Handle("GET /private", auth.RequireAuth(p, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /private", auth.RequireAuth(p, nil, auth.Audit{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, _ := auth.FromContext(r.Context())
 		fmt.Fprintln(w, "hello", u.Name)
 		// A page of the host application signs the user out with this

@@ -10,7 +10,7 @@ import (
 
 func TestRequireAuthLetsEveryoneThrough(t *testing.T) {
 	var got auth.User
-	h := auth.RequireAuth(Provider{}, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := auth.RequireAuth(Provider{}, nil, auth.Audit{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = auth.FromContext(r.Context())
 	}))
 	rec := httptest.NewRecorder()

@@ -1,4 +1,8 @@
-package proxy_test
+// Package wstest gives tests a real WebSocket upstream (an echo server on
+// python3-websockets, which reports its connections opening and closing)
+// and the client side of a WebSocket (RFC 6455), enough to send, echo and
+// see a connection end: what tests of the proxy and of a reload need.
+package wstest
 
 import (
 	"bufio"
@@ -21,11 +25,11 @@ import (
 	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
 
-// wsEchoScript is a WebSocket echo server on python3-websockets (Debian
+// echoScript is a WebSocket echo server on python3-websockets (Debian
 // package python3-websockets): it prints its port, then "open" and
 // "closed" as connections come and go, so a test can see the upstream's
 // side of a connection end too.
-const wsEchoScript = `
+const echoScript = `
 import asyncio, sys, websockets
 
 async def echo(ws, path=None):
@@ -46,20 +50,20 @@ async def main():
 asyncio.run(main())
 `
 
-// wsUpstream is a running python WebSocket echo server.
-type wsUpstream struct {
-	URL    string
+// Echo is a running python WebSocket echo server.
+type Echo struct {
+	URL    string      // http://127.0.0.1:PORT, for a proxy's upstream
 	events chan string // "open", "closed"
 }
 
-// startWSEcho runs wsEchoScript with Debian's python3 (where
+// StartEcho runs echoScript with Debian's python3 (where
 // python3-websockets is installed; a pyenv or venv python3 earlier in PATH
 // does not see it) for the rest of the test.
-func startWSEcho(t *testing.T) *wsUpstream {
+func StartEcho(t testing.TB) *Echo {
 	t.Helper()
 	const python = "/usr/bin/python3"
 	toolstest.Probe(t, python+" with the websockets module (Debian package python3-websockets)", exec.Command(python, "-c", "import websockets"))
-	cmd := exec.Command(python, "-c", wsEchoScript)
+	cmd := exec.Command(python, "-c", echoScript)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +71,7 @@ func startWSEcho(t *testing.T) *wsUpstream {
 	testkit.Start(t, cmd)
 	lines := bufio.NewScanner(out)
 	portc := make(chan string, 1)
-	u := &wsUpstream{events: make(chan string, 64)}
+	u := &Echo{events: make(chan string, 64)}
 	go func() {
 		first := true
 		for lines.Scan() {
@@ -92,8 +96,8 @@ func startWSEcho(t *testing.T) *wsUpstream {
 	return u
 }
 
-// wait waits for the upstream to report ev ("open", "closed").
-func (u *wsUpstream) wait(t *testing.T, ev string, within time.Duration) {
+// Wait waits for the upstream to report ev ("open", "closed").
+func (u *Echo) Wait(t testing.TB, ev string, within time.Duration) {
 	t.Helper()
 	deadline := time.After(within)
 	for {
@@ -111,16 +115,16 @@ func (u *wsUpstream) wait(t *testing.T, ev string, within time.Duration) {
 	}
 }
 
-// wsConn is the client side of a WebSocket (RFC 6455), enough for tests:
+// Conn is the client side of a WebSocket (RFC 6455), enough for tests:
 // text frames out (masked), frames in.
-type wsConn struct {
+type Conn struct {
 	net.Conn
 	br *bufio.Reader
 }
 
-// dialWS opens a WebSocket to base+path with the cookies and headers mod
+// Dial opens a WebSocket to base+path with the cookies and headers mod
 // adds to the handshake.
-func dialWS(t *testing.T, base, path string, mod func(*http.Request)) *wsConn {
+func Dial(t testing.TB, base, path string, mod func(*http.Request)) *Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
@@ -151,16 +155,16 @@ func dialWS(t *testing.T, base, path string, mod func(*http.Request)) *wsConn {
 		body, _ := io.ReadAll(resp.Body)
 		t.Fatalf("WebSocket handshake: %d %s", resp.StatusCode, body)
 	}
-	return &wsConn{Conn: conn, br: br}
+	return &Conn{Conn: conn, br: br}
 }
 
-// echo sends msg and reads the answer, which must be msg.
-func (c *wsConn) echo(msg string) error {
-	if err := c.send(msg); err != nil {
+// Echo sends msg and reads the answer, which must be msg.
+func (c *Conn) Echo(msg string) error {
+	if err := c.Send(msg); err != nil {
 		return err
 	}
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	got, err := c.read()
+	got, err := c.Read()
 	if err != nil {
 		return err
 	}
@@ -170,8 +174,8 @@ func (c *wsConn) echo(msg string) error {
 	return nil
 }
 
-// send writes msg as one masked text frame (payloads under 126 bytes).
-func (c *wsConn) send(msg string) error {
+// Send writes msg as one masked text frame (payloads under 126 bytes).
+func (c *Conn) Send(msg string) error {
 	mask := make([]byte, 4)
 	rand.Read(mask)
 	frame := []byte{0x81, 0x80 | byte(len(msg))}
@@ -183,8 +187,8 @@ func (c *wsConn) send(msg string) error {
 	return err
 }
 
-// read returns the payload of the next frame; a close frame is an error.
-func (c *wsConn) read() (string, error) {
+// Read returns the payload of the next frame; a close frame is an error.
+func (c *Conn) Read() (string, error) {
 	var h [2]byte
 	if _, err := io.ReadFull(c.br, h[:]); err != nil {
 		return "", err
@@ -210,15 +214,15 @@ func (c *wsConn) read() (string, error) {
 	return string(p), nil
 }
 
-// closedWithin reports how long the connection took to end (a read
+// ClosedWithin reports how long the connection took to end (a read
 // returning an error: EOF, reset, a close frame), failing the test past
 // limit.
-func (c *wsConn) closedWithin(t *testing.T, limit time.Duration) time.Duration {
+func (c *Conn) ClosedWithin(t testing.TB, limit time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	c.SetReadDeadline(start.Add(limit))
 	for {
-		if _, err := c.read(); err != nil {
+		if _, err := c.Read(); err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				t.Fatalf("the WebSocket was still open after %s", limit)
