@@ -96,6 +96,12 @@ type Options struct {
 	// providers' included ([ui] title and product_name). Zero:
 	// backupweb's own wording.
 	Brand ui.Brand
+	// ConfigFile is the configuration file the program reads, named by
+	// the catalog's notice that authentication is off; ConfigMissing
+	// tells that it is not there (the built-in defaults run), so the
+	// notice says how to make one. "": "the configuration file".
+	ConfigFile    string
+	ConfigMissing bool
 }
 
 // NewErrors returns the program's error writer: JSON for API clients, and
@@ -158,7 +164,7 @@ func NewHandler(o Options) http.Handler {
 		p = missingProvider{errs: errs}
 	}
 	res := o.Resolver.WithNotice(log, nil)
-	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge}
+	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge, configFile: o.ConfigFile, configMissing: o.ConfigMissing}
 	if l, ok := p.(auth.AccountLinker); ok {
 		s.links = l.AccountLinks
 	}

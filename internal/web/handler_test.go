@@ -252,10 +252,33 @@ func TestMissingCatalog(t *testing.T) {
 	}
 }
 
+// TestAuthOffNotice: type none's catalog says authentication is off and
+// names the configuration file to edit, or, when there is none, where it
+// goes and how to make one.
 func TestAuthOffNotice(t *testing.T) {
-	h, _ := noneHandler(t)
+	h, dir := noneHandler(t)
 	if rec := do(h, "GET", "/", nil); !strings.Contains(rec.Body.String(), `id="auth-off"`) || !strings.Contains(rec.Body.String(), "Authentication is off") {
 		t.Fatalf("type none: the catalog page has no notice that authentication is off:\n%s", rec.Body.String())
+	}
+	for _, tt := range []struct {
+		name    string
+		missing bool
+		says    []string
+	}{
+		{"file read", false, []string{"<code>[authentication]</code> section of <code>/srv/bw/backupweb.ini</code>."}},
+		{"no file", true, []string{"There is no configuration file at <code>/srv/bw/backupweb.ini</code>", "<code>examples/flask-login.ini</code>",
+			"<code>backupweb user add -file USERS NAME</code>", "<code>backupweb gen-secret</code>"}},
+	} {
+		h := NewHandler(Options{Provider: none.Provider{}, Catalog: catalog.New(dir), ConfigFile: "/srv/bw/backupweb.ini", ConfigMissing: tt.missing})
+		body := do(h, "GET", "/", nil).Body.String()
+		for _, want := range tt.says {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the notice lacks %q:\n%s", tt.name, want, body)
+			}
+		}
+		if !tt.missing && strings.Contains(body, "gen-secret") {
+			t.Errorf("%s: the notice says how to create a file that is there", tt.name)
+		}
 	}
 	p := &fakeProvider{admit: true, user: auth.User{Name: "u", Type: "basic"}}
 	h = NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir())})
