@@ -123,6 +123,12 @@ func brand(cfg *config.Config) ui.Brand {
 	if b.Product == "" && cfg.Server.Mode != config.ModeCatalog {
 		b.Product = "the application" // proxy or forward-auth: not our backups
 	}
+	switch {
+	case cfg.UI.IconFile != nil:
+		b.Icon = ui.NewIcon(cfg.UI.IconFile.Body, cfg.UI.IconFile.Type)
+	case cfg.UI.Icon == config.NoIcon, cfg.UI.Icon == "" && cfg.UI.ProductName != "":
+		b.NoIcon = true
+	}
 	return b
 }
 

@@ -121,7 +121,8 @@ func NewErrors(log *slog.Logger) *auth.Errors {
 // NewHandler returns the whole HTTP surface:
 //
 //	GET /healthz          200 "ok"; not protected, for load balancers
-//	GET /_backupweb/...       the stylesheet and icon; not protected
+//	GET /_backupweb/...       the stylesheet and icon ([ui] icon's at
+//	                          /_backupweb/brand-icon); not protected
 //	GET /                 the top folder's page
 //	GET /api/backups      {"backups":[{"name","size","modified"}]}, newest first;
 //	                      with ?path=FOLDER/ (and q, sort, order, limit, cursor)
@@ -187,6 +188,7 @@ func NewHandler(o Options) http.Handler {
 	mux.HandleFunc("GET "+RefusedPath, fa.refusedPage())
 	mux.HandleFunc("GET "+UserinfoPath, serveUserinfo(p, errs, g))
 	ui.Mount(mux)
+	mux.Handle("GET "+ui.BrandIconPath, ui.BrandIcon(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, auth.NoRoute) })))
 	if o.Proxy == nil && !o.NoCatalog {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
 		mux.Handle("GET /api/backups", protect(http.HandlerFunc(s.apiBackups)))

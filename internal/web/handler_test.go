@@ -10,6 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/ui"
 )
 
 // checkSecurityHeaders asserts the headers every response carries.
@@ -284,5 +285,23 @@ func TestAuthOffNotice(t *testing.T) {
 	h = NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir())})
 	if rec := do(h, "GET", "/", nil); strings.Contains(rec.Body.String(), "auth-off") {
 		t.Fatal("type basic: the page says authentication is off")
+	}
+}
+
+// TestBrandIconRoute: /_backupweb/brand-icon serves [ui] icon, unprotected,
+// and is the styled 404 (JSON for API clients) when none is given.
+func TestBrandIconRoute(t *testing.T) {
+	p := &fakeProvider{admit: false}
+	icon := ui.NewIcon([]byte("\x89PNG not really"), "image/png")
+	h := NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir()), Brand: ui.Brand{Title: "NAS", Icon: icon}})
+	if rec := do(h, "GET", ui.BrandIconPath+"?v=x", nil); rec.Code != 200 || rec.Body.String() != "\x89PNG not really" || rec.Header().Get("Content-Type") != "image/png" {
+		t.Fatalf("icon: %d %q %q", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
+	}
+	h = NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir())})
+	if rec := do(h, "GET", ui.BrandIconPath, map[string]string{"Accept": "text/html"}); rec.Code != 404 || !strings.Contains(rec.Body.String(), "<!doctype html>") {
+		t.Fatalf("no icon, a browser: %d %q", rec.Code, rec.Body.String())
+	}
+	if rec := do(h, "GET", ui.BrandIconPath, map[string]string{"Accept": "application/json"}); rec.Code != 404 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		t.Fatalf("no icon, an API client: %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
 }
