@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/fspath"
+	"github.com/backupweb/backupweb/internal/userfile"
 )
 
 // noHost stands for "a host that no rule's host condition names": the
@@ -23,6 +26,8 @@ const noHost = "-"
 // deny), RULE is rule<N>, skip_auth_routes, allow_users or default. A
 // refusal no single rule made (an ambiguous path, unknown groups) prints
 // deny and the rule where the doubt arose, and says why on standard error.
+// A user the configuration does not know is warned about there too (see
+// unknownUser).
 // Exit 0 when it answered, 1 on a configuration error, 2 on wrong usage.
 func runAccess(c *cli, args []string) int {
 	fs := c.flagSet("access")
@@ -74,6 +79,9 @@ func runAccess(c *cli, args []string) int {
 	}
 	d := rules.Decide(t, who)
 	fmt.Fprintf(c.stdout, "%s %s\n", d.Policy, d.Rule)
+	if note := unknownUser(a, *user); note != "" {
+		fmt.Fprintln(c.stderr, "backupweb access: "+note)
+	}
 	switch d.Reason {
 	case access.ReasonAmbiguous:
 		fmt.Fprintln(c.stderr, "backupweb access: the path can be read several ways (dot segments, doubled or encoded slashes, backslashes, path parameters, %25, bytes that are not UTF-8, control characters, full-width dots, a trailing dot or space) and the rules do not decide them alike: refused")
@@ -81,6 +89,35 @@ func runAccess(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "backupweb access: the user's groups cannot be known (the groups file is broken) and this rule names groups: refused")
 	}
 	return exitOK
+}
+
+// unknownUser says, for standard error, when name is not a user the
+// configured type could sign in: absent from the user file (users_file),
+// not the one user (username), or not checked at all for a type with no
+// list of users (oauth: the identity provider names them). The decision
+// stands either way; the warning keeps a typo from reading as an answer.
+func unknownUser(a *app.App, name string) string {
+	s := a.Config.Auth
+	switch {
+	case a.Type.AuthOff:
+		return ""
+	case slices.Contains(a.Type.Keys, "users_file"):
+		path := s.String("users_file", "")
+		doc, err := userfile.Load(path)
+		if err != nil {
+			return fmt.Sprintf("warning: cannot read the user file to check the user: %v", err)
+		}
+		if !doc.Has(name) {
+			return fmt.Sprintf("warning: user %q is in no user file (%s): the decision is for a user who cannot sign in", name, fspath.Show(path))
+		}
+	case slices.Contains(a.Type.Keys, "username"):
+		if want := s.String("username", ""); name != want {
+			return fmt.Sprintf("warning: user %q is not the configured user (username = %s): the decision is for a user who cannot sign in", name, want)
+		}
+	default:
+		return fmt.Sprintf("note: type %s has no list of users here (its identity provider names them): the user name is not checked", a.TypeName)
+	}
+	return ""
 }
 
 // accessTarget reads the access command's request as serve reads a request

@@ -296,3 +296,40 @@ rule1 = * ^/admin deny group:interns
 		t.Fatalf("the same session elsewhere: %d", code)
 	}
 }
+
+// TestAccessCommandUnknownUser: a user the configuration does not know
+// still gets the decision (exit 0), with a warning on standard error; a
+// known user gets none; for oauth the name is said not to be checked.
+func TestAccessCommandUnknownUser(t *testing.T) {
+	basicCfg, _ := accessConfig(t, "")
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users")
+	os.WriteFile(users, []byte("alice:$2b$12$qfeZmHvsxlDW8N2/YfnqZudyqkieQPQ4UbLzZH9l3wVK30hYkYJAm\n"), 0o600)
+	loginCfg := filepath.Join(dir, "login.ini")
+	os.WriteFile(loginCfg, []byte("[server]\nmode = forward-auth\nstate_dir = "+filepath.Join(dir, "state")+
+		"\n[authentication]\ntype = flask-login\nuse_bcrypt = true\nusers_file = "+users+"\n"), 0o600)
+	oauthCfg := filepath.Join(dir, "oauth.ini")
+	os.WriteFile(oauthCfg, []byte("[server]\nmode = forward-auth\nstate_dir = "+filepath.Join(dir, "state")+
+		"\n[authentication]\ntype = oauth\nprovider = google\nclient_id = id\nclient_secret = ${CS}\n"+
+		"redirect_uri = https://backups.example.com/oauth/callback\nauthorized_domains = example.com\n"), 0o600)
+	env := map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32), "CS": "client-secret"}
+	for _, tt := range []struct {
+		name, cfg, user, out, warn string
+	}{
+		{"flask-login, in the user file", loginCfg, "alice", "allow default\n", ""},
+		{"flask-login, in no user file", loginCfg, "carol", "allow default\n", `warning: user "carol" is in no user file (` + users + ")"},
+		{"basic, the configured user", basicCfg, "admin", "allow rule4\n", ""},
+		{"basic, another user", basicCfg, "carol", "allow default\n", `warning: user "carol" is not the configured user (username = admin)`},
+		{"oauth", oauthCfg, "carol@example.com", "allow default\n", "note: type oauth has no list of users here (its identity provider names them): the user name is not checked"},
+	} {
+		c, out, stderr := testCLI(context.Background(), "", env)
+		code := c.main([]string{"access", "-config", tt.cfg, "-user", tt.user, "-path", "/x"})
+		if code != exitOK || out.String() != tt.out {
+			t.Errorf("%s: exit %d, out %q, err %q; want 0 %q", tt.name, code, out.String(), stderr.String(), tt.out)
+		}
+		said := strings.Contains(stderr.String(), "backupweb access:")
+		if tt.warn == "" && said || !strings.Contains(stderr.String(), tt.warn) {
+			t.Errorf("%s: standard error %q, want %q", tt.name, stderr.String(), tt.warn)
+		}
+	}
+}

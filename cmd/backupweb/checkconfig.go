@@ -120,6 +120,9 @@ func servicePaths(a *app.App) []servicePath {
 	if cfg.Server.Store == config.StoreRedis && cfg.Redis.TLSCA != "" {
 		ps = append(ps, servicePath{"redis", "tls_ca", cfg.Redis.TLSCA, readFile})
 	}
+	if cfg.UI.Icon != "" && cfg.UI.Icon != config.NoIcon {
+		ps = append(ps, servicePath{"ui", "icon", cfg.UI.Icon, readFile})
+	}
 	if t.NeedsSecret && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
 		ps = append(ps, servicePath{"server", "state_dir", cfg.Server.StateDir, writeDir})
 	}

@@ -208,6 +208,11 @@ func TestReloadKeys(t *testing.T) {
 		// Live keys.
 		{"ui.title", "Reloaded Title", nil, status("", "/login", http.StatusOK, "Reloaded Title")},
 		{"ui.product_name", "Syncthing", nil, status("", "/login", http.StatusOK, "Syncthing")},
+		{"ui.icon", "none", status("", "/login", http.StatusOK, "icon.svg"), func(t *testing.T, r *reloadRig, alice *http.Client) {
+			if code, got := r.get(r.client(""), "/login"); code != http.StatusOK || strings.Contains(got, "<img") || strings.Contains(got, `rel="icon"`) {
+				t.Errorf("after icon = none: %d, the page still shows an icon:\n%s", code, got)
+			}
+		}},
 		{"access.rule2", "* ^/secret deny", status("alice", "/secret", http.StatusOK, "upstream"), status("alice", "/secret", http.StatusForbidden, "")},
 		{"access.rule5", "* ^/ allow group:admins", status("alice", "/x", http.StatusOK, "upstream"), status("alice", "/x", http.StatusForbidden, "")},
 		{"server.trusted_proxies", "127.0.0.1", nil, noRestart},

@@ -137,8 +137,10 @@ func TestCheckConfigAsUser(t *testing.T) {
 	state := filepath.Join(dir, "state")
 	os.Mkdir(state, 0o777)
 	os.Chmod(state, 0o777)
+	icon := filepath.Join(dir, "logo.svg")
+	os.WriteFile(icon, []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), 0o644)
 	ini := filepath.Join(dir, "backupweb.ini")
-	os.WriteFile(ini, []byte("[server]\nstate_dir = "+state+"\n[backups]\ndir = "+backups+
+	os.WriteFile(ini, []byte("[server]\nstate_dir = "+state+"\n[backups]\ndir = "+backups+"\n[ui]\nicon = "+icon+
 		"\n[authentication]\ntype = flask-login\nusers_file = "+users+"\nuse_bcrypt = True\n"), 0o644)
 	env := map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)}
 	run := func(args ...string) (int, string) {
@@ -167,6 +169,11 @@ func TestCheckConfigAsUser(t *testing.T) {
 		t.Fatalf("state 0755: exit %d\n%s", code, out)
 	}
 	os.Chmod(state, 0o777)
+	os.Chmod(icon, 0o600)
+	if code, out := run("-as-user", "nobody"); code != exitError || !strings.Contains(out, "[ui] icon:") {
+		t.Fatalf("icon 0600: exit %d\n%s", code, out)
+	}
+	os.Chmod(icon, 0o644)
 	os.Chmod(ini, 0o600)
 	if code, out := run("-as-user", "nobody"); code != exitError || !strings.Contains(out, "error: "+ini+": nobody") &&
 		!strings.Contains(out, "error: "+ini+": the service user nobody cannot read it") {

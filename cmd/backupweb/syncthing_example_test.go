@@ -77,6 +77,9 @@ func syncthingThrough(t *testing.T, front string) {
 	if code != http.StatusOK || tok == "" || !strings.Contains(page, "Back to Syncthing") {
 		t.Fatalf("sign-out page: %d\n%s", code, page)
 	}
+	if strings.Contains(page, "icon.svg") {
+		t.Errorf("the sign-out page in front of Syncthing shows backupweb's icon:\n%s", page)
+	}
 	resp, err = c.PostForm(front+"/logout", url.Values{"csrf_token": {tok}})
 	if err != nil {
 		t.Fatal(err)

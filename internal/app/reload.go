@@ -233,7 +233,7 @@ var liveKeys = map[string][]string{
 	"server": {"trusted_proxies", "access_log"},
 	"proxy": {"user_header", "email_header", "groups_header", "pass_authorization", "dial_timeout", "response_header_timeout",
 		"pass_host_header", "rewrite_redirects", "skip_auth_routes", "allow_users", "allow_anonymous"},
-	"ui":      {"title", "product_name"},
+	"ui":      {"title", "product_name", "icon"},
 	"backups": {"max_age"},
 }
 

@@ -60,7 +60,7 @@ var reloadValue = map[string]string{
 	"proxy.groups_header": "X-Groups",
 	"redis.url":           "redis://127.0.0.1:1", "redis.password": "a-redis-password", "redis.prefix": "bw2:", "redis.tls_ca": "DIR/ca.pem",
 	"redis.connect_timeout": "2s", "redis.command_timeout": "2s",
-	"ui.title": "Reloaded", "ui.product_name": "Syncthing",
+	"ui.title": "Reloaded", "ui.product_name": "Syncthing", "ui.icon": "none",
 	"access.default": "deny", "access.rule1": "* ^/secret deny",
 }
 
@@ -71,7 +71,7 @@ var wantLive = map[string]bool{
 	"proxy.user_header": true, "proxy.email_header": true, "proxy.groups_header": true, "proxy.pass_authorization": true,
 	"proxy.dial_timeout": true, "proxy.response_header_timeout": true, "proxy.pass_host_header": true,
 	"proxy.rewrite_redirects": true, "proxy.skip_auth_routes": true, "proxy.allow_users": true, "proxy.allow_anonymous": true,
-	"ui.title": true, "ui.product_name": true, "backups.max_age": true,
+	"ui.title": true, "ui.product_name": true, "ui.icon": true, "backups.max_age": true,
 	"basic.max_failures": true, "basic.failure_window": true, "basic.attempt_wait": true,
 	"flask-login.max_failures": true, "flask-login.failure_window": true, "flask-login.attempt_wait": true,
 	"flask-login.max_user_failures": true, "flask-login.second_factor": true,
@@ -106,7 +106,7 @@ func TestReloadEveryKey(t *testing.T) {
 		}
 	}
 	sections := config.SectionKeys()
-	sections["ui"] = []string{"title", "product_name"}
+	sections["ui"] = []string{"title", "product_name", "icon"}
 	sections["access"] = []string{"default", "rule1"}
 	for _, sec := range slices.Sorted(maps.Keys(sections)) {
 		for _, k := range sections[sec] {

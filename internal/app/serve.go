@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
@@ -59,6 +60,7 @@ func (a *App) webOptions(cfg *config.Config, log *slog.Logger) web.Options {
 		Brand:        brand(cfg),
 		MaxAge:       cfg.Backups.MaxAge,
 	}
+	opts.ConfigFile, opts.ConfigMissing = configFile(cfg)
 	if a.Shared != nil {
 		opts.Ready = a.Shared
 	}
@@ -121,6 +123,12 @@ func brand(cfg *config.Config) ui.Brand {
 	if b.Product == "" && cfg.Server.Mode != config.ModeCatalog {
 		b.Product = "the application" // proxy or forward-auth: not our backups
 	}
+	switch {
+	case cfg.UI.IconFile != nil:
+		b.Icon = ui.NewIcon(cfg.UI.IconFile.Body, cfg.UI.IconFile.Type)
+	case cfg.UI.Icon == config.NoIcon, cfg.UI.Icon == "" && cfg.UI.ProductName != "":
+		b.NoIcon = true
+	}
 	return b
 }
 
@@ -148,4 +156,16 @@ func (a *App) Reloaders() []auth.Reloader {
 		out = append(out, a.Groups)
 	}
 	return out
+}
+
+// configFile is the configuration file cfg was read from, absolute, for
+// the catalog's notice that authentication is off; missing tells that
+// there was none and the built-in defaults run, so the file is the one
+// the program would read: ./backupweb.ini.
+func configFile(cfg *config.Config) (path string, missing bool) {
+	path = cmp.Or(cfg.Source, config.DefaultPath)
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path, cfg.Source == ""
 }

@@ -128,6 +128,18 @@ func (t *Table) Spend(kind, token string, ttl time.Duration) (bool, error) {
 	return true, nil
 }
 
+// Spent reports whether token of kind was spent and has not expired,
+// without spending it: a page can say a step is over before a form is
+// posted that could only fail. Spend alone decides a use.
+func (t *Table) Spent(kind, token string) bool {
+	key := sha256.Sum256([]byte(kind + "\x00" + token))
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	exp, used := t.seen[key]
+	return used && now.Before(exp)
+}
+
 // sweep forgets the expired tokens and notes the earliest expiry left.
 // The lock must be held.
 func (t *Table) sweep(now time.Time) {

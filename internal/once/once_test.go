@@ -27,7 +27,8 @@ func spend(t *testing.T, tb *Table, kind, token string, ttl time.Duration) bool 
 }
 
 // TestSpendOnce: a token is fresh once until its ttl ends, kinds are apart,
-// and an expired token is fresh again.
+// and an expired token is fresh again; Spent says so beforehand without
+// spending.
 func TestSpendOnce(t *testing.T) {
 	clock := newClock()
 	tb, err := New(Options{Now: clock.Now})
@@ -48,6 +49,9 @@ func TestSpendOnce(t *testing.T) {
 		{"again after that", "totp", "a", 0, false},
 	} {
 		clock.Advance(tt.advance)
+		if spent := tb.Spent(tt.kind, tt.token); spent == tt.want {
+			t.Errorf("%s: Spent = %v before the spend, want %v", tt.name, spent, !tt.want)
+		}
 		if got := spend(t, tb, tt.kind, tt.token, time.Minute); got != tt.want {
 			t.Errorf("%s: fresh = %v, want %v", tt.name, got, tt.want)
 		}

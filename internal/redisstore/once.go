@@ -18,10 +18,9 @@ var errBadReply = errors.New("unexpected reply")
 // NX) and expires after ttl, so across every instance one call wins. The
 // token itself is never stored.
 func (c *Client) SpendOnce(ctx context.Context, kind, token string, ttl time.Duration) (bool, error) {
-	sum := sha256.Sum256([]byte(token))
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err := c.rd.Do(ctx, c.rd.B().Set().Key(c.key("once", kind, hex.EncodeToString(sum[:]))).Value("1").Nx().Px(max(ttl, time.Millisecond)).Build()).Error()
+	err := c.rd.Do(ctx, c.rd.B().Set().Key(c.onceKey(kind, token)).Value("1").Nx().Px(max(ttl, time.Millisecond)).Build()).Error()
 	if rueidis.IsRedisNil(err) {
 		c.observe(nil)
 		return false, nil
@@ -30,4 +29,22 @@ func (c *Client) SpendOnce(ctx context.Context, kind, token string, ttl time.Dur
 		return false, err
 	}
 	return true, nil
+}
+
+// Spent reports whether token of kind was spent (SpendOnce) and has not
+// expired, on any instance, without spending it.
+func (c *Client) Spent(ctx context.Context, kind, token string) (bool, error) {
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	n, err := c.rd.Do(ctx, c.rd.B().Exists().Key(c.onceKey(kind, token)).Build()).AsInt64()
+	if err = c.result("check spent "+kind, err); err != nil {
+		return false, err
+	}
+	return n == 1, nil
+}
+
+// onceKey is the key of token of kind: its SHA-256, never the token.
+func (c *Client) onceKey(kind, token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return c.key("once", kind, hex.EncodeToString(sum[:]))
 }

@@ -235,8 +235,17 @@ func TestSpendOnce(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
 	ctx := context.Background()
+	if spent, err := b.Spent(ctx, "oauth-state", "s1"); spent || err != nil {
+		t.Fatalf("Spent before any spend = %v, %v; want false", spent, err)
+	}
 	if ok, err := a.SpendOnce(ctx, "oauth-state", "s1", time.Minute); !ok || err != nil {
 		t.Fatalf("first spend = %v, %v", ok, err)
+	}
+	if spent, err := b.Spent(ctx, "oauth-state", "s1"); !spent || err != nil {
+		t.Fatalf("Spent after a spend, other instance = %v, %v; want true", spent, err)
+	}
+	if spent, _ := b.Spent(ctx, "other", "s1"); spent {
+		t.Fatal("Spent: another kind shares the token")
 	}
 	if ok, err := b.SpendOnce(ctx, "oauth-state", "s1", time.Minute); ok || err != nil {
 		t.Fatalf("second spend, other instance = %v, %v; want false", ok, err)

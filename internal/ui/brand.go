@@ -22,6 +22,13 @@ type Brand struct {
 	// ("Back to Syncthing"), and what a stale form asks them to reload.
 	// Empty: "the backups", backupweb's own catalog.
 	Product string
+	// Icon, when set, is shown in the header bar and as the favicon in
+	// place of backupweb's icon ([ui] icon).
+	Icon *Icon
+	// NoIcon leaves the icon out ([ui] icon = none, or a product_name
+	// without an icon: a sign-in page in front of another application
+	// does not carry backupweb's icon).
+	NoIcon bool
 }
 
 // Name returns the title pages carry: Title, or DefaultTitle.

@@ -22,6 +22,12 @@ type CatalogPage struct {
 	// User.CSRFToken as csrf_token) when User.HasSession, and a notice
 	// that authentication is off for type "none".
 	User Viewer
+	// ConfigFile is the configuration file the program reads, which the
+	// notice that authentication is off names; NoConfigFile tells that it
+	// is not there (the built-in defaults run), so the notice says how to
+	// make one. "": the notice says "the configuration file".
+	ConfigFile   string
+	NoConfigFile bool
 	// Backups are the files to list, in the order given. Each name links
 	// to Href (the folder's address) followed by the name, path-escaped;
 	// a SHA256 is shown under it.

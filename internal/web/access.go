@@ -3,6 +3,7 @@ package web
 import (
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -21,11 +22,19 @@ type routeSlot struct{ pattern string }
 
 type routeKey struct{}
 
-// setRoute records the pattern the mux matched for r, if r carries a slot.
+// setRoute records the pattern the mux matched for r, if r carries a slot,
+// as a route label (see routeLabel).
 func setRoute(r *http.Request) {
 	if s, ok := r.Context().Value(routeKey{}).(*routeSlot); ok {
-		s.pattern = r.Pattern
+		s.pattern = routeLabel(r.Pattern)
 	}
+}
+
+// routeLabel is the label of a mux pattern: the pattern without the
+// mux's end-of-path marker, so the catalog root reads "GET /" rather
+// than "GET /{$}".
+func routeLabel(pattern string) string {
+	return strings.TrimSuffix(pattern, "{$}")
 }
 
 // setRouteLabel records label as r's route, if r carries a slot.

@@ -71,15 +71,16 @@ func (o *recordingObserver) Served(route string, status int, _ time.Duration) {
 }
 
 // TestObserverSeesRoutePatterns: the observer gets the route pattern, never
-// the raw path, so metric labels stay bounded.
+// the raw path, so metric labels stay bounded; the catalog root reads
+// "GET /", without the mux's end-of-path marker.
 func TestObserverSeesRoutePatterns(t *testing.T) {
 	obs := &recordingObserver{}
 	p := &fakeProvider{admit: true, user: auth.User{Name: "alice", Type: "fake"}}
 	h := NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir()), Observer: obs})
-	for _, path := range []string{"/backups/a-secret-name.tar", "/no/such/page", "/api/me"} {
+	for _, path := range []string{"/backups/a-secret-name.tar", "/no/such/page", "/api/me", "/"} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 	}
-	want := []string{"GET /backups/{path...} Not Found", " Not Found", "GET /api/me OK"}
+	want := []string{"GET /backups/{path...} Not Found", " Not Found", "GET /api/me OK", "GET / OK"}
 	if strings.Join(obs.routes, "|") != strings.Join(want, "|") {
 		t.Fatalf("observed %q, want %q", obs.routes, want)
 	}

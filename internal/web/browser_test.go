@@ -235,6 +235,50 @@ func TestBrowserSessionPages(t *testing.T) {
 	screenshot(t, ctx, "login-desktop-dark")
 }
 
+// TestBrowserHeaderHeight: the header bar has one height on every page,
+// signed in (a name and a sign-out button) or not (the sign-in page, an
+// error page), light and dark, so it does not jump between pages. (On a
+// phone the signed-in bar may wrap the user's part under the name.)
+func TestBrowserHeaderHeight(t *testing.T) {
+	p := mountingProvider{&fakeProvider{admit: true,
+		user: auth.User{Name: "alice", Type: "flask-login"}.WithCSRF(func() string { return "csrf-xyz" })}}
+	p.mount = func(mux *http.ServeMux) {
+		mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+			ui.Render(w, http.StatusOK, "login", ui.LoginPage{Title: "Sign in", Action: "/login", CSRFToken: "t", Next: "/"})
+		})
+	}
+	log, _ := quietLogger()
+	srv := httptest.NewServer(NewHandler(Options{Provider: p, Catalog: catalog.New(fixture(t)), Logger: log}))
+	defer srv.Close()
+	ctx := browsertest.New(t)
+	pages := []struct{ path, ready string }{
+		{"/", ".logout button"},
+		{"/login", "#password"},
+		{"/no/such/page", "main"},
+	}
+	for _, vp := range viewports[:1] {
+		for _, scheme := range []string{"light", "dark"} {
+			heights := map[string]float64{}
+			for _, pg := range pages {
+				err := chromedp.Do(ctx,
+					chromedp.EmulateViewport(vp.width, vp.height, vp.opts...), setColorScheme(scheme),
+					chromedp.Navigate(srv.URL+pg.path), chromedp.WaitVisible(chromedp.CSS(pg.ready)))
+				if err != nil {
+					t.Fatalf("%s %s %s: %v", vp.name, scheme, pg.path, err)
+				}
+				h, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector("header.bar").getBoundingClientRect().height`))
+				if err != nil {
+					t.Fatalf("%s %s %s: measuring the header: %v", vp.name, scheme, pg.path, err)
+				}
+				heights[pg.path] = h
+			}
+			if h := heights["/"]; heights["/login"] != h || heights["/no/such/page"] != h {
+				t.Errorf("%s, %s: header heights differ: %v", vp.name, scheme, heights)
+			}
+		}
+	}
+}
+
 // TestBrowserErrorPages shows a real browser the refusals a person meets —
 // a Basic 401 (its body), a stale logout form (403), an unknown address
 // (404), a throttled client (429) — and checks that each is the styled

@@ -200,7 +200,8 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		Title: "Backups", Path: rel, Href: href,
 		Count: p.Folder.Count, Size: p.Folder.Size, Newest: p.Folder.Newest, Stale: s.stale(p.Folder.Newest),
 		Q: q.Q, Sort: sortName, Order: order, Backups: p.Backups,
-		Sorts: map[string]ui.SortLink{},
+		Sorts:      map[string]ui.SortLink{},
+		ConfigFile: s.configFile, NoConfigFile: s.configMissing,
 	}
 	if s.maxAge > 0 {
 		d.MaxAge = shortDuration(s.maxAge)

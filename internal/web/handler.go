@@ -96,6 +96,12 @@ type Options struct {
 	// providers' included ([ui] title and product_name). Zero:
 	// backupweb's own wording.
 	Brand ui.Brand
+	// ConfigFile is the configuration file the program reads, named by
+	// the catalog's notice that authentication is off; ConfigMissing
+	// tells that it is not there (the built-in defaults run), so the
+	// notice says how to make one. "": "the configuration file".
+	ConfigFile    string
+	ConfigMissing bool
 }
 
 // NewErrors returns the program's error writer: JSON for API clients, and
@@ -115,7 +121,8 @@ func NewErrors(log *slog.Logger) *auth.Errors {
 // NewHandler returns the whole HTTP surface:
 //
 //	GET /healthz          200 "ok"; not protected, for load balancers
-//	GET /_backupweb/...       the stylesheet and icon; not protected
+//	GET /_backupweb/...       the stylesheet and icon ([ui] icon's at
+//	                          /_backupweb/brand-icon); not protected
 //	GET /                 the top folder's page
 //	GET /api/backups      {"backups":[{"name","size","modified"}]}, newest first;
 //	                      with ?path=FOLDER/ (and q, sort, order, limit, cursor)
@@ -158,7 +165,7 @@ func NewHandler(o Options) http.Handler {
 		p = missingProvider{errs: errs}
 	}
 	res := o.Resolver.WithNotice(log, nil)
-	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge}
+	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge, configFile: o.ConfigFile, configMissing: o.ConfigMissing}
 	if l, ok := p.(auth.AccountLinker); ok {
 		s.links = l.AccountLinks
 	}
@@ -181,6 +188,7 @@ func NewHandler(o Options) http.Handler {
 	mux.HandleFunc("GET "+RefusedPath, fa.refusedPage())
 	mux.HandleFunc("GET "+UserinfoPath, serveUserinfo(p, errs, g))
 	ui.Mount(mux)
+	mux.Handle("GET "+ui.BrandIconPath, ui.BrandIcon(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, auth.NoRoute) })))
 	if o.Proxy == nil && !o.NoCatalog {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
 		mux.Handle("GET /api/backups", listingScope(protect(http.HandlerFunc(s.apiBackups))))

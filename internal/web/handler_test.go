@@ -10,6 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/ui"
 )
 
 // checkSecurityHeaders asserts the headers every response carries.
@@ -252,14 +253,55 @@ func TestMissingCatalog(t *testing.T) {
 	}
 }
 
+// TestAuthOffNotice: type none's catalog says authentication is off and
+// names the configuration file to edit, or, when there is none, where it
+// goes and how to make one.
 func TestAuthOffNotice(t *testing.T) {
-	h, _ := noneHandler(t)
+	h, dir := noneHandler(t)
 	if rec := do(h, "GET", "/", nil); !strings.Contains(rec.Body.String(), `id="auth-off"`) || !strings.Contains(rec.Body.String(), "Authentication is off") {
 		t.Fatalf("type none: the catalog page has no notice that authentication is off:\n%s", rec.Body.String())
+	}
+	for _, tt := range []struct {
+		name    string
+		missing bool
+		says    []string
+	}{
+		{"file read", false, []string{"<code>[authentication]</code> section of <code>/srv/bw/backupweb.ini</code>."}},
+		{"no file", true, []string{"There is no configuration file at <code>/srv/bw/backupweb.ini</code>", "<code>examples/flask-login.ini</code>",
+			"<code>backupweb user add -file USERS NAME</code>", "<code>backupweb gen-secret</code>"}},
+	} {
+		h := NewHandler(Options{Provider: none.Provider{}, Catalog: catalog.New(dir), ConfigFile: "/srv/bw/backupweb.ini", ConfigMissing: tt.missing})
+		body := do(h, "GET", "/", nil).Body.String()
+		for _, want := range tt.says {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the notice lacks %q:\n%s", tt.name, want, body)
+			}
+		}
+		if !tt.missing && strings.Contains(body, "gen-secret") {
+			t.Errorf("%s: the notice says how to create a file that is there", tt.name)
+		}
 	}
 	p := &fakeProvider{admit: true, user: auth.User{Name: "u", Type: "basic"}}
 	h = NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir())})
 	if rec := do(h, "GET", "/", nil); strings.Contains(rec.Body.String(), "auth-off") {
 		t.Fatal("type basic: the page says authentication is off")
+	}
+}
+
+// TestBrandIconRoute: /_backupweb/brand-icon serves [ui] icon, unprotected,
+// and is the styled 404 (JSON for API clients) when none is given.
+func TestBrandIconRoute(t *testing.T) {
+	p := &fakeProvider{admit: false}
+	icon := ui.NewIcon([]byte("\x89PNG not really"), "image/png")
+	h := NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir()), Brand: ui.Brand{Title: "NAS", Icon: icon}})
+	if rec := do(h, "GET", ui.BrandIconPath+"?v=x", nil); rec.Code != 200 || rec.Body.String() != "\x89PNG not really" || rec.Header().Get("Content-Type") != "image/png" {
+		t.Fatalf("icon: %d %q %q", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
+	}
+	h = NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir())})
+	if rec := do(h, "GET", ui.BrandIconPath, map[string]string{"Accept": "text/html"}); rec.Code != 404 || !strings.Contains(rec.Body.String(), "<!doctype html>") {
+		t.Fatalf("no icon, a browser: %d %q", rec.Code, rec.Body.String())
+	}
+	if rec := do(h, "GET", ui.BrandIconPath, map[string]string{"Accept": "application/json"}); rec.Code != 404 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		t.Fatalf("no icon, an API client: %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
 }

@@ -32,6 +32,10 @@ type site struct {
 	// maxAge is [backups] max_age: a folder whose newest backup is older
 	// is stale. Zero: never.
 	maxAge time.Duration
+	// configFile and configMissing are Options.ConfigFile and
+	// ConfigMissing, for the notice that authentication is off.
+	configFile    string
+	configMissing bool
 }
 
 // viewer turns the admitted user into the page's plain view data. The CSRF

@@ -103,7 +103,7 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t acc
 	case access.ReasonAmbiguous:
 		refusal = auth.AmbiguousPath
 	}
-	g.audit.RefusedDetail(r, u.Type, d.Reason, "rule "+d.Rule, u.Name)
+	g.audit.RefusedDetail(r, u.Type, d.Reason, d.Rule, u.Name)
 	g.errs.Refuse(w, r, refusal)
 	return u, false
 }
@@ -131,7 +131,7 @@ func (g *guard) unreadable(w http.ResponseWriter, r *http.Request, t access.Targ
 	if d.Reason != access.ReasonAmbiguous {
 		return false
 	}
-	g.audit.RefusedDetail(r, authType, d.Reason, "rule "+d.Rule, "")
+	g.audit.RefusedDetail(r, authType, d.Reason, d.Rule, "")
 	g.errs.Refuse(w, r, refusal)
 	return true
 }

@@ -259,7 +259,7 @@ func TestRulesInEveryMode(t *testing.T) {
 				}
 			}
 			if logs := s.logs(); !strings.Contains(logs, `reason="second factor required"`) || !strings.Contains(logs, `reason="denied by access rule"`) ||
-				!strings.Contains(logs, `detail="rule rule3"`) || !strings.Contains(logs, "user=bob") {
+				!strings.Contains(logs, "detail=rule3 ") || !strings.Contains(logs, "user=bob") {
 				t.Errorf("refusals not logged as the contract says:\n%s", logs)
 			}
 		})

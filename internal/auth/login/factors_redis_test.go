@@ -19,7 +19,8 @@ import (
 // TestSecondFactorSharedByRedis: with store = redis, two instances share
 // the pending state and the used codes: a password checked by one is
 // completed at the other, the pending state is spent for both, and a
-// TOTP code used at one is refused at the other.
+// TOTP code used at one is refused at the other; the code form is not
+// offered at one for a pending state spent at the other.
 func TestSecondFactorSharedByRedis(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	h := newFactorHarness(t, SecondFactorOptional, nil)
@@ -65,7 +66,7 @@ func TestSecondFactorSharedByRedis(t *testing.T) {
 	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
 		t.Fatalf("password at A: %d %s", r.status, r.header.Get("Location"))
 	}
-	pendingValue := b.cookie(PendingCookie)
+	pendingValue, formValue := b.cookie(PendingCookie), b.cookie(h.p.Manager().FormCookieName())
 	code := h.code()
 	if r := post(b, SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}}); r.status != http.StatusSeeOther {
 		t.Fatalf("code at B: %d", r.status)
@@ -73,6 +74,15 @@ func TestSecondFactorSharedByRedis(t *testing.T) {
 	if s := b.apiStatus(); s != http.StatusOK {
 		req, _ := http.NewRequest(http.MethodGet, other.URL+"/api/backups", nil)
 		t.Fatalf("the session made at B is not good at A: %d; at B %d", s, b.do(req).status)
+	}
+
+	// At A, a copy of the browser taken before the step: the page says
+	// the step is over rather than offer the code form.
+	copied := h.browser()
+	copied.setCookie(h.p.Manager().FormCookieName(), formValue)
+	copied.setCookie(PendingCookie, pendingValue)
+	if r := copied.get(SecondFactorPath, true); r.status != http.StatusUnauthorized || strings.Contains(r.body, `name="code"`) {
+		t.Fatalf("GET at A of the pending state spent at B: %d\n%s", r.status, r.body)
 	}
 
 	// At A: the same code from another browser's pending state, and the

@@ -115,9 +115,11 @@ type Provider struct {
 	// off.
 	passkeys *passkey.Service
 	// factors is the factors file, nil when second_factor is off; spend
-	// marks a token used once (the shared store's, or this process's).
+	// marks a token used once (the shared store's, or this process's),
+	// spent tells whether one is.
 	factors     *factors.Store
 	spend       func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
+	spent       func(ctx context.Context, kind, token string) (bool, error)
 	passkeySlot func(r *http.Request, user string) template.HTML
 	// begins limits the routes that keep state for a client not signed in
 	// (per client address and in total); userBegins the passkey
@@ -228,7 +230,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 			return nil, fmt.Errorf("login: %w", err)
 		}
 		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
-		if p.spend, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
+		if p.spend, p.spent, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
 			p.Guard.Close()
 			return nil, fmt.Errorf("login: %w", err)
 		}

@@ -121,12 +121,26 @@ func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
 
 // pendingPage returns the pending state of a GET on a page of the second
 // step (here) and its next: a browser without one starts over, one whose
-// factors belong elsewhere is sent there. ok false: it answered.
+// state is spent (the step was completed, or the cookie replayed) is told
+// the sign-in expired or was completed, on the sign-in page (401), rather
+// than shown a form that can only fail; one whose factors belong
+// elsewhere is sent there. ok false: it answered.
 func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
 	next = p.Guard.SafeNext(r.URL.Query().Get("next"))
 	st, ok = p.pendingOf(r)
 	if !ok {
 		p.startOver(w, r, next)
+		return pending{}, "", false
+	}
+	spent, err := p.spent(r.Context(), spendPending, st.Nonce)
+	if err != nil {
+		p.renderSecondError(w, r, fmt.Errorf("login: checking the second-factor step: %w", err), st.User, next)
+		return pending{}, "", false
+	}
+	if spent {
+		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
+		p.endPending(w, r)
+		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
 		return pending{}, "", false
 	}
 	if p.routeByStatus(w, r, st.User, next, here) {

@@ -173,6 +173,35 @@ func TestSecondFactorPendingExpiresAndIsBound(t *testing.T) {
 	}
 }
 
+// TestSecondFactorSpentPendingPage: a pending state whose step was
+// completed (here, a copy of the browser's cookies taken before) gets no
+// code form on GET, which could only fail: the sign-in page says the
+// sign-in expired or was completed (401), and the pending cookie is
+// dropped.
+func TestSecondFactorSpentPendingPage(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, nil)
+	h.enrol("alice")
+	b := h.passwordGiven("alice")
+	copied := h.browser()
+	for _, name := range []string{h.p.Manager().FormCookieName(), PendingCookie} {
+		copied.setCookie(name, b.cookie(name))
+	}
+	if r := copied.get(SecondFactorPath, true); r.status != http.StatusOK || !strings.Contains(r.body, `name="code"`) {
+		t.Fatalf("GET before the step completed: %d, code form shown: %v", r.status, strings.Contains(r.body, `name="code"`))
+	}
+	if r := b.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
+		t.Fatalf("second factor: %d", r.status)
+	}
+	r := copied.get(SecondFactorPath, true)
+	if r.status != http.StatusUnauthorized || strings.Contains(r.body, `name="code"`) ||
+		!strings.Contains(r.body, "expired or was completed already") || !strings.Contains(r.body, `name="password"`) {
+		t.Fatalf("GET after the step completed: %d\n%s", r.status, r.body)
+	}
+	if copied.cookie(PendingCookie) != "" {
+		t.Error("the spent pending cookie was kept")
+	}
+}
+
 // TestSecondFactorRecoveryCode: a recovery code completes the step once.
 func TestSecondFactorRecoveryCode(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, nil)
