@@ -13,10 +13,10 @@ package app
 
 import (
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/access"
@@ -71,6 +71,33 @@ type App struct {
 	// Groups is [authentication] groups_file (basic, flask-login); nil
 	// when unset.
 	Groups *groupfile.File
+	// files are the paths of the type's file keys (Check only), by key:
+	// see Files.
+	files map[string]string
+	// groupsPath is the value of groups_file when the type reads it.
+	groupsPath string
+}
+
+// File is a file the configured type uses: the key that names it and
+// its path, defaults applied.
+type File struct {
+	Key  Key
+	Path string
+}
+
+// Files lists the files the configured type uses (Check only), in the
+// order of its keys: every key declared ReadFile or RewrittenFile that
+// names a file, by its value or by the type's default (flask-login's
+// factors and tokens files beside the user file). check-config
+// -as-service checks that the service user can use each.
+func (a *App) Files() []File {
+	var out []File
+	for _, k := range a.Type.Keys {
+		if p := a.files[k.Name]; k.IsFile() && p != "" {
+			out = append(out, File{k, p})
+		}
+	}
+	return out
 }
 
 // Check reads the configuration at path ("" for ./backupweb.ini or the
@@ -147,7 +174,7 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 	a.Type, _ = Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
 	CheckPlacement(cfg.File, config.SectionKeys())
 	if a.Type.Name != "" {
-		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets)
+		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets())
 		if a.Type.SecondFactor {
 			checkPasskeys(cfg)
 		}
@@ -179,7 +206,9 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 // connected.
 func (a *App) check(lookupEnv func(string) (string, bool)) {
 	cfg := a.Config
-	t, err := CheckProvider(cfg.Auth, lookupEnv)
+	t, files, err := checkProvider(cfg.Auth, lookupEnv)
+	a.files = map[string]string{groupsFile.Name: a.groupsPath}
+	maps.Copy(a.files, files)
 	if err == nil && !cfg.Report.HasErrors() {
 		a.TypeName = t.Name
 	}
@@ -211,7 +240,8 @@ func (a *App) openGroups(log *slog.Logger) *groupfile.File {
 		return nil
 	}
 	var g *groupfile.File
-	if path := strings.TrimSpace(cfg.Auth.String("groups_file", "")); path != "" && slices.Contains(t.Keys, "groups_file") {
+	if path := strings.TrimSpace(cfg.Auth.String(groupsFile.Name, "")); path != "" && t.Reads(groupsFile.Name) {
+		a.groupsPath = path
 		var err error
 		if g, err = groupfile.Open(path, log); err != nil {
 			cfg.Auth.Errorf("groups_file", "%v", err)

@@ -266,7 +266,7 @@ func liveKeysOf(keys []string, apply func(auth.Provider, *ini.Section) error) ma
 // liveLogin is flask-login's Type.Live: the throttling keys and
 // second_factor.
 func liveLogin() map[string]func(auth.Provider, *ini.Section) error {
-	m := liveKeysOf(append([]string{"max_user_failures"}, auth.ThrottlingKeys...), liveThrottling)
+	m := liveKeysOf(append([]string{"max_user_failures"}, names(throttlingKeys)...), liveThrottling)
 	m["second_factor"] = liveSecondFactor
 	return m
 }

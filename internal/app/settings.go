@@ -10,7 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
-// loadThrottling reads auth.ThrottlingKeys from s, each with its default;
+// loadThrottling reads throttlingKeys from s, each with its default;
 // a wrong value is a problem at its key's line.
 func loadThrottling(s *ini.Section) auth.Throttling {
 	return auth.Throttling{
@@ -31,7 +31,7 @@ func loadAttemptWait(s *ini.Section) time.Duration {
 	return d
 }
 
-// loadSettings reads sessionauth.SettingsKeys from s, each with its
+// loadSettings reads settingsKeys from s, each with its
 // default; a wrong value is a problem at its key's line.
 func loadSettings(s *ini.Section) sessionauth.Settings {
 	return sessionauth.Settings{

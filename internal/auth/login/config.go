@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"io/fs"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,14 +17,6 @@ import (
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/userfile"
-)
-
-// Keys are the [authentication] keys type flask-login reads, besides "type".
-var Keys = slices.Concat(
-	[]string{"users_file", "use_bcrypt", "login_view", "login_template"},
-	sessionauth.SettingsKeys,
-	auth.ThrottlingKeys,
-	[]string{"max_user_failures", "second_factor", "factors_file", "groups_file", "passkey_login", "tokens_file"},
 )
 
 // Defaults of the keys.

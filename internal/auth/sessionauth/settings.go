@@ -30,9 +30,6 @@ type Settings struct {
 // which requests renew a session's idle deadline.
 const RenewalKey = "idle_renewal"
 
-// SettingsKeys are the [authentication] keys of Settings.
-var SettingsKeys = []string{"session_idle_timeout", RenewalKey, "session_lifetime", "max_sessions_per_user"}
-
 // WithDefaults returns s with its unset durations at their defaults
 // (MaxSessionsPerUser's default is the session manager's).
 func (s Settings) WithDefaults() Settings {
