@@ -10,8 +10,8 @@ import (
 // it is recorded with the file's name and line (never a line's content),
 // the replacement template is parsed, login_view is checked. Warnings are
 // recorded for plain-text passwords, weak or mixed bcrypt costs, a user
-// file or factors file readable by others and an idle timeout longer than
-// the lifetime. ok is false when the configuration cannot be used.
+// file or factors file readable by others (and, by loadSettings, an idle
+// timeout longer than the lifetime). ok is false when the configuration cannot be used.
 func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = login.Config{
@@ -33,9 +33,6 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 	cfg.SecondFactor = sf
 	record(s, cfg.Validate())
 	cfg.LoginPath, _ = login.LoginPath(cfg.LoginPath)
-	if cfg.IdleTimeout > cfg.Lifetime {
-		s.Warnf("session_idle_timeout", "is longer than session_lifetime, so sessions end after session_lifetime anyway")
-	}
 	place(s, cfg.ReadTemplate())
 	if cfg.UsersFile != "" {
 		read, problems := cfg.ReadUsers()
