@@ -31,9 +31,9 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		s.Errorf("second_factor", "%v", err)
 	}
 	cfg.SecondFactor = sf
-	record(s, cfg.Validate())
+	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = login.LoginPath(cfg.LoginPath)
-	place(s, cfg.ReadTemplate())
+	s.Record(cfg.ReadTemplate()...)
 	if cfg.UsersFile != "" {
 		read, problems := cfg.ReadUsers()
 		if read {
@@ -43,17 +43,17 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 			}
 			ini.CheckPrivate(s.Report(), cfg.UsersFile, holds)
 		}
-		place(s, problems)
+		s.Record(problems...)
 	}
 	factors, problems := cfg.ReadFactors()
 	if factors != "" {
 		ini.CheckPrivate(s.Report(), factors, "second-factor secrets")
 	}
-	place(s, problems)
+	s.Record(problems...)
 	tokensFile, problems := cfg.ReadTokens()
 	if tokensFile != "" {
 		ini.CheckPrivate(s.Report(), tokensFile, "machine token hashes")
 	}
-	place(s, problems)
+	s.Record(problems...)
 	return cfg, s.Report().ErrorCount() == before
 }

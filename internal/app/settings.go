@@ -42,7 +42,7 @@ func loadSettings(s *ini.Section) sessionauth.Settings {
 		Lifetime:           s.Duration("session_lifetime", 0),
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
 	}.WithDefaults()
-	place(s, set.Warnings())
+	s.Record(set.Warnings()...)
 	return set
 }
 
