@@ -3,8 +3,8 @@
 // the program must do for it), reads each type's keys into its plain
 // configuration, and builds everything serve needs. cmd/backupweb keeps
 // the flags, signals, prompts and printing; adding a type means adding one
-// entry to the table here (and its keys to docs/configuration.md, by
-// hand).
+// entry to the table here, its keys declared with their kinds (keys.go),
+// and their rows to docs/configuration.md (TestKeysDocumented checks).
 //
 // Check validates a configuration and builds nothing; Open builds the
 // provider, the metrics and the shared store. Both record every problem
