@@ -76,6 +76,8 @@ type App struct {
 	files map[string]string
 	// groupsPath is the value of groups_file when the type reads it.
 	groupsPath string
+	// clientLabel is the value of the type's ClientLabel key, lower-cased.
+	clientLabel string
 }
 
 // File is a file the configured type uses: the key that names it and
@@ -131,7 +133,7 @@ func Open(path string, opts Options) *App {
 		a.Metrics = metrics.New()
 		deps.Hooks = a.Metrics.Hooks()
 		if a.Type.ClientLabel != "" {
-			deps.HTTPClient = a.Metrics.InstrumentClient(strings.ToLower(cfg.Auth.String(a.Type.ClientLabel, "")), nil)
+			deps.HTTPClient = a.Metrics.InstrumentClient(a.clientLabel, nil)
 		}
 	}
 	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() && a.Type.SharedState {
@@ -171,7 +173,7 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 		}
 	}
 	a = &App{Config: cfg}
-	a.Type, _ = Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
+	a.readWiring()
 	CheckPlacement(cfg.File, config.SectionKeys())
 	if a.Type.Name != "" {
 		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets())
@@ -200,6 +202,21 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 	a.Errors = web.NewErrors(log)
 	a.Groups = a.openGroups(log)
 	return a, lookupEnv, checkOnly
+}
+
+// readWiring reads, once, the [authentication] keys the wiring itself uses
+// rather than the type's loader: the type, groups_file when the type reads
+// it, and the key that labels the type's outgoing requests in the metrics.
+// The type's other keys are typed by its loader.
+func (a *App) readWiring() {
+	s := a.Config.Auth
+	a.Type, _ = Lookup(strings.TrimSpace(s.String("type", "")))
+	if a.Type.Reads(groupsFile.Name) {
+		a.groupsPath = strings.TrimSpace(s.String(groupsFile.Name, ""))
+	}
+	if a.Type.ClientLabel != "" {
+		a.clientLabel = strings.ToLower(s.String(a.Type.ClientLabel, ""))
+	}
 }
 
 // check runs the type's loader only: nothing is opened, created or
@@ -240,10 +257,9 @@ func (a *App) openGroups(log *slog.Logger) *groupfile.File {
 		return nil
 	}
 	var g *groupfile.File
-	if path := strings.TrimSpace(cfg.Auth.String(groupsFile.Name, "")); path != "" && t.Reads(groupsFile.Name) {
-		a.groupsPath = path
+	if a.groupsPath != "" {
 		var err error
-		if g, err = groupfile.Open(path, log); err != nil {
+		if g, err = groupfile.Open(a.groupsPath, log); err != nil {
 			cfg.Auth.Errorf("groups_file", "%v", err)
 		}
 	}
