@@ -3,7 +3,9 @@ package app
 import (
 	"slices"
 
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // Kind says what an [authentication] key holds: what the program checks
@@ -46,6 +48,11 @@ type Key struct {
 	// Holds says in a few words what a Secret key holds, for the message
 	// that asks for a private file.
 	Holds string
+	// Live, when set, applies a new value of the key to the running
+	// provider on reload (SIGHUP); an error means this change needs a
+	// restart after all. A key without it keeps its running value until a
+	// restart, and the reload says so.
+	Live func(p auth.Provider, s *ini.Section) error
 }
 
 // IsFile tells whether the key names a file the service reads.
@@ -63,9 +70,9 @@ func keys(kind Kind, names ...string) []Key {
 // throttlingKeys are the keys of the password types' throttling
 // (loadThrottling).
 var throttlingKeys = []Key{
-	{Name: "max_failures", Kind: Number},
-	{Name: "failure_window", Kind: Duration},
-	{Name: "attempt_wait", Kind: Duration},
+	{Name: "max_failures", Kind: Number, Live: liveThrottling},
+	{Name: "failure_window", Kind: Duration, Live: liveThrottling},
+	{Name: "attempt_wait", Kind: Duration, Live: liveThrottling},
 }
 
 // settingsKeys are the keys of the session types' sessionauth.Settings
@@ -98,8 +105,8 @@ var loginKeys = slices.Concat([]Key{
 	{Name: "login_view", Kind: Text},
 	{Name: "login_template", Kind: ReadFile},
 }, settingsKeys, throttlingKeys, []Key{
-	{Name: "max_user_failures", Kind: Number},
-	{Name: "second_factor", Kind: Text},
+	{Name: "max_user_failures", Kind: Number, Live: liveThrottling},
+	{Name: "second_factor", Kind: Text, Live: liveSecondFactor},
 	{Name: "factors_file", Kind: RewrittenFile},
 	groupsFile,
 	{Name: "passkey_login", Kind: Bool},
@@ -117,12 +124,3 @@ var oauthKeys = slices.Concat([]Key{
 }, keys(URL, "authorization_endpoint", "token_endpoint", "userinfo_endpoint"), []Key{
 	{Name: "scopes", Kind: List},
 }, keys(URL, "issuer", "base_url"), settingsKeys)
-
-// names returns the names of ks.
-func names(ks []Key) []string {
-	out := make([]string, len(ks))
-	for i, k := range ks {
-		out[i] = k.Name
-	}
-	return out
-}

@@ -47,7 +47,8 @@ func TestKeysDocumented(t *testing.T) {
 }
 
 // TestKeyKinds checks the declarations that drive checks elsewhere: the
-// secrets, and the files check-config -as-service judges.
+// secrets, the files check-config -as-service judges, and the keys a
+// reload applies without a restart.
 func TestKeyKinds(t *testing.T) {
 	tests := []struct {
 		typ, kind string
@@ -60,6 +61,9 @@ func TestKeyKinds(t *testing.T) {
 		{"basic", "files", fileNames, []string{"groups_file"}},
 		{"flask-login", "files", fileNames, []string{"users_file", "login_template", "factors_file", "groups_file", "tokens_file"}},
 		{"oauth", "files", fileNames, nil},
+		{"basic", "live", liveNames, []string{"attempt_wait", "failure_window", "max_failures"}},
+		{"flask-login", "live", liveNames, []string{"attempt_wait", "failure_window", "max_failures", "max_user_failures", "second_factor"}},
+		{"oauth", "live", liveNames, nil},
 	}
 	for _, tt := range tests {
 		ty, _ := Lookup(tt.typ)
@@ -70,6 +74,8 @@ func TestKeyKinds(t *testing.T) {
 }
 
 func secretNames(t Type) []string { return slices.Sorted(maps.Keys(t.Secrets())) }
+
+func liveNames(t Type) []string { return slices.Sorted(maps.Keys(t.Live())) }
 
 func fileNames(t Type) []string {
 	var out []string

@@ -58,12 +58,6 @@ type Type struct {
 	// of the type's outgoing HTTP client; "" when the type makes no
 	// outgoing requests.
 	ClientLabel string
-	// Live are the [authentication] keys of the type whose new value a
-	// reload (SIGHUP) applies to the running provider, each with what
-	// applies it: an error means this change needs a restart after all.
-	// Every other key of the type keeps its running value until a
-	// restart, and the reload says so (see Live.Reload).
-	Live map[string]func(p auth.Provider, s *ini.Section) error
 	// build reads the type's keys from s and returns its provider, or nil
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
@@ -89,7 +83,6 @@ var types = []Type{
 		Name:        basic.Name,
 		Summary:     "HTTP Basic authentication with one user",
 		Keys:        basicKeys,
-		Live:        liveKeysOf(names(throttlingKeys), liveThrottling),
 		SharedState: true,
 		build:       builder(loadBasic, basic.New),
 		check:       loader(loadBasic),
@@ -102,7 +95,6 @@ var types = []Type{
 		NeedsSecret:  true,
 		SharedState:  true,
 		SecondFactor: true,
-		Live:         liveLogin(),
 		build:        builder(loadLogin, login.New),
 		check:        loader(loadLogin),
 	},
@@ -189,6 +181,20 @@ func (t Type) Key(name string) (Key, bool) {
 		return Key{}, false
 	}
 	return t.Keys[i], true
+}
+
+// Live returns the keys of the type whose new value a reload (SIGHUP)
+// applies to the running provider, each with what applies it (Key.Live).
+// Every other key of the type keeps its running value until a restart,
+// and the reload says so (see Live.Reload).
+func (t Type) Live() map[string]func(auth.Provider, *ini.Section) error {
+	live := map[string]func(auth.Provider, *ini.Section) error{}
+	for _, k := range t.Keys {
+		if k.Live != nil {
+			live[k.Name] = k.Live
+		}
+	}
+	return live
 }
 
 // Secrets returns the type's Secret keys, each with what it holds: a file
