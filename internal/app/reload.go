@@ -115,7 +115,7 @@ func (l *Live) install(cfg *config.Config) {
 //   - the live keys take effect: [access], [proxy] allow_users,
 //     skip_auth_routes and the headers and timeouts of the proxy,
 //     [server] trusted_proxies and access_log, [ui], and the type's
-//     Type.Live keys (the throttling keys, flask-login's second_factor
+//     live keys (Key.Live: the throttling keys, flask-login's second_factor
 //     between optional and required). The proxied
 //     connections still open are checked against the new rules at once.
 //
