@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/app"
@@ -94,7 +93,7 @@ func NewProvider(typ string, config map[string]string, opts Options) (*Provider,
 	deps := auth.Deps{Errors: errs, Logger: log, StateDir: opts.StateDir, PublicURL: publicURL}
 	_, p, buildErr := app.BuildProvider(s, deps, secret(opts.SecretKey))
 	out := &Provider{p: p, errs: errs}
-	if slices.Contains(t.Keys, "groups_file") {
+	if t.Reads("groups_file") {
 		out.groups = openGroups(s, log)
 	}
 	err = report(s.Report(), log)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/access"
@@ -101,7 +100,7 @@ func unknownUser(a *app.App, name string) string {
 	switch {
 	case a.Type.AuthOff:
 		return ""
-	case slices.Contains(a.Type.Keys, "users_file"):
+	case a.Type.Reads("users_file"):
 		path := s.String("users_file", "")
 		doc, err := userfile.Load(path)
 		if err != nil {
@@ -110,7 +109,7 @@ func unknownUser(a *app.App, name string) string {
 		if !doc.Has(name) {
 			return fmt.Sprintf("warning: user %q is in no user file (%s): the decision is for a user who cannot sign in", name, fspath.Show(path))
 		}
-	case slices.Contains(a.Type.Keys, "username"):
+	case a.Type.Reads("username"):
 		if want := s.String("username", ""); name != want {
 			return fmt.Sprintf("warning: user %q is not the configured user (username = %s): the decision is for a user who cannot sign in", name, want)
 		}

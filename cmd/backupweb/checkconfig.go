@@ -6,8 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
-	"slices"
-	"strings"
+	"path/filepath"
 
 	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/config"
@@ -92,11 +91,11 @@ func sourceName(path string) string {
 type servicePath struct {
 	section, key, path string
 	need               need
+	// rewrites, when set, is the file the service rewrites in the folder
+	// path: the service starts without it, and fails only when it saves
+	// that file, so a problem is a warning.
+	rewrites string
 }
-
-// authFileKeys are the [authentication] keys that name a file the service
-// reads, checked when the configured type reads the key.
-var authFileKeys = []string{"users_file", "login_template", "groups_file"}
 
 // servicePaths lists what the service will read or write with a's
 // configuration.
@@ -106,25 +105,24 @@ func servicePaths(a *app.App) []servicePath {
 	if cfg.Source != "" {
 		ps = append(ps, servicePath{path: cfg.Source, need: readFile})
 	}
-	for _, k := range authFileKeys {
-		if !slices.Contains(t.Keys, k) {
-			continue
-		}
-		if v := strings.TrimSpace(cfg.Auth.String(k, "")); v != "" {
-			ps = append(ps, servicePath{app.Section, k, v, readFile})
+	for _, f := range a.Files() {
+		ps = append(ps, servicePath{section: app.Section, key: f.Key.Name, path: f.Path, need: readFile})
+		if f.Key.Kind == app.RewrittenFile {
+			// Rewritten as a new copy renamed over it: its folder too.
+			ps = append(ps, servicePath{section: app.Section, key: f.Key.Name, path: filepath.Dir(f.Path), need: writeDir, rewrites: f.Path})
 		}
 	}
 	if cfg.Proxy.Upstream == nil && cfg.Backups.Dir != "" {
-		ps = append(ps, servicePath{"backups", "dir", cfg.Backups.Dir, listDir})
+		ps = append(ps, servicePath{section: "backups", key: "dir", path: cfg.Backups.Dir, need: listDir})
 	}
 	if cfg.Server.Store == config.StoreRedis && cfg.Redis.TLSCA != "" {
-		ps = append(ps, servicePath{"redis", "tls_ca", cfg.Redis.TLSCA, readFile})
+		ps = append(ps, servicePath{section: "redis", key: "tls_ca", path: cfg.Redis.TLSCA, need: readFile})
 	}
 	if cfg.UI.Icon != "" && cfg.UI.Icon != config.NoIcon {
-		ps = append(ps, servicePath{"ui", "icon", cfg.UI.Icon, readFile})
+		ps = append(ps, servicePath{section: "ui", key: "icon", path: cfg.UI.Icon, need: readFile})
 	}
 	if t.NeedsSecret && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
-		ps = append(ps, servicePath{"server", "state_dir", cfg.Server.StateDir, writeDir})
+		ps = append(ps, servicePath{section: "server", key: "state_dir", path: cfg.Server.StateDir, need: writeDir})
 	}
 	return ps
 }
@@ -136,7 +134,12 @@ func servicePaths(a *app.App) []servicePath {
 func checkServiceAccess(a *app.App, acct account, stat statFunc) {
 	cfg := a.Config
 	for _, p := range servicePaths(a) {
-		if msg := accessProblem(acct, p.path, p.need, stat); msg != "" {
+		msg := accessProblem(acct, p.path, p.need, stat)
+		switch {
+		case msg == "":
+		case p.rewrites != "":
+			cfg.Report.Warnf(p.path, 0, p.section, p.key, "the service saves %s by writing a new copy into this folder, and will fail: %s", p.rewrites, msg)
+		default:
 			cfg.Report.Errorf(p.path, 0, p.section, p.key, "%s", msg)
 		}
 	}

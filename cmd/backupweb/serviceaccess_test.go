@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/app"
 )
 
 // fakeInfo is a fabricated stat result: an owner, a group and a mode.
@@ -196,5 +198,52 @@ func TestCheckConfigAsServiceFlags(t *testing.T) {
 		if code := c.main(append([]string{"check-config"}, tt.args...)); code != tt.code || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v: exit %d, want %d with %q:\n%s", tt.args, code, tt.code, tt.want, stderr)
 		}
+	}
+}
+
+// TestServiceAccessFileKeys checks that every file key of flask-login is
+// judged for the service account with no list to keep: the files it reads
+// must be readable (an error), and the folders of the files it rewrites
+// (factors_file, with a second factor on, and tokens_file, both by default
+// beside the user file) writable (a warning: it starts, and fails to save).
+func TestServiceAccessFileKeys(t *testing.T) {
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users")
+	groups := filepath.Join(dir, "groups")
+	os.WriteFile(users, []byte("alice:"+testHashA+"\n"), 0o600)
+	os.WriteFile(groups, []byte("ops: alice\n"), 0o600)
+	svc := account{name: "svc", uid: 900, gid: 900, groupName: "svc", gids: []uint32{900}}
+	files := map[string]fakeInfo{dir: {fs.ModeDir | 0o755, 0, 0}, users: {0o600, 0, 0}, groups: {0o600, 0, 0}}
+	for _, d := range parents(dir) {
+		files[d] = fakeInfo{fs.ModeDir | 0o755, 0, 0}
+	}
+	tests := []struct {
+		secondFactor string
+		want         []string // "severity key", in the report's order
+	}{
+		{"off", []string{"error users_file", "error groups_file", "warning tokens_file"}},
+		{"optional", []string{"error users_file", "error factors_file", "warning factors_file", "error groups_file", "warning tokens_file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.secondFactor, func(t *testing.T) {
+			ini := filepath.Join(dir, "backupweb.ini")
+			os.WriteFile(ini, []byte("[server]\nstate_dir = "+filepath.Join(dir, "state")+"\n[authentication]\ntype = flask-login\nuse_bcrypt = true\nusers_file = "+users+
+				"\ngroups_file = "+groups+"\nsecond_factor = "+tt.secondFactor+"\n"), 0o600)
+			os.WriteFile(filepath.Join(dir, "users.factors"), nil, 0o600)
+			files[filepath.Join(dir, "users.factors")] = fakeInfo{0o600, 0, 0}
+			c, _, _ := testCLI(context.Background(), "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
+			a := app.Check(ini, c.options("", nil))
+			before := len(a.Config.Report.Problems())
+			checkServiceAccess(a, svc, fakeStat(files))
+			var got []string
+			for _, p := range a.Config.Report.Problems()[before:] {
+				if p.Section == app.Section {
+					got = append(got, p.Severity.String()+" "+p.Key)
+				}
+			}
+			if strings.Join(got, ", ") != strings.Join(tt.want, ", ") {
+				t.Errorf("problems %v, want %v\n%v", got, tt.want, a.Config.Report.Problems())
+			}
+		})
 	}
 }

@@ -3,8 +3,8 @@
 // the program must do for it), reads each type's keys into its plain
 // configuration, and builds everything serve needs. cmd/backupweb keeps
 // the flags, signals, prompts and printing; adding a type means adding one
-// entry to the table here (and its keys to docs/configuration.md, by
-// hand).
+// entry to the table here, its keys declared with their kinds (keys.go),
+// and their rows to docs/configuration.md (TestKeysDocumented checks).
 //
 // Check validates a configuration and builds nothing; Open builds the
 // provider, the metrics and the shared store. Both record every problem
@@ -13,10 +13,10 @@ package app
 
 import (
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/access"
@@ -71,6 +71,35 @@ type App struct {
 	// Groups is [authentication] groups_file (basic, flask-login); nil
 	// when unset.
 	Groups *groupfile.File
+	// files are the paths of the type's file keys (Check only), by key:
+	// see Files.
+	files map[string]string
+	// groupsPath is the value of groups_file when the type reads it.
+	groupsPath string
+	// clientLabel is the value of the type's ClientLabel key, lower-cased.
+	clientLabel string
+}
+
+// File is a file the configured type uses: the key that names it and
+// its path, defaults applied.
+type File struct {
+	Key  Key
+	Path string
+}
+
+// Files lists the files the configured type uses (Check only), in the
+// order of its keys: every key declared ReadFile or RewrittenFile that
+// names a file, by its value or by the type's default (flask-login's
+// factors and tokens files beside the user file). check-config
+// -as-service checks that the service user can use each.
+func (a *App) Files() []File {
+	var out []File
+	for _, k := range a.Type.Keys {
+		if p := a.files[k.Name]; k.IsFile() && p != "" {
+			out = append(out, File{k, p})
+		}
+	}
+	return out
 }
 
 // Check reads the configuration at path ("" for ./backupweb.ini or the
@@ -104,7 +133,7 @@ func Open(path string, opts Options) *App {
 		a.Metrics = metrics.New()
 		deps.Hooks = a.Metrics.Hooks()
 		if a.Type.ClientLabel != "" {
-			deps.HTTPClient = a.Metrics.InstrumentClient(strings.ToLower(cfg.Auth.String(a.Type.ClientLabel, "")), nil)
+			deps.HTTPClient = a.Metrics.InstrumentClient(a.clientLabel, nil)
 		}
 	}
 	if cfg.Server.Store == config.StoreRedis && !cfg.Report.HasErrors() && a.Type.SharedState {
@@ -144,10 +173,10 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 		}
 	}
 	a = &App{Config: cfg}
-	a.Type, _ = Lookup(strings.TrimSpace(cfg.Auth.String("type", "")))
+	a.readWiring()
 	CheckPlacement(cfg.File, config.SectionKeys())
 	if a.Type.Name != "" {
-		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets)
+		cfg.CheckSecrets(cfg.Auth, a.Type.Secrets())
 		if a.Type.SecondFactor {
 			checkPasskeys(cfg)
 		}
@@ -175,11 +204,28 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 	return a, lookupEnv, checkOnly
 }
 
+// readWiring reads, once, the [authentication] keys the wiring itself uses
+// rather than the type's loader: the type, groups_file when the type reads
+// it, and the key that labels the type's outgoing requests in the metrics.
+// The type's other keys are typed by its loader.
+func (a *App) readWiring() {
+	s := a.Config.Auth
+	a.Type, _ = Lookup(strings.TrimSpace(s.String("type", "")))
+	if a.Type.Reads(groupsFile.Name) {
+		a.groupsPath = strings.TrimSpace(s.String(groupsFile.Name, ""))
+	}
+	if a.Type.ClientLabel != "" {
+		a.clientLabel = strings.ToLower(s.String(a.Type.ClientLabel, ""))
+	}
+}
+
 // check runs the type's loader only: nothing is opened, created or
 // connected.
 func (a *App) check(lookupEnv func(string) (string, bool)) {
 	cfg := a.Config
-	t, err := CheckProvider(cfg.Auth, lookupEnv)
+	t, files, err := checkProvider(cfg.Auth, lookupEnv)
+	a.files = map[string]string{groupsFile.Name: a.groupsPath}
+	maps.Copy(a.files, files)
 	if err == nil && !cfg.Report.HasErrors() {
 		a.TypeName = t.Name
 	}
@@ -211,9 +257,9 @@ func (a *App) openGroups(log *slog.Logger) *groupfile.File {
 		return nil
 	}
 	var g *groupfile.File
-	if path := strings.TrimSpace(cfg.Auth.String("groups_file", "")); path != "" && slices.Contains(t.Keys, "groups_file") {
+	if a.groupsPath != "" {
 		var err error
-		if g, err = groupfile.Open(path, log); err != nil {
+		if g, err = groupfile.Open(a.groupsPath, log); err != nil {
 			cfg.Auth.Errorf("groups_file", "%v", err)
 		}
 	}

@@ -21,9 +21,9 @@ func loadBasic(s *ini.Section) (cfg basic.Config, ok bool) {
 		Throttling: loadThrottling(s),
 		CacheTTL:   s.Duration("cache_ttl", basic.DefaultCacheTTL),
 	}
-	record(s, cfg.Validate())
+	s.Record(cfg.Validate())
 	if s.Report().ErrorCount() == before {
-		place(s, cfg.Warnings())
+		s.Record(cfg.Warnings()...)
 	}
 	return cfg, s.Report().ErrorCount() == before
 }

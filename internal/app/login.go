@@ -10,8 +10,8 @@ import (
 // it is recorded with the file's name and line (never a line's content),
 // the replacement template is parsed, login_view is checked. Warnings are
 // recorded for plain-text passwords, weak or mixed bcrypt costs, a user
-// file or factors file readable by others and an idle timeout longer than
-// the lifetime. ok is false when the configuration cannot be used.
+// file or factors file readable by others (and, by loadSettings, an idle
+// timeout longer than the lifetime). ok is false when the configuration cannot be used.
 func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = login.Config{
@@ -31,12 +31,9 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		s.Errorf("second_factor", "%v", err)
 	}
 	cfg.SecondFactor = sf
-	record(s, cfg.Validate())
+	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = login.LoginPath(cfg.LoginPath)
-	if cfg.IdleTimeout > cfg.Lifetime {
-		s.Warnf("session_idle_timeout", "is longer than session_lifetime, so sessions end after session_lifetime anyway")
-	}
-	place(s, cfg.ReadTemplate())
+	s.Record(cfg.ReadTemplate()...)
 	if cfg.UsersFile != "" {
 		read, problems := cfg.ReadUsers()
 		if read {
@@ -46,17 +43,17 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 			}
 			ini.CheckPrivate(s.Report(), cfg.UsersFile, holds)
 		}
-		place(s, problems)
+		s.Record(problems...)
 	}
 	factors, problems := cfg.ReadFactors()
 	if factors != "" {
 		ini.CheckPrivate(s.Report(), factors, "second-factor secrets")
 	}
-	place(s, problems)
+	s.Record(problems...)
 	tokensFile, problems := cfg.ReadTokens()
 	if tokensFile != "" {
 		ini.CheckPrivate(s.Report(), tokensFile, "machine token hashes")
 	}
-	place(s, problems)
+	s.Record(problems...)
 	return cfg, s.Report().ErrorCount() == before
 }

@@ -39,10 +39,10 @@ func loadOAuth(s *ini.Section) (cfg oauth.Config, ok bool) {
 	if known {
 		var problems []error
 		cfg, problems = cfg.Resolve(s.Has)
-		place(s, problems)
+		s.Record(problems...)
 		// The rules New applies, in one place; what was found already at
 		// a key is not said twice.
-		record(s, cfg.Validate())
+		s.Record(cfg.Validate())
 	}
 	return cfg, s.Report().ErrorCount() == before
 }
@@ -54,14 +54,14 @@ func loadRedirect(s *ini.Section) string {
 		return ""
 	}
 	v, problems := oauth.ParseRedirect(v)
-	place(s, problems)
+	s.Record(problems...)
 	return v
 }
 
 // loadURL reads an optional absolute http(s) URL (see oauth.ParseEndpoint).
 func loadURL(s *ini.Section, key string) string {
 	v, problems := oauth.ParseEndpoint(key, s.String(key, ""))
-	place(s, problems)
+	s.Record(problems...)
 	return v
 }
 
@@ -74,7 +74,7 @@ func loadRule(s *ini.Section) oauth.Rule {
 		Teams:   s.List("authorized_teams"),
 		Groups:  s.List("authorized_groups"),
 	})
-	place(s, problems)
+	s.Record(problems...)
 	return r
 }
 
@@ -84,6 +84,6 @@ func loadClaim(s *ini.Section) string {
 		return ""
 	}
 	v, problems := oauth.ParseClaim(s.String("groups_claim", ""))
-	place(s, problems)
+	s.Record(problems...)
 	return v
 }

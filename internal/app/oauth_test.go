@@ -220,6 +220,8 @@ func TestLoadOAuthWarnings(t *testing.T) {
 		{"base_url ignored", "provider = google\n" + oauthBase + "base_url = https://gitlab.example.com\n", "base_url", "only by provider gitlab"},
 		{"github without user:email", "provider = github\n" + oauthBase + "scopes = read:user\n", "scopes", "user:email"},
 		{"http endpoint", "provider = github\n" + oauthBase + "token_endpoint = http://github.example.com/token\n", "token_endpoint", "unencrypted"},
+		{"idle longer than lifetime", "provider = google\n" + oauthBase + "session_idle_timeout = 2h\nsession_lifetime = 1h\n", "session_idle_timeout", "longer than session_lifetime"},
+		{"idle longer than default lifetime", "provider = google\n" + oauthBase + "session_idle_timeout = 13h\n", "session_idle_timeout", "longer than session_lifetime"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,7 +115,7 @@ func (l *Live) install(cfg *config.Config) {
 //   - the live keys take effect: [access], [proxy] allow_users,
 //     skip_auth_routes and the headers and timeouts of the proxy,
 //     [server] trusted_proxies and access_log, [ui], and the type's
-//     Type.Live keys (the throttling keys, flask-login's second_factor
+//     live keys (Key.Live: the throttling keys, flask-login's second_factor
 //     between optional and required). The proxied
 //     connections still open are checked against the new rules at once.
 //
@@ -164,7 +164,7 @@ func (l *Live) applyAuth(next *App) (restart []string) {
 	if next.Type.Name == l.run.Type.Name {
 		// Every time, not only when the key differs from the start: a
 		// second reload may set it back.
-		for k, apply := range l.run.Type.Live {
+		for k, apply := range l.run.Type.Live() {
 			applied[k] = apply(l.run.Provider, nxt) == nil
 		}
 	}
@@ -252,23 +252,6 @@ func changedKeys(a, b *ini.Section) []string {
 		}
 	}
 	return out
-}
-
-// liveKeysOf is Type.Live for keys that apply alike.
-func liveKeysOf(keys []string, apply func(auth.Provider, *ini.Section) error) map[string]func(auth.Provider, *ini.Section) error {
-	m := make(map[string]func(auth.Provider, *ini.Section) error, len(keys))
-	for _, k := range keys {
-		m[k] = apply
-	}
-	return m
-}
-
-// liveLogin is flask-login's Type.Live: the throttling keys and
-// second_factor.
-func liveLogin() map[string]func(auth.Provider, *ini.Section) error {
-	m := liveKeysOf(append([]string{"max_user_failures"}, auth.ThrottlingKeys...), liveThrottling)
-	m["second_factor"] = liveSecondFactor
-	return m
 }
 
 // liveThrottling applies the throttling keys (and flask-login's

@@ -102,7 +102,7 @@ func TestReloadEveryKey(t *testing.T) {
 	var trials []trial
 	for _, ty := range Types() {
 		for _, k := range ty.Keys {
-			trials = append(trials, trial{ty.Name, Section + "." + k})
+			trials = append(trials, trial{ty.Name, Section + "." + k.Name})
 		}
 	}
 	sections := config.SectionKeys()

@@ -10,7 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
-// loadThrottling reads auth.ThrottlingKeys from s, each with its default;
+// loadThrottling reads throttlingKeys from s, each with its default;
 // a wrong value is a problem at its key's line.
 func loadThrottling(s *ini.Section) auth.Throttling {
 	return auth.Throttling{
@@ -31,15 +31,19 @@ func loadAttemptWait(s *ini.Section) time.Duration {
 	return d
 }
 
-// loadSettings reads sessionauth.SettingsKeys from s, each with its
-// default; a wrong value is a problem at its key's line.
+// loadSettings reads settingsKeys from s, each with its default (the
+// durations' defaults are sessionauth.Settings.WithDefaults's, applied
+// there only); a wrong value is a problem at its key's line, and the
+// settings' own warnings (Settings.Warnings) are recorded.
 func loadSettings(s *ini.Section) sessionauth.Settings {
-	return sessionauth.Settings{
-		IdleTimeout:        s.Duration("session_idle_timeout", session.DefaultIdleTimeout),
+	set := sessionauth.Settings{
+		IdleTimeout:        s.Duration("session_idle_timeout", 0),
 		IdleRenewal:        loadRenewal(s),
-		Lifetime:           s.Duration("session_lifetime", session.DefaultLifetime),
+		Lifetime:           s.Duration("session_lifetime", 0),
 		MaxSessionsPerUser: s.Int("max_sessions_per_user", session.DefaultMaxPerUser, 1, 10_000),
-	}
+	}.WithDefaults()
+	s.Record(set.Warnings()...)
+	return set
 }
 
 // loadRenewal reads idle_renewal from s: "navigation" (the default) or

@@ -34,15 +34,12 @@ type Type struct {
 	Aliases []string
 	// Summary says in a few words what the type does.
 	Summary string
-	// Keys are the [authentication] keys the type reads, besides "type".
-	Keys []string
+	// Keys declare the [authentication] keys the type reads, besides
+	// "type", each with what it holds.
+	Keys []Key
 	// NeedsSecret tells whether the type keeps sessions and so needs
 	// BACKUP_SECRET_KEY.
 	NeedsSecret bool
-	// Secrets are the keys that hold secrets, with what they hold: a file
-	// that writes one of them itself (not as ${NAME}) must be private to
-	// its owner (config.Config.CheckSecrets).
-	Secrets map[string]string
 	// AuthOff tells that the type admits everyone: authentication is off,
 	// which the program warns about.
 	AuthOff bool
@@ -61,20 +58,15 @@ type Type struct {
 	// of the type's outgoing HTTP client; "" when the type makes no
 	// outgoing requests.
 	ClientLabel string
-	// Live are the [authentication] keys of the type whose new value a
-	// reload (SIGHUP) applies to the running provider, each with what
-	// applies it: an error means this change needs a restart after all.
-	// Every other key of the type keeps its running value until a
-	// restart, and the reload says so (see Live.Reload).
-	Live map[string]func(p auth.Provider, s *ini.Section) error
 	// build reads the type's keys from s and returns its provider, or nil
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
 	// still checked, so every problem is reported, but nothing is built.
 	build func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider
 	// check reads and validates the section as build does, and builds
-	// nothing: what check-config runs.
-	check func(s *ini.Section) bool
+	// nothing: what check-config runs. It returns the files the type's
+	// configuration names, by key (see fileNamer).
+	check func(s *ini.Section) (files map[string]string, ok bool)
 }
 
 // types is the table of authentication types, in the order documentation
@@ -85,14 +77,12 @@ var types = []Type{
 		Summary: "no authentication (default; not for production)",
 		AuthOff: true,
 		build:   func(*ini.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
-		check:   func(*ini.Section) bool { return true },
+		check:   func(*ini.Section) (map[string]string, bool) { return nil, true },
 	},
 	{
 		Name:        basic.Name,
 		Summary:     "HTTP Basic authentication with one user",
-		Keys:        basic.Keys,
-		Live:        liveKeysOf(auth.ThrottlingKeys, liveThrottling),
-		Secrets:     map[string]string{"password": "a password or password hash"},
+		Keys:        basicKeys,
 		SharedState: true,
 		build:       builder(loadBasic, basic.New),
 		check:       loader(loadBasic),
@@ -101,20 +91,18 @@ var types = []Type{
 		Name:         login.Name,
 		Aliases:      []string{"login"},
 		Summary:      "session login with a login page and users from a user file",
-		Keys:         login.Keys,
+		Keys:         loginKeys,
 		NeedsSecret:  true,
 		SharedState:  true,
 		SecondFactor: true,
-		Live:         liveLogin(),
 		build:        builder(loadLogin, login.New),
 		check:        loader(loadLogin),
 	},
 	{
 		Name:           oauth.Name,
 		Summary:        "sign-in through an OAuth 2.0 / OpenID Connect identity provider (google, github, gitlab, generic)",
-		Keys:           oauth.Keys,
+		Keys:           oauthKeys,
 		NeedsSecret:    true,
-		Secrets:        map[string]string{"client_secret": "an OAuth client secret"},
 		SharedState:    true,
 		ProviderGroups: true,
 		ClientLabel:    "provider",
@@ -142,11 +130,19 @@ func builder[C any, P auth.Provider](load func(*ini.Section) (C, bool), create f
 	}
 }
 
+// fileNamer is implemented by the configurations of the types that use
+// files besides groups_file: the files, by the key that names each, with
+// the type's defaults applied (login.Config.Files).
+type fileNamer interface{ Files() map[string]string }
+
 // loader turns a type's loader into Type.check.
-func loader[C any](load func(*ini.Section) (C, bool)) func(*ini.Section) bool {
-	return func(s *ini.Section) bool {
-		_, ok := load(s)
-		return ok
+func loader[C any](load func(*ini.Section) (C, bool)) func(*ini.Section) (map[string]string, bool) {
+	return func(s *ini.Section) (map[string]string, bool) {
+		cfg, ok := load(s)
+		if f, named := any(cfg).(fileNamer); named {
+			return f.Files(), ok
+		}
+		return nil, ok
 	}
 }
 
@@ -172,12 +168,54 @@ func Lookup(name string) (Type, bool) {
 	return Type{}, false
 }
 
+// Reads tells whether the type reads the key named.
+func (t Type) Reads(name string) bool {
+	_, ok := t.Key(name)
+	return ok
+}
+
+// Key returns the type's declaration of the key named.
+func (t Type) Key(name string) (Key, bool) {
+	i := slices.IndexFunc(t.Keys, func(k Key) bool { return k.Name == name })
+	if i < 0 {
+		return Key{}, false
+	}
+	return t.Keys[i], true
+}
+
+// Live returns the keys of the type whose new value a reload (SIGHUP)
+// applies to the running provider, each with what applies it (Key.Live).
+// Every other key of the type keeps its running value until a restart,
+// and the reload says so (see Live.Reload).
+func (t Type) Live() map[string]func(auth.Provider, *ini.Section) error {
+	live := map[string]func(auth.Provider, *ini.Section) error{}
+	for _, k := range t.Keys {
+		if k.Live != nil {
+			live[k.Name] = k.Live
+		}
+	}
+	return live
+}
+
+// Secrets returns the type's Secret keys, each with what it holds: a file
+// that writes one of them itself (not as ${NAME}) must be private to its
+// owner (config.Config.CheckSecrets).
+func (t Type) Secrets() map[string]string {
+	out := map[string]string{}
+	for _, k := range t.Keys {
+		if k.Kind == Secret {
+			out[k.Name] = k.Holds
+		}
+	}
+	return out
+}
+
 // knownKeys is every key some type reads, plus "type".
 func knownKeys() map[string]bool {
 	known := map[string]bool{"type": true}
 	for _, t := range types {
 		for _, k := range t.Keys {
-			known[k] = true
+			known[k.Name] = true
 		}
 	}
 	return known
@@ -222,17 +260,25 @@ func BuildProvider(s *ini.Section, deps auth.Deps, secret func() ([]byte, error)
 // and builds nothing: no file is opened or created, no connection made
 // (the user file and the login template are read, as they must be to be
 // checked). It returns the type named, and ErrInvalid when any problem is
-// an error. Check runs it.
+// an error.
 func CheckProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, error) {
+	t, _, err := checkProvider(s, lookupEnv)
+	return t, err
+}
+
+// checkProvider is CheckProvider that also returns the files the type's
+// configuration names, by key: what Check runs.
+func checkProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, map[string]string, error) {
 	before := s.Report().ErrorCount()
 	t, _, secretOK, err := resolve(s, EnvSecret(lookupEnv))
 	if err != nil {
-		return Type{}, err
+		return Type{}, nil, err
 	}
-	if !t.check(s) || !secretOK || s.Report().ErrorCount() > before {
-		return t, ErrInvalid
+	files, ok := t.check(s)
+	if !ok || !secretOK || s.Report().ErrorCount() > before {
+		return t, files, ErrInvalid
 	}
-	return t, nil
+	return t, files, nil
 }
 
 // resolve finds the type s names, warns about keys it does not read, and
@@ -274,13 +320,13 @@ func warnKeys(s *ini.Section, t Type) {
 			} else {
 				s.Warnf(k, "unknown key; it is ignored")
 			}
-		case k == "second_factor" && !slices.Contains(t.Keys, k):
+		case k == "second_factor" && !t.Reads(k):
 			// A second factor the operator asked for must not silently
 			// not apply.
 			if v := strings.ToLower(strings.TrimSpace(s.String(k, ""))); v != "" && v != "off" {
 				s.Errorf(k, "applies to authentication type %s only; with %s, set up a second factor where the users sign in (for oauth, at the identity provider), or remove the key", login.Name, t.Name)
 			}
-		case !slices.Contains(t.Keys, k):
+		case !t.Reads(k):
 			s.Warnf(k, "is not used by authentication type %s; it is ignored", t.Name)
 		}
 	}

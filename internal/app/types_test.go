@@ -116,7 +116,7 @@ func problemStrings(rep *ini.Report) []string {
 // written in a file others may read, draw the warning; other keys do not.
 func TestCheckSecretsFollowsTheTable(t *testing.T) {
 	for _, typ := range Types() {
-		for key, what := range typ.Secrets {
+		for key, what := range typ.Secrets() {
 			t.Run(typ.Name+"/"+key, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "backupweb.ini")
 				os.WriteFile(path, []byte("[authentication]\ntype = "+typ.Name+"\n"+key+" = written-here\nrealm = not-a-secret\n"), 0o644)

@@ -34,9 +34,6 @@ type Throttling struct {
 	AttemptWait time.Duration
 }
 
-// ThrottlingKeys are the [authentication] keys of Throttling.
-var ThrottlingKeys = []string{"max_failures", "failure_window", "attempt_wait"}
-
 // WithDefaults returns t with its unset limits at their defaults
 // (AttemptWait stays zero: it is derived from the hashes, see Wait).
 func (t Throttling) WithDefaults() Throttling {

@@ -51,6 +51,8 @@ type Entry struct {
 
 // LineError is one problem in a user file: which file, which line (0 for the
 // file as a whole) and what is wrong. Its message never holds the line's text.
+// It is a configuration problem in the program's one shape (ini.Placed):
+// recorded at its file and line as it is.
 type LineError struct {
 	File string
 	Line int
@@ -59,14 +61,21 @@ type LineError struct {
 
 // Error formats the problem as "FILE:LINE: what is wrong".
 func (e *LineError) Error() string {
-	msg := "unknown problem"
-	if e.Err != nil {
-		msg = e.Err.Error()
-	}
 	if e.Line == 0 {
-		return fmt.Sprintf("%s: %s", e.File, msg)
+		return fmt.Sprintf("%s: %s", e.File, e.Detail())
 	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, msg)
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Detail())
+}
+
+// Place returns the file and line.
+func (e *LineError) Place() (file string, line int, key string) { return e.File, e.Line, "" }
+
+// Detail says what is wrong, without the place.
+func (e *LineError) Detail() string {
+	if e.Err == nil {
+		return "unknown problem"
+	}
+	return e.Err.Error()
 }
 
 // Unwrap returns the kind of problem.

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"io/fs"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,14 +17,6 @@ import (
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/userfile"
-)
-
-// Keys are the [authentication] keys type flask-login reads, besides "type".
-var Keys = slices.Concat(
-	[]string{"users_file", "use_bcrypt", "login_view", "login_template"},
-	sessionauth.SettingsKeys,
-	auth.ThrottlingKeys,
-	[]string{"max_user_failures", "second_factor", "factors_file", "groups_file", "passkey_login", "tokens_file"},
 )
 
 // Defaults of the keys.
@@ -248,8 +239,8 @@ func fieldRE(name string) *regexp.Regexp {
 
 // ReadUsers reads the user file as New does and keeps it for New; read
 // tells whether it can be used. Otherwise the problems say why: each
-// problem of a line as an *auth.FileError at that line (never the line's
-// content), or, when none is located, one *auth.KeyError at users_file
+// problem of a line as the *userfile.LineError at that line (never the
+// line's content), or, when none is located, one *auth.KeyError at users_file
 // (missing, unreadable). When it can, the problems are warnings
 // (*auth.Warning): plain passwords (at use_bcrypt), weak bcrypt costs (at
 // the hash's line) and mixed costs (about the whole file). Whether the
@@ -284,9 +275,8 @@ func (c *Config) ReadUsers() (read bool, problems []error) {
 func usersErrors(path string, err error) []error {
 	var out []error
 	for _, e := range flatten(err) {
-		var le *userfile.LineError
-		if errors.As(e, &le) {
-			out = append(out, &auth.FileError{File: le.File, Line: le.Line, Err: le.Err})
+		if le, ok := errors.AsType[*userfile.LineError](e); ok {
+			out = append(out, le) // placed at its file and line as it is
 		}
 	}
 	if out != nil {

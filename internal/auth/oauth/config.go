@@ -13,15 +13,6 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 )
 
-// Keys are the [authentication] keys type oauth reads, besides "type".
-var Keys = slices.Concat([]string{
-	"provider", "client_id", "client_secret", "redirect_uri",
-	"authorized_domains", "authorized_users",
-	keyOrgs, keyTeams, keyGroups, keyClaim,
-	"authorization_endpoint", "token_endpoint", "userinfo_endpoint",
-	"scopes", "issuer", "base_url",
-}, sessionauth.SettingsKeys)
-
 // Config is the typed configuration of an OAuth provider. The program
 // fills it from the [authentication] section with every default applied
 // (Resolve); New applies the same defaults to fields left empty, so a

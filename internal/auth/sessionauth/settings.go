@@ -1,8 +1,10 @@
 package sessionauth
 
 import (
+	"errors"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/session"
 )
 
@@ -30,9 +32,6 @@ type Settings struct {
 // which requests renew a session's idle deadline.
 const RenewalKey = "idle_renewal"
 
-// SettingsKeys are the [authentication] keys of Settings.
-var SettingsKeys = []string{"session_idle_timeout", RenewalKey, "session_lifetime", "max_sessions_per_user"}
-
 // WithDefaults returns s with its unset durations at their defaults
 // (MaxSessionsPerUser's default is the session manager's).
 func (s Settings) WithDefaults() Settings {
@@ -43,4 +42,17 @@ func (s Settings) WithDefaults() Settings {
 		s.Lifetime = session.DefaultLifetime
 	}
 	return s
+}
+
+// Warnings lists the settings that are valid but do not do what they
+// say, each an *auth.Warning at its key: an idle timeout longer than the
+// lifetime (defaults applied) never ends a session, the lifetime does.
+// Every session type reports them, flask-login and oauth alike.
+func (s Settings) Warnings() []error {
+	s = s.WithDefaults()
+	if s.IdleTimeout > s.Lifetime {
+		return []error{&auth.Warning{Err: &auth.KeyError{Key: "session_idle_timeout",
+			Err: errors.New("is longer than session_lifetime, so sessions end after session_lifetime anyway")}}}
+	}
+	return nil
 }
