@@ -264,14 +264,6 @@ func (l *Limiter) Len() int {
 	return n
 }
 
-// RetryAfterSeconds turns Allow's retryAfter into the whole number of
-// seconds for a Retry-After header: rounded up, and at least 1, so that a
-// client honouring it never comes back while still blocked.
-func RetryAfterSeconds(d time.Duration) int {
-	s := (d + time.Second - 1) / time.Second
-	return int(max(s, 1))
-}
-
 // blockFor returns the block of a key's n-th consecutive block: Block
 // doubled n-1 times, at most MaxBlock.
 func (l *Limiter) blockFor(n int) time.Duration {

@@ -203,25 +203,6 @@ func TestNilLimiter(t *testing.T) {
 	}
 }
 
-func TestRetryAfterSeconds(t *testing.T) {
-	tests := []struct {
-		in   time.Duration
-		want int
-	}{
-		{0, 1},
-		{-time.Second, 1},
-		{time.Nanosecond, 1},
-		{time.Second, 1},
-		{time.Second + time.Nanosecond, 2},
-		{15 * time.Minute, 900},
-	}
-	for _, tt := range tests {
-		if got := RetryAfterSeconds(tt.in); got != tt.want {
-			t.Errorf("RetryAfterSeconds(%v) = %d, want %d", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestConcurrentUse(t *testing.T) {
 	clock := newClock()
 	l := New(Options{Max: 5, MaxKeys: 2048, Now: clock.Now})

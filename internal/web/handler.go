@@ -59,16 +59,11 @@ type Options struct {
 	// routes are not served. Proxied requests get neither backupweb's
 	// security headers nor its body limit: they are the upstream's.
 	Proxy http.Handler
-	// AllowUsers, when not empty, are the only signed-in users the
-	// forward-authentication endpoints admit ([proxy] allow_users); the
-	// others get 403. The built-in proxy applies the same list itself.
-	// Ignored when Rules is set: the program folds the list into Rules.
-	AllowUsers []string
 	// Rules are the access rules ([access], with [proxy] skip_auth_routes
 	// and allow_users folded in: config.Access), applied to every
 	// protected route, every proxied request and every forward-
 	// authentication question. Nil: every signed-in user may do
-	// everything (and AllowUsers applies to forward authentication).
+	// everything.
 	Rules *access.Rules
 	// Groups, when set, gives the groups of users of types basic and
 	// flask-login ([authentication] groups_file): read at every request,
@@ -164,14 +159,10 @@ func NewHandler(o Options) http.Handler {
 	}
 	audit := auth.Audit{Log: log, Events: o.Events}
 	g := &guard{rules: o.Rules, groups: o.Groups, errs: errs, log: log, audit: audit}
-	fg := g
-	if o.Rules == nil && len(o.AllowUsers) > 0 {
-		fg = &guard{rules: &access.Rules{List: []access.Rule{access.OnlyUsers(o.AllowUsers)}}, groups: o.Groups, errs: errs, log: log, audit: audit}
-	}
 	requireAuth := auth.RequireAuth(g.challenger(p), errs)
 	s.guard = g
 	protect := func(next http.Handler) http.Handler { return g.protect(requireAuth, next) }
-	fa := forwarder{p: p, errs: errs, log: log, g: fg, groupsHeader: o.GroupsHeader}
+	fa := forwarder{p: p, errs: errs, log: log, g: g, groupsHeader: o.GroupsHeader}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
@@ -246,7 +237,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	own := SecurityHeaders(limitBody(s, CrossOrigin(errs)(root)))
 	if o.Proxy != nil {
-		own = proxyOrOwn(p, o.Proxy, protect, own, o.Rules == nil)
+		own = proxyOrOwn(p, o.Proxy, protect, own)
 	}
 	return front(frontOptions{log: log, site: s, brand: o.Brand, res: res, access: access, obs: o.Observer}, own)
 }
@@ -255,25 +246,16 @@ func NewHandler(o Options) http.Handler {
 // everything under /_backupweb/ and the provider's own (auth.PathOwner).
 var keptPaths = []string{"/healthz", "/readyz", "/auth/request", "/auth/forward"}
 
-// skipper is implemented by a proxy that names requests passing without
-// sign-in ([proxy] skip_auth_routes): proxy.Handler.
-type skipper interface{ SkipsAuth(r *http.Request) bool }
-
 // rechecker is implemented by a proxy that can check the sign-ins of its
 // live connections at once (proxy.Handler).
 type rechecker interface{ RecheckNow() }
 
 // proxyOrOwn sends a request for one of backupweb's own paths to own, and
-// every other to the upstream: behind RequireAuth and the access rules
-// (protect, which lets anonymous rules through without sign-in), or, when
-// askProxy is true (no access rules given), straight when the proxy says
-// the request skips sign-in.
-func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handler) http.Handler, own http.Handler, askProxy bool) http.Handler {
+// every other to the upstream behind RequireAuth and the access rules
+// (protect, which lets anonymous rules, [proxy] skip_auth_routes among
+// them, through without sign-in).
+func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handler) http.Handler, own http.Handler) http.Handler {
 	proxied := protect(upstream)
-	var skip skipper
-	if askProxy {
-		skip, _ = upstream.(skipper)
-	}
 	kept := map[string]bool{}
 	for _, k := range keptPaths {
 		kept[k] = true
@@ -297,10 +279,6 @@ func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handle
 		// One label for every proxied path: the upstream's paths are
 		// not ours to name, and labels must stay bounded.
 		setRouteLabel(r, "proxy")
-		if skip != nil && skip.SkipsAuth(r) {
-			upstream.ServeHTTP(w, r)
-			return
-		}
 		proxied.ServeHTTP(w, r)
 	})
 }

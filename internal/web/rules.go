@@ -8,6 +8,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/peer"
 )
 
 // GroupSource tells the groups of a user of types basic and flask-login
@@ -95,7 +96,7 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t acc
 	refusal := auth.RuleDenied
 	switch d.Reason {
 	case access.ReasonNotAllowed:
-		auth.LogNotAllowed(g.log, r, u)
+		logNotAllowed(g.log, r, u)
 		g.errs.Refuse(w, r, auth.NotAllowed)
 		return u, false
 	case access.ReasonSecondFactor:
@@ -168,4 +169,18 @@ func groupsValue(groups []string) string {
 		groups = slices.Sorted(slices.Values(groups))
 	}
 	return strings.Join(groups, ",")
+}
+
+// logNotAllowed writes the refusal line of a signed-in user that [proxy]
+// allow_users does not name: the same line as auth.Audit's refusals
+// (warning, "auth refused", the type, the reason, the client address, the
+// user), but not counted among refused sign-in attempts, since the user
+// did prove who they are. A nil log writes nothing.
+func logNotAllowed(log *slog.Logger, r *http.Request, u auth.User) {
+	if log == nil {
+		return
+	}
+	log.LogAttrs(r.Context(), slog.LevelWarn, "auth refused",
+		slog.String("auth_type", u.Type), slog.String("reason", access.ReasonNotAllowed),
+		slog.String("client", peer.Of(r).String()), slog.String("user", u.Name))
 }
