@@ -13,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/basic"
 	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/ini"
@@ -266,7 +267,7 @@ func liveKeysOf(keys []string, apply func(auth.Provider, *ini.Section) error) ma
 // liveLogin is flask-login's Type.Live: the throttling keys and
 // second_factor.
 func liveLogin() map[string]func(auth.Provider, *ini.Section) error {
-	m := liveKeysOf(append([]string{"max_user_failures"}, auth.ThrottlingKeys...), liveThrottling)
+	m := liveKeysOf(append([]string{"max_user_failures"}, passwordauth.ThrottlingKeys...), liveThrottling)
 	m["second_factor"] = liveSecondFactor
 	return m
 }

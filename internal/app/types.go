@@ -12,6 +12,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/auth/oauth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 
@@ -91,7 +92,7 @@ var types = []Type{
 		Name:        basic.Name,
 		Summary:     "HTTP Basic authentication with one user",
 		Keys:        basic.Keys,
-		Live:        liveKeysOf(auth.ThrottlingKeys, liveThrottling),
+		Live:        liveKeysOf(passwordauth.ThrottlingKeys, liveThrottling),
 		Secrets:     map[string]string{"password": "a password or password hash"},
 		SharedState: true,
 		build:       builder(loadBasic, basic.New),

@@ -155,13 +155,13 @@ func logSession(log *slog.Logger, r *http.Request, msg, authType, username strin
 		slog.String("client", peer.Of(r).String()))
 }
 
-// LogBlockEnded writes the line that closes a throttling block: the
-// refusal that opened it was logged once (Audit.Refused with
-// ReasonThrottled), the attempts refused while it lasted are counted here
-// instead of logged one by one, so a flood cannot flood the log. key is the
-// client address or "user NAME"; it is escaped like Audit.Refused's values.
-func LogBlockEnded(log *slog.Logger, r *http.Request, authType, key string, refused int) {
-	log.LogAttrs(r.Context(), slog.LevelInfo, "auth throttling block ended",
+// BlockEnded writes the line that closes a throttling block: the refusal
+// that opened it was logged once (Refused with ReasonThrottled), the
+// attempts refused while it lasted are counted here instead of logged one
+// by one, so a flood cannot flood the log. key is the client address or
+// "user NAME"; it is escaped like Refused's values.
+func (a Audit) BlockEnded(r *http.Request, authType, key string, refused int) {
+	a.log().LogAttrs(r.Context(), slog.LevelInfo, "auth throttling block ended",
 		slog.String("auth_type", authType),
 		slog.String("key", key),
 		slog.Int("refused", refused))

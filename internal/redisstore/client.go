@@ -1,7 +1,8 @@
 // Package redisstore keeps in Redis the state several instances of the
 // program must agree on: sessions (with a per-user index, so that a user's
 // sessions end everywhere at once), the failure counts of throttling, and
-// the single use of OAuth states. A Client implements auth.Shared.
+// the single use of OAuth states. A Client implements auth.Shared, with
+// the abilities sessionauth.SharedSessions and passwordauth.SharedCounters.
 //
 // It speaks to one Redis server (standalone, or the primary of a
 // replicated pair) through rueidis, with RESP3 and server-assisted

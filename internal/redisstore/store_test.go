@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
@@ -19,7 +21,14 @@ import (
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
-var _ auth.Shared = (*Client)(nil)
+// A Client is the whole of the shared state: the core's methods, the
+// session store the session types find in it, and the failure counters
+// the password types find in it.
+var (
+	_ auth.Shared                 = (*Client)(nil)
+	_ sessionauth.SharedSessions  = (*Client)(nil)
+	_ passwordauth.SharedCounters = (*Client)(nil)
+)
 
 // open returns a client of srv that is closed when the test ends.
 func open(t testing.TB, cfg redistest.Config, log *slog.Logger) *Client {

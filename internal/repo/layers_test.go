@@ -43,12 +43,13 @@ var allowed = map[string][]string{
 	"internal/ui":        {"internal/catalog"},
 
 	// The core and the types.
-	"internal/auth":             {"internal/access", "internal/password", "internal/peer", "internal/session", "internal/throttle"},
-	"internal/auth/none":        {"internal/auth"},
-	"internal/auth/basic":       {"internal/auth", "internal/password", "internal/peer", "internal/throttle"},
-	"internal/auth/sessionauth": {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session"},
-	"internal/auth/login":       {"internal/access", "internal/auth", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile"},
-	"internal/auth/oauth":       {"internal/auth", "internal/auth/sessionauth", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle"},
+	"internal/auth":              {"internal/access", "internal/password", "internal/peer", "internal/session", "internal/throttle"},
+	"internal/auth/none":         {"internal/auth"},
+	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle"},
+	"internal/auth/basic":        {"internal/auth", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle"},
+	"internal/auth/sessionauth":  {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session"},
+	"internal/auth/login":        {"internal/access", "internal/auth", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile"},
+	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle"},
 
 	// Stores, HTTP surface, guarding, operations.
 	"internal/redisstore": {"internal/fspath", "internal/session", "internal/throttle"},
@@ -61,7 +62,7 @@ var allowed = map[string][]string{
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"internal/access", "internal/auth", "internal/auth/basic", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle"},
+	"internal/app": {"internal/access", "internal/auth", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle"},
 
 	// The public face (the module root, package backupweb): the
 	// specification's interface for other Go programs, built on the

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/throttle"
@@ -56,7 +57,7 @@ type Config struct {
 	Realm string
 	// Throttling is the failure limit by client address (max_failures,
 	// failure_window, attempt_wait), with its defaults.
-	auth.Throttling
+	passwordauth.Throttling
 	// CacheTTL is how long a verified credential is trusted without running
 	// bcrypt again. Default DefaultCacheTTL.
 	CacheTTL time.Duration
@@ -72,8 +73,8 @@ type Provider struct {
 	limiter  *throttle.Swap
 	// counter makes the failure counter of a reload's limits
 	// (SetThrottling); limits are those in force.
-	counter func(t auth.Throttling) throttle.Counter
-	limits  atomic.Pointer[auth.Throttling]
+	counter func(t passwordauth.Throttling) throttle.Counter
+	limits  atomic.Pointer[passwordauth.Throttling]
 	log     *slog.Logger
 	audit   auth.Audit // refusals logged and counted
 	errs    *auth.Errors
@@ -101,6 +102,10 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("basic: %w", err)
 	}
+	count, err := passwordauth.Counters(deps)
+	if err != nil {
+		return nil, fmt.Errorf("basic: %w", err)
+	}
 	cost := password.Cost
 	if cfg.UseBcrypt {
 		if c, err := password.ParseHash(cfg.Password); err == nil {
@@ -120,8 +125,8 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		flights:  newFlights(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
-	p.counter = func(t auth.Throttling) throttle.Counter {
-		return deps.Counter(Name+".addr", throttle.Options{
+	p.counter = func(t passwordauth.Throttling) throttle.Counter {
+		return count(Name+".addr", throttle.Options{
 			Max: t.MaxFailures, Window: t.FailureWindow, Now: deps.Clock(),
 			Wait:   t.Wait(cfg.UseBcrypt, cost),
 			OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
@@ -155,7 +160,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		// Not counted, so not checked: fail closed.
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
+	if err := passwordauth.Admit(p.audit, r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	if perr == nil && p.userIs(user) && p.match.Cached(ctx, p.cfg.Password, []byte(pass)) {
@@ -182,7 +187,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if v, err = p.limiter.Acquire(ctx, client); err != nil {
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
+	if err := passwordauth.Admit(p.audit, r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	settled := false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
@@ -19,7 +20,7 @@ import (
 // Retry-After, and neither is logged as a refused attempt.
 func TestWaitingForOthers(t *testing.T) {
 	logs := &logtest.Buffer{}
-	p, err := New(Config{Username: "api", Password: "pw", Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	p, err := New(Config{Username: "api", Password: "pw", Throttling: passwordauth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,12 @@ import (
 	"unicode"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/password"
 )
 
 // Keys are the [authentication] keys type basic reads, besides "type".
-var Keys = slices.Concat([]string{"username", "password", "use_bcrypt", "realm", "cache_ttl", "groups_file"}, auth.ThrottlingKeys)
+var Keys = slices.Concat([]string{"username", "password", "use_bcrypt", "realm", "cache_ttl", "groups_file"}, passwordauth.ThrottlingKeys)
 
 // Validate reports what makes c unusable, each problem a *auth.KeyError
 // naming its key (errors.Join of them): a missing user name or password, a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/fspath"
@@ -24,7 +25,7 @@ import (
 var Keys = slices.Concat(
 	[]string{"users_file", "use_bcrypt", "login_view", "login_template"},
 	sessionauth.SettingsKeys,
-	auth.ThrottlingKeys,
+	passwordauth.ThrottlingKeys,
 	[]string{"max_user_failures", "second_factor", "factors_file", "groups_file", "passkey_login", "tokens_file"},
 )
 
@@ -66,7 +67,7 @@ type Config struct {
 	sessionauth.Settings
 	// Throttling is the failure limit by client address (max_failures,
 	// failure_window, attempt_wait), with its defaults.
-	auth.Throttling
+	passwordauth.Throttling
 	// MaxUserFailures is how many failed logins one user name may receive,
 	// from any address, within FailureWindow before logins for that name
 	// are answered 429. Default 5. It slows a distributed guess at one

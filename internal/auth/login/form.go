@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/session"
@@ -137,7 +138,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			return nil, fmt.Errorf("login: counting the attempt: %w", err)
 		}
-		if err := p.audit.Admit(r, Name, v, l.label, logged); err != nil {
+		if err := passwordauth.Admit(p.audit, r, Name, v, l.label, logged); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +148,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			err = fmt.Errorf("login: counting the attempt: %w", err)
 		} else {
-			err = p.audit.Admit(r, Name, v, l.label, logged)
+			err = passwordauth.Admit(p.audit, r, Name, v, l.label, logged)
 		}
 		if err != nil {
 			p.settle(r, limits[:i], slots, false)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/peer"
@@ -352,7 +353,7 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	addr := p.addrLimit(r)
 	v, err := addr.c.Check(r.Context(), addr.key)
 	if err == nil {
-		err = p.audit.Admit(r, Name, v, addr.label, "")
+		err = passwordauth.Admit(p.audit, r, Name, v, addr.label, "")
 	}
 	if err != nil {
 		p.errs.Error(w, r, err)

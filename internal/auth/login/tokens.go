@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/tokens"
@@ -74,7 +75,7 @@ func (p *Provider) identifyToken(r *http.Request, value string) (auth.User, bool
 	if err != nil {
 		return auth.User{}, false, fmt.Errorf("login: counting the attempt: %w", err)
 	}
-	if err := p.audit.Admit(r, Name, v, client, ""); err != nil {
+	if err := passwordauth.Admit(p.audit, r, Name, v, client, ""); err != nil {
 		return auth.User{}, false, err
 	}
 	tok, st := p.tokens.Lookup(value)
@@ -122,7 +123,7 @@ func (p *Provider) tokenFailed(r *http.Request, client, reason, user string) err
 	if err != nil {
 		return fmt.Errorf("login: counting the attempt: %w", err)
 	}
-	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
+	if err := passwordauth.Admit(p.audit, r, Name, v, client, user); err != nil {
 		return err
 	}
 	if _, err := p.byAddr.Fail(context.WithoutCancel(ctx), v.Slot); err != nil {
