@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/peer"
 )
 
@@ -34,8 +33,7 @@ const (
 	ReasonEmailNotAdmitted = "e-mail not admitted"
 	ReasonIDTokenRejected  = "id token rejected"
 	// The access rules' reasons (a signed-in user refused) are
-	// access.ReasonDenied, ReasonSecondFactor, ReasonGroupsUnknown and
-	// ReasonAmbiguous.
+	// access.RefusalReasons.
 	//
 	// The passkey sign-in's reasons: an answer that does not verify
 	// (wrong origin or RP id, bad signature, unknown credential, a used
@@ -52,14 +50,14 @@ const (
 	ReasonOther = "other"
 )
 
-// RefusalReasons returns the fixed set of reasons a refusal is counted
-// under (ReasonOther included), in a stable order.
+// RefusalReasons returns the fixed set of reasons the providers' refusals
+// are counted under (ReasonOther included), in a stable order. The access
+// rules' are access.RefusalReasons; metrics.RefusalReasons joins the two.
 func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
 		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned,
-		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken,
-		access.ReasonDenied, access.ReasonSecondFactor, access.ReasonGroupsUnknown, access.ReasonAmbiguous, ReasonOther}
+		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOther}
 }
 
 // Audit writes the contract's lines for authentication outcomes to Log

@@ -60,10 +60,10 @@ type User struct {
 	// its own. Not part of Record.
 	Expires time.Time
 	// Scope, set for a request admitted by a machine token, limits what
-	// it may do (read-only, a path prefix); RequireAuth and forward
-	// authentication check it before the access rules. Nil: no limit.
-	// Not part of Record.
-	Scope *Scope
+	// it may do (access.Scope: read-only, a path prefix); RequireAuth and
+	// forward authentication check it before the access rules. Nil: no
+	// limit. Not part of Record.
+	Scope Scope
 	// csrf computes the token state-changing requests of this user's
 	// session must carry (logout). Nil for types without sessions. It is a
 	// function so the token (an HMAC, masked afresh) is only computed for
@@ -193,6 +193,14 @@ func (e Deps) Clock() func() time.Time {
 		return time.Now
 	}
 	return e.Now
+}
+
+// Scope is what limits a request admitted by a machine token
+// (access.Scope): Permits reports whether it lets a request for method,
+// u and the headers hdr (may be nil) through. The core only asks it; what
+// a scope is belongs to the access rules.
+type Scope interface {
+	Permits(method string, u *url.URL, hdr http.Header) bool
 }
 
 type userKey struct{}

@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"internal/ui":        {"internal/catalog"},
 
 	// The core and the types.
-	"internal/auth":              {"internal/access", "internal/password", "internal/peer", "internal/session", "internal/throttle"},
+	"internal/auth":              {"internal/peer"},
 	"internal/auth/none":         {"internal/auth"},
 	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle"},
 	"internal/auth/basic":        {"internal/auth", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle"},
@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	"internal/redisstore": {"internal/fspath", "internal/session", "internal/throttle"},
 	"internal/web":        {"internal/access", "internal/accesslog", "internal/auth", "internal/catalog", "internal/peer", "internal/ui"},
 	"internal/proxy":      {"internal/access", "internal/auth", "internal/peer", "internal/session"},
-	"internal/metrics":    {"internal/auth", "internal/buildinfo", "internal/password", "internal/session"},
+	"internal/metrics":    {"internal/access", "internal/auth", "internal/buildinfo", "internal/password", "internal/session"},
 
 	// The program's sections (they read [redis] into the store's options).
 	"internal/config": {"internal/access", "internal/fspath", "internal/ini", "internal/redisstore"},

@@ -18,6 +18,7 @@ import (
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/proxy"
 )
@@ -385,7 +386,7 @@ func TestRuleRefusalsCounted(t *testing.T) {
 		if obs.refused[reason] != 1 {
 			t.Errorf("reason %q counted %d times, want 1 (all: %v)", reason, obs.refused[reason], obs.refused)
 		}
-		if !slices.Contains(auth.RefusalReasons(), reason) {
+		if !slices.Contains(metrics.RefusalReasons(), reason) {
 			t.Errorf("reason %q is not in the metrics' fixed set", reason)
 		}
 	}

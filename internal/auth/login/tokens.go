@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/peer"
@@ -146,7 +147,7 @@ func (p *Provider) tokenUser(r *http.Request, tok *tokens.Token) auth.User {
 	}
 	u := auth.User{Name: tok.User, Type: Name, Attrs: map[string]string{AttrToken: tok.ID}}
 	if s := tok.Scope(); s.ReadOnly || s.Path != "" {
-		u.Scope = &auth.Scope{ReadOnly: s.ReadOnly, Path: s.Path}
+		u.Scope = &access.Scope{ReadOnly: s.ReadOnly, Path: s.Path}
 	}
 	return u
 }

@@ -1,16 +1,15 @@
-package auth
+package access
 
 import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/backupweb/backupweb/internal/access"
 )
 
 // Scope limits what a request admitted by a machine token may do, before
 // the access rules are asked: ReadOnly allows GET and HEAD only, Path
-// only paths under that prefix. A nil *Scope limits nothing.
+// only paths under that prefix. A nil *Scope limits nothing. It is the
+// auth.Scope of a user admitted by a token (type flask-login).
 type Scope struct {
 	ReadOnly bool
 	Path     string
@@ -25,7 +24,7 @@ var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Met
 // read-only scope refuses every method but GET and HEAD, in the request
 // line, in a method-override header (hdr, may be nil) or in a _method
 // query parameter. A path scope needs every reading of u's path (see
-// access.Readings) under the prefix, so "/backups/db/../etc" never passes
+// Readings) under the prefix, so "/backups/db/../etc" never passes
 // for "/backups/db/"; an unknown target (u nil) is refused.
 func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 	if s == nil {
@@ -51,7 +50,7 @@ func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 	if u == nil {
 		return false
 	}
-	paths, _ := access.Readings(u)
+	paths, _ := Readings(u)
 	if len(paths) == 0 {
 		return false
 	}
