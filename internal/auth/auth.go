@@ -25,6 +25,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // Anonymous is the user name of requests admitted by type none.
@@ -136,7 +138,7 @@ type Provider interface {
 type Deps struct {
 	// Errors writes refusals and errors (the program's is the web layer's
 	// styled page with its logger). Default: a zero Errors (plain text).
-	Errors *Errors
+	Errors *refusal.Errors
 	// Logger receives refused attempts and operational messages.
 	// Default: slog.Default().
 	Logger *slog.Logger
@@ -172,9 +174,9 @@ type Deps struct {
 }
 
 // Errs returns the error writer, never nil.
-func (e Deps) Errs() *Errors {
+func (e Deps) Errs() *refusal.Errors {
 	if e.Errors == nil {
-		return &Errors{Logger: e.Logger}
+		return &refusal.Errors{Logger: e.Logger}
 	}
 	return e.Errors
 }

@@ -39,6 +39,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // Options configure New.
@@ -62,8 +63,8 @@ type Options struct {
 	// Logger receives one error line per failed upstream request.
 	Logger *slog.Logger
 	// Errors writes the 502 and 504 answers (the program's is web's
-	// styled page). Default: a zero auth.Errors (plain text).
-	Errors *auth.Errors
+	// styled page). Default: a zero refusal.Errors (plain text).
+	Errors *refusal.Errors
 	// Transport replaces the tuned default, for tests.
 	Transport http.RoundTripper
 	// PassHostHeader sends the client's Host to the upstream rather than
@@ -109,7 +110,7 @@ func New(o Options) *Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Errors == nil {
-		o.Errors = &auth.Errors{Logger: o.Logger}
+		o.Errors = &refusal.Errors{Logger: o.Logger}
 	}
 	if o.Transport == nil {
 		o.Transport = &http.Transport{
@@ -275,21 +276,21 @@ func stripOwnCookies(r *http.Request) {
 // failed answers a request the upstream could not serve: 504 when it did
 // not answer in time, 502 otherwise, with the error page (or JSON) and one
 // error line. A client that went away gets nothing.
-func failed(log *slog.Logger, errs *auth.Errors, w http.ResponseWriter, r *http.Request, err error) {
+func failed(log *slog.Logger, errs *refusal.Errors, w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(context.Cause(r.Context()), errEnded) {
 		// Cut by the recheck before the upstream answered.
-		errs.Refuse(w, r, auth.SignInEnded)
+		errs.Refuse(w, r, refusal.SignInEnded)
 		return
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return
 	}
-	refusal := auth.UpstreamUnreachable
+	answer := refusal.UpstreamUnreachable
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		refusal = auth.UpstreamTimeout
+		answer = refusal.UpstreamTimeout
 	}
 	log.LogAttrs(r.Context(), slog.LevelError, "proxy: upstream request failed",
-		slog.Int("status", refusal.Status()), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
-	errs.Refuse(w, r, refusal)
+		slog.Int("status", answer.Status()), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
+	errs.Refuse(w, r, answer)
 }

@@ -83,11 +83,11 @@ func (e *Error) Error() string { return "redis: " + e.Op + ": " + e.Err.Error() 
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Unavailable reports that Redis could not answer (see auth.Unavailable).
+// Unavailable reports that Redis could not answer (see refusal.Unavailable).
 func (e *Error) Unavailable() bool { return true }
 
 // StoreDown reports that the store of sessions and failure counts is what
-// does not answer (see auth.StoreDown), so people are told so rather than
+// does not answer (see refusal.StoreDown), so people are told so rather than
 // that the server is busy.
 func (e *Error) StoreDown() bool { return true }
 

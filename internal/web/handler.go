@@ -22,6 +22,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -83,7 +84,7 @@ type Options struct {
 	Ready auth.Checker
 	// Errors writes every refusal and error; give the providers the same
 	// (auth.Deps.Errors). Default: NewErrors(Logger).
-	Errors *auth.Errors
+	Errors *refusal.Errors
 	// MaxAge is [backups] max_age: a folder whose newest backup is older
 	// is marked stale on its page and in JSON. Zero: never.
 	MaxAge time.Duration
@@ -97,14 +98,14 @@ type Options struct {
 // for people the styled error page (package ui, the stylesheet of every
 // page, a link back); unexpected errors, and pages that cannot be
 // rendered, are logged to log.
-func NewErrors(log *slog.Logger) *auth.Errors {
+func NewErrors(log *slog.Logger) *refusal.Errors {
 	// Refusals under /api/ and on the forward-auth endpoints (/auth/…) are
 	// JSON whatever Accept says: their clients are programs.
 	jsonPaths := []string{"/api/", "/auth/"}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &auth.Errors{Logger: log, JSONPaths: jsonPaths, Page: ui.ErrorWriter(log)}
+	return &refusal.Errors{Logger: log, JSONPaths: jsonPaths, Page: ui.ErrorWriter(log)}
 }
 
 // NewHandler returns the whole HTTP surface:
@@ -179,7 +180,7 @@ func NewHandler(o Options) http.Handler {
 		mux.Handle("GET /backups/{path...}", protect(http.HandlerFunc(s.browse)))
 		// Not the folder /backups/: no redirect that would tell a
 		// stranger what is served.
-		mux.Handle("GET /backups", protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, auth.NoRoute) })))
+		mux.Handle("GET /backups", protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, refusal.NoRoute) })))
 	}
 	if m, ok := p.(auth.Mounter); ok {
 		m.Mount(mux)
@@ -189,7 +190,7 @@ func NewHandler(o Options) http.Handler {
 	// its cleaned form; under /backups/ such a path is simply not a
 	// backup. It is still protected, so it says nothing to strangers.
 	notCanonical := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, auth.NoBackup)
+		s.fail(w, r, refusal.NoBackup)
 	}))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.RequestURI == "*" {
@@ -284,11 +285,11 @@ func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handle
 }
 
 // unrouted is the refusal of a request no route takes.
-func unrouted(code int) auth.Refusal {
+func unrouted(code int) refusal.Refusal {
 	if code == http.StatusMethodNotAllowed {
-		return auth.WrongMethod
+		return refusal.WrongMethod
 	}
-	return auth.NoRoute
+	return refusal.NoRoute
 }
 
 // serveRouted serves r through mux, writing to sw, and returns the status
@@ -349,7 +350,7 @@ func limitBody(s *site, next http.Handler) http.Handler {
 			// Not reading the body: the server closes the connection
 			// after the answer rather than draining megabytes.
 			w.Header().Set("Connection", "close")
-			s.fail(w, r, auth.TooLarge)
+			s.fail(w, r, refusal.TooLarge)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
@@ -372,7 +373,7 @@ var errNoProvider = errors.New("web: no authentication provider configured")
 
 // missingProvider stands in for a nil Options.Provider: it admits no one.
 // The zero value denies; "no authentication" must be chosen explicitly.
-type missingProvider struct{ errs *auth.Errors }
+type missingProvider struct{ errs *refusal.Errors }
 
 func (missingProvider) Type() string { return "missing" }
 
@@ -381,5 +382,5 @@ func (missingProvider) Identify(*http.Request) (auth.User, bool, error) {
 }
 
 func (m missingProvider) Challenge(w http.ResponseWriter, r *http.Request) {
-	m.errs.Refuse(w, r, auth.NotConfigured)
+	m.errs.Refuse(w, r, refusal.NotConfigured)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // GroupSource tells the groups of a user of types basic and flask-login
@@ -25,7 +26,7 @@ type GroupSource interface {
 type guard struct {
 	rules  *access.Rules
 	groups GroupSource
-	errs   *auth.Errors
+	errs   *refusal.Errors
 	log    *slog.Logger
 	audit  auth.Audit // refusals logged and counted
 }
@@ -93,19 +94,19 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t acc
 	if d.Permits(who) {
 		return u, true
 	}
-	refusal := auth.RuleDenied
+	answer := refusal.RuleDenied
 	switch d.Reason {
 	case access.ReasonNotAllowed:
 		logNotAllowed(g.log, r, u)
-		g.errs.Refuse(w, r, auth.NotAllowed)
+		g.errs.Refuse(w, r, refusal.NotAllowed)
 		return u, false
 	case access.ReasonSecondFactor:
-		refusal = auth.SecondFactorRequired
+		answer = refusal.SecondFactorRequired
 	case access.ReasonAmbiguous:
-		refusal = auth.AmbiguousPath
+		answer = refusal.AmbiguousPath
 	}
 	g.audit.RefusedDetail(r, u.Type, d.Reason, "rule "+d.Rule, u.Name)
-	g.errs.Refuse(w, r, refusal)
+	g.errs.Refuse(w, r, answer)
 	return u, false
 }
 
@@ -118,10 +119,10 @@ func targetOf(r *http.Request) access.Target {
 
 // unreadable answers a request that has not signed in when its path is
 // not canonical and a reading of it falls to a rule that refuses (see
-// access.Rules.Decide): with refusal (400, or 403 for nginx) and a
+// access.Rules.Decide): with answer (400, or 403 for nginx) and a
 // refusal line, rather than a sign-in that could not make every reading
 // pass. It reports whether it answered.
-func (g *guard) unreadable(w http.ResponseWriter, r *http.Request, t access.Target, authType string, refusal auth.Refusal) bool {
+func (g *guard) unreadable(w http.ResponseWriter, r *http.Request, t access.Target, authType string, answer refusal.Refusal) bool {
 	if g.idle() || t.URL == nil {
 		return false
 	}
@@ -133,7 +134,7 @@ func (g *guard) unreadable(w http.ResponseWriter, r *http.Request, t access.Targ
 		return false
 	}
 	g.audit.RefusedDetail(r, authType, d.Reason, "rule "+d.Rule, "")
-	g.errs.Refuse(w, r, refusal)
+	g.errs.Refuse(w, r, answer)
 	return true
 }
 
@@ -154,7 +155,7 @@ type ambiguityFirst struct {
 }
 
 func (a ambiguityFirst) Challenge(w http.ResponseWriter, r *http.Request) {
-	if !a.g.unreadable(w, r, targetOf(r), a.Type(), auth.AmbiguousAddress) {
+	if !a.g.unreadable(w, r, targetOf(r), a.Type(), refusal.AmbiguousAddress) {
 		a.Provider.Challenge(w, r)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/proxy"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // headerProvider admits the user named by the request's X-Test-User
@@ -40,7 +41,7 @@ func (headerProvider) Identify(r *http.Request) (auth.User, bool, error) {
 
 func (headerProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-	NewErrors(nil).Refuse(w, r, auth.AskPassword)
+	NewErrors(nil).Refuse(w, r, refusal.AskPassword)
 }
 
 // groupTable is a GroupSource whose table the test changes.

@@ -28,6 +28,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
@@ -77,7 +78,7 @@ type Provider struct {
 	limits  atomic.Pointer[passwordauth.Throttling]
 	log     *slog.Logger
 	audit   auth.Audit // refusals logged and counted
-	errs    *auth.Errors
+	errs    *refusal.Errors
 	now     func() time.Time
 	header  string // WWW-Authenticate value
 	flights *flights
@@ -143,7 +144,7 @@ func (p *Provider) Type() string { return Name }
 // Identify checks r's Basic credentials. A request without any is simply
 // not admitted; wrong or malformed ones are logged as refused attempts and
 // counted against the client address. A blocked address gets a
-// *auth.RetryError before any work is spent on it. A credential the
+// *refusal.RetryError before any work is spent on it. A credential the
 // verification cache remembers is admitted without an attempt slot; any
 // other attempt holds one of the address's slots while it is checked,
 // waiting a bounded time for one when others hold them all (see package
@@ -259,7 +260,7 @@ func (p *Provider) check(ctx context.Context, user, pass string) (bool, error) {
 // browsers show their password prompt with the configured realm.
 func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", p.header)
-	p.errs.Refuse(w, r, auth.AskPassword)
+	p.errs.Refuse(w, r, refusal.AskPassword)
 }
 
 // Reload empties the verification cache, lifts every throttling block and

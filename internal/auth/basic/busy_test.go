@@ -10,6 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
@@ -56,7 +57,7 @@ func TestWaitingForOthers(t *testing.T) {
 	// wait, as busy, not as a failure.
 	a = lim.TryAcquire(addr)
 	_, err = identify()
-	var th auth.Throttled
+	var th refusal.Throttled
 	if !errors.As(err, &th) || th.RetryAfter() <= 0 {
 		t.Fatalf("with every slot held throughout: %v, want a Throttled error with a Retry-After", err)
 	}

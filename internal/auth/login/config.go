@@ -16,6 +16,7 @@ import (
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/userfile"
@@ -215,7 +216,7 @@ func (c *Config) ReadTemplate() (problems []error) {
 		return []error{bad(err)}
 	}
 	var b strings.Builder
-	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: auth.BadCredentials.Message(), Username: "user"}
+	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: refusal.BadCredentials.Message(), Username: "user"}
 	if err := t.Execute(&b, sample); err != nil {
 		return []error{bad(fmt.Errorf("the template fails with the login page's data: %v", err))}
 	}

@@ -61,6 +61,7 @@ import (
 	"github.com/backupweb/backupweb/internal/filewatch"
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/tokens"
@@ -100,7 +101,7 @@ type Provider struct {
 	tmpl      *template.Template // nil: the built-in page
 	log       *slog.Logger
 	audit     auth.Audit // refusals and sign-ins logged and counted
-	errs      *auth.Errors
+	errs      *refusal.Errors
 
 	users atomic.Pointer[userSet]
 	// sf is the second_factor in force: cfg.SecondFactor at the start,
