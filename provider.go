@@ -14,6 +14,7 @@ import (
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/groupfile"
 	"github.com/backupweb/backupweb/internal/ini"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/web"
 )
@@ -53,7 +54,7 @@ type Options struct {
 // server is done with it.
 type Provider struct {
 	p      auth.Provider
-	errs   *auth.Errors
+	errs   *refusal.Errors
 	groups *groupfile.File
 }
 
@@ -261,11 +262,11 @@ func (p *Provider) Handler(h http.Handler) http.Handler {
 
 // limitBody refuses a body announced larger than web.MaxBodyBytes with
 // 413 and stops reading a longer one there.
-func limitBody(errs *auth.Errors, next http.Handler) http.Handler {
+func limitBody(errs *refusal.Errors, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > web.MaxBodyBytes {
 			w.Header().Set("Connection", "close")
-			errs.Refuse(w, r, auth.TooLarge)
+			errs.Refuse(w, r, refusal.TooLarge)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {

@@ -92,6 +92,13 @@ const (
 	ReasonNotAllowed = "user not in allow_users"
 )
 
+// RefusalReasons returns the reasons a refusal by the rules is logged and
+// counted under (the reason label of backupweb_auth_refused_total), in a
+// stable order. ReasonNotAllowed is not among them: it is logged only.
+func RefusalReasons() []string {
+	return []string{ReasonDenied, ReasonSecondFactor, ReasonGroupsUnknown, ReasonAmbiguous}
+}
+
 // DefaultRule is the Decision.Rule of the default.
 const DefaultRule = "default"
 

@@ -25,6 +25,7 @@ import (
 	"github.com/backupweb/backupweb/internal/groupfile"
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/redisstore"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/web"
 )
 
@@ -67,7 +68,7 @@ type App struct {
 	Shared *redisstore.Client
 	// Errors is the one error writer, handed to the provider and the web
 	// layer.
-	Errors *auth.Errors
+	Errors *refusal.Errors
 	// Groups is [authentication] groups_file (basic, flask-login); nil
 	// when unset.
 	Groups *groupfile.File

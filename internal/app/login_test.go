@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/ini"
@@ -87,7 +87,7 @@ func TestLoadDefaults(t *testing.T) {
 	want := login.Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/login",
 		Settings:        sessionauth.Settings{IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20},
-		Throttling:      auth.Throttling{MaxFailures: 10, FailureWindow: 15 * time.Minute},
+		Throttling:      passwordauth.Throttling{MaxFailures: 10, FailureWindow: 15 * time.Minute},
 		MaxUserFailures: 5,
 	}
 	if !sameExported(cfg, want) {
@@ -116,7 +116,7 @@ func TestLoadAllKeys(t *testing.T) {
 	want := login.Config{
 		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
 		Settings:        sessionauth.Settings{IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4, IdleRenewal: session.RenewAny},
-		Throttling:      auth.Throttling{MaxFailures: 20, FailureWindow: 10 * time.Minute, AttemptWait: 3 * time.Second},
+		Throttling:      passwordauth.Throttling{MaxFailures: 20, FailureWindow: 10 * time.Minute, AttemptWait: 3 * time.Second},
 		MaxUserFailures: 3,
 	}
 	if !sameExported(cfg, want) {

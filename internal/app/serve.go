@@ -12,6 +12,7 @@ import (
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/proxy"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/web"
 )
@@ -77,7 +78,7 @@ func (a *App) webOptions(cfg *config.Config, log *slog.Logger) web.Options {
 // proxyOptions are the reverse proxy's options from cfg ([proxy]
 // upstream set). skip_auth_routes and allow_users are part of the access
 // rules, which the web layer applies before the proxy.
-func proxyOptions(cfg *config.Config, log *slog.Logger, errs *auth.Errors) proxy.Options {
+func proxyOptions(cfg *config.Config, log *slog.Logger, errs *refusal.Errors) proxy.Options {
 	return proxy.Options{
 		Upstream:              cfg.Proxy.Upstream,
 		UserHeader:            cfg.Proxy.UserHeader,

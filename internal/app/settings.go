@@ -3,7 +3,7 @@ package app
 import (
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/session"
@@ -12,16 +12,16 @@ import (
 
 // loadThrottling reads throttlingKeys from s, each with its default;
 // a wrong value is a problem at its key's line.
-func loadThrottling(s *ini.Section) auth.Throttling {
-	return auth.Throttling{
-		MaxFailures:   s.Int("max_failures", auth.DefaultMaxFailures, 1, 1_000_000),
-		FailureWindow: s.Duration("failure_window", auth.DefaultFailureWindow),
+func loadThrottling(s *ini.Section) passwordauth.Throttling {
+	return passwordauth.Throttling{
+		MaxFailures:   s.Int("max_failures", passwordauth.DefaultMaxFailures, 1, 1_000_000),
+		FailureWindow: s.Duration("failure_window", passwordauth.DefaultFailureWindow),
 		AttemptWait:   loadAttemptWait(s),
 	}
 }
 
 // loadAttemptWait reads the attempt_wait key of s: absent, 0 (derived by
-// auth.AttemptWait); else a duration up to throttle.MaxCheck.
+// passwordauth.AttemptWait); else a duration up to throttle.MaxCheck.
 func loadAttemptWait(s *ini.Section) time.Duration {
 	d := s.Duration("attempt_wait", 0)
 	if d > throttle.MaxCheck {

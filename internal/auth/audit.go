@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // Reasons for refused attempts, as they appear in logs and as the values
@@ -34,8 +34,7 @@ const (
 	ReasonEmailNotAdmitted = "e-mail not admitted"
 	ReasonIDTokenRejected  = "id token rejected"
 	// The access rules' reasons (a signed-in user refused) are
-	// access.ReasonDenied, ReasonSecondFactor, ReasonGroupsUnknown and
-	// ReasonAmbiguous.
+	// access.RefusalReasons.
 	//
 	// The passkey sign-in's reasons: an answer that does not verify
 	// (wrong origin or RP id, bad signature, unknown credential, a used
@@ -55,14 +54,14 @@ const (
 	ReasonOther = "other"
 )
 
-// RefusalReasons returns the fixed set of reasons a refusal is counted
-// under (ReasonOther included), in a stable order.
+// RefusalReasons returns the fixed set of reasons the providers' refusals
+// are counted under (ReasonOther included), in a stable order. The access
+// rules' are access.RefusalReasons; metrics.RefusalReasons joins the two.
 func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
 		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned,
-		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOutOfScope,
-		access.ReasonDenied, access.ReasonSecondFactor, access.ReasonGroupsUnknown, access.ReasonAmbiguous, ReasonOther}
+		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOutOfScope, ReasonOther}
 }
 
 // Audit writes the contract's lines for authentication outcomes to Log
@@ -130,9 +129,9 @@ func (a Audit) RefusedDetail(r *http.Request, authType, reason, detail, username
 // does not permit, with 403 (OutOfScope) and logs and counts the refusal
 // under ReasonOutOfScope, the scope as its detail: the request came with
 // a good token, so unlike a wrong one it is no failure of the address.
-func (a Audit) OutOfScope(w http.ResponseWriter, r *http.Request, errs *Errors, u User) {
+func (a Audit) OutOfScope(w http.ResponseWriter, r *http.Request, errs *refusal.Errors, u User) {
 	a.RefusedDetail(r, u.Type, ReasonOutOfScope, u.Scope.String(), u.Name)
-	errs.Refuse(w, r, OutOfScope)
+	errs.Refuse(w, r, refusal.OutOfScope)
 }
 
 // SignedIn writes the info line of a successful sign-in (a login form, an
@@ -167,13 +166,13 @@ func logSession(log *slog.Logger, r *http.Request, msg, authType, username strin
 		slog.String("client", peer.Of(r).String()))
 }
 
-// LogBlockEnded writes the line that closes a throttling block: the
-// refusal that opened it was logged once (Audit.Refused with
-// ReasonThrottled), the attempts refused while it lasted are counted here
-// instead of logged one by one, so a flood cannot flood the log. key is the
-// client address or "user NAME"; it is escaped like Audit.Refused's values.
-func LogBlockEnded(log *slog.Logger, r *http.Request, authType, key string, refused int) {
-	log.LogAttrs(r.Context(), slog.LevelInfo, "auth throttling block ended",
+// BlockEnded writes the line that closes a throttling block: the refusal
+// that opened it was logged once (Refused with ReasonThrottled), the
+// attempts refused while it lasted are counted here instead of logged one
+// by one, so a flood cannot flood the log. key is the client address or
+// "user NAME"; it is escaped like Refused's values.
+func (a Audit) BlockEnded(r *http.Request, authType, key string, refused int) {
+	a.log().LogAttrs(r.Context(), slog.LevelInfo, "auth throttling block ended",
 		slog.String("auth_type", authType),
 		slog.String("key", key),
 		slog.Int("refused", refused))

@@ -25,6 +25,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // Anonymous is the user name of requests admitted by type none.
@@ -60,10 +62,10 @@ type User struct {
 	// its own. Not part of Record.
 	Expires time.Time
 	// Scope, set for a request admitted by a machine token, limits what
-	// it may do (read-only, a path prefix); RequireAuth and forward
-	// authentication check it before the access rules. Nil: no limit.
-	// Not part of Record.
-	Scope *Scope
+	// it may do (access.Scope: read-only, a path prefix); RequireAuth and
+	// forward authentication check it before the access rules. Nil: no
+	// limit. Not part of Record.
+	Scope Scope
 	// csrf computes the token state-changing requests of this user's
 	// session must carry (logout). Nil for types without sessions. It is a
 	// function so the token (an HMAC, masked afresh) is only computed for
@@ -136,7 +138,7 @@ type Provider interface {
 type Deps struct {
 	// Errors writes refusals and errors (the program's is the web layer's
 	// styled page with its logger). Default: a zero Errors (plain text).
-	Errors *Errors
+	Errors *refusal.Errors
 	// Logger receives refused attempts and operational messages.
 	// Default: slog.Default().
 	Logger *slog.Logger
@@ -172,9 +174,9 @@ type Deps struct {
 }
 
 // Errs returns the error writer, never nil.
-func (e Deps) Errs() *Errors {
+func (e Deps) Errs() *refusal.Errors {
 	if e.Errors == nil {
-		return &Errors{Logger: e.Logger}
+		return &refusal.Errors{Logger: e.Logger}
 	}
 	return e.Errors
 }
@@ -193,6 +195,17 @@ func (e Deps) Clock() func() time.Time {
 		return time.Now
 	}
 	return e.Now
+}
+
+// Scope is what limits a request admitted by a machine token
+// (access.Scope): Permits reports whether it lets a request for method,
+// u and the headers hdr (may be nil) through, String names it in a log
+// line. The core only asks it; what a scope is belongs to the access
+// rules.
+type Scope interface {
+	Permits(method string, u *url.URL, hdr http.Header) bool
+	// String describes the scope for a log line (the refusal's detail).
+	String() string
 }
 
 type userKey struct{}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // fakeProvider admits requests carrying X-User and records challenges.
@@ -32,11 +33,11 @@ func (p fakeProvider) Identify(r *http.Request) (User, bool, error) {
 
 func (fakeProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Fake realm="t"`)
-	testErrs.Refuse(w, r, NoCredentials)
+	testErrs.Refuse(w, r, refusal.NoCredentials)
 }
 
 // testErrs answers JSON under /api/, as the program's error writer does.
-var testErrs = &Errors{JSONPaths: []string{"/api/"}}
+var testErrs = &refusal.Errors{JSONPaths: []string{"/api/"}}
 
 func TestRequireAuth(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +58,7 @@ func TestRequireAuth(t *testing.T) {
 		{"admitted", fakeProvider{}, "/", "alice", 200, "alice", nil},
 		{"challenged api", fakeProvider{}, "/api/me", "", 401, `{"error":"authentication required"}`,
 			map[string]string{"WWW-Authenticate": `Fake realm="t"`, "Content-Type": "application/json"}},
-		{"throttled", fakeProvider{err: &RetryError{After: 1500 * time.Millisecond}}, "/api/me", "", 429,
+		{"throttled", fakeProvider{err: &refusal.RetryError{After: 1500 * time.Millisecond}}, "/api/me", "", 429,
 			`{"error":"Too many failed attempts. Try again in 1 minute."}`, map[string]string{"Retry-After": "2"}},
 		{"busy", fakeProvider{err: fmt.Errorf("x: %w", password.ErrBusy)}, "/", "", 503, "busy", map[string]string{"Retry-After": "1"}},
 		{"broken", fakeProvider{err: errors.New("store down")}, "/api/me", "", 500, "server error", nil},

@@ -1,9 +1,6 @@
 package auth
 
-import (
-	"github.com/backupweb/backupweb/internal/password"
-	"github.com/backupweb/backupweb/internal/session"
-)
+import "time"
 
 // Events is told about authentication outcomes: a refused attempt (by
 // type and reason, the same reasons the log uses), a request refused
@@ -24,14 +21,33 @@ type TokenObserver interface {
 	TokenAdmitted(authType string)
 }
 
+// PasswordObserver is told of the password checks' work: each bcrypt
+// comparison and its time, each wait for the bcrypt gate, each lookup of
+// the verification cache. It has password.Observer's methods, so that the
+// core need not import package password: the password types hand it to
+// their Verifier as it is.
+type PasswordObserver interface {
+	BcryptChecked(d time.Duration)
+	GateWaited(d time.Duration)
+	CacheLookup(hit bool)
+}
+
+// SessionObserver is told of sessions started and ended. It has
+// session.Observer's methods, so that the core need not import package
+// session: the session types hand it to their Manager as it is.
+type SessionObserver interface {
+	SessionStarted(authType string)
+	SessionsEnded(authType, reason string, n int)
+}
+
 // Hooks are the observers of what the providers do, handed to every
 // provider in one value (Deps.Hooks) instead of riding in each request's
 // context: authentication outcomes (Events), the password checks' work
-// (password.Observer, given to the Verifier) and sessions started and ended
-// (session.Observer, given to the session Manager). The program's come from
+// (Password, given to the password.Verifier) and sessions started and
+// ended (Sessions, given to the session.Manager). The program's come from
 // package metrics (Metrics.Hooks). A nil field observes nothing.
 type Hooks struct {
 	Events   Events
-	Password password.Observer
-	Sessions session.Observer
+	Password PasswordObserver
+	Sessions SessionObserver
 }

@@ -2,7 +2,8 @@ package auth
 
 import (
 	"net/http"
-	"strings"
+
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // RequireAuth returns middleware that lets a request through only when p
@@ -16,7 +17,7 @@ import (
 // Every response of a protected route carries Cache-Control: no-store, so
 // neither browsers nor shared caches keep what only an authenticated user
 // may see.
-func RequireAuth(p Provider, errs *Errors, audit Audit) func(http.Handler) http.Handler {
+func RequireAuth(p Provider, errs *refusal.Errors, audit Audit) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header()["Cache-Control"] = noStore
@@ -29,7 +30,7 @@ func RequireAuth(p Provider, errs *Errors, audit Audit) func(http.Handler) http.
 				p.Challenge(w, r)
 				return
 			}
-			if u.Scope != nil && !u.Scope.permitsRequest(r) {
+			if u.Scope != nil && !scopePermits(u.Scope, r) {
 				audit.OutOfScope(w, r, errs, u)
 				return
 			}
@@ -48,24 +49,9 @@ func RequireAuth(p Provider, errs *Errors, audit Audit) func(http.Handler) http.
 // setting it costs no allocation.
 var noStore = []string{"no-store"}[:1:1]
 
-// Accepts reports whether r's Accept header names the media type want
-// ("text/html", "application/json"), whatever r's method. Parameters and
-// quality values are not weighed: a type named at all counts.
-func Accepts(r *http.Request, want string) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for item := range strings.SplitSeq(v, ",") {
-			mt, _, _ := strings.Cut(item, ";")
-			if strings.EqualFold(strings.TrimSpace(mt), want) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // WantsHTML reports whether r is a browser navigation: a GET whose Accept
 // header names text/html. Session types redirect those to their login page
 // and answer everything else with 401.
 func WantsHTML(r *http.Request) bool {
-	return r.Method == http.MethodGet && Accepts(r, "text/html")
+	return r.Method == http.MethodGet && refusal.Accepts(r, "text/html")
 }

@@ -14,6 +14,7 @@ package metrics
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/buildinfo"
 	"github.com/backupweb/backupweb/internal/password"
@@ -177,7 +179,7 @@ func statusClass(status int) string {
 }
 
 // Refused counts a refused attempt (auth.Events). The reason label is one
-// of auth.RefusalReasons: any other text is counted as "other", so that no
+// of RefusalReasons: any other text is counted as "other", so that no
 // value a client chose (an OAuth error code, a name) can create a series.
 func (m *Metrics) Refused(authType, reason string) {
 	m.refused.WithLabelValues(authType, fixed(refusalReasons, reason)).Inc()
@@ -186,9 +188,16 @@ func (m *Metrics) Refused(authType, reason string) {
 // The fixed sets of label values fed from what happens at run time; any
 // other value is counted as "other".
 var (
-	refusalReasons = setOf(auth.RefusalReasons()...)
+	refusalReasons = setOf(RefusalReasons()...)
 	endReasons     = setOf(EndReasons()...)
 )
+
+// RefusalReasons returns the values of backupweb_auth_refused_total's
+// reason label: the providers' (auth.RefusalReasons, "other" included)
+// and the access rules' (access.RefusalReasons).
+func RefusalReasons() []string {
+	return slices.Concat(auth.RefusalReasons(), access.RefusalReasons())
+}
 
 // EndReasons returns the values of backupweb_sessions_ended_total's reason
 // label.

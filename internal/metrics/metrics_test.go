@@ -16,6 +16,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/basic"
 	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/testkit"
@@ -51,7 +52,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func TestBasicFamiliesMove(t *testing.T) {
 	m := metrics.New()
 	hash := testkit.Hash(t, "pw")
-	p, err := basic.New(basic.Config{Username: "api", Password: hash, UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: quiet(), Hooks: m.Hooks()})
+	p, err := basic.New(basic.Config{Username: "api", Password: hash, UseBcrypt: true, Throttling: passwordauth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: quiet(), Hooks: m.Hooks()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // passed. It is a technical failure, not a verdict on the password: a web
 // handler should answer 503 with Retry-After, never 401. When the context
 // ended, the returned error also wraps ctx.Err(). It says so by behaviour:
-// its Unavailable method reports true (see auth.ReplyTo).
+// its Unavailable method reports true (see refusal.ReplyTo).
 var ErrBusy error = busyError{}
 
 type busyError struct{}

@@ -47,6 +47,12 @@ func (w errorLogWriter) Write(p []byte) (int, error) {
 // errEnded is the cause of a request cut because its sign-in ended.
 var errEnded = errors.New("proxy: the sign-in that admitted the request has ended")
 
+// RecheckNow checks at once the sign-in of every request still being
+// answered, rather than at the next interval. The web layer calls it after
+// a sign-out on this instance, so that the connections of the session
+// just ended close at once.
+func (h *Handler) RecheckNow() { h.live.now() }
+
 // live keeps the proxied requests still being answered, each with the
 // check of the credential that admitted it, and checks again those that
 // have lasted at least one interval: a request whose credential no longer

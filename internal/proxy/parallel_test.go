@@ -9,6 +9,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/basic"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
@@ -17,7 +18,7 @@ import (
 func guardBasic(t *testing.T, up string) guarded {
 	hash := testkit.HashCost(t, "pw", 8)
 	return guard(t, up, func(_ string, log *slog.Logger) auth.Provider {
-		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true, Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: log})
+		return mustBasic(t, basic.Config{Username: "api", Password: hash, UseBcrypt: true, Throttling: passwordauth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: log})
 	})
 }
 

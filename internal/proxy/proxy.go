@@ -10,9 +10,11 @@
 //
 // What the application answers is its own: its caching headers pass as
 // they are, and only a Location naming the upstream's address is turned
-// into the client's (redirect.go). Requests on [proxy] skip_auth_routes
-// pass without sign-in and without identity; [proxy] allow_users refuses
-// other signed-in users with 403 (allow.go). A request still being
+// into the client's (redirect.go). Who may pass is not decided here: the
+// web layer puts RequireAuth and the access rules in front ([access],
+// with [proxy] skip_auth_routes and allow_users folded in by package
+// config), and a request that passes them without sign-in (an anonymous
+// rule) reaches the upstream without identity. A request still being
 // answered (a WebSocket, an event stream, a long poll) is closed once the
 // sign-in that admitted it has ended (live.go).
 //
@@ -35,9 +37,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // Options configure New.
@@ -61,8 +63,8 @@ type Options struct {
 	// Logger receives one error line per failed upstream request.
 	Logger *slog.Logger
 	// Errors writes the 502 and 504 answers (the program's is web's
-	// styled page). Default: a zero auth.Errors (plain text).
-	Errors *auth.Errors
+	// styled page). Default: a zero refusal.Errors (plain text).
+	Errors *refusal.Errors
 	// Transport replaces the tuned default, for tests.
 	Transport http.RoundTripper
 	// PassHostHeader sends the client's Host to the upstream rather than
@@ -76,13 +78,6 @@ type Options struct {
 	// redirects are rewritten to, instead of the client's Host header and
 	// scheme, which a client can choose.
 	PublicURL *url.URL
-	// SkipAuthRoutes are the requests that pass without sign-in and
-	// without identity headers ([proxy] skip_auth_routes); the web layer
-	// asks Handler.SkipsAuth before RequireAuth.
-	SkipAuthRoutes access.Routes
-	// AllowUsers, when not empty, are the only signed-in users who may
-	// pass; others get 403 ([proxy] allow_users).
-	AllowUsers []string
 	// Rechecker, when set (the provider, if it implements
 	// auth.Rechecker), checks again the credential of every request still
 	// being answered after RecheckInterval (default
@@ -92,8 +87,8 @@ type Options struct {
 	RecheckInterval time.Duration
 }
 
-// Handler is the proxy: an http.Handler, and the judge of which requests
-// skip sign-in (SkipsAuth).
+// Handler is the proxy: an http.Handler that sends what it is given to the
+// upstream.
 type Handler struct {
 	o    Options
 	rp   *httputil.ReverseProxy
@@ -101,8 +96,9 @@ type Handler struct {
 }
 
 // New returns the proxy handler. It expects to run behind auth.RequireAuth
-// (the user is read from the context; type none sends no identity), except
-// for the requests SkipsAuth names, and behind peer's middleware.
+// and the access rules (the user is read from the context; type none, and
+// a request an anonymous rule let through, send no identity), and behind
+// peer's middleware.
 func New(o Options) *Handler {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 5 * time.Second
@@ -114,7 +110,7 @@ func New(o Options) *Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Errors == nil {
-		o.Errors = &auth.Errors{Logger: o.Logger}
+		o.Errors = &refusal.Errors{Logger: o.Logger}
 	}
 	if o.Transport == nil {
 		o.Transport = &http.Transport{
@@ -155,9 +151,6 @@ func New(o Options) *Handler {
 
 // ServeHTTP passes r to the upstream.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !allowed(h.o, w, r) {
-		return
-	}
 	// The application's caching headers are its own: RequireAuth's
 	// no-store is for backupweb's pages, and an answer without caching
 	// headers gets none from us either.
@@ -283,21 +276,21 @@ func stripOwnCookies(r *http.Request) {
 // failed answers a request the upstream could not serve: 504 when it did
 // not answer in time, 502 otherwise, with the error page (or JSON) and one
 // error line. A client that went away gets nothing.
-func failed(log *slog.Logger, errs *auth.Errors, w http.ResponseWriter, r *http.Request, err error) {
+func failed(log *slog.Logger, errs *refusal.Errors, w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(context.Cause(r.Context()), errEnded) {
 		// Cut by the recheck before the upstream answered.
-		errs.Refuse(w, r, auth.SignInEnded)
+		errs.Refuse(w, r, refusal.SignInEnded)
 		return
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return
 	}
-	refusal := auth.UpstreamUnreachable
+	answer := refusal.UpstreamUnreachable
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		refusal = auth.UpstreamTimeout
+		answer = refusal.UpstreamTimeout
 	}
 	log.LogAttrs(r.Context(), slog.LevelError, "proxy: upstream request failed",
-		slog.Int("status", refusal.Status()), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
-	errs.Refuse(w, r, refusal)
+		slog.Int("status", answer.Status()), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()))
+	errs.Refuse(w, r, answer)
 }

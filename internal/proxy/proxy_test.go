@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/basic"
 	"github.com/backupweb/backupweb/internal/auth/login"
@@ -127,6 +128,14 @@ func guard(t testing.TB, up string, setup func(base string, log *slog.Logger) au
 // provider is the proxy's Rechecker when it is one.
 func guardWith(t testing.TB, up string, o proxy.Options, setup func(base string, log *slog.Logger) auth.Provider) guarded {
 	t.Helper()
+	return guardRules(t, up, o, nil, setup)
+}
+
+// guardRules is guardWith with the access rules rs in front of the proxy,
+// as the program puts them ([access], with [proxy] skip_auth_routes and
+// allow_users folded in by package config).
+func guardRules(t testing.TB, up string, o proxy.Options, rs *access.Rules, setup func(base string, log *slog.Logger) auth.Provider) guarded {
+	t.Helper()
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	var h atomic.Pointer[http.Handler]
@@ -144,7 +153,7 @@ func guardWith(t testing.TB, up string, o proxy.Options, setup func(base string,
 	if rc, ok := p.(auth.Rechecker); ok && o.Rechecker == nil {
 		o.Rechecker = rc
 	}
-	handler := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: log, AllowUsers: o.AllowUsers,
+	handler := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: log, Rules: rs,
 		Proxy: proxy.New(o)})
 	h.Store(&handler)
 	srv.Start()

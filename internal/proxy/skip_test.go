@@ -19,15 +19,20 @@ import (
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
-func routes(t *testing.T, entries ...string) access.Routes {
+// skipAuthRoutes returns the rules [proxy] skip_auth_routes = entries
+// folds into in proxy mode (config.Access): one anonymous rule per entry.
+func skipAuthRoutes(t *testing.T, entries ...string) *access.Rules {
 	t.Helper()
-	var rs access.Routes
+	rs := &access.Rules{}
 	for _, e := range entries {
 		r, problem, err := access.Parse(e)
 		if err != nil || problem != nil {
 			t.Fatal(e, err, problem)
 		}
-		rs = append(rs, r)
+		rs.List = append(rs.List, access.FromRoute("skip_auth_routes", r))
+	}
+	if problems := rs.Check(); len(problems) > 0 {
+		t.Fatal(problems)
 	}
 	return rs
 }
@@ -38,7 +43,7 @@ func routes(t *testing.T, entries ...string) access.Routes {
 // every other route, still needs sign-in.
 func TestSkipAuthRoutes(t *testing.T) {
 	up := startUpstream(t)
-	g := guardWith(t, up.URL, proxy.Options{SkipAuthRoutes: routes(t, "GET|HEAD=^/rest/noauth/health$", "^/public/")}, basicSetup(t))
+	g := guardRules(t, up.URL, proxy.Options{}, skipAuthRoutes(t, "GET|HEAD=^/rest/noauth/health$", "^/public/"), basicSetup(t))
 	send := func(method, target string, creds bool) (*http.Response, seen) {
 		t.Helper()
 		req, _ := http.NewRequest(method, g.url+"/", nil)
@@ -156,7 +161,9 @@ func writeUsers(t *testing.T, path string, users map[string]string) {
 func TestAllowUsers(t *testing.T) {
 	up := startUpstream(t)
 	_, setup := newLoginSetup(t, map[string]string{"alice": "pw", "bob": "pw"}, auth.Deps{})
-	g := guardWith(t, up.URL, proxy.Options{AllowUsers: []string{"alice"}}, setup)
+	// [proxy] allow_users = alice, as config.Access folds it.
+	rules := &access.Rules{List: []access.Rule{access.OnlyUsers([]string{"alice"})}}
+	g := guardRules(t, up.URL, proxy.Options{}, rules, setup)
 	nf := func(c *http.Client) *http.Client {
 		n := *c
 		n.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -1,7 +1,8 @@
 // Package redisstore keeps in Redis the state several instances of the
 // program must agree on: sessions (with a per-user index, so that a user's
 // sessions end everywhere at once), the failure counts of throttling, and
-// the single use of OAuth states. A Client implements auth.Shared.
+// the single use of OAuth states. A Client implements auth.Shared, with
+// the abilities sessionauth.SharedSessions and passwordauth.SharedCounters.
 //
 // It speaks to one Redis server (standalone, or the primary of a
 // replicated pair) through rueidis, with RESP3 and server-assisted
@@ -82,11 +83,11 @@ func (e *Error) Error() string { return "redis: " + e.Op + ": " + e.Err.Error() 
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Unavailable reports that Redis could not answer (see auth.Unavailable).
+// Unavailable reports that Redis could not answer (see refusal.Unavailable).
 func (e *Error) Unavailable() bool { return true }
 
 // StoreDown reports that the store of sessions and failure counts is what
-// does not answer (see auth.StoreDown), so people are told so rather than
+// does not answer (see refusal.StoreDown), so people are told so rather than
 // that the server is busy.
 func (e *Error) StoreDown() bool { return true }
 

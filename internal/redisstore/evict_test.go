@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
 	"github.com/backupweb/backupweb/internal/testkit/redistest"
@@ -35,10 +35,10 @@ func TestEvictionPolicy(t *testing.T) {
 	config("maxmemory", "1")
 	t.Cleanup(func() { config("maxmemory", "0") })
 	_, err := a.SpendOnce(ctx, "totp-step", "alice\x0043", time.Minute)
-	if !auth.IsUnavailable(err) || !strings.Contains(err.Error(), "OOM") {
+	if !refusal.IsUnavailable(err) || !strings.Contains(err.Error(), "OOM") {
 		t.Fatalf("a new token in a full Redis: %v, want an unavailable error", err)
 	}
-	if ok, err := a.SpendOnce(ctx, "totp-step", "alice\x0042", time.Minute); ok || !auth.IsUnavailable(err) {
+	if ok, err := a.SpendOnce(ctx, "totp-step", "alice\x0042", time.Minute); ok || !refusal.IsUnavailable(err) {
 		t.Fatalf("the spent token in a full Redis: %v, %v; want refused", ok, err)
 	}
 	config("maxmemory", "0")

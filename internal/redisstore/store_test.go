@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
@@ -19,7 +22,14 @@ import (
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
-var _ auth.Shared = (*Client)(nil)
+// A Client is the whole of the shared state: the core's methods, the
+// session store the session types find in it, and the failure counters
+// the password types find in it.
+var (
+	_ auth.Shared                 = (*Client)(nil)
+	_ sessionauth.SharedSessions  = (*Client)(nil)
+	_ passwordauth.SharedCounters = (*Client)(nil)
+)
 
 // open returns a client of srv that is closed when the test ends.
 func open(t testing.TB, cfg redistest.Config, log *slog.Logger) *Client {
@@ -279,10 +289,10 @@ func TestConnections(t *testing.T) {
 			if err == nil {
 				t.Fatal("Commit succeeded, want a failure")
 			}
-			if !auth.IsUnavailable(err) || !auth.IsStoreDown(err) {
+			if !refusal.IsUnavailable(err) || !refusal.IsStoreDown(err) {
 				t.Fatalf("error %v is not Unavailable and StoreDown", err)
 			}
-			if rp := auth.ReplyTo(err); rp.Status != 503 || rp.Message != auth.StoreNotAnswering.Message() {
+			if rp := refusal.ReplyTo(err); rp.Status != 503 || rp.Message != refusal.StoreNotAnswering.Message() {
 				t.Fatalf("reply to %v: %d %q, want 503 saying the session store does not answer", err, rp.Status, rp.Message)
 			}
 			if strings.Contains(err.Error(), cfg.Password) && cfg.Password != "" {
@@ -341,13 +351,13 @@ func TestOutage(t *testing.T) {
 	waitUntil(t, func() bool { _, _, err := s.Find(ctx, "k"); return err != nil })
 	for i := range 5 {
 		_, ok, err := s.Find(ctx, "k")
-		if ok || !auth.IsUnavailable(err) {
+		if ok || !refusal.IsUnavailable(err) {
 			t.Fatalf("during the outage, Find %d = %v, %v; want an Unavailable error (never a cached answer)", i, ok, err)
 		}
-		if _, err := c.Counter("x", throttle.Options{}).Acquire(ctx, "a"); !auth.IsUnavailable(err) {
+		if _, err := c.Counter("x", throttle.Options{}).Acquire(ctx, "a"); !refusal.IsUnavailable(err) {
 			t.Fatalf("Acquire during the outage = %v", err)
 		}
-		if _, err := c.SpendOnce(ctx, "k", "t", time.Minute); !auth.IsUnavailable(err) {
+		if _, err := c.SpendOnce(ctx, "k", "t", time.Minute); !refusal.IsUnavailable(err) {
 			t.Fatalf("SpendOnce during the outage = %v", err)
 		}
 	}
@@ -393,7 +403,7 @@ func TestOpenWhileDown(t *testing.T) {
 	srv.Stop()
 	var buf logtest.Buffer
 	c := open(t, srv.Config(), slog.New(slog.NewTextHandler(&buf, nil)))
-	if _, _, err := c.SessionStore().Find(context.Background(), "k"); !auth.IsUnavailable(err) {
+	if _, _, err := c.SessionStore().Find(context.Background(), "k"); !refusal.IsUnavailable(err) {
 		t.Fatalf("Find while down = %v", err)
 	}
 	srv.Start()

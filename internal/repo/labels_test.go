@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/metrics"
 )
 
 // TestRefusalReasonsDocumented keeps the documented label values of
@@ -33,7 +33,7 @@ func TestRefusalReasonsDocumented(t *testing.T) {
 			documented[p] = true
 		}
 	}
-	for _, r := range auth.RefusalReasons() {
+	for _, r := range metrics.RefusalReasons() {
 		if !documented[r] {
 			t.Errorf("reason %q is counted but not documented in docs/operations.md", r)
 		}

@@ -30,6 +30,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile": nil,
 	"internal/password":   nil,
 	"internal/peer":       nil,
+	"internal/refusal":    nil,
 	"internal/session":    nil,
 	"internal/throttle":   nil,
 
@@ -44,30 +45,31 @@ var allowed = map[string][]string{
 	"internal/ui":        {"internal/catalog"},
 
 	// The core and the types.
-	"internal/auth":             {"internal/access", "internal/password", "internal/peer", "internal/session", "internal/throttle"},
-	"internal/auth/none":        {"internal/auth"},
-	"internal/auth/basic":       {"internal/auth", "internal/password", "internal/peer", "internal/throttle"},
-	"internal/auth/sessionauth": {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session"},
-	"internal/auth/login":       {"internal/access", "internal/auth", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile"},
-	"internal/auth/oauth":       {"internal/auth", "internal/auth/sessionauth", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle"},
+	"internal/auth":              {"internal/peer", "internal/refusal"},
+	"internal/auth/none":         {"internal/auth", "internal/refusal"},
+	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle", "internal/refusal"},
+	"internal/auth/basic":        {"internal/auth", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
+	"internal/auth/sessionauth":  {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session", "internal/refusal"},
+	"internal/auth/login":        {"internal/access", "internal/auth", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal"},
+	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.
 	"internal/redisstore": {"internal/fspath", "internal/session", "internal/throttle"},
-	"internal/web":        {"internal/access", "internal/accesslog", "internal/auth", "internal/catalog", "internal/peer", "internal/ui"},
-	"internal/proxy":      {"internal/access", "internal/auth", "internal/peer", "internal/session"},
-	"internal/metrics":    {"internal/auth", "internal/buildinfo", "internal/password", "internal/session"},
+	"internal/web":        {"internal/access", "internal/accesslog", "internal/auth", "internal/catalog", "internal/peer", "internal/ui", "internal/refusal"},
+	"internal/proxy":      {"internal/access", "internal/auth", "internal/peer", "internal/session", "internal/refusal"},
+	"internal/metrics":    {"internal/access", "internal/auth", "internal/buildinfo", "internal/password", "internal/session"},
 
 	// The program's sections (they read [redis] into the store's options).
 	"internal/config": {"internal/access", "internal/fspath", "internal/ini", "internal/redisstore"},
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"internal/access", "internal/auth", "internal/auth/basic", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle"},
+	"internal/app": {"internal/access", "internal/auth", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// The public face (the module root, package backupweb): the
 	// specification's interface for other Go programs, built on the
 	// wiring so that a provider is built one way only.
-	".": {"internal/auth", "internal/groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web"},
+	".": {"internal/auth", "internal/groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web", "internal/refusal"},
 
 	// The program: flags, signals, prompts and printing.
 	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/session", "internal/tokens", "internal/userfile"},

@@ -5,20 +5,21 @@ import (
 	"testing"
 )
 
-// BenchmarkAllow measures the check every protected request makes, from
-// all CPUs at once, against a limiter tracking 10,000 keys.
+// BenchmarkAllow measures the check a limit on begins makes (Rate.Take,
+// through allow), from all CPUs at once, against a limiter tracking 10,000
+// keys.
 func BenchmarkAllow(b *testing.B) {
 	l := New(Options{})
 	keys := make([]string, 10000)
 	for i := range keys {
 		keys[i] = fmt.Sprint("ip:198.51.100.", i)
-		l.Record(keys[i])
+		l.record(keys[i])
 	}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			l.Allow(keys[i%len(keys)])
+			l.allow(keys[i%len(keys)])
 			i++
 		}
 	})
@@ -35,7 +36,7 @@ func BenchmarkFail(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		l.Record(keys[i%len(keys)])
+		l.record(keys[i%len(keys)])
 		i++
 	}
 }

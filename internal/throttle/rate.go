@@ -71,15 +71,15 @@ func NewRate(o RateOptions) *Rate {
 // Take counts one begin of key and reports whether it may go ahead; when
 // not, retryAfter is how long until it may. A refused take is not counted.
 func (r *Rate) Take(key string) (ok bool, retryAfter time.Duration) {
-	if ok, after := r.perKey.Allow(key); !ok {
+	if ok, after := r.perKey.allow(key); !ok {
 		return false, after
 	}
-	if ok, after := r.total.Allow(""); !ok {
+	if ok, after := r.total.allow(""); !ok {
 		return false, after
 	}
-	r.perKey.Record(key)
-	r.total.Record("")
-	if ok, _ := r.total.Allow(""); !ok && r.onTotal != nil {
+	r.perKey.record(key)
+	r.total.record("")
+	if ok, _ := r.total.allow(""); !ok && r.onTotal != nil {
 		r.onTotal()
 	}
 	return true, 0

@@ -11,7 +11,8 @@ type Verdict struct {
 	// holds Slot until its verdict is known.
 	OK bool
 	// RetryAfter is, when !OK, how long until the key may try again;
-	// callers put it in a Retry-After header with RetryAfterSeconds.
+	// callers answer it in a Retry-After header, in whole seconds rounded
+	// up.
 	RetryAfter time.Duration
 	// FirstRefusal is true, when !OK and not Busy, for the first attempt
 	// refused since the key was blocked: log that one, not every refusal

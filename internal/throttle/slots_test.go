@@ -46,7 +46,7 @@ func TestSlotsHoldUnderConcurrency(t *testing.T) {
 	if len(slots) != 5 || busy != 95 {
 		t.Fatalf("%d attempts took a slot and %d were busy; want 5 and 95", len(slots), busy)
 	}
-	if ok, _ := l.Allow("k"); !ok {
+	if ok, _ := l.allow("k"); !ok {
 		t.Fatal("attempts in flight blocked the key: only recorded failures may")
 	}
 	blocked := 0
@@ -107,7 +107,7 @@ func TestRightAttemptsNeverCount(t *testing.T) {
 	small := New(Options{Max: 2, Window: time.Hour, MaxKeys: 10, Wait: -1, Now: newClock().Now})
 	s := small.TryAcquire("held").Slot
 	for i := range 1000 {
-		small.Record(fmt.Sprint("flood-", i))
+		small.record(fmt.Sprint("flood-", i))
 	}
 	if small.InFlight("held") != 1 {
 		t.Fatal("a flood of new keys forgot an attempt in flight")
@@ -179,8 +179,8 @@ func TestAcquireWaits(t *testing.T) {
 func TestBlockEndedAndClear(t *testing.T) {
 	c := newClock()
 	l := New(Options{Max: 2, Window: time.Minute, Now: c.Now})
-	l.Record("k")
-	l.Record("k")
+	l.record("k")
+	l.record("k")
 	for i := range 4 {
 		if v := l.Check("k"); v.OK || v.FirstRefusal != (i == 0) {
 			t.Fatalf("refusal %d: %+v", i, v)
@@ -190,13 +190,13 @@ func TestBlockEndedAndClear(t *testing.T) {
 	if v := l.Check("k"); !v.OK || v.BlockEnded != 4 {
 		t.Fatalf("after the block: %+v, want BlockEnded 4", v)
 	}
-	l.Record("other")
-	l.Record("other")
-	l.Record("k")
+	l.record("other")
+	l.record("other")
+	l.record("k")
 	if n := l.Clear(); n != 1 {
 		t.Fatalf("Clear = %d, want 1", n)
 	}
-	if ok, _ := l.Allow("other"); !ok || l.Failures("k") != 0 {
+	if ok, _ := l.allow("other"); !ok || l.Failures("k") != 0 {
 		t.Fatal("Clear must lift every block and forget every count")
 	}
 }
@@ -208,15 +208,15 @@ func TestFloodCannotLiftABlock(t *testing.T) {
 	c := newClock()
 	full := 0
 	l := New(Options{Max: 2, Window: time.Hour, MaxKeys: 100, Now: c.Now, OnFull: func() { full++ }})
-	l.Record("attacker")
-	l.Record("attacker")
-	if ok, _ := l.Allow("attacker"); ok {
+	l.record("attacker")
+	l.record("attacker")
+	if ok, _ := l.allow("attacker"); ok {
 		t.Fatal("not blocked")
 	}
 	for i := range 10_000 {
-		l.Record(fmt.Sprintf("flood-%d", i))
+		l.record(fmt.Sprintf("flood-%d", i))
 	}
-	if ok, _ := l.Allow("attacker"); ok {
+	if ok, _ := l.allow("attacker"); ok {
 		t.Fatal("a flood of new keys lifted the block")
 	}
 	if full != 1 {

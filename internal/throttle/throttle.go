@@ -185,9 +185,9 @@ func (l *Limiter) locked(key string) (string, *shard, time.Duration) {
 	return key, s, now
 }
 
-// Allow reports whether key may try now, without counting anything. When
+// allow reports whether key may try now, without counting anything. When
 // it may not, retryAfter is how long until it may.
-func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
+func (l *Limiter) allow(key string) (ok bool, retryAfter time.Duration) {
 	if l == nil {
 		return true, 0
 	}
@@ -200,10 +200,10 @@ func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 	return false, e.blockedUntil - now
 }
 
-// Record records a failed attempt by key that held no slot, blocking it
+// record records a failed attempt by key that held no slot, blocking it
 // if this failure brings its count to Max. A failure recorded while the
 // key is blocked is ignored.
-func (l *Limiter) Record(key string) {
+func (l *Limiter) record(key string) {
 	if l == nil {
 		return
 	}
@@ -262,14 +262,6 @@ func (l *Limiter) Len() int {
 		s.mu.Unlock()
 	}
 	return n
-}
-
-// RetryAfterSeconds turns Allow's retryAfter into the whole number of
-// seconds for a Retry-After header: rounded up, and at least 1, so that a
-// client honouring it never comes back while still blocked.
-func RetryAfterSeconds(d time.Duration) int {
-	s := (d + time.Second - 1) / time.Second
-	return int(max(s, 1))
 }
 
 // blockFor returns the block of a key's n-th consecutive block: Block

@@ -16,7 +16,7 @@ type fakeClock = clocktest.Clock
 func newClock() *fakeClock { return clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 // step is one action in a scripted test: advance the clock, record some
-// failures or a reset, then check Allow.
+// failures or a reset, then check allow.
 type step struct {
 	advance   time.Duration
 	fails     int
@@ -36,11 +36,11 @@ func runSteps(t *testing.T, o Options, steps []step) {
 			l.Reset("k")
 		}
 		for range s.fails {
-			l.Record("k")
+			l.record("k")
 		}
-		ok, retry := l.Allow("k")
+		ok, retry := l.allow("k")
 		if ok != s.wantOK || retry != s.wantRetry {
-			t.Fatalf("step %d: Allow = %v, %v; want %v, %v", i, ok, retry, s.wantOK, s.wantRetry)
+			t.Fatalf("step %d: allow = %v, %v; want %v, %v", i, ok, retry, s.wantOK, s.wantRetry)
 		}
 	}
 }
@@ -131,27 +131,27 @@ func TestDefaults(t *testing.T) {
 	if huge.window != longest || huge.block != longest || huge.maxBlock != longest {
 		t.Fatal("huge durations are not capped")
 	}
-	huge.Record("k")
-	if ok, retry := huge.Allow("k"); ok || retry <= 0 {
-		t.Fatalf("huge settings: Allow = %v, %v", ok, retry)
+	huge.record("k")
+	if ok, retry := huge.allow("k"); ok || retry <= 0 {
+		t.Fatalf("huge settings: allow = %v, %v", ok, retry)
 	}
 }
 
 func TestKeysAreIndependent(t *testing.T) {
 	l := New(Options{Max: 1})
-	l.Record("ip:192.0.2.1")
-	if ok, _ := l.Allow("ip:192.0.2.1"); ok {
+	l.record("ip:192.0.2.1")
+	if ok, _ := l.allow("ip:192.0.2.1"); ok {
 		t.Fatal("failed key allowed")
 	}
-	if ok, _ := l.Allow("ip:192.0.2.2"); !ok {
+	if ok, _ := l.allow("ip:192.0.2.2"); !ok {
 		t.Fatal("other key blocked")
 	}
 	long := strings.Repeat("a", 500)
-	l.Record(long + "1")
-	if ok, _ := l.Allow(long + "2"); !ok {
+	l.record(long + "1")
+	if ok, _ := l.allow(long + "2"); !ok {
 		t.Fatal("long keys sharing a prefix share a count")
 	}
-	if ok, _ := l.Allow(long + "1"); ok {
+	if ok, _ := l.allow(long + "1"); ok {
 		t.Fatal("long key not tracked")
 	}
 }
@@ -163,16 +163,16 @@ func TestMaxKeys(t *testing.T) {
 			l := New(Options{Max: 1, MaxKeys: maxKeys, Now: clock.Now})
 			const keys = 20000
 			for i := range keys {
-				l.Record(fmt.Sprint("k", i))
+				l.record(fmt.Sprint("k", i))
 				clock.Advance(time.Millisecond)
 			}
 			if n := l.Len(); n > maxKeys || n == 0 {
 				t.Fatalf("tracking %d keys, bound %d", n, maxKeys)
 			}
-			if ok, _ := l.Allow(fmt.Sprint("k", keys-1)); ok {
+			if ok, _ := l.allow(fmt.Sprint("k", keys-1)); ok {
 				t.Fatal("the most recent key was evicted")
 			}
-			if ok, _ := l.Allow("k0"); !ok {
+			if ok, _ := l.allow("k0"); !ok {
 				t.Fatal("the oldest key survived past the bound")
 			}
 		})
@@ -183,11 +183,11 @@ func TestExpiredKeysDropped(t *testing.T) {
 	clock := newClock()
 	l := New(Options{Max: 5, Window: time.Minute, MaxKeys: 1000, Now: clock.Now})
 	for i := range 100 {
-		l.Record(fmt.Sprint("old", i))
+		l.record(fmt.Sprint("old", i))
 	}
 	clock.Advance(2 * time.Minute)
 	for i := range 100 {
-		l.Record(fmt.Sprint("new", i))
+		l.record(fmt.Sprint("new", i))
 	}
 	if n := l.Len(); n > 100 {
 		t.Fatalf("tracking %d keys; expired ones were not dropped", n)
@@ -196,29 +196,10 @@ func TestExpiredKeysDropped(t *testing.T) {
 
 func TestNilLimiter(t *testing.T) {
 	var l *Limiter
-	l.Record("k")
+	l.record("k")
 	l.Reset("k")
-	if ok, retry := l.Allow("k"); !ok || retry != 0 || l.Len() != 0 {
+	if ok, retry := l.allow("k"); !ok || retry != 0 || l.Len() != 0 {
 		t.Fatal("a nil Limiter must allow everything")
-	}
-}
-
-func TestRetryAfterSeconds(t *testing.T) {
-	tests := []struct {
-		in   time.Duration
-		want int
-	}{
-		{0, 1},
-		{-time.Second, 1},
-		{time.Nanosecond, 1},
-		{time.Second, 1},
-		{time.Second + time.Nanosecond, 2},
-		{15 * time.Minute, 900},
-	}
-	for _, tt := range tests {
-		if got := RetryAfterSeconds(tt.in); got != tt.want {
-			t.Errorf("RetryAfterSeconds(%v) = %d, want %d", tt.in, got, tt.want)
-		}
 	}
 }
 
@@ -236,8 +217,8 @@ func TestConcurrentUse(t *testing.T) {
 				case 1:
 					clock.Advance(time.Second)
 				default:
-					if ok, _ := l.Allow(key); ok {
-						l.Record(key)
+					if ok, _ := l.allow(key); ok {
+						l.record(key)
 					}
 				}
 			}
@@ -278,12 +259,12 @@ func checkList(t *testing.T, s *shard) {
 func TestBlocksWithRealClock(t *testing.T) {
 	l := New(Options{Max: 3, Window: 10 * time.Minute})
 	for range 3 {
-		if ok, _ := l.Allow("k"); !ok {
+		if ok, _ := l.allow("k"); !ok {
 			t.Fatal("blocked too early")
 		}
-		l.Record("k")
+		l.record("k")
 	}
-	if ok, wait := l.Allow("k"); ok || wait <= 0 {
+	if ok, wait := l.allow("k"); ok || wait <= 0 {
 		t.Fatalf("not blocked after Max failures: ok=%v wait=%v", ok, wait)
 	}
 }

@@ -90,7 +90,7 @@ func (t *Token) Expired(now time.Time) bool { return !t.Expires.IsZero() && !now
 
 // Scope limits what a token may do: ReadOnly allows GET and HEAD only,
 // Path only paths under that prefix. The service checks it before the
-// access rules (auth.Scope).
+// access rules (access.Scope).
 type Scope struct {
 	ReadOnly bool
 	Path     string

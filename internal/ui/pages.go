@@ -205,7 +205,7 @@ func LogoutButton(csrfToken string) template.HTML {
 // ErrorWriter returns the function that shows a refusal to a person: the
 // "error" page with the request's Brand, the status, title (empty: the
 // status's text) and sentence. It is the Page of the program's error
-// writer (auth.Errors); a page that cannot be rendered is logged to log.
+// writer (refusal.Errors); a page that cannot be rendered is logged to log.
 func ErrorWriter(log *slog.Logger) func(w http.ResponseWriter, r *http.Request, status int, title, message string) {
 	return func(w http.ResponseWriter, r *http.Request, status int, title, message string) {
 		if err := Render(w, status, "error", ErrorPage{Brand: BrandOf(r.Context()), Status: status, Title: title, Message: message}); err != nil {

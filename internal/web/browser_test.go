@@ -21,6 +21,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
 	"github.com/backupweb/backupweb/internal/ui"
 )
@@ -297,7 +298,7 @@ func TestBrowserErrorPages(t *testing.T) {
 	}
 	refusing := serve(&fakeProvider{admit: false})
 	open := serve(mountingProvider{&fakeProvider{admit: true, mount: func(mux *http.ServeMux) { mux.HandleFunc("POST /logout", guard.Logout) }}})
-	throttled := serve(&fakeProvider{err: &auth.RetryError{After: 14*time.Minute + 10*time.Second}})
+	throttled := serve(&fakeProvider{err: &refusal.RetryError{After: 14*time.Minute + 10*time.Second}})
 	ctx := browsertest.New(t)
 	// A person shown the Basic password prompt who presses Cancel sees the
 	// 401's body: answer every prompt with "cancel", let every other

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // A download may last as long as it keeps moving: each piece of at most
@@ -32,17 +32,17 @@ const (
 func (s *site) download(w http.ResponseWriter, r *http.Request, name string) {
 	if s.cat == nil {
 		s.log.ErrorContext(r.Context(), "web: open backup", "err", errNoCatalog)
-		s.fail(w, r, auth.ReadFailed)
+		s.fail(w, r, refusal.ReadFailed)
 		return
 	}
 	f, b, err := s.cat.Open(name)
 	if errors.Is(err, catalog.ErrNotFound) {
-		s.fail(w, r, auth.NoBackup)
+		s.fail(w, r, refusal.NoBackup)
 		return
 	}
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: open backup", "name", name, "err", err)
-		s.fail(w, r, auth.ReadFailed)
+		s.fail(w, r, refusal.ReadFailed)
 		return
 	}
 	defer f.Close()

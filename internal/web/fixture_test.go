@@ -13,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 var base = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -78,7 +79,7 @@ func (p *fakeProvider) Identify(*http.Request) (auth.User, bool, error) {
 
 func (p *fakeProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-	NewErrors(nil).Refuse(w, r, auth.NoCredentials)
+	NewErrors(nil).Refuse(w, r, refusal.NoCredentials)
 }
 
 // mountingProvider adds Mount to fakeProvider.

@@ -15,6 +15,7 @@ import (
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -33,7 +34,7 @@ func (s *site) browse(w http.ResponseWriter, r *http.Request) {
 	// An encoded slash would make two segments of one: no name holds a
 	// slash, so it names nothing.
 	if raw := strings.ToLower(r.URL.EscapedPath()); strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") {
-		s.fail(w, r, auth.NoBackup)
+		s.fail(w, r, refusal.NoBackup)
 		return
 	}
 	if p == "" || strings.HasSuffix(p, "/") {
@@ -53,18 +54,18 @@ func (s *site) catalogPage(w http.ResponseWriter, r *http.Request) {
 func (s *site) folderOf(w http.ResponseWriter, r *http.Request, rel string) *catalog.Folder {
 	if s.cat == nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", errNoCatalog)
-		s.fail(w, r, auth.ListFailed)
+		s.fail(w, r, refusal.ListFailed)
 		return nil
 	}
 	top, err := s.cat.Tree()
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", err)
-		s.fail(w, r, auth.ListFailed)
+		s.fail(w, r, refusal.ListFailed)
 		return nil
 	}
 	f, err := top.Lookup(rel)
 	if err != nil {
-		s.fail(w, r, auth.NoFolder)
+		s.fail(w, r, refusal.NoFolder)
 		return nil
 	}
 	return f
@@ -132,13 +133,13 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 	}
 	q, ok := listingQuery(r, catalog.DefaultLimit, catalog.MaxPageLimit)
 	if !ok {
-		s.fail(w, r, auth.BadListing)
+		s.fail(w, r, refusal.BadListing)
 		return
 	}
 	q.Visible, q.VisibleKey = s.visibility(r)
 	page, err := f.Page(q)
 	if err != nil {
-		s.fail(w, r, auth.BadListing)
+		s.fail(w, r, refusal.BadListing)
 		return
 	}
 	u, _ := auth.FromContext(r.Context())
@@ -325,12 +326,12 @@ func listingScope(next http.Handler) http.Handler {
 func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 	rel := folderParam(r)
 	if strings.HasPrefix(rel, "/") {
-		s.fail(w, r, auth.NoFolder)
+		s.fail(w, r, refusal.NoFolder)
 		return
 	}
 	q, ok := listingQuery(r, catalog.MaxLimit, catalog.MaxLimit)
 	if !ok {
-		s.fail(w, r, auth.BadListing)
+		s.fail(w, r, refusal.BadListing)
 		return
 	}
 	q.Visible, q.VisibleKey = s.visibility(r)
@@ -345,7 +346,7 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := f.Page(q)
 	if err != nil {
-		s.fail(w, r, auth.BadListing)
+		s.fail(w, r, refusal.BadListing)
 		return
 	}
 	out := listingJSON{Path: rel, Stale: s.stale(page.Folder.Newest), Folders: make([]folderJSON, 0, len(page.Folders)), Backups: make([]fileJSON, 0, len(page.Backups)), Next: page.Next}
@@ -363,7 +364,7 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 	body, err := json.Marshal(out)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: encode json", "path", r.URL.Path, "err", err)
-		s.fail(w, r, auth.EncodeFailed)
+		s.fail(w, r, refusal.EncodeFailed)
 		return
 	}
 	serveTagged(w, r, append(body, '\n'))
@@ -374,12 +375,12 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 func (s *site) refuseFolder(w http.ResponseWriter, r *http.Request, rel string) {
 	u, ok := auth.FromContext(r.Context())
 	if !ok {
-		s.fail(w, r, auth.RuleDenied)
+		s.fail(w, r, refusal.RuleDenied)
 		return
 	}
 	t := access.Target{Method: http.MethodGet, URL: &url.URL{Path: "/backups/" + rel}, Host: r.Host}
 	if _, ok := s.guard.admit(w, r, u, t); ok {
-		s.fail(w, r, auth.RuleDenied) // the rules changed their mind: still refused
+		s.fail(w, r, refusal.RuleDenied) // the rules changed their mind: still refused
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // Forward-authentication endpoints, for a proxy that asks backupweb about
@@ -36,7 +37,7 @@ const groupsAnswerHeader = "X-Auth-Request-Groups"
 // forwarder answers the forward-authentication endpoints.
 type forwarder struct {
 	p            auth.Provider
-	errs         *auth.Errors
+	errs         *refusal.Errors
 	log          *slog.Logger
 	g            *guard
 	groupsHeader string
@@ -128,11 +129,11 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 			return
 		}
 		u, ok, err := p.Identify(r)
-		var throttled auth.Throttled
+		var throttled refusal.Throttled
 		switch {
 		case err != nil && !forward && errors.As(err, &throttled):
 			// nginx turns any status but 2xx, 401 and 403 into a 500.
-			errs.Refuse(w, r, auth.ForwardThrottled)
+			errs.Refuse(w, r, refusal.ForwardThrottled)
 		case err != nil:
 			errs.Error(w, r, err)
 		case ok:
@@ -162,19 +163,19 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 // ambiguousAnswer is the refusal of an ambiguous path before sign-in:
 // 400, but 403 for nginx, which turns any status but 2xx, 401 and 403
 // into a 500.
-func ambiguousAnswer(forward bool) auth.Refusal {
+func ambiguousAnswer(forward bool) refusal.Refusal {
 	if forward {
-		return auth.AmbiguousAddress
+		return refusal.AmbiguousAddress
 	}
-	return auth.AmbiguousPath
+	return refusal.AmbiguousPath
 }
 
 // challenge401 answers 401: the provider's own challenge for types that
 // answer with 401 (basic's WWW-Authenticate), a plain 401 for the session
 // types, whose challenge would redirect.
-func challenge401(p auth.Provider, errs *auth.Errors, w http.ResponseWriter, r *http.Request) {
+func challenge401(p auth.Provider, errs *refusal.Errors, w http.ResponseWriter, r *http.Request) {
 	if _, isSession := p.(auth.LoginRedirecter); isSession {
-		errs.Refuse(w, r, auth.SignInFirst)
+		errs.Refuse(w, r, refusal.SignInFirst)
 		return
 	}
 	p.Challenge(w, r)
@@ -184,7 +185,7 @@ func challenge401(p auth.Provider, errs *auth.Errors, w http.ResponseWriter, r *
 // asking for a page: Accept names text/html and the original method (as
 // row's method header tells, from a trusted proxy) is GET.
 func browserNavigation(r *http.Request, row targetHeaders) bool {
-	if !auth.Accepts(r, "text/html") {
+	if !refusal.Accepts(r, "text/html") {
 		return false
 	}
 	method := http.MethodGet

@@ -11,6 +11,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // sessionish is a fake session type: it admits when the request carries
@@ -48,8 +49,8 @@ func TestForwardAuth(t *testing.T) {
 			map[string]string{userHeader: "api", emailHeader: ""}, ""},
 		{"admitted with e-mail", &sessionish{}, ForwardAuthPath, "192.0.2.1:1", map[string]string{"Cookie": "s=ok"}, 200,
 			map[string]string{userHeader: "carol", emailHeader: "carol@example.com"}, ""},
-		{"throttled, nginx", &fakeProvider{err: &auth.RetryError{After: time.Minute}}, RequestAuthPath, "192.0.2.1:1", nil, 403, nil, ""},
-		{"throttled, traefik", &fakeProvider{err: &auth.RetryError{After: time.Minute}}, ForwardAuthPath, "192.0.2.1:1", nil, 429,
+		{"throttled, nginx", &fakeProvider{err: &refusal.RetryError{After: time.Minute}}, RequestAuthPath, "192.0.2.1:1", nil, 403, nil, ""},
+		{"throttled, traefik", &fakeProvider{err: &refusal.RetryError{After: time.Minute}}, ForwardAuthPath, "192.0.2.1:1", nil, 429,
 			map[string]string{"Retry-After": "60"}, ""},
 		{"session, nginx", &sessionish{}, RequestAuthPath, "192.0.2.1:1", map[string]string{"Accept": "text/html"}, 401, nil, ""},
 		{"session, browser via traefik", &sessionish{}, ForwardAuthPath, "192.0.2.1:1",

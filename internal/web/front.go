@@ -10,6 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/accesslog"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -119,7 +120,7 @@ func (o frontOptions) recovered(st *frontState, r *http.Request, v any) {
 	h := st.sw.Header()
 	clear(h)
 	setSecurityHeaders(h)
-	o.site.fail(&st.sw, r, auth.Panicked)
+	o.site.fail(&st.sw, r, refusal.Panicked)
 }
 
 // served reports the request to the observer and the access log, once.

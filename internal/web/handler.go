@@ -22,6 +22,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -59,16 +60,11 @@ type Options struct {
 	// routes are not served. Proxied requests get neither backupweb's
 	// security headers nor its body limit: they are the upstream's.
 	Proxy http.Handler
-	// AllowUsers, when not empty, are the only signed-in users the
-	// forward-authentication endpoints admit ([proxy] allow_users); the
-	// others get 403. The built-in proxy applies the same list itself.
-	// Ignored when Rules is set: the program folds the list into Rules.
-	AllowUsers []string
 	// Rules are the access rules ([access], with [proxy] skip_auth_routes
 	// and allow_users folded in: config.Access), applied to every
 	// protected route, every proxied request and every forward-
 	// authentication question. Nil: every signed-in user may do
-	// everything (and AllowUsers applies to forward authentication).
+	// everything.
 	Rules *access.Rules
 	// Groups, when set, gives the groups of users of types basic and
 	// flask-login ([authentication] groups_file): read at every request,
@@ -88,7 +84,7 @@ type Options struct {
 	Ready auth.Checker
 	// Errors writes every refusal and error; give the providers the same
 	// (auth.Deps.Errors). Default: NewErrors(Logger).
-	Errors *auth.Errors
+	Errors *refusal.Errors
 	// MaxAge is [backups] max_age: a folder whose newest backup is older
 	// is marked stale on its page and in JSON. Zero: never.
 	MaxAge time.Duration
@@ -108,14 +104,14 @@ type Options struct {
 // for people the styled error page (package ui, the stylesheet of every
 // page, a link back); unexpected errors, and pages that cannot be
 // rendered, are logged to log.
-func NewErrors(log *slog.Logger) *auth.Errors {
+func NewErrors(log *slog.Logger) *refusal.Errors {
 	// Refusals under /api/ and on the forward-auth endpoints (/auth/…) are
 	// JSON whatever Accept says: their clients are programs.
 	jsonPaths := []string{"/api/", "/auth/"}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &auth.Errors{Logger: log, JSONPaths: jsonPaths, Page: ui.ErrorWriter(log)}
+	return &refusal.Errors{Logger: log, JSONPaths: jsonPaths, Page: ui.ErrorWriter(log)}
 }
 
 // NewHandler returns the whole HTTP surface:
@@ -171,14 +167,10 @@ func NewHandler(o Options) http.Handler {
 	}
 	audit := auth.Audit{Log: log, Events: o.Events}
 	g := &guard{rules: o.Rules, groups: o.Groups, errs: errs, log: log, audit: audit}
-	fg := g
-	if o.Rules == nil && len(o.AllowUsers) > 0 {
-		fg = &guard{rules: &access.Rules{List: []access.Rule{access.OnlyUsers(o.AllowUsers)}}, groups: o.Groups, errs: errs, log: log, audit: audit}
-	}
 	requireAuth := auth.RequireAuth(g.challenger(p), errs, audit)
 	s.guard = g
 	protect := func(next http.Handler) http.Handler { return g.protect(requireAuth, next) }
-	fa := forwarder{p: p, errs: errs, log: log, g: fg, groupsHeader: o.GroupsHeader}
+	fa := forwarder{p: p, errs: errs, log: log, g: g, groupsHeader: o.GroupsHeader}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health)
@@ -188,7 +180,7 @@ func NewHandler(o Options) http.Handler {
 	mux.HandleFunc("GET "+RefusedPath, fa.refusedPage())
 	mux.HandleFunc("GET "+UserinfoPath, serveUserinfo(p, errs, g))
 	ui.Mount(mux)
-	mux.Handle("GET "+ui.BrandIconPath, ui.BrandIcon(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, auth.NoRoute) })))
+	mux.Handle("GET "+ui.BrandIconPath, ui.BrandIcon(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, refusal.NoRoute) })))
 	if o.Proxy == nil && !o.NoCatalog {
 		mux.Handle("GET /{$}", protect(http.HandlerFunc(s.catalogPage)))
 		mux.Handle("GET /api/backups", listingScope(protect(http.HandlerFunc(s.apiBackups))))
@@ -196,7 +188,7 @@ func NewHandler(o Options) http.Handler {
 		mux.Handle("GET /backups/{path...}", protect(http.HandlerFunc(s.browse)))
 		// Not the folder /backups/: no redirect that would tell a
 		// stranger what is served.
-		mux.Handle("GET /backups", protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, auth.NoRoute) })))
+		mux.Handle("GET /backups", protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, refusal.NoRoute) })))
 	}
 	if m, ok := p.(auth.Mounter); ok {
 		m.Mount(mux)
@@ -206,7 +198,7 @@ func NewHandler(o Options) http.Handler {
 	// its cleaned form; under /backups/ such a path is simply not a
 	// backup. It is still protected, so it says nothing to strangers.
 	notCanonical := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, auth.NoBackup)
+		s.fail(w, r, refusal.NoBackup)
 	}))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.RequestURI == "*" {
@@ -254,7 +246,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	own := SecurityHeaders(limitBody(s, CrossOrigin(errs)(root)))
 	if o.Proxy != nil {
-		own = proxyOrOwn(p, o.Proxy, protect, own, o.Rules == nil)
+		own = proxyOrOwn(p, o.Proxy, protect, own)
 	}
 	return front(frontOptions{log: log, site: s, brand: o.Brand, res: res, access: access, obs: o.Observer}, own)
 }
@@ -263,25 +255,16 @@ func NewHandler(o Options) http.Handler {
 // everything under /_backupweb/ and the provider's own (auth.PathOwner).
 var keptPaths = []string{"/healthz", "/readyz", "/auth/request", "/auth/forward"}
 
-// skipper is implemented by a proxy that names requests passing without
-// sign-in ([proxy] skip_auth_routes): proxy.Handler.
-type skipper interface{ SkipsAuth(r *http.Request) bool }
-
 // rechecker is implemented by a proxy that can check the sign-ins of its
 // live connections at once (proxy.Handler).
 type rechecker interface{ RecheckNow() }
 
 // proxyOrOwn sends a request for one of backupweb's own paths to own, and
-// every other to the upstream: behind RequireAuth and the access rules
-// (protect, which lets anonymous rules through without sign-in), or, when
-// askProxy is true (no access rules given), straight when the proxy says
-// the request skips sign-in.
-func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handler) http.Handler, own http.Handler, askProxy bool) http.Handler {
+// every other to the upstream behind RequireAuth and the access rules
+// (protect, which lets anonymous rules, [proxy] skip_auth_routes among
+// them, through without sign-in).
+func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handler) http.Handler, own http.Handler) http.Handler {
 	proxied := protect(upstream)
-	var skip skipper
-	if askProxy {
-		skip, _ = upstream.(skipper)
-	}
 	kept := map[string]bool{}
 	for _, k := range keptPaths {
 		kept[k] = true
@@ -305,20 +288,16 @@ func proxyOrOwn(p auth.Provider, upstream http.Handler, protect func(http.Handle
 		// One label for every proxied path: the upstream's paths are
 		// not ours to name, and labels must stay bounded.
 		setRouteLabel(r, "proxy")
-		if skip != nil && skip.SkipsAuth(r) {
-			upstream.ServeHTTP(w, r)
-			return
-		}
 		proxied.ServeHTTP(w, r)
 	})
 }
 
 // unrouted is the refusal of a request no route takes.
-func unrouted(code int) auth.Refusal {
+func unrouted(code int) refusal.Refusal {
 	if code == http.StatusMethodNotAllowed {
-		return auth.WrongMethod
+		return refusal.WrongMethod
 	}
-	return auth.NoRoute
+	return refusal.NoRoute
 }
 
 // serveRouted serves r through mux, writing to sw, and returns the status
@@ -379,7 +358,7 @@ func limitBody(s *site, next http.Handler) http.Handler {
 			// Not reading the body: the server closes the connection
 			// after the answer rather than draining megabytes.
 			w.Header().Set("Connection", "close")
-			s.fail(w, r, auth.TooLarge)
+			s.fail(w, r, refusal.TooLarge)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
@@ -402,7 +381,7 @@ var errNoProvider = errors.New("web: no authentication provider configured")
 
 // missingProvider stands in for a nil Options.Provider: it admits no one.
 // The zero value denies; "no authentication" must be chosen explicitly.
-type missingProvider struct{ errs *auth.Errors }
+type missingProvider struct{ errs *refusal.Errors }
 
 func (missingProvider) Type() string { return "missing" }
 
@@ -411,5 +390,5 @@ func (missingProvider) Identify(*http.Request) (auth.User, bool, error) {
 }
 
 func (m missingProvider) Challenge(w http.ResponseWriter, r *http.Request) {
-	m.errs.Refuse(w, r, auth.NotConfigured)
+	m.errs.Refuse(w, r, refusal.NotConfigured)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -221,7 +222,7 @@ func TestProviderErrors(t *testing.T) {
 		p      auth.Provider
 		status int
 	}{
-		{"throttled", &fakeProvider{err: &auth.RetryError{After: 3e9}}, 429},
+		{"throttled", &fakeProvider{err: &refusal.RetryError{After: 3e9}}, 429},
 		{"busy", &fakeProvider{err: password.ErrBusy}, 503},
 		{"missing provider", nil, 500},
 	}

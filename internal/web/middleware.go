@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // contentSecurityPolicy is sent with every response. The pages use no
@@ -79,10 +79,10 @@ func noBodyHeaders(h http.Header) {
 // (Sec-Fetch-Site, or an Origin that does not match Host): Go's
 // http.CrossOriginProtection. Requests without those headers, from scripts
 // and curl, pass. It stands beside the CSRF tokens of every form.
-func CrossOrigin(errs *auth.Errors) func(http.Handler) http.Handler {
+func CrossOrigin(errs *refusal.Errors) func(http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		errs.Refuse(w, r, auth.CrossOrigin)
+		errs.Refuse(w, r, refusal.CrossOrigin)
 	}))
 	return cop.Handler
 }

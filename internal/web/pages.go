@@ -9,6 +9,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -19,7 +20,7 @@ var errNoCatalog = errors.New("web: no catalog configured")
 type site struct {
 	cat  *catalog.Catalog
 	log  *slog.Logger
-	errs *auth.Errors
+	errs *refusal.Errors
 	now  func() time.Time
 	// lists is /api/backups's encoded answer, kept while the folder is
 	// unchanged.
@@ -76,19 +77,19 @@ func (s *site) apiBackups(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cat == nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", errNoCatalog)
-		s.fail(w, r, auth.ListFailed)
+		s.fail(w, r, refusal.ListFailed)
 		return
 	}
 	snap, err := s.cat.Snapshot()
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: list backups", "err", err)
-		s.fail(w, r, auth.ListFailed)
+		s.fail(w, r, refusal.ListFailed)
 		return
 	}
 	enc, err := s.lists.get(snap)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: encode json", "path", r.URL.Path, "err", err)
-		s.fail(w, r, auth.EncodeFailed)
+		s.fail(w, r, refusal.EncodeFailed)
 		return
 	}
 	enc.serve(w, r)
@@ -105,7 +106,7 @@ func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "web: encode json", "path", r.URL.Path, "err", err)
-		s.fail(w, r, auth.EncodeFailed)
+		s.fail(w, r, refusal.EncodeFailed)
 		return
 	}
 	h := w.Header()
@@ -117,6 +118,6 @@ func (s *site) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 
 // fail answers an error through the program's error writer: JSON
 // {"error": message} for API clients, the "error" page everywhere else.
-func (s *site) fail(w http.ResponseWriter, r *http.Request, f auth.Refusal) {
+func (s *site) fail(w http.ResponseWriter, r *http.Request, f refusal.Refusal) {
 	s.errs.Refuse(w, r, f)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // readiness is one check of /readyz: a Checker and the words shown when it
@@ -63,7 +64,7 @@ func ready(p auth.Provider, shared auth.Checker, log *slog.Logger) http.HandlerF
 			}
 			note(r.Context(), err.Error())
 			// Plain text for machines, but Retry-After as everywhere.
-			auth.Reply{RetryAfter: 5}.SetRetryAfter(w.Header())
+			refusal.Reply{RetryAfter: 5}.SetRetryAfter(w.Header())
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "not ready: %s\n", strings.ReplaceAll(part, "\n", " "))
 			return

@@ -10,6 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // TestOneRefusalRule: every refusal a client can see follows one rule —
@@ -34,7 +35,7 @@ func TestOneRefusalRule(t *testing.T) {
 		{"405 asset", &fakeProvider{admit: true}, "POST", "/_backupweb/style.css", "/_backupweb/style.css", "", 405, false},
 		{"405", &fakeProvider{admit: true}, "DELETE", "/healthz", "/healthz", "", 405, false},
 		{"413", &fakeProvider{admit: true}, "POST", "/", "/api/backups", strings.Repeat("x", MaxBodyBytes+1), 413, false},
-		{"429 throttled", &fakeProvider{err: &auth.RetryError{After: 3 * time.Minute}}, "GET", "/", "/api/backups", "", 429, false},
+		{"429 throttled", &fakeProvider{err: &refusal.RetryError{After: 3 * time.Minute}}, "GET", "/", "/api/backups", "", 429, false},
 		{"503 busy", &fakeProvider{err: password.ErrBusy}, "GET", "/", "/api/backups", "", 503, false},
 		{"503 store down", &fakeProvider{err: unavailableErr{}}, "GET", "/", "/api/backups", "", 503, false},
 		{"500 unexpected", &fakeProvider{err: errors.New("disk on fire")}, "GET", "/", "/api/backups", "", 500, false},
@@ -100,8 +101,8 @@ func TestOneRefusalRule(t *testing.T) {
 	}{
 		{"401", &fakeProvider{admit: false}, "/auth/request", 401},
 		{"401 forward", &fakeProvider{admit: false}, "/auth/forward", 401},
-		{"429 forward", &fakeProvider{err: &auth.RetryError{After: time.Minute}}, "/auth/forward", 429},
-		{"429 as 403 for nginx", &fakeProvider{err: &auth.RetryError{After: time.Minute}}, "/auth/request", 403},
+		{"429 forward", &fakeProvider{err: &refusal.RetryError{After: time.Minute}}, "/auth/forward", 429},
+		{"429 as 403 for nginx", &fakeProvider{err: &refusal.RetryError{After: time.Minute}}, "/auth/request", 403},
 		{"503", &fakeProvider{err: unavailableErr{}}, "/auth/forward", 503},
 		{"500", &fakeProvider{err: errors.New("disk on fire")}, "/auth/request", 500},
 	} {

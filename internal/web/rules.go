@@ -8,6 +8,8 @@ import (
 
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // GroupSource tells the groups of a user of types basic and flask-login
@@ -24,7 +26,7 @@ type GroupSource interface {
 type guard struct {
 	rules  *access.Rules
 	groups GroupSource
-	errs   *auth.Errors
+	errs   *refusal.Errors
 	log    *slog.Logger
 	audit  auth.Audit // refusals logged and counted
 }
@@ -92,19 +94,19 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t acc
 	if d.Permits(who) {
 		return u, true
 	}
-	refusal := auth.RuleDenied
+	answer := refusal.RuleDenied
 	switch d.Reason {
 	case access.ReasonNotAllowed:
-		auth.LogNotAllowed(g.log, r, u)
-		g.errs.Refuse(w, r, auth.NotAllowed)
+		logNotAllowed(g.log, r, u)
+		g.errs.Refuse(w, r, refusal.NotAllowed)
 		return u, false
 	case access.ReasonSecondFactor:
-		refusal = auth.SecondFactorRequired
+		answer = refusal.SecondFactorRequired
 	case access.ReasonAmbiguous:
-		refusal = auth.AmbiguousPath
+		answer = refusal.AmbiguousPath
 	}
 	g.audit.RefusedDetail(r, u.Type, d.Reason, d.Rule, u.Name)
-	g.errs.Refuse(w, r, refusal)
+	g.errs.Refuse(w, r, answer)
 	return u, false
 }
 
@@ -117,10 +119,10 @@ func targetOf(r *http.Request) access.Target {
 
 // unreadable answers a request that has not signed in when its path is
 // not canonical and a reading of it falls to a rule that refuses (see
-// access.Rules.Decide): with refusal (400, or 403 for nginx) and a
+// access.Rules.Decide): with answer (400, or 403 for nginx) and a
 // refusal line, rather than a sign-in that could not make every reading
 // pass. It reports whether it answered.
-func (g *guard) unreadable(w http.ResponseWriter, r *http.Request, t access.Target, authType string, refusal auth.Refusal) bool {
+func (g *guard) unreadable(w http.ResponseWriter, r *http.Request, t access.Target, authType string, answer refusal.Refusal) bool {
 	if g.idle() || t.URL == nil {
 		return false
 	}
@@ -132,7 +134,7 @@ func (g *guard) unreadable(w http.ResponseWriter, r *http.Request, t access.Targ
 		return false
 	}
 	g.audit.RefusedDetail(r, authType, d.Reason, d.Rule, "")
-	g.errs.Refuse(w, r, refusal)
+	g.errs.Refuse(w, r, answer)
 	return true
 }
 
@@ -153,7 +155,7 @@ type ambiguityFirst struct {
 }
 
 func (a ambiguityFirst) Challenge(w http.ResponseWriter, r *http.Request) {
-	if !a.g.unreadable(w, r, targetOf(r), a.Type(), auth.AmbiguousAddress) {
+	if !a.g.unreadable(w, r, targetOf(r), a.Type(), refusal.AmbiguousAddress) {
 		a.Provider.Challenge(w, r)
 	}
 }
@@ -168,4 +170,18 @@ func groupsValue(groups []string) string {
 		groups = slices.Sorted(slices.Values(groups))
 	}
 	return strings.Join(groups, ",")
+}
+
+// logNotAllowed writes the refusal line of a signed-in user that [proxy]
+// allow_users does not name: the same line as auth.Audit's refusals
+// (warning, "auth refused", the type, the reason, the client address, the
+// user), but not counted among refused sign-in attempts, since the user
+// did prove who they are. A nil log writes nothing.
+func logNotAllowed(log *slog.Logger, r *http.Request, u auth.User) {
+	if log == nil {
+		return
+	}
+	log.LogAttrs(r.Context(), slog.LevelWarn, "auth refused",
+		slog.String("auth_type", u.Type), slog.String("reason", access.ReasonNotAllowed),
+		slog.String("client", peer.Of(r).String()), slog.String("user", u.Name))
 }

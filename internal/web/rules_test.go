@@ -18,8 +18,10 @@ import (
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/proxy"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // headerProvider admits the user named by the request's X-Test-User
@@ -39,7 +41,7 @@ func (headerProvider) Identify(r *http.Request) (auth.User, bool, error) {
 
 func (headerProvider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-	NewErrors(nil).Refuse(w, r, auth.AskPassword)
+	NewErrors(nil).Refuse(w, r, refusal.AskPassword)
 }
 
 // groupTable is a GroupSource whose table the test changes.
@@ -385,7 +387,7 @@ func TestRuleRefusalsCounted(t *testing.T) {
 		if obs.refused[reason] != 1 {
 			t.Errorf("reason %q counted %d times, want 1 (all: %v)", reason, obs.refused[reason], obs.refused)
 		}
-		if !slices.Contains(auth.RefusalReasons(), reason) {
+		if !slices.Contains(metrics.RefusalReasons(), reason) {
 			t.Errorf("reason %q is not in the metrics' fixed set", reason)
 		}
 	}

@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/proxy"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // scopedProvider admits the user named by X-Test-User as a machine token
@@ -28,11 +30,11 @@ func (scopedProvider) Identify(r *http.Request) (auth.User, bool, error) {
 	if name == "" {
 		return auth.User{}, false, nil
 	}
-	return auth.User{Name: name, Type: "flask-login", Scope: &auth.Scope{ReadOnly: true, Path: "/backups/db/"}}, true, nil
+	return auth.User{Name: name, Type: "flask-login", Scope: &access.Scope{ReadOnly: true, Path: "/backups/db/"}}, true, nil
 }
 
 func (scopedProvider) Challenge(w http.ResponseWriter, r *http.Request) {
-	NewErrors(nil).Refuse(w, r, auth.SignInFirst)
+	NewErrors(nil).Refuse(w, r, refusal.SignInFirst)
 }
 
 // TestScopeRefusalsLoggedAndCounted: a request outside its token's scope

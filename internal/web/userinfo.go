@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // UserinfoPath answers who is signed in, for a guarded application's
@@ -34,7 +35,7 @@ type userinfo struct {
 // cannot decide gets its Reply (429, 503...), JSON too. Never cached.
 // A script's fetch of it is background traffic: under idle_renewal =
 // navigation it does not renew the session.
-func serveUserinfo(p auth.Provider, errs *auth.Errors, g *guard) http.HandlerFunc {
+func serveUserinfo(p auth.Provider, errs *refusal.Errors, g *guard) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		// The answer is JSON whatever the client accepts.
@@ -45,7 +46,7 @@ func serveUserinfo(p auth.Provider, errs *auth.Errors, g *guard) http.HandlerFun
 			errs.Error(w, r, err)
 			return
 		case !ok:
-			errs.Refuse(w, r, auth.SignInFirst)
+			errs.Refuse(w, r, refusal.SignInFirst)
 			return
 		}
 		if !g.idle() {

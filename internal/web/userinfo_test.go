@@ -12,6 +12,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -44,7 +45,7 @@ func TestUserinfo(t *testing.T) {
 			`{"username":"anonymous","email":null,"type":"none","expires":null,"groups":[]}`},
 		{"not signed in", &fakeProvider{}, "", 401, `{"error":"Authentication required: sign in first."}`},
 		{"not signed in, browser", &fakeProvider{}, "text/html", 401, `{"error":"Authentication required: sign in first."}`},
-		{"store down", &fakeProvider{err: storeDownErr{}}, "text/html", 503, `{"error":"` + auth.StoreNotAnswering.Message() + `"}`},
+		{"store down", &fakeProvider{err: storeDownErr{}}, "text/html", 503, `{"error":"` + refusal.StoreNotAnswering.Message() + `"}`},
 		{"unexpected", &fakeProvider{err: errors.New("disk on fire")}, "", 500, `{"error":"Authentication failed because of a server error."}`},
 	} {
 		for _, mode := range []string{"catalog", "proxy"} {

@@ -25,8 +25,10 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
@@ -56,7 +58,7 @@ type Config struct {
 	Realm string
 	// Throttling is the failure limit by client address (max_failures,
 	// failure_window, attempt_wait), with its defaults.
-	auth.Throttling
+	passwordauth.Throttling
 	// CacheTTL is how long a verified credential is trusted without running
 	// bcrypt again. Default DefaultCacheTTL.
 	CacheTTL time.Duration
@@ -72,11 +74,11 @@ type Provider struct {
 	limiter  *throttle.Swap
 	// counter makes the failure counter of a reload's limits
 	// (SetThrottling); limits are those in force.
-	counter func(t auth.Throttling) throttle.Counter
-	limits  atomic.Pointer[auth.Throttling]
+	counter func(t passwordauth.Throttling) throttle.Counter
+	limits  atomic.Pointer[passwordauth.Throttling]
 	log     *slog.Logger
 	audit   auth.Audit // refusals logged and counted
-	errs    *auth.Errors
+	errs    *refusal.Errors
 	now     func() time.Time
 	header  string // WWW-Authenticate value
 	flights *flights
@@ -101,6 +103,10 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("basic: %w", err)
 	}
+	count, err := passwordauth.Counters(deps)
+	if err != nil {
+		return nil, fmt.Errorf("basic: %w", err)
+	}
 	cost := password.Cost
 	if cfg.UseBcrypt {
 		if c, err := password.ParseHash(cfg.Password); err == nil {
@@ -120,8 +126,8 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		flights:  newFlights(),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
-	p.counter = func(t auth.Throttling) throttle.Counter {
-		return deps.Counter(Name+".addr", throttle.Options{
+	p.counter = func(t passwordauth.Throttling) throttle.Counter {
+		return count(Name+".addr", throttle.Options{
 			Max: t.MaxFailures, Window: t.FailureWindow, Now: deps.Clock(),
 			Wait:   t.Wait(cfg.UseBcrypt, cost),
 			OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
@@ -138,7 +144,7 @@ func (p *Provider) Type() string { return Name }
 // Identify checks r's Basic credentials. A request without any is simply
 // not admitted; wrong or malformed ones are logged as refused attempts and
 // counted against the client address. A blocked address gets a
-// *auth.RetryError before any work is spent on it. A credential the
+// *refusal.RetryError before any work is spent on it. A credential the
 // verification cache remembers is admitted without an attempt slot; any
 // other attempt holds one of the address's slots while it is checked,
 // waiting a bounded time for one when others hold them all (see package
@@ -155,7 +161,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		// Not counted, so not checked: fail closed.
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
+	if err := passwordauth.Admit(p.audit, r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	if perr == nil && p.userIs(user) && p.match.Cached(ctx, p.cfg.Password, []byte(pass)) {
@@ -182,7 +188,7 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if v, err = p.limiter.Acquire(ctx, client); err != nil {
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
 	}
-	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
+	if err := passwordauth.Admit(p.audit, r, Name, v, client, user); err != nil {
 		return auth.User{}, false, err
 	}
 	settled := false
@@ -254,7 +260,7 @@ func (p *Provider) check(ctx context.Context, user, pass string) (bool, error) {
 // browsers show their password prompt with the configured realm.
 func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", p.header)
-	p.errs.Refuse(w, r, auth.AskPassword)
+	p.errs.Refuse(w, r, refusal.AskPassword)
 }
 
 // Reload empties the verification cache, lifts every throttling block and

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
@@ -19,7 +21,7 @@ import (
 // Retry-After, and neither is logged as a refused attempt.
 func TestWaitingForOthers(t *testing.T) {
 	logs := &logtest.Buffer{}
-	p, err := New(Config{Username: "api", Password: "pw", Throttling: auth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	p, err := New(Config{Username: "api", Password: "pw", Throttling: passwordauth.Throttling{MaxFailures: 2}}, auth.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestWaitingForOthers(t *testing.T) {
 	// wait, as busy, not as a failure.
 	a = lim.TryAcquire(addr)
 	_, err = identify()
-	var th auth.Throttled
+	var th refusal.Throttled
 	if !errors.As(err, &th) || th.RetryAfter() <= 0 {
 		t.Fatalf("with every slot held throughout: %v, want a Throttled error with a Retry-After", err)
 	}

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
@@ -28,7 +28,7 @@ func (p *Provider) userMayBegin(w http.ResponseWriter, r *http.Request, user str
 // begunOK answers a refused begin (ok false) with 429.
 func (p *Provider) begunOK(w http.ResponseWriter, r *http.Request, ok bool, after time.Duration) bool {
 	if !ok {
-		p.errs.Error(w, r, &auth.RateError{After: after})
+		p.errs.Error(w, r, &refusal.RateError{After: after})
 	}
 	return ok
 }

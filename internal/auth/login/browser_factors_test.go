@@ -8,8 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
 )
 
@@ -93,8 +93,8 @@ func TestBrowserSecondFactorTOTP(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#code-form button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#second-factor-error`)),
 	)
-	if got := f.text(`#second-factor-error`); got != auth.WrongCode.Message() {
-		t.Errorf("error %q, want %q", got, auth.WrongCode.Message())
+	if got := f.text(`#second-factor-error`); got != refusal.WrongCode.Message() {
+		t.Errorf("error %q, want %q", got, refusal.WrongCode.Message())
 	}
 	f.screenshot("second-factor-wrong", `#second-factor-error`, `#code`)
 	f.run(

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
 )
 
@@ -43,8 +43,8 @@ func TestBrowserLoginLogout(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-error`)),
 	)
-	if alert := read(chromedp.Text(chromedp.CSS(`#login-error`))); strings.TrimSpace(alert) != auth.BadCredentials.Message() {
-		t.Errorf("error shown %q, want %q", alert, auth.BadCredentials.Message())
+	if alert := read(chromedp.Text(chromedp.CSS(`#login-error`))); strings.TrimSpace(alert) != refusal.BadCredentials.Message() {
+		t.Errorf("error shown %q, want %q", alert, refusal.BadCredentials.Message())
 	}
 
 	run(

@@ -10,6 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
@@ -29,18 +30,18 @@ func (p *Provider) attempt(w http.ResponseWriter, r *http.Request, user, next st
 	}
 	if !ok {
 		p.audit.Refused(r, Name, v.reason, user)
-		refusal := auth.WrongCode
+		answer := refusal.WrongCode
 		if v.reason == auth.ReasonCodeUsed {
-			refusal = auth.CodeUsed
+			answer = refusal.CodeUsed
 		}
-		p.renderAfterCode(w, r, refusal.Reply(), user, next)
+		p.renderAfterCode(w, r, answer.Reply(), user, next)
 		return "", false
 	}
 	return v.factor, true
 }
 
 // renderAfterCode shows the page the code came from again, with msg.
-func (p *Provider) renderAfterCode(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, next string) {
+func (p *Provider) renderAfterCode(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, next string) {
 	if r.URL.Path == EnrolPath {
 		p.renderEnrolAgain(w, r, rp, user, next)
 		return

@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/userfile"
@@ -57,7 +59,7 @@ type Config struct {
 	sessionauth.Settings
 	// Throttling is the failure limit by client address (max_failures,
 	// failure_window, attempt_wait), with its defaults.
-	auth.Throttling
+	passwordauth.Throttling
 	// MaxUserFailures is how many failed logins one user name may receive,
 	// from any address, within FailureWindow before logins for that name
 	// are answered 429. Default 5. It slows a distributed guess at one
@@ -205,7 +207,7 @@ func (c *Config) ReadTemplate() (problems []error) {
 		return []error{bad(err)}
 	}
 	var b strings.Builder
-	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: auth.BadCredentials.Message(), Username: "user"}
+	sample := ui.LoginPage{Title: pageTitle, Action: DefaultLoginPath, CSRFToken: "token", Next: "/", Error: refusal.BadCredentials.Message(), Username: "user"}
 	if err := t.Execute(&b, sample); err != nil {
 		return []error{bad(fmt.Errorf("the template fails with the login page's data: %v", err))}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/qr"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -34,7 +35,7 @@ func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
 		p.errs.Error(w, r, err)
 		return
 	}
-	p.renderEnrol(w, r, auth.Reply{Status: http.StatusOK}, st, key.Secret(), key.URL(), next)
+	p.renderEnrol(w, r, refusal.Reply{Status: http.StatusOK}, st, key.Secret(), key.URL(), next)
 }
 
 // serveEnrolPost is POST on EnrolPath: the code from the new secret. In
@@ -52,7 +53,7 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 	en, ok := p.openEnrolment(r.PostForm.Get("enrolment"), st)
 	if !ok {
 		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.render(w, r, auth.EnrolExpired.Reply(), "", next)
+		p.render(w, r, refusal.EnrolExpired.Reply(), "", next)
 		return
 	}
 	code, ok := p.postedCode(w, r, st.User, next)
@@ -71,7 +72,7 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, errEnrolled):
 			p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 			p.endPending(w, r)
-			p.render(w, r, auth.EnrolledMeanwhile.Reply(), "", next)
+			p.render(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
 			return nil, false
 		case err != nil:
 			p.errs.Error(w, r, err)
@@ -143,7 +144,7 @@ func (p *Provider) openEnrolment(v string, st pending) (enrolment, bool) {
 
 // renderEnrol writes the enrolment page for secret (uri its otpauth://
 // URI), with the sealed secret in its form.
-func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, rp auth.Reply, st pending, secret, uri, next string) {
+func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, rp refusal.Reply, st pending, secret, uri, next string) {
 	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
 		p.errs.Send(w, r, rp)
 		return
@@ -171,7 +172,7 @@ func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, rp auth.R
 // renderEnrolAgain shows the enrolment page again after a refused code,
 // with the same secret (from the posted form), so that the app the user
 // set up stays good.
-func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, next string) {
+func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, next string) {
 	st, ok := p.pendingOf(r)
 	en, ok2 := p.openEnrolment(r.PostForm.Get("enrolment"), st)
 	if !ok || !ok2 || st.User != user {

@@ -8,8 +8,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/ui"
@@ -17,9 +19,9 @@ import (
 )
 
 // MsgSignedOut is the notice of the login page after a logout. Its
-// refusals are rows of the catalogue (auth.BadCredentials, the one answer
+// refusals are rows of the catalogue (refusal.BadCredentials, the one answer
 // to a wrong password and to an unknown user name alike;
-// auth.EmptyCredentials; auth.FormExpired).
+// refusal.EmptyCredentials; refusal.FormExpired).
 const MsgSignedOut = "You have been signed out."
 
 // Titles of the built-in login page: pageTitle, and signedOutTitle after
@@ -54,7 +56,7 @@ func (p *Provider) serveForm(w http.ResponseWriter, r *http.Request) {
 // cookie for that name (429), the password (401, one message for an
 // unknown name and a wrong password); then the session starts with a
 // fresh id, the browser gets a fresh device cookie, and is sent to next.
-// Refusals are JSON for a client that asks for it (auth.Errors.WantsJSON).
+// Refusals are JSON for a client that asks for it (refusal.Errors.WantsJSON).
 func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	if !p.parseForm(w, r) {
 		return
@@ -66,12 +68,12 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		// Refused before anything is counted: a forged form costs nothing
 		// and proves nothing.
 		p.audit.Refused(r, Name, auth.ReasonBadCSRF, logged)
-		p.render(w, r, auth.FormExpired.Reply(), name, next)
+		p.render(w, r, refusal.FormExpired.Reply(), name, next)
 		return
 	}
 	if name == "" || pw == "" {
 		p.audit.Refused(r, Name, auth.ReasonMalformed, logged)
-		p.render(w, r, auth.EmptyCredentials.Reply(), name, next)
+		p.render(w, r, refusal.EmptyCredentials.Reply(), name, next)
 		return
 	}
 	// The address's limit, and the name's, or instead the device's when
@@ -90,7 +92,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 			reason = auth.ReasonTooLong
 		}
 		p.audit.Refused(r, Name, reason, logged)
-		p.render(w, r, auth.BadCredentials.Reply(), name, next)
+		p.render(w, r, refusal.BadCredentials.Reply(), name, next)
 		return
 	}
 	// A user with a second factor (or any user, when one is required)
@@ -128,7 +130,7 @@ type limit struct {
 // counted for the names it tries). Each slot may wait a bounded time when
 // others in flight hold them all (see package throttle). Ends of blocks
 // are logged here, once each. On any refusal the slots taken are given
-// back and the error says why: a *auth.RetryError (429), or a store that
+// back and the error says why: a *refusal.RetryError (429), or a store that
 // did not answer, in which case the attempt must not be checked.
 func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]throttle.Slot, error) {
 	ctx := r.Context()
@@ -137,7 +139,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			return nil, fmt.Errorf("login: counting the attempt: %w", err)
 		}
-		if err := p.audit.Admit(r, Name, v, l.label, logged); err != nil {
+		if err := passwordauth.Admit(p.audit, r, Name, v, l.label, logged); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +149,7 @@ func (p *Provider) acquire(r *http.Request, limits []limit, logged string) ([]th
 		if err != nil {
 			err = fmt.Errorf("login: counting the attempt: %w", err)
 		} else {
-			err = p.audit.Admit(r, Name, v, l.label, logged)
+			err = passwordauth.Admit(p.audit, r, Name, v, l.label, logged)
 		}
 		if err != nil {
 			p.settle(r, limits[:i], slots, false)
@@ -232,7 +234,7 @@ func (p *Provider) check(ctx context.Context, name, pw string) (cred string, ok 
 }
 
 // renderError shows the form with the status, sentence and Retry-After
-// of auth.ReplyTo(err): the one table every error is answered by. An
+// of refusal.ReplyTo(err): the one table every error is answered by. An
 // abandoned request gets nothing; unexpected errors are logged.
 func (p *Provider) renderError(w http.ResponseWriter, r *http.Request, err error, name, next string) {
 	if rp, ok := p.replyTo(w, r, err, "auth: login failed with an error"); ok {
@@ -240,14 +242,14 @@ func (p *Provider) renderError(w http.ResponseWriter, r *http.Request, err error
 	}
 }
 
-// replyTo is auth.ReplyTo(err) for a page of the provider's own: it sets
+// replyTo is refusal.ReplyTo(err) for a page of the provider's own: it sets
 // Retry-After and logs an unexpected error with msg. ok is false for an
 // abandoned request, which gets nothing.
-func (p *Provider) replyTo(w http.ResponseWriter, r *http.Request, err error, msg string) (rp auth.Reply, ok bool) {
+func (p *Provider) replyTo(w http.ResponseWriter, r *http.Request, err error, msg string) (rp refusal.Reply, ok bool) {
 	if r.Context().Err() != nil {
-		return auth.Reply{}, false
+		return refusal.Reply{}, false
 	}
-	rp = auth.ReplyTo(err)
+	rp = refusal.ReplyTo(err)
 	rp.SetRetryAfter(w.Header())
 	if rp.Unexpected {
 		p.log.ErrorContext(r.Context(), msg, "auth_type", Name, "err", err)
@@ -259,7 +261,7 @@ func (p *Provider) replyTo(w http.ResponseWriter, r *http.Request, err error, ms
 // template or the built-in one, with a CSRF token bound to the browser's
 // form cookie (set now if missing). The user name typed is shown again
 // when it could be a user name at all.
-func (p *Provider) render(w http.ResponseWriter, r *http.Request, rp auth.Reply, name, next string) {
+func (p *Provider) render(w http.ResponseWriter, r *http.Request, rp refusal.Reply, name, next string) {
 	if p.errs.WantsJSON(r) {
 		// The one refusal rule: a client that asks for JSON gets it here
 		// as on every other route; the form is for browsers.

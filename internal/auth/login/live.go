@@ -6,6 +6,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
@@ -52,23 +53,23 @@ func (p *Provider) refusal(d session.Data) string {
 
 // limits are the throttling keys in force.
 type limits struct {
-	auth.Throttling
+	passwordauth.Throttling
 	maxUser int
 }
 
-// newCounters makes the failure counters of t and maxUser
+// newCounters makes with count the failure counters of t and maxUser
 // (max_user_failures): per client address, per user name and per device
 // cookie.
-func newCounters(deps auth.Deps, t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter) {
-	addr = deps.Counter(Name+".addr", throttle.Options{
+func newCounters(deps auth.Deps, count passwordauth.NewCounter, t passwordauth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter) {
+	addr = count(Name+".addr", throttle.Options{
 		Max: t.MaxFailures, Window: t.FailureWindow, Now: deps.Clock(), Wait: wait,
 		OnFull: func() { auth.LogFlood(deps.Log(), Name, "client addresses") },
 	})
-	user = deps.Counter(Name+".user", throttle.Options{
+	user = count(Name+".user", throttle.Options{
 		Max: maxUser, Window: t.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
 		OnFull: func() { auth.LogFlood(deps.Log(), Name, "user names") },
 	})
-	device = deps.Counter(Name+".device", throttle.Options{
+	device = count(Name+".device", throttle.Options{
 		Max: maxUser, Window: t.FailureWindow, MaxBlock: maxUserBlock, Now: deps.Clock(), Wait: wait,
 		OnFull: func() { auth.LogFlood(deps.Log(), Name, "device cookies") },
 	})
@@ -80,7 +81,7 @@ func newCounters(deps auth.Deps, t auth.Throttling, maxUser int, wait time.Durat
 // zero values take their defaults): new counters replace the old ones,
 // with no count and no block, as every reload leaves them. Limits equal
 // to those in force change nothing.
-func (p *Provider) SetThrottling(t auth.Throttling, maxUser int) {
+func (p *Provider) SetThrottling(t passwordauth.Throttling, maxUser int) {
 	t = t.WithDefaults()
 	if maxUser <= 0 {
 		maxUser = DefaultMaxUserFailures

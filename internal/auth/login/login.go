@@ -55,11 +55,13 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/filewatch"
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/tokens"
@@ -91,7 +93,7 @@ type Provider struct {
 	byDevice *throttle.Swap   // failures per device cookie, instead of byUser
 	// counters makes the three counters for a reload's limits
 	// (SetThrottling); limits are those in force.
-	counters func(t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter)
+	counters func(t passwordauth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter)
 	limits   atomic.Pointer[limits]
 	// deviceKey signs device cookies; now is the clock they expire by.
 	deviceKey []byte
@@ -99,7 +101,7 @@ type Provider struct {
 	tmpl      *template.Template // nil: the built-in page
 	log       *slog.Logger
 	audit     auth.Audit // refusals and sign-ins logged and counted
-	errs      *auth.Errors
+	errs      *refusal.Errors
 
 	users atomic.Pointer[userSet]
 	// sf is the second_factor in force: cfg.SecondFactor at the start,
@@ -167,6 +169,10 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
 		return nil, err
 	}
+	count, err := passwordauth.Counters(deps)
+	if err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
 	wait := cfg.Wait(cfg.UseBcrypt, rd.set.decoyCost)
 	p := &Provider{
 		cfg: cfg,
@@ -183,8 +189,8 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		userBegins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock()}),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
-	p.counters = func(t auth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter) {
-		return newCounters(deps, t, maxUser, wait)
+	p.counters = func(t passwordauth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter) {
+		return newCounters(deps, count, t, maxUser, wait)
 	}
 	addr, user, device := p.counters(cfg.Throttling, cfg.MaxUserFailures, wait)
 	p.byAddr, p.byUser, p.byDevice = throttle.NewSwap(addr), throttle.NewSwap(user), throttle.NewSwap(device)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 func TestUnauthenticated(t *testing.T) {
@@ -110,8 +110,8 @@ func TestBadCredentialsLookAlike(t *testing.T) {
 			if r.status != http.StatusUnauthorized {
 				t.Fatalf("status %d, want 401", r.status)
 			}
-			if !strings.Contains(r.body, auth.BadCredentials.Message()) {
-				t.Fatalf("page lacks %q", auth.BadCredentials.Message())
+			if !strings.Contains(r.body, refusal.BadCredentials.Message()) {
+				t.Fatalf("page lacks %q", refusal.BadCredentials.Message())
 			}
 			if tok, _ := field(r.body, "csrf_token"); tok == "" {
 				t.Error("the form shown again has no csrf token")
@@ -124,7 +124,7 @@ func TestBadCredentialsLookAlike(t *testing.T) {
 			t.Errorf("messages differ: %q and %q", messages[0], m)
 		}
 	}
-	if r := h.browser().login("", "", "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, auth.EmptyCredentials.Message()) {
+	if r := h.browser().login("", "", "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.EmptyCredentials.Message()) {
 		t.Errorf("empty form: %d", r.status)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/passkey"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
 )
 
@@ -272,7 +273,7 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 		c := b.ph.browser()
 		tok := c.formToken()
 		r := c.postJSON(PasskeyLoginFinish, tok, answer)
-		if r.status != http.StatusUnauthorized || !strings.Contains(r.body, auth.PasskeyRefused.Message()) || c.sessionCookie() != "" {
+		if r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.PasskeyRefused.Message()) || c.sessionCookie() != "" {
 			t.Errorf("same ceremony again: %d %s", r.status, r.body)
 		}
 		// The same answer under a ceremony of its own: the challenge it
@@ -315,7 +316,7 @@ func TestBrowserPasskeyAttacks(t *testing.T) {
 		relayBase := "http://localhost:" + strings.TrimPrefix(relay.URL, "http://127.0.0.1:")
 		b.run(chromedp.Navigate(relayBase + "/login"))
 		b.usePasskey(`#passkey-error`)
-		if got := b.text(`#passkey-error`); got != auth.PasskeyRefused.Message() {
+		if got := b.text(`#passkey-error`); got != refusal.PasskeyRefused.Message() {
 			t.Errorf("error shown %q", got)
 		}
 		logs := b.ph.logs.String()
@@ -346,7 +347,7 @@ func TestBrowserPasskeyAttacks(t *testing.T) {
 		b.setSignCount(0)
 		b.run(chromedp.Navigate(b.ph.base + "/login"))
 		b.usePasskey(`#passkey-error`)
-		if got := b.text(`#passkey-error`); got != auth.PasskeyRefused.Message() {
+		if got := b.text(`#passkey-error`); got != refusal.PasskeyRefused.Message() {
 			t.Errorf("error shown %q", got)
 		}
 		b.screenshot("login-passkey-refused", `#passkey-error`, `#passkey-sign-in`)

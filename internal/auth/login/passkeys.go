@@ -13,9 +13,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/ui"
 )
@@ -136,7 +138,7 @@ func (p *Provider) signedIn(w http.ResponseWriter, r *http.Request, token *strin
 	}
 	if token != nil && !p.Manager().ValidCSRF(s, *token) {
 		p.audit.Refused(r, Name, auth.ReasonBadCSRF, u.Name)
-		p.errs.Refuse(w, r, auth.PageStale)
+		p.errs.Refuse(w, r, refusal.PageStale)
 		return auth.User{}, nil, false
 	}
 	return u, s, true
@@ -206,10 +208,10 @@ func (p *Provider) readPasskeyRequest(w http.ResponseWriter, r *http.Request) (p
 	if err := dec.Decode(&req); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			p.errs.Refuse(w, r, auth.TooLarge)
+			p.errs.Refuse(w, r, refusal.TooLarge)
 			return req, false
 		}
-		p.errs.Refuse(w, r, auth.BadRequest)
+		p.errs.Refuse(w, r, refusal.BadRequest)
 		return req, false
 	}
 	return req, true
@@ -273,7 +275,7 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, passkey.ErrFactorsChanged) {
 		p.log.WarnContext(r.Context(), "auth: a passkey registration was refused", "auth_type", Name,
 			"user", u.Name, "client", peer.Of(r).String(), "reason", "factors changed meanwhile", "detail", "another second factor was added or removed since the registration began")
-		p.errs.Refuse(w, r, auth.FactorsChanged)
+		p.errs.Refuse(w, r, refusal.FactorsChanged)
 		return
 	}
 	if err != nil {
@@ -283,7 +285,7 @@ func (p *Provider) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	if !v.OK {
 		p.log.WarnContext(r.Context(), "auth: a passkey registration was refused", "auth_type", Name,
 			"user", u.Name, "client", peer.Of(r).String(), "reason", v.Reason, "detail", v.Detail)
-		p.errs.Refuse(w, r, auth.PasskeyNotAdded)
+		p.errs.Refuse(w, r, refusal.PasskeyNotAdded)
 		return
 	}
 	p.log.InfoContext(r.Context(), "auth: passkey added", "auth_type", Name, "user", u.Name, "name", name)
@@ -296,7 +298,7 @@ func (p *Provider) passkeyName(w http.ResponseWriter, r *http.Request, s string)
 	s = strings.TrimSpace(s)
 	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxPasskeyNameRunes ||
 		strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		p.errs.Refuse(w, r, auth.PasskeyName)
+		p.errs.Refuse(w, r, refusal.PasskeyName)
 		return "", false
 	}
 	return s, true
@@ -309,7 +311,7 @@ func (p *Provider) passkeyName(w http.ResponseWriter, r *http.Request, s string)
 func (p *Provider) removePasskey(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		p.errs.Refuse(w, r, auth.BadForm)
+		p.errs.Refuse(w, r, refusal.BadForm)
 		return
 	}
 	token := r.PostForm.Get("csrf_token")
@@ -319,7 +321,7 @@ func (p *Provider) removePasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	id, err := base64.RawURLEncoding.DecodeString(r.PostForm.Get("id"))
 	if err != nil || len(id) == 0 {
-		p.errs.Refuse(w, r, auth.BadForm)
+		p.errs.Refuse(w, r, refusal.BadForm)
 		return
 	}
 	removed, err := p.passkeys.Remove(r.Context(), u.Name, id)
@@ -341,7 +343,7 @@ func (p *Provider) removePasskey(w http.ResponseWriter, r *http.Request) {
 func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
 		p.audit.Refused(r, Name, auth.ReasonBadCSRF, "")
-		p.errs.Refuse(w, r, auth.FormExpired)
+		p.errs.Refuse(w, r, refusal.FormExpired)
 		return
 	}
 	// An address past its begins, or blocked for its failures, begins
@@ -352,7 +354,7 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	addr := p.addrLimit(r)
 	v, err := addr.c.Check(r.Context(), addr.key)
 	if err == nil {
-		err = p.audit.Admit(r, Name, v, addr.label, "")
+		err = passwordauth.Admit(p.audit, r, Name, v, addr.label, "")
 	}
 	if err != nil {
 		p.errs.Error(w, r, err)
@@ -374,7 +376,7 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 func (p *Provider) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
 		p.audit.Refused(r, Name, auth.ReasonBadCSRF, "")
-		p.errs.Refuse(w, r, auth.FormExpired)
+		p.errs.Refuse(w, r, refusal.FormExpired)
 		return
 	}
 	req, ok := p.readPasskeyRequest(w, r)
@@ -418,7 +420,7 @@ func (p *Provider) refusePasskey(w http.ResponseWriter, r *http.Request, v passk
 		detail += ": " + v.Detail
 	}
 	p.audit.RefusedDetail(r, Name, reason, detail, v.User)
-	p.errs.Refuse(w, r, auth.PasskeyRefused)
+	p.errs.Refuse(w, r, refusal.PasskeyRefused)
 }
 
 // completePasskey starts the full session of user after a passkey

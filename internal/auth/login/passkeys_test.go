@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // TestPasskeyRoutesRefuse drives the passkey routes' refusals over HTTP:
@@ -29,13 +30,13 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 		message string
 	}{
 		{"register, not signed in", anon, PasskeysBeginPath, form, http.StatusUnauthorized, "sign in first"},
-		{"register, no token", signed, PasskeysBeginPath, "", http.StatusForbidden, auth.PageStale.Message()},
-		{"register, the form's token", signed, PasskeysBeginPath, form, http.StatusForbidden, auth.PageStale.Message()},
-		{"finish, no token", signed, PasskeysFinishPath, "", http.StatusForbidden, auth.PageStale.Message()},
-		{"passkey sign-in, no token", anon, PasskeyLoginBegin, "", http.StatusForbidden, auth.FormExpired.Message()},
-		{"passkey sign-in, the session's token", anon, PasskeyLoginFinish, good, http.StatusForbidden, auth.FormExpired.Message()},
-		{"second step, no pending state", anon, SecondFactorPasskeyBegin, form, http.StatusUnauthorized, auth.SecondStepExpired.Message()},
-		{"second step finish, no pending state", anon, SecondFactorPasskeyFinish, form, http.StatusUnauthorized, auth.SecondStepExpired.Message()},
+		{"register, no token", signed, PasskeysBeginPath, "", http.StatusForbidden, refusal.PageStale.Message()},
+		{"register, the form's token", signed, PasskeysBeginPath, form, http.StatusForbidden, refusal.PageStale.Message()},
+		{"finish, no token", signed, PasskeysFinishPath, "", http.StatusForbidden, refusal.PageStale.Message()},
+		{"passkey sign-in, no token", anon, PasskeyLoginBegin, "", http.StatusForbidden, refusal.FormExpired.Message()},
+		{"passkey sign-in, the session's token", anon, PasskeyLoginFinish, good, http.StatusForbidden, refusal.FormExpired.Message()},
+		{"second step, no pending state", anon, SecondFactorPasskeyBegin, form, http.StatusUnauthorized, refusal.SecondStepExpired.Message()},
+		{"second step finish, no pending state", anon, SecondFactorPasskeyFinish, form, http.StatusUnauthorized, refusal.SecondStepExpired.Message()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := tt.b.postJSON(tt.path, tt.token, []byte(`{}`))
@@ -65,7 +66,7 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 	}
 	// A name that is not one.
 	r := signed.postJSON(PasskeysFinishPath, good, []byte(`{"ceremony":"x","name":"  ","credential":{}}`))
-	if r.status != http.StatusBadRequest || !strings.Contains(r.body, auth.PasskeyName.Message()) {
+	if r.status != http.StatusBadRequest || !strings.Contains(r.body, refusal.PasskeyName.Message()) {
 		t.Errorf("empty name: %d %s", r.status, r.body)
 	}
 	// The page lists no passkey, and may run the script.
@@ -92,7 +93,7 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 		return b.postJSON(PasskeyLoginFinish, tok, body)
 	}
 	for i := range 3 {
-		if r := bad(); r.status != http.StatusUnauthorized || !strings.Contains(r.body, auth.PasskeyRefused.Message()) {
+		if r := bad(); r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.PasskeyRefused.Message()) {
 			t.Fatalf("answer %d: %d %s", i+1, r.status, r.body)
 		}
 	}

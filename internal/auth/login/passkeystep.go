@@ -11,6 +11,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/passkey"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/ui"
 )
 
@@ -65,26 +66,26 @@ func (p *Provider) pendingJSON(w http.ResponseWriter, r *http.Request, want fact
 	st, ok := p.pendingOf(r)
 	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
 		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
-		p.errs.Refuse(w, r, auth.FormExpired)
+		p.errs.Refuse(w, r, refusal.FormExpired)
 		return pending{}, false
 	}
 	if !ok || !p.users.Load().admits(st.User, st.Cred) {
 		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.errs.Refuse(w, r, auth.SecondStepExpired)
+		p.errs.Refuse(w, r, refusal.SecondStepExpired)
 		return pending{}, false
 	}
 	switch _, got := p.factorsOf(st.User); {
 	case got == factors.Broken:
 		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, st.User)
 		p.endPending(w, r)
-		p.errs.Refuse(w, r, auth.FactorsUnusable)
+		p.errs.Refuse(w, r, refusal.FactorsUnusable)
 		return pending{}, false
 	case got != want:
 		// Enrolled meanwhile, or the factors were reset: start again.
 		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.errs.Refuse(w, r, auth.EnrolledMeanwhile)
+		p.errs.Refuse(w, r, refusal.EnrolledMeanwhile)
 		return pending{}, false
 	}
 	return st, true
@@ -110,7 +111,7 @@ func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
 	b, err := p.passkeys.BeginLogin(r.Context(), st.User, p.Guard.SafeNext(req.Next))
 	if errors.Is(err, passkey.ErrNoPasskeys) {
 		p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
-		p.errs.Refuse(w, r, auth.PasskeyRefused)
+		p.errs.Refuse(w, r, refusal.PasskeyRefused)
 		return
 	}
 	p.writeBegun(w, r, b, err)
@@ -171,7 +172,7 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, passkey.ErrFactorsChanged) {
 			// Another enrolment of the user finished first.
 			p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-			p.errs.Refuse(w, r, auth.EnrolledMeanwhile)
+			p.errs.Refuse(w, r, refusal.EnrolledMeanwhile)
 			return nil, false
 		}
 		if err != nil {
@@ -180,7 +181,7 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 		}
 		if !v.OK {
 			p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
-			p.errs.Refuse(w, r, auth.PasskeyNotAddedAtSignIn)
+			p.errs.Refuse(w, r, refusal.PasskeyNotAddedAtSignIn)
 			return nil, false
 		}
 		codes, err := p.newRecovery(st.User, nil)
@@ -208,7 +209,7 @@ func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pendi
 	if !fresh {
 		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.errs.Refuse(w, r, auth.SecondStepExpired)
+		p.errs.Refuse(w, r, refusal.SecondStepExpired)
 		return
 	}
 	var codes []string

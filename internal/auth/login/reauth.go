@@ -10,6 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/ui"
 )
@@ -46,19 +47,19 @@ func (p *Provider) RecentPassword(u auth.User) bool {
 // again: it reports whether u did (RecentPassword). When not, it answers:
 // a browser's request for a page or a form (Accept names text/html) is
 // sent (303) to ReauthPath, which comes back to back, a local path;
-// another client gets 403 auth.PasswordAgain (JSON when it asks for it).
+// another client gets 403 refusal.PasswordAgain (JSON when it asks for it).
 // Check the request's CSRF token first, so that another site cannot even
 // start the detour.
 func (p *Provider) RequirePassword(w http.ResponseWriter, r *http.Request, u auth.User, back string) bool {
 	if p.RecentPassword(u) {
 		return true
 	}
-	if auth.Accepts(r, "text/html") && !p.errs.WantsJSON(r) {
+	if refusal.Accepts(r, "text/html") && !p.errs.WantsJSON(r) {
 		w.Header().Set("Cache-Control", "no-store")
 		sessionauth.SeeOther(w, ReauthURL(p.Guard.SafeNext(back)))
 		return false
 	}
-	p.errs.Refuse(w, r, auth.PasswordAgain)
+	p.errs.Refuse(w, r, refusal.PasswordAgain)
 	return false
 }
 
@@ -74,7 +75,7 @@ func (p *Provider) serveReauth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
-	p.renderReauth(w, r, auth.Reply{Status: http.StatusOK}, u.Name, p.Manager().CSRFToken(s), next)
+	p.renderReauth(w, r, refusal.Reply{Status: http.StatusOK}, u.Name, p.Manager().CSRFToken(s), next)
 }
 
 // serveReauthPost is POST ReauthPath. In order: the form (400, 413), the
@@ -96,7 +97,7 @@ func (p *Provider) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 	pw := r.PostForm.Get("password")
 	if pw == "" {
 		p.audit.Refused(r, Name, auth.ReasonMalformed, u.Name)
-		p.renderReauth(w, r, auth.WrongPassword.Reply(), u.Name, token, next)
+		p.renderReauth(w, r, refusal.WrongPassword.Reply(), u.Name, token, next)
 		return
 	}
 	limits := p.limitsFor(r, u.Name)
@@ -111,7 +112,7 @@ func (p *Provider) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		p.audit.Refused(r, Name, auth.ReasonBadCredentials, u.Name)
-		p.renderReauth(w, r, auth.WrongPassword.Reply(), u.Name, token, next)
+		p.renderReauth(w, r, refusal.WrongPassword.Reply(), u.Name, token, next)
 		return
 	}
 	p.forgetFailures(r, limits)
@@ -131,7 +132,7 @@ func (p *Provider) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 // renderReauth writes the password page with the refusal rp (JSON for a
 // client that asks for it). Its Cancel link goes to the catalog: next
 // itself would ask for the password again.
-func (p *Provider) renderReauth(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, token, next string) {
+func (p *Provider) renderReauth(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, token, next string) {
 	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
 		p.errs.Send(w, r, rp)
 		return

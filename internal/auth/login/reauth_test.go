@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // reauthToken fetches the password page and returns its CSRF token (the
@@ -87,14 +87,14 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 	for _, path := range []string{PasskeysBeginPath, PasskeysFinishPath} {
 		r := b.postJSON(path, tok, []byte(`{"ceremony":"x","name":"Key","credential":{}}`))
 		var body struct{ Error string }
-		if r.status != http.StatusForbidden || json.Unmarshal([]byte(r.body), &body) != nil || body.Error != auth.PasswordAgain.Message() {
-			t.Errorf("%s: %d %s, want 403 %q", path, r.status, r.body, auth.PasswordAgain.Message())
+		if r.status != http.StatusForbidden || json.Unmarshal([]byte(r.body), &body) != nil || body.Error != refusal.PasswordAgain.Message() {
+			t.Errorf("%s: %d %s, want 403 %q", path, r.status, r.body, refusal.PasswordAgain.Message())
 		}
 	}
 	if r := b.postPage(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusSeeOther || r.header.Get("Location") != toReauth {
 		t.Errorf("remove: %d %q, want 303 to %s", r.status, r.header.Get("Location"), toReauth)
 	}
-	if r := b.post(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusForbidden || !strings.Contains(r.body, auth.PasswordAgain.Message()) {
+	if r := b.post(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusForbidden || !strings.Contains(r.body, refusal.PasswordAgain.Message()) {
 		t.Errorf("remove by a client that is no browser: %d, want 403", r.status)
 	}
 
@@ -111,7 +111,7 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 	form := func(pw, token string) url.Values {
 		return url.Values{"password": {pw}, "csrf_token": {token}, "next": {PasskeysPath}}
 	}
-	if r := b.post(ReauthPath, form("wrong", tok)); r.status != http.StatusUnauthorized || !strings.Contains(r.body, auth.WrongPassword.Message()) {
+	if r := b.post(ReauthPath, form("wrong", tok)); r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.WrongPassword.Message()) {
 		t.Errorf("a wrong password: %d", r.status)
 	}
 	if logs := h.logs.String(); !strings.Contains(logs, `reason="bad credentials"`) || !strings.Contains(logs, "user=alice") {

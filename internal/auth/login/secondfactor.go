@@ -12,6 +12,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/ui"
 )
@@ -92,7 +93,7 @@ func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred
 	switch {
 	case st == factors.Broken:
 		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, logName(name))
-		p.render(w, r, auth.FactorsUnusable.Reply(), name, next)
+		p.render(w, r, refusal.FactorsUnusable.Reply(), name, next)
 		return true
 	case st == factors.Enrolled:
 	case p.secondFactor() == SecondFactorRequired:
@@ -116,7 +117,7 @@ func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p.renderSecond(w, r, auth.Reply{Status: http.StatusOK}, st.User, next)
+	p.renderSecond(w, r, refusal.Reply{Status: http.StatusOK}, st.User, next)
 }
 
 // pendingPage returns the pending state of a GET on a page of the second
@@ -140,7 +141,7 @@ func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here stri
 	if spent {
 		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
 		return pending{}, "", false
 	}
 	if p.routeByStatus(w, r, st.User, next, here) {
@@ -162,7 +163,7 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 	case st == factors.Broken:
 		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, user)
 		p.endPending(w, r)
-		p.render(w, r, auth.FactorsUnusable.Reply(), user, next)
+		p.render(w, r, refusal.FactorsUnusable.Reply(), user, next)
 		return true
 	case st == factors.None && p.secondFactor() == SecondFactorRequired:
 		want = EnrolPath
@@ -177,7 +178,7 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 		// refused (409), as when both reach the factors file together.
 		p.audit.Refused(r, Name, auth.ReasonPendingExpired, user)
 		p.endPending(w, r)
-		p.render(w, r, auth.EnrolledMeanwhile.Reply(), "", next)
+		p.render(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
 		return true
 	}
 	if want == here {
@@ -192,7 +193,7 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 func (p *Provider) startOver(w http.ResponseWriter, r *http.Request, next string) {
 	w.Header().Set("Cache-Control", "no-store")
 	if p.errs.WantsJSON(r) || r.Method != http.MethodGet {
-		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
 		return
 	}
 	sessionauth.SeeOther(w, p.Guard.LoginURLFor(next))
@@ -240,16 +241,16 @@ func (p *Provider) pendingForm(w http.ResponseWriter, r *http.Request, here stri
 	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
 		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
 		if ok && here == SecondFactorPath {
-			p.renderSecond(w, r, auth.FormExpired.Reply(), st.User, next)
+			p.renderSecond(w, r, refusal.FormExpired.Reply(), st.User, next)
 		} else {
-			p.render(w, r, auth.FormExpired.Reply(), "", next)
+			p.render(w, r, refusal.FormExpired.Reply(), "", next)
 		}
 		return pending{}, "", false
 	}
 	if !ok || !p.users.Load().admits(st.User, st.Cred) {
 		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
 		return pending{}, "", false
 	}
 	if p.routeByStatus(w, r, st.User, next, here) {
@@ -264,7 +265,7 @@ func (p *Provider) postedCode(w http.ResponseWriter, r *http.Request, user, next
 	code := strings.TrimSpace(r.PostForm.Get("code"))
 	if code == "" {
 		p.audit.Refused(r, Name, auth.ReasonMalformed, user)
-		p.renderAfterCode(w, r, auth.CodeEmpty.Reply(), user, next)
+		p.renderAfterCode(w, r, refusal.CodeEmpty.Reply(), user, next)
 		return "", false
 	}
 	return code, true
@@ -285,7 +286,7 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 	if !fresh {
 		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
 		p.endPending(w, r)
-		p.render(w, r, auth.SecondStepExpired.Reply(), "", next)
+		p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
 		return
 	}
 	var codes []string
@@ -306,7 +307,7 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 }
 
 // renderSecondError answers an error of the second-factor step by
-// auth.ReplyTo (429 with Retry-After, 503...).
+// refusal.ReplyTo (429 with Retry-After, 503...).
 func (p *Provider) renderSecondError(w http.ResponseWriter, r *http.Request, err error, user, next string) {
 	if rp, ok := p.replyTo(w, r, err, "auth: second factor failed with an error"); ok {
 		p.renderAfterCode(w, r, rp, user, next)
@@ -315,7 +316,7 @@ func (p *Provider) renderSecondError(w http.ResponseWriter, r *http.Request, err
 
 // renderSecond writes the second-factor page (JSON for a refusal to an
 // API client, by the one refusal rule).
-func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp auth.Reply, user, next string) {
+func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, next string) {
 	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
 		p.errs.Send(w, r, rp)
 		return
@@ -333,7 +334,7 @@ func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp auth.
 
 // stepForm is what the second-factor and enrolment pages share, for user
 // on the page at path, with rp's message.
-func (p *Provider) stepForm(w http.ResponseWriter, r *http.Request, title, path, user, next string, rp auth.Reply) ui.StepForm {
+func (p *Provider) stepForm(w http.ResponseWriter, r *http.Request, title, path, user, next string, rp refusal.Reply) ui.StepForm {
 	return ui.StepForm{
 		Brand: ui.BrandOf(r.Context()), Title: title, Action: withNext(path, next),
 		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
@@ -362,10 +363,10 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 		w.Header().Set("Cache-Control", "no-store")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			p.errs.Refuse(w, r, auth.FormTooLarge)
+			p.errs.Refuse(w, r, refusal.FormTooLarge)
 			return false
 		}
-		p.errs.Refuse(w, r, auth.BadForm)
+		p.errs.Refuse(w, r, refusal.BadForm)
 		return false
 	}
 	return true

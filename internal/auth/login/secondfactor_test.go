@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit"
 )
 
@@ -84,7 +84,7 @@ func TestSecondFactorFlow(t *testing.T) {
 	if page.status != http.StatusOK || !strings.Contains(page.body, `name="code"`) || !strings.Contains(page.body, `id="passkey-slot"`) {
 		t.Fatalf("the step's page: %d", page.status)
 	}
-	if r := b.secondFactor("000000", "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, auth.WrongCode.Message()) {
+	if r := b.secondFactor("000000", "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.WrongCode.Message()) {
 		t.Fatalf("wrong code: %d", r.status)
 	}
 	if r := b.secondFactor("", "/"); r.status != http.StatusUnauthorized {

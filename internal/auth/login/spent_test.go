@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
@@ -60,7 +60,7 @@ func TestSpentTokensNotFlushed(t *testing.T) {
 	// The table of spent tokens filled to the brim.
 	for i := 0; ; i++ {
 		_, err := h.p.spend(context.Background(), "filler", strconv.Itoa(i), PendingLifetime)
-		if auth.ReplyTo(err).Refusal == auth.TokensFull {
+		if refusal.ReplyTo(err).Refusal == refusal.TokensFull {
 			break
 		}
 		if err != nil || i > 100 {
@@ -78,7 +78,7 @@ func TestSpentTokensNotFlushed(t *testing.T) {
 	}
 	h.clock.Advance(30 * time.Second)
 	r := fresh.secondFactor(h.code(), "/")
-	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, auth.TokensFull.Message()) {
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, refusal.TokensFull.Message()) {
 		t.Fatalf("a new code with the table full: %d, Retry-After %q", r.status, r.header.Get("Retry-After"))
 	}
 	h.clock.Advance(PendingLifetime)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // customTemplate is an operator's login page: standalone, using every
@@ -37,7 +37,7 @@ func TestCustomTemplate(t *testing.T) {
 		t.Fatalf("custom page not served: %d", r.status)
 	}
 	r = b.login("alice", "wrong", "/api/me")
-	if r.status != http.StatusUnauthorized || !strings.Contains(r.body, `<p class="oops">`+auth.BadCredentials.Message()) {
+	if r.status != http.StatusUnauthorized || !strings.Contains(r.body, `<p class="oops">`+refusal.BadCredentials.Message()) {
 		t.Fatalf("custom page with error: %d", r.status)
 	}
 	if user, _ := field(r.body, "username"); user != "alice" {

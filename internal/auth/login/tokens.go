@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/tokens"
@@ -74,7 +76,7 @@ func (p *Provider) identifyToken(r *http.Request, value string) (auth.User, bool
 	if err != nil {
 		return auth.User{}, false, fmt.Errorf("login: counting the attempt: %w", err)
 	}
-	if err := p.audit.Admit(r, Name, v, client, ""); err != nil {
+	if err := passwordauth.Admit(p.audit, r, Name, v, client, ""); err != nil {
 		return auth.User{}, false, err
 	}
 	tok, st := p.tokens.Lookup(value)
@@ -122,7 +124,7 @@ func (p *Provider) tokenFailed(r *http.Request, client, reason, user string) err
 	if err != nil {
 		return fmt.Errorf("login: counting the attempt: %w", err)
 	}
-	if err := p.audit.Admit(r, Name, v, client, user); err != nil {
+	if err := passwordauth.Admit(p.audit, r, Name, v, client, user); err != nil {
 		return err
 	}
 	if _, err := p.byAddr.Fail(context.WithoutCancel(ctx), v.Slot); err != nil {
@@ -145,7 +147,7 @@ func (p *Provider) tokenUser(r *http.Request, tok *tokens.Token) auth.User {
 	}
 	u := auth.User{Name: tok.User, Type: Name, Attrs: map[string]string{AttrToken: tok.ID}}
 	if s := tok.Scope(); s.ReadOnly || s.Path != "" {
-		u.Scope = &auth.Scope{ReadOnly: s.ReadOnly, Path: s.Path}
+		u.Scope = &access.Scope{ReadOnly: s.ReadOnly, Path: s.Path}
 	}
 	return u
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // Name is the type's name in configuration.
@@ -28,5 +29,5 @@ func (Provider) Identify(*http.Request) (auth.User, bool, error) {
 // Challenge is never reached, since Identify admits everyone; it answers 401
 // should a caller use it anyway.
 func (Provider) Challenge(w http.ResponseWriter, r *http.Request) {
-	(&auth.Errors{}).Refuse(w, r, auth.NoCredentials)
+	(&refusal.Errors{}).Refuse(w, r, refusal.NoCredentials)
 }

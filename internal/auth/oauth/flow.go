@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
@@ -97,7 +97,7 @@ func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ok, after := p.begins.Take(throttle.AddrKey(peer.Of(r).Addr)); !ok {
-		p.errs.Error(w, r, &auth.RateError{After: after})
+		p.errs.Error(w, r, &refusal.RateError{After: after})
 		return
 	}
 	ep, err := p.endpoints()

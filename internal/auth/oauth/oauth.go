@@ -41,6 +41,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/filewatch"
 	"github.com/backupweb/backupweb/internal/once"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/ui"
@@ -79,7 +80,7 @@ type Provider struct {
 	client *http.Client
 	log    *slog.Logger
 	audit  auth.Audit // refusals and sign-ins logged and counted
-	errs   *auth.Errors
+	errs   *refusal.Errors
 	spend  func(ctx context.Context, state string) (unused bool, err error)
 	openID *openID // nil without OpenID Connect
 	// begins limits the sign-ins /oauth/login starts, per client address
@@ -129,7 +130,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if p.errs == nil {
 		// Without the program's writer, a person still gets the styled
 		// page with the sign-in's own title.
-		p.errs = &auth.Errors{Logger: p.log, Page: ui.ErrorWriter(p.log)}
+		p.errs = &refusal.Errors{Logger: p.log, Page: ui.ErrorWriter(p.log)}
 	}
 	if deps.Shared != nil {
 		p.spend = func(ctx context.Context, state string) (bool, error) {

@@ -9,27 +9,28 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // outcome is how a failed sign-in is answered: the catalogue's refusal
-// (status, title, sentence: auth.OAuthBadState and its neighbours) and the
+// (status, title, sentence: refusal.OAuthBadState and its neighbours) and the
 // reason logged. It is the one table from the ways a sign-in fails to what
 // the log gets.
 type outcome struct {
-	refusal auth.Refusal
+	refusal refusal.Refusal
 	reason  string
 }
 
 var (
-	outBadState    = outcome{auth.OAuthBadState, auth.ReasonBadState}
-	outBadCallback = outcome{auth.OAuthNoCode, auth.ReasonNoCode}
-	outDenied      = outcome{auth.OAuthDenied, auth.ReasonProviderRefused}
-	outNoEmail     = outcome{auth.OAuthNoEmail, auth.ReasonNoEmail}
-	outUnverified  = outcome{auth.OAuthUnverified, auth.ReasonEmailUnverified}
-	outNotAdmitted = outcome{auth.OAuthNotAdmitted, auth.ReasonEmailNotAdmitted}
-	outIDToken     = outcome{auth.OAuthIDToken, auth.ReasonIDTokenRejected}
-	outProvider    = outcome{auth.OAuthProvider, ""}
-	outServer      = outcome{auth.OAuthServer, ""}
+	outBadState    = outcome{refusal.OAuthBadState, auth.ReasonBadState}
+	outBadCallback = outcome{refusal.OAuthNoCode, auth.ReasonNoCode}
+	outDenied      = outcome{refusal.OAuthDenied, auth.ReasonProviderRefused}
+	outNoEmail     = outcome{refusal.OAuthNoEmail, auth.ReasonNoEmail}
+	outUnverified  = outcome{refusal.OAuthUnverified, auth.ReasonEmailUnverified}
+	outNotAdmitted = outcome{refusal.OAuthNotAdmitted, auth.ReasonEmailNotAdmitted}
+	outIDToken     = outcome{refusal.OAuthIDToken, auth.ReasonIDTokenRejected}
+	outProvider    = outcome{refusal.OAuthProvider, ""}
+	outServer      = outcome{refusal.OAuthServer, ""}
 )
 
 // refuse answers a failed sign-in with o's page and logs it: one warning

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/ui"
 )
@@ -68,7 +69,7 @@ func (g *Guard) SignedIn(w http.ResponseWriter, r *http.Request, token *string) 
 	}
 	if token != nil && !g.o.Manager.ValidCSRF(s, *token) {
 		g.audit().Refused(r, g.o.Type, auth.ReasonBadCSRF, u.Name)
-		g.o.Errors.Refuse(w, r, auth.PageStale)
+		g.o.Errors.Refuse(w, r, refusal.PageStale)
 		return auth.User{}, nil, false
 	}
 	return u, s, true
@@ -80,12 +81,12 @@ func (g *Guard) SignedIn(w http.ResponseWriter, r *http.Request, token *string) 
 // session manages the account.
 func (g *Guard) AccountForm(w http.ResponseWriter, r *http.Request) (auth.User, *session.Session, bool) {
 	if r.Header.Get("Authorization") != "" {
-		g.o.Errors.Refuse(w, r, auth.OutOfScope)
+		g.o.Errors.Refuse(w, r, refusal.OutOfScope)
 		return auth.User{}, nil, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxAccountBody)
 	if err := r.ParseForm(); err != nil {
-		g.o.Errors.Refuse(w, r, auth.BadForm)
+		g.o.Errors.Refuse(w, r, refusal.BadForm)
 		return auth.User{}, nil, false
 	}
 	token := r.PostForm.Get("csrf_token")

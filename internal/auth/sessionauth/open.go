@@ -16,6 +16,14 @@ import (
 	"github.com/backupweb/backupweb/internal/session"
 )
 
+// SharedSessions is the ability of the program's shared state
+// (auth.Deps.Shared; redisstore.Client) to keep the sessions of every
+// instance.
+type SharedSessions interface {
+	// SessionStore is where the session types keep their sessions.
+	SessionStore() session.Store
+}
+
 // Sessions are the session manager a session type serves from and the
 // store under it, which Close flushes and releases.
 type Sessions struct {
@@ -34,7 +42,11 @@ func OpenSessions(deps auth.Deps, typ string, set Settings) (*Sessions, error) {
 	var store session.Store
 	switch {
 	case deps.Shared != nil:
-		store = deps.Shared.SessionStore()
+		ss, ok := deps.Shared.(SharedSessions)
+		if !ok {
+			return nil, errors.New("the shared state keeps no sessions: the session types need its session store")
+		}
+		store = ss.SessionStore()
 	default:
 		if deps.StateDir == "" {
 			return nil, errors.New("[server] state_dir is empty; set it to the folder where sessions are kept")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/ui"
 )
@@ -53,8 +54,8 @@ type Options struct {
 	// Events is told of refused attempts and sign-outs. Default: nobody;
 	// Open takes deps.Hooks.Events.
 	Events auth.Events
-	// Errors writes refusals and errors. Default: a zero auth.Errors.
-	Errors *auth.Errors
+	// Errors writes refusals and errors. Default: a zero refusal.Errors.
+	Errors *refusal.Errors
 	// RedirectHosts, when set (with a cookie domain), are the hosts
 	// (exact, or ".example.com" for its sub-domains) that next may name
 	// as an absolute https URL; see Guard.SafeNext.
@@ -117,7 +118,7 @@ func New(o Options) *Guard {
 		o.Logger = slog.Default()
 	}
 	if o.Errors == nil {
-		o.Errors = &auth.Errors{}
+		o.Errors = &refusal.Errors{}
 	}
 	if o.LogoutRedirect == "" {
 		o.LogoutRedirect = o.LoginPath
@@ -246,7 +247,7 @@ func (g *Guard) Challenge(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, g.LoginURLFor(r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
-	g.o.Errors.Refuse(w, r, auth.SignInFirst)
+	g.o.Errors.Refuse(w, r, refusal.SignInFirst)
 }
 
 // Begin starts a session for d after a successful login. The session gets
@@ -302,11 +303,11 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 		}
 		if !g.o.Manager.ValidCSRF(s, token) {
 			g.audit().Refused(r, g.o.Type, auth.ReasonBadCSRF, s.Username)
-			g.o.Errors.Refuse(w, r, auth.StaleForm, ui.BrandOf(r.Context()).ProductName())
+			g.o.Errors.Refuse(w, r, refusal.StaleForm, ui.BrandOf(r.Context()).ProductName())
 			return
 		}
 	} else if r.Header.Get(CSRFHeader) == "" && r.PostFormValue("csrf_token") == "" {
-		g.o.Errors.Refuse(w, r, auth.StaleForm, ui.BrandOf(r.Context()).ProductName())
+		g.o.Errors.Refuse(w, r, refusal.StaleForm, ui.BrandOf(r.Context()).ProductName())
 		return
 	}
 	if err := g.o.Manager.Destroy(w, r); err != nil {

@@ -1,4 +1,4 @@
-package auth
+package refusal
 
 import (
 	"encoding/json"
@@ -59,7 +59,7 @@ type RateLimited interface {
 	RateLimited() bool
 }
 
-// RateError is the RateLimited error of the begin limits (see BeginLimit).
+// RateError is the RateLimited error of the begin limits (throttle.Rate, the limit on begins).
 type RateError struct {
 	After time.Duration
 }
@@ -111,7 +111,7 @@ type Reply struct {
 	Unexpected bool
 }
 
-// ReplyTo maps an error from Identify (or any authentication step) to its
+// ReplyTo maps an error from auth.Provider.Identify (or any authentication step) to its
 // Reply, by behaviour: Throttled is 429 saying in how many minutes to try
 // again (for failures, or for too many begun when it is also
 // RateLimited), Unavailable is 503 saying that the session store does not
@@ -173,8 +173,8 @@ func inMinutes(d time.Duration) string {
 // application/json, the JSON body {"error": message}; otherwise the page
 // Page renders. The web layer makes the program's (package web,
 // NewErrors: the styled error page, the program's logger, /api/ and the
-// forward-auth endpoints as JSON paths) and hands it to RequireAuth and
-// every provider (Deps.Errors). The zero value writes plain text pages,
+// forward-auth endpoints as JSON paths) and hands it to auth.RequireAuth
+// and every provider (auth.Deps.Errors). The zero value writes plain text pages,
 // JSON only to clients that ask for it, and logs nothing.
 type Errors struct {
 	// Logger receives unexpected errors. Nil: they are not logged.

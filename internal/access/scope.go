@@ -1,17 +1,15 @@
-package auth
+package access
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/backupweb/backupweb/internal/access"
 )
 
 // Scope limits what a request admitted by a machine token may do, before
 // the access rules are asked: ReadOnly allows GET and HEAD only, Path
-// only paths under that prefix. A nil *Scope limits nothing.
+// only paths under that prefix. A nil *Scope limits nothing. It is the
+// auth.Scope of a user admitted by a token (type flask-login).
 type Scope struct {
 	ReadOnly bool
 	Path     string
@@ -26,7 +24,7 @@ var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Met
 // read-only scope refuses every method but GET and HEAD, in the request
 // line, in a method-override header (hdr, may be nil) or in a _method
 // query parameter. A path scope needs every reading of u's path (see
-// access.Readings) under the prefix, so "/backups/db/../etc" never passes
+// Readings) under the prefix, so "/backups/db/../etc" never passes
 // for "/backups/db/"; an unknown target (u nil) is refused.
 func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 	if s == nil {
@@ -52,7 +50,7 @@ func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 	if u == nil {
 		return false
 	}
-	paths, _ := access.Readings(u)
+	paths, _ := Readings(u)
 	if len(paths) == 0 {
 		return false
 	}
@@ -62,28 +60,6 @@ func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 		}
 	}
 	return true
-}
-
-type scopedAsKey struct{}
-
-// ScopedAs returns r telling RequireAuth that a machine token's scope may
-// also admit r as the request for as: the catalog's listing of a folder
-// (GET /api/backups?path=db/) is read as the folder it shows
-// (/backups/db/), so that a token limited to /backups/db/ may list that
-// folder and no other. The method, the override headers and the query
-// (_method) are still r's; r's own path admits it as before.
-func ScopedAs(r *http.Request, as *url.URL) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), scopedAsKey{}, as))
-}
-
-// permitsRequest reports whether s lets r through: as r itself, or as the
-// request ScopedAs named.
-func (s *Scope) permitsRequest(r *http.Request) bool {
-	if s.Permits(r.Method, r.URL, r.Header) {
-		return true
-	}
-	as, ok := r.Context().Value(scopedAsKey{}).(*url.URL)
-	return ok && s.Permits(r.Method, as, r.Header)
 }
 
 // String describes s for a log line: "read-only", "path PREFIX", both,

@@ -1,4 +1,4 @@
-package auth
+package refusal
 
 import (
 	"net/http"

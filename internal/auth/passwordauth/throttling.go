@@ -1,4 +1,10 @@
-package auth
+// Package passwordauth is what the password types (basic and flask-login)
+// share, as package sessionauth is what the session types share: the
+// settings of their failure limits (Throttling, with one set of keys and
+// defaults), the failure counters (kept in this process, or shared by
+// every instance through the program's shared state), and the one way a
+// throttling verdict becomes a refusal and its log lines (Admit).
+package passwordauth
 
 import (
 	"time"

@@ -1,4 +1,15 @@
-package auth
+// Package refusal is how the program says no: the catalogue of every
+// refusal and error a client can see (status, page title, sentence: one
+// table, so that the same case is always answered the same way), the
+// error kinds recognised by behaviour (Throttled, Unavailable, ...) with
+// the one table from them to a row (ReplyTo), and the writer that answers
+// JSON to programs and a page to people (Errors).
+//
+// It stands apart from package auth so that every part of the program,
+// authenticated or not (the catalog, the proxy, forward authentication),
+// refuses through it, and auth stays the core: users, providers,
+// RequireAuth.
+package refusal
 
 import (
 	"fmt"
@@ -8,7 +19,7 @@ import (
 // Refusal names one answer of the catalogue of refusals: every refusal
 // and error a client of the program can see, with its status, the title of
 // its page and its sentence, is one row of the table below. Callers name
-// the row (Errors.Refuse(w, r, auth.NoBackup)); none writes a status or a
+// the row (Errors.Refuse(w, r, refusal.NoBackup)); none writes a status or a
 // sentence of its own, so the same case is always answered the same way
 // and docs/http.md can be checked against the table.
 type Refusal uint8
