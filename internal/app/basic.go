@@ -17,10 +17,10 @@ func loadBasic(s *ini.Section) (cfg basic.Config, ok bool) {
 		Username:   s.String("username", ""),
 		Password:   s.String("password", ""),
 		UseBcrypt:  s.Bool("use_bcrypt", false),
-		Realm:      s.String("realm", basic.DefaultRealm),
+		Realm:      s.String("realm", ""),
 		Throttling: loadThrottling(s),
-		CacheTTL:   s.Duration("cache_ttl", basic.DefaultCacheTTL),
-	}
+		CacheTTL:   s.Duration("cache_ttl", 0),
+	}.WithDefaults()
 	s.Record(cfg.Validate())
 	if s.Report().ErrorCount() == before {
 		s.Record(cfg.Warnings()...)

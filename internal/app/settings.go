@@ -10,14 +10,15 @@ import (
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
-// loadThrottling reads throttlingKeys from s, each with its default;
-// a wrong value is a problem at its key's line.
+// loadThrottling reads the throttling keys from s; their defaults are
+// passwordauth.Throttling.WithDefaults's, applied there only. A wrong
+// value is a problem at its key's line.
 func loadThrottling(s *ini.Section) passwordauth.Throttling {
 	return passwordauth.Throttling{
-		MaxFailures:   s.Int("max_failures", passwordauth.DefaultMaxFailures, 1, 1_000_000),
-		FailureWindow: s.Duration("failure_window", passwordauth.DefaultFailureWindow),
+		MaxFailures:   s.Int("max_failures", 0, 1, 1_000_000),
+		FailureWindow: s.Duration("failure_window", 0),
 		AttemptWait:   loadAttemptWait(s),
-	}
+	}.WithDefaults()
 }
 
 // loadAttemptWait reads the attempt_wait key of s: absent, 0 (derived by

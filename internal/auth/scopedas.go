@@ -27,4 +27,3 @@ func scopePermits(s Scope, r *http.Request) bool {
 	as, ok := r.Context().Value(scopedAsKey{}).(*url.URL)
 	return ok && s.Permits(r.Method, as, r.Header)
 }
-

@@ -89,17 +89,25 @@ var (
 	_ auth.Reloader = (*Provider)(nil)
 )
 
+// WithDefaults returns c with its unset fields at their defaults: the
+// one place the defaults of type basic are applied (New and the
+// configuration's loader both call it).
+func (c Config) WithDefaults() Config {
+	if c.Realm == "" {
+		c.Realm = DefaultRealm
+	}
+	c.Throttling = c.Throttling.WithDefaults()
+	if c.CacheTTL <= 0 {
+		c.CacheTTL = DefaultCacheTTL
+	}
+	return c
+}
+
 // New returns a Provider for cfg, its zero fields taking the defaults. It
 // refuses a configuration Validate refuses (an empty or malformed hash is
 // an error here, not a 500 at every request).
 func New(cfg Config, deps auth.Deps) (*Provider, error) {
-	if cfg.Realm == "" {
-		cfg.Realm = DefaultRealm
-	}
-	cfg.Throttling = cfg.Throttling.WithDefaults()
-	if cfg.CacheTTL <= 0 {
-		cfg.CacheTTL = DefaultCacheTTL
-	}
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("basic: %w", err)
 	}
