@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/access"
@@ -96,27 +97,29 @@ func runAccess(c *cli, args []string) int {
 // list of users (oauth: the identity provider names them). The decision
 // stands either way; the warning keeps a typo from reading as an answer.
 func unknownUser(a *app.App, name string) string {
-	s := a.Config.Auth
-	switch {
-	case a.Type.AuthOff:
+	if a.Type.AuthOff {
 		return ""
-	case a.Type.Reads("users_file"):
-		path := s.String("users_file", "")
-		doc, err := userfile.Load(path)
+	}
+	for _, f := range a.Files() {
+		if f.Key.Name != "users_file" {
+			continue
+		}
+		doc, err := userfile.Load(f.Path)
 		if err != nil {
 			return fmt.Sprintf("warning: cannot read the user file to check the user: %v", err)
 		}
 		if !doc.Has(name) {
-			return fmt.Sprintf("warning: user %q is in no user file (%s): the decision is for a user who cannot sign in", name, fspath.Show(path))
+			return fmt.Sprintf("warning: user %q is in no user file (%s): the decision is for a user who cannot sign in", name, fspath.Show(f.Path))
 		}
-	case a.Type.Reads("username"):
-		if want := s.String("username", ""); name != want {
-			return fmt.Sprintf("warning: user %q is not the configured user (username = %s): the decision is for a user who cannot sign in", name, want)
-		}
-	default:
-		return fmt.Sprintf("note: type %s has no list of users here (its identity provider names them): the user name is not checked", a.TypeName)
+		return ""
 	}
-	return ""
+	if users, ok := a.Users(); ok {
+		if !slices.Contains(users, name) {
+			return fmt.Sprintf("warning: user %q is not the configured user (username = %s): the decision is for a user who cannot sign in", name, strings.Join(users, ", "))
+		}
+		return ""
+	}
+	return fmt.Sprintf("note: type %s has no list of users here (its identity provider names them): the user name is not checked", a.TypeName)
 }
 
 // accessTarget reads the access command's request as serve reads a request

@@ -75,6 +75,9 @@ type App struct {
 	// files are the paths of the type's file keys (Check only), by key:
 	// see Files.
 	files map[string]string
+	// users are the users the configuration names itself (Check only):
+	// see Users.
+	users []string
 	// groupsPath is the value of groups_file when the type reads it.
 	groupsPath string
 	// clientLabel is the value of the type's ClientLabel key, lower-cased.
@@ -102,6 +105,12 @@ func (a *App) Files() []File {
 	}
 	return out
 }
+
+// Users returns the users the configuration names itself (Check only):
+// basic's one user. ok is false for the types whose users are elsewhere:
+// in a file that Files names (flask-login's users_file) or at the
+// identity provider (oauth), or nowhere (none).
+func (a *App) Users() (names []string, ok bool) { return a.users, a.users != nil }
 
 // Check reads the configuration at path ("" for ./backupweb.ini or the
 // built-in defaults) and validates it as Open would: every key of every
@@ -224,9 +233,14 @@ func (a *App) readWiring() {
 // connected.
 func (a *App) check(lookupEnv func(string) (string, bool)) {
 	cfg := a.Config
-	t, files, err := checkProvider(cfg.Auth, lookupEnv)
+	t, typed, err := checkProvider(cfg.Auth, lookupEnv)
 	a.files = map[string]string{groupsFile.Name: a.groupsPath}
-	maps.Copy(a.files, files)
+	if f, named := typed.(fileNamer); named {
+		maps.Copy(a.files, f.Files())
+	}
+	if u, named := typed.(userNamer); named {
+		a.users = u.Users()
+	}
 	if err == nil && !cfg.Report.HasErrors() {
 		a.TypeName = t.Name
 	}

@@ -64,9 +64,10 @@ type Type struct {
 	// still checked, so every problem is reported, but nothing is built.
 	build func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider
 	// check reads and validates the section as build does, and builds
-	// nothing: what check-config runs. It returns the files the type's
-	// configuration names, by key (see fileNamer).
-	check func(s *ini.Section) (files map[string]string, ok bool)
+	// nothing: what check-config runs. It returns the type's typed
+	// configuration (nil for none), from which App reads the files it
+	// names (fileNamer) and the users it names (userNamer).
+	check func(s *ini.Section) (cfg any, ok bool)
 }
 
 // types is the table of authentication types, in the order documentation
@@ -77,7 +78,7 @@ var types = []Type{
 		Summary: "no authentication (default; not for production)",
 		AuthOff: true,
 		build:   func(*ini.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
-		check:   func(*ini.Section) (map[string]string, bool) { return nil, true },
+		check:   func(*ini.Section) (any, bool) { return nil, true },
 	},
 	{
 		Name:        basic.Name,
@@ -135,14 +136,15 @@ func builder[C any, P auth.Provider](load func(*ini.Section) (C, bool), create f
 // the type's defaults applied (login.Config.Files).
 type fileNamer interface{ Files() map[string]string }
 
+// userNamer is implemented by the configurations that name their users
+// themselves rather than in a file (basic.Config.Users: its one user).
+type userNamer interface{ Users() []string }
+
 // loader turns a type's loader into Type.check.
-func loader[C any](load func(*ini.Section) (C, bool)) func(*ini.Section) (map[string]string, bool) {
-	return func(s *ini.Section) (map[string]string, bool) {
+func loader[C any](load func(*ini.Section) (C, bool)) func(*ini.Section) (any, bool) {
+	return func(s *ini.Section) (any, bool) {
 		cfg, ok := load(s)
-		if f, named := any(cfg).(fileNamer); named {
-			return f.Files(), ok
-		}
-		return nil, ok
+		return cfg, ok
 	}
 }
 
@@ -268,17 +270,17 @@ func CheckProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type,
 
 // checkProvider is CheckProvider that also returns the files the type's
 // configuration names, by key: what Check runs.
-func checkProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, map[string]string, error) {
+func checkProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, any, error) {
 	before := s.Report().ErrorCount()
 	t, _, secretOK, err := resolve(s, EnvSecret(lookupEnv))
 	if err != nil {
 		return Type{}, nil, err
 	}
-	files, ok := t.check(s)
+	cfg, ok := t.check(s)
 	if !ok || !secretOK || s.Report().ErrorCount() > before {
-		return t, files, ErrInvalid
+		return t, cfg, ErrInvalid
 	}
-	return t, files, nil
+	return t, cfg, nil
 }
 
 // resolve finds the type s names, warns about keys it does not read, and

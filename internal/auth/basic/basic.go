@@ -103,6 +103,9 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// Users returns the one user c admits: its Username.
+func (c Config) Users() []string { return []string{c.Username} }
+
 // New returns a Provider for cfg, its zero fields taking the defaults. It
 // refuses a configuration Validate refuses (an empty or malformed hash is
 // an error here, not a 500 at every request).
