@@ -21,7 +21,7 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		LoginTemplate:   s.String("login_template", ""),
 		Settings:        loadSettings(s),
 		Throttling:      loadThrottling(s),
-		MaxUserFailures: s.Int("max_user_failures", login.DefaultMaxUserFailures, 1, 1_000_000),
+		MaxUserFailures: s.Int("max_user_failures", 0, 1, 1_000_000),
 		PasskeyLogin:    s.Bool("passkey_login", false),
 		FactorsFile:     s.String("factors_file", ""),
 		TokensFile:      s.String("tokens_file", ""),
@@ -55,5 +55,5 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		ini.CheckPrivate(s.Report(), tokensFile, "machine token hashes")
 	}
 	s.Record(problems...)
-	return cfg, s.Report().ErrorCount() == before
+	return cfg.WithDefaults(), s.Report().ErrorCount() == before
 }

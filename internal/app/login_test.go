@@ -16,6 +16,7 @@ import (
 	"github.com/backupweb/backupweb/internal/ini"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/tokens"
 )
 
 // loadLoginSection parses an [authentication] section and runs loadLogin
@@ -89,6 +90,8 @@ func TestLoadDefaults(t *testing.T) {
 		Settings:        sessionauth.Settings{IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20},
 		Throttling:      passwordauth.Throttling{MaxFailures: 10, FailureWindow: 15 * time.Minute},
 		MaxUserFailures: 5,
+		FactorsFile:     users + factors.Suffix, TokensFile: users + tokens.Suffix,
+		PollInterval: login.DefaultPollInterval,
 	}
 	if !sameExported(cfg, want) {
 		t.Errorf("loadLogin = %+v\nwant %+v", cfg, want)
@@ -118,6 +121,9 @@ func TestLoadAllKeys(t *testing.T) {
 		Settings:        sessionauth.Settings{IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4, IdleRenewal: session.RenewAny},
 		Throttling:      passwordauth.Throttling{MaxFailures: 20, FailureWindow: 10 * time.Minute, AttemptWait: 3 * time.Second},
 		MaxUserFailures: 3,
+		// Not keys of the file: the type's defaults, beside the user file.
+		FactorsFile: users + factors.Suffix, TokensFile: users + tokens.Suffix,
+		PollInterval: login.DefaultPollInterval,
 	}
 	if !sameExported(cfg, want) {
 		t.Errorf("loadLogin = %+v\nwant %+v", cfg, want)

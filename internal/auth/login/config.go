@@ -106,8 +106,10 @@ type readFiles struct {
 	tmpl  *template.Template // nil without a template
 }
 
-// withDefaults returns cfg with its zero fields set to their defaults.
-func (cfg Config) withDefaults() Config {
+// WithDefaults returns cfg with its zero fields set to their defaults:
+// the one place the defaults of type flask-login are applied (New and the
+// configuration's loader both call it).
+func (cfg Config) WithDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v

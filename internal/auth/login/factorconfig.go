@@ -63,7 +63,7 @@ func (c Config) ReadFactors() (path string, problems []error) {
 	if c.SecondFactor == SecondFactorOff || c.UsersFile == "" {
 		return "", nil
 	}
-	path = c.withDefaults().FactorsFile
+	path = c.WithDefaults().FactorsFile
 	if _, err := os.Stat(path); err != nil {
 		if !os.IsNotExist(err) {
 			problems = []error{&auth.KeyError{Key: "factors_file", Err: fmt.Errorf("cannot read the factors file %s: %v", fspath.Show(path), err)}}

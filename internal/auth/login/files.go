@@ -5,7 +5,7 @@ package login
 // checks the service user can use. The factors file is named only when a
 // second factor is on; a key with no file is left out.
 func (cfg Config) Files() map[string]string {
-	c := cfg.withDefaults()
+	c := cfg.WithDefaults()
 	files := map[string]string{"users_file": c.UsersFile, "login_template": c.LoginTemplate, "tokens_file": c.TokensFile}
 	if c.SecondFactor != SecondFactorOff {
 		files["factors_file"] = c.FactorsFile

@@ -156,7 +156,7 @@ var (
 // is required. To validate a configuration without building anything, use
 // Validate and the Read methods.
 func New(cfg Config, deps auth.Deps) (*Provider, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}

@@ -232,7 +232,7 @@ func (c Config) ReadTokens() (path string, problems []error) {
 	if c.UsersFile == "" {
 		return "", nil
 	}
-	path = c.withDefaults().TokensFile
+	path = c.WithDefaults().TokensFile
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return "", nil
 	}
