@@ -96,3 +96,20 @@ func Lock(path string, perm fs.FileMode) (unlock func(), err error) {
 		f.Close()
 	}, nil
 }
+
+// Edit changes the file at path under its lock (Lock): edit reads the file
+// as it is and returns its new content, which replaces the file (Write,
+// with mode perm). When edit returns an error, that error is returned as
+// it is and the file is left unchanged.
+func Edit(path string, perm fs.FileMode, edit func() ([]byte, error)) error {
+	unlock, err := Lock(path, perm)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	data, err := edit()
+	if err != nil {
+		return err
+	}
+	return Write(path, data, perm)
+}

@@ -85,3 +85,23 @@ func TestLockExcludes(t *testing.T) {
 		t.Error("the second lock was not taken")
 	}
 }
+
+// TestEdit: the new content replaces the file; an error from edit is
+// returned as it is and leaves the file unchanged.
+func TestEdit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(path, []byte("one\n"), 0o600)
+	if err := Edit(path, 0o600, func() ([]byte, error) {
+		old, err := os.ReadFile(path)
+		return append(old, "two\n"...), err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := Edit(path, 0o600, func() ([]byte, error) { return []byte("lost\n"), boom }); err != boom {
+		t.Fatalf("err %v, want boom itself", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "one\ntwo\n" {
+		t.Errorf("content %q", got)
+	}
+}

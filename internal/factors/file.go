@@ -171,43 +171,19 @@ func (d *Doc) bytes() ([]byte, error) {
 // flushed). An error from fn leaves the file unchanged and is returned. A
 // file that cannot be read as a whole is not edited.
 func Edit(path string, keys *Keys, fn func(*Doc) error) error {
-	unlock, err := lockFile(path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("factors: %w", err)
-	}
-	entries, err := splitEntries(path, bytes.NewReader(data), keys)
-	if err != nil {
-		return err
-	}
-	d := &Doc{path: path, entries: entries}
-	if err := fn(d); err != nil {
-		return err
-	}
-	text, err := d.bytes()
-	if err != nil {
-		return err
-	}
-	return write(path, text)
-}
-
-// lockFile takes the exclusive lock of the factors file at path.
-func lockFile(path string) (func(), error) {
-	unlock, err := atomicfile.Lock(path, fileMode)
-	if err != nil {
-		return nil, fmt.Errorf("factors: %w", err)
-	}
-	return unlock, nil
-}
-
-// write replaces the factors file at path with text, atomically.
-func write(path string, text []byte) error {
-	if err := atomicfile.Write(path, text, fileMode); err != nil {
-		return fmt.Errorf("factors: %w", err)
-	}
-	return nil
+	return atomicfile.Edit(path, fileMode, func() ([]byte, error) {
+		data, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("factors: %w", err)
+		}
+		entries, err := splitEntries(path, bytes.NewReader(data), keys)
+		if err != nil {
+			return nil, err
+		}
+		d := &Doc{path: path, entries: entries}
+		if err := fn(d); err != nil {
+			return nil, err
+		}
+		return d.bytes()
+	})
 }

@@ -161,39 +161,15 @@ func (d *Doc) bytes() ([]byte, error) {
 // renamed over path). A file that does not parse is not edited: fix it by
 // hand first, since rewriting it would drop what could not be read.
 func Edit(path string, fn func(*Doc) error) error {
-	unlock, err := lockFile(path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	list, err := Read(path)
-	if err != nil {
-		return err
-	}
-	d := &Doc{List: list}
-	if err := fn(d); err != nil {
-		return err
-	}
-	text, err := d.bytes()
-	if err != nil {
-		return err
-	}
-	return write(path, text)
-}
-
-// lockFile takes the exclusive lock of the tokens file at path.
-func lockFile(path string) (func(), error) {
-	unlock, err := atomicfile.Lock(path, fileMode)
-	if err != nil {
-		return nil, fmt.Errorf("tokens: %w", err)
-	}
-	return unlock, nil
-}
-
-// write replaces the tokens file at path with text, atomically.
-func write(path string, text []byte) error {
-	if err := atomicfile.Write(path, text, fileMode); err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	return nil
+	return atomicfile.Edit(path, fileMode, func() ([]byte, error) {
+		list, err := Read(path)
+		if err != nil {
+			return nil, err
+		}
+		d := &Doc{List: list}
+		if err := fn(d); err != nil {
+			return nil, err
+		}
+		return d.bytes()
+	})
 }
