@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -165,9 +169,24 @@ func requestFileRevocation(c *cli, dir string, sa sessionArgs) error {
 	if err := session.RequestRevocation(dir, kind, value); err != nil {
 		return err
 	}
-	fmt.Fprintln(c.stderr, "asked the running service to end it: it does within two seconds (its file watch)")
-	return nil
+	// The file store belongs to the running service: it takes the request
+	// at its next file watch (every two seconds) and ends the sessions.
+	// Return once it has, so that a session revoked here is refused at its
+	// next request.
+	req := filepath.Join(dir, session.RevokeName)
+	for deadline := time.Now().Add(revokeWait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		_, err := os.Stat(req)
+		if _, terr := os.Stat(req + session.TakenSuffix); errors.Is(err, fs.ErrNotExist) && errors.Is(terr, fs.ErrNotExist) {
+			fmt.Fprintln(c.stderr, "ended: the running service took the request")
+			return nil
+		}
+	}
+	return fmt.Errorf("no running service took the request within %s; it is left in %s, and the service ends the sessions when it starts (is it running, with this state_dir?)", revokeWait, req)
 }
+
+// revokeWait bounds how long session revoke waits for the running service
+// (file store) to take its request: twice its file watch and some.
+const revokeWait = 5 * time.Second
 
 // revokeSession ends the one session whose key starts with id.
 func revokeSession(c *cli, ctx context.Context, st *redisstore.Store, recs map[string]session.Record, id string) error {

@@ -37,28 +37,36 @@ func RequestRevocation(dir, kind, value string) error {
 	return nil
 }
 
+// TakenSuffix names the revocation file while the service applies it: a
+// request is done once neither RevokeName nor RevokeName+TakenSuffix is
+// in the folder.
+const TakenSuffix = ".taken"
+
 // takeRevocations moves the revocation file aside (so that requests
-// written meanwhile go to a new one), reads it and removes it.
-func takeRevocations(dir string) (lines []string, err error) {
+// written meanwhile go to a new one) and reads it. The caller removes the
+// taken file (taken) once the requests are applied. A taken file left by
+// an interrupted run is read again first.
+func takeRevocations(dir string) (lines []string, taken string, err error) {
 	path := filepath.Join(dir, RevokeName)
-	taken := path + ".taken"
-	if err := os.Rename(path, taken); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+	taken = path + TakenSuffix
+	if _, err := os.Stat(taken); err != nil {
+		if err := os.Rename(path, taken); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, "", nil
+			}
+			return nil, "", fmt.Errorf("session: taking %s: %w", path, err)
 		}
-		return nil, fmt.Errorf("session: taking %s: %w", path, err)
 	}
 	f, err := os.Open(taken)
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, "", fmt.Errorf("session: %w", err)
 	}
-	defer os.Remove(taken)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	return lines, sc.Err()
+	return lines, taken, sc.Err()
 }
 
 // ApplyRevocations ends the sessions that `backupweb session revoke` asked
@@ -70,8 +78,8 @@ func (m *Manager) ApplyRevocations(ctx context.Context) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	lines, err := takeRevocations(filepath.Dir(fs.path))
-	if err != nil || len(lines) == 0 {
+	lines, taken, err := takeRevocations(filepath.Dir(fs.path))
+	if err != nil || taken == "" {
 		return 0, err
 	}
 	fs.mu.RLock()
@@ -107,5 +115,6 @@ func (m *Manager) ApplyRevocations(ctx context.Context) (int, error) {
 	if n > 0 {
 		m.ended(ctx, "revoked", n)
 	}
-	return n, nil
+	// Applied: `session revoke` waits for this to return.
+	return n, os.Remove(taken)
 }

@@ -120,6 +120,7 @@ func (p *Provider) poll() {
 // runs it, beside its SIGHUP loop). A negative PollInterval: it returns at
 // once.
 func (p *Provider) Watch(ctx context.Context) {
+	p.PollRevocations() // requests left while the service was not running
 	filewatch.Every(ctx, p.cfg.PollInterval, func() {
 		p.poll()
 		if p.factors != nil {

@@ -293,6 +293,7 @@ const RevocationPoll = 2 * time.Second
 // shared store's sessions the command ends itself), until ctx ends
 // (auth.Watcher).
 func (p *Provider) Watch(ctx context.Context) {
+	p.PollRevocations() // requests left while the service was not running
 	filewatch.Every(ctx, RevocationPoll, p.PollRevocations)
 }
 
