@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -153,7 +152,8 @@ func sessionAction(c *cli, sa sessionArgs) error {
 }
 
 // requestFileRevocation leaves the revocation for the running service of
-// a file store, which ends the sessions at its next poll (two seconds).
+// a file store, which ends the sessions at its next poll (two seconds),
+// and waits until it has.
 func requestFileRevocation(c *cli, dir string, sa sessionArgs) error {
 	kind, value := "user", sa.user
 	if sa.id != "" {
@@ -166,17 +166,16 @@ func requestFileRevocation(c *cli, dir string, sa sessionArgs) error {
 		}
 		kind, value = "id", sa.id
 	}
-	if err := session.RequestRevocation(dir, kind, value); err != nil {
+	req, err := session.RequestRevocation(dir, kind, value)
+	if err != nil {
 		return err
 	}
 	// The file store belongs to the running service: it takes the request
 	// at its next file watch (every two seconds) and ends the sessions.
 	// Return once it has, so that a session revoked here is refused at its
 	// next request.
-	req := filepath.Join(dir, session.RevokeName)
 	for deadline := time.Now().Add(revokeWait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		_, err := os.Stat(req)
-		if _, terr := os.Stat(req + session.TakenSuffix); errors.Is(err, fs.ErrNotExist) && errors.Is(terr, fs.ErrNotExist) {
+		if _, err := os.Stat(req); errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintln(c.stderr, "ended: the running service took the request")
 			return nil
 		}

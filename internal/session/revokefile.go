@@ -1,72 +1,66 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// RevokeName is the file in a file store's folder where `backupweb
-// session revoke` leaves its requests for the running service, one a
-// line: "id ID" (a listed session id) or "user NAME". The service takes
-// them at its next poll (ApplyRevocations).
+// RevokeName starts the names of the files in a file store's folder where
+// `backupweb session revoke` leaves its requests for the running service:
+// one file a request ("sessions.revoke.RANDOM"), holding one line, "id
+// ID" (a listed session id) or "user NAME". The service applies them at
+// its next poll (ApplyRevocations) and removes each file once applied.
 const RevokeName = "sessions.revoke"
 
-// RequestRevocation appends one request (kind "id" or "user") to the
-// revocation file in dir, mode 0600.
-func RequestRevocation(dir, kind, value string) error {
+// RequestRevocation leaves one request (kind "id" or "user") for the
+// running service in dir and returns the path of its file, which is gone
+// once the service has applied it. The file appears whole (written
+// beside, then renamed), mode 0600, so the service never reads half of
+// it.
+func RequestRevocation(dir, kind, value string) (string, error) {
 	if kind != "id" && kind != "user" || value == "" || strings.ContainsAny(value, "\r\n") {
-		return errors.New("session: a revocation names one id or one user")
+		return "", errors.New("session: a revocation names one id or one user")
 	}
-	f, err := os.OpenFile(filepath.Join(dir, RevokeName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.CreateTemp(dir, "."+RevokeName+".*")
 	if err != nil {
-		return fmt.Errorf("session: %w", err)
+		return "", fmt.Errorf("session: %w", err)
 	}
+	tmp := f.Name()
 	_, err = fmt.Fprintf(f, "%s %s\n", kind, value)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return fmt.Errorf("session: writing %s: %w", f.Name(), err)
+	path := filepath.Join(dir, RevokeName+"."+strings.TrimPrefix(filepath.Base(tmp), "."+RevokeName+"."))
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	return nil
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("session: writing the request %s: %w", path, err)
+	}
+	return path, nil
 }
 
-// TakenSuffix names the revocation file while the service applies it: a
-// request is done once neither RevokeName nor RevokeName+TakenSuffix is
-// in the folder.
-const TakenSuffix = ".taken"
-
-// takeRevocations moves the revocation file aside (so that requests
-// written meanwhile go to a new one) and reads it. The caller removes the
-// taken file (taken) once the requests are applied. A taken file left by
-// an interrupted run is read again first.
-func takeRevocations(dir string) (lines []string, taken string, err error) {
-	path := filepath.Join(dir, RevokeName)
-	taken = path + TakenSuffix
-	if _, err := os.Stat(taken); err != nil {
-		if err := os.Rename(path, taken); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, "", nil
-			}
-			return nil, "", fmt.Errorf("session: taking %s: %w", path, err)
+// pendingRevocations returns the request files in dir and their lines.
+func pendingRevocations(dir string) (files, lines []string, err error) {
+	files, err = filepath.Glob(filepath.Join(dir, RevokeName+".*"))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("session: reading %s: %w", f, err)
+		}
+		for line := range strings.Lines(string(b)) {
+			lines = append(lines, strings.TrimRight(line, "\r\n"))
 		}
 	}
-	f, err := os.Open(taken)
-	if err != nil {
-		return nil, "", fmt.Errorf("session: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return lines, taken, sc.Err()
+	return files, lines, nil
 }
 
 // ApplyRevocations ends the sessions that `backupweb session revoke` asked
@@ -78,8 +72,8 @@ func (m *Manager) ApplyRevocations(ctx context.Context) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	lines, taken, err := takeRevocations(filepath.Dir(fs.path))
-	if err != nil || taken == "" {
+	files, lines, err := pendingRevocations(filepath.Dir(fs.path))
+	if err != nil || len(files) == 0 {
 		return 0, err
 	}
 	fs.mu.RLock()
@@ -115,6 +109,11 @@ func (m *Manager) ApplyRevocations(ctx context.Context) (int, error) {
 	if n > 0 {
 		m.ended(ctx, "revoked", n)
 	}
-	// Applied: `session revoke` waits for this to return.
-	return n, os.Remove(taken)
+	// Applied: `session revoke` waits for its file to go.
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			return n, fmt.Errorf("session: %w", err)
+		}
+	}
+	return n, nil
 }

@@ -32,7 +32,7 @@ func TestSessionRevokeOnTheFileStore(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.p.Watch(ctx)
-	if err := session.RequestRevocation(dir, "user", u.Name); err != nil {
+	if _, err := session.RequestRevocation(dir, "user", u.Name); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitUntil(t, 3*RevocationPoll+5*time.Second, func() bool {
