@@ -24,7 +24,7 @@ func TestBrandIcon(t *testing.T) {
 		{"own icon", Brand{Product: "Syncthing", Icon: png},
 			[]string{`<img src="/_backupweb/brand-icon?v=` + strings.Trim(png.etag, `"`) + `"`, `<link rel="icon" href="/_backupweb/brand-icon?v=`, `type="image/png"`},
 			[]string{"icon.svg"}},
-		{"none", Brand{Title: "Syncthing", Product: "Syncthing", NoIcon: true}, []string{`<a class="brand" href="/">Syncthing</a>`}, []string{"<img", `rel="icon"`}},
+		{"none", Brand{Title: "Syncthing", Product: "Syncthing", NoIcon: true}, []string{`<a class="brand" href="/"><span class="brand-name">Syncthing</span></a>`}, []string{"<img", `rel="icon"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := checkPage(t, render(t, http.StatusOK, "login", LoginPage{Brand: tc.brand, Title: "Sign in", Action: "/login", CSRFToken: "c"}), http.StatusOK)

@@ -138,7 +138,10 @@ func TestBrowserCatalogPage(t *testing.T) {
 						t.Errorf("no link to %q in %v", n, hrefs)
 					}
 				}
-				who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".who")))
+				// The words a screen reader reads (on a phone "Signed in as"
+				// is hidden from sight only).
+				who, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+					`document.querySelector(".who").textContent.replace(/\s+/g, " ")`))
 				if err != nil || !strings.Contains(who, "Signed in as anonymous") || strings.Contains(who, "none") {
 					t.Errorf("user line = %q, %v", who, err)
 				}
@@ -237,44 +240,63 @@ func TestBrowserSessionPages(t *testing.T) {
 }
 
 // TestBrowserHeaderHeight: the header bar has one height on every page,
-// signed in (a name and a sign-out button) or not (the sign-in page, an
-// error page), light and dark, so it does not jump between pages. (On a
-// phone the signed-in bar may wrap the user's part under the name.)
+// signed in (a name and a sign-out button, a name as long as an e-mail
+// address too) or not (the sign-in page, an error page), light and dark, on
+// a desktop and on a phone, so it does not jump between pages; and no page
+// scrolls sideways.
 func TestBrowserHeaderHeight(t *testing.T) {
-	p := mountingProvider{&fakeProvider{admit: true,
-		user: auth.User{Name: "alice", Type: "flask-login"}.WithCSRF(func() string { return "csrf-xyz" })}}
-	p.mount = func(mux *http.ServeMux) {
-		mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
-			ui.Render(w, http.StatusOK, "login", ui.LoginPage{Title: "Sign in", Action: "/login", CSRFToken: "t", Next: "/"})
-		})
-	}
 	log, _ := quietLogger()
-	srv := httptest.NewServer(NewHandler(Options{Provider: p, Catalog: catalog.New(fixture(t)), Logger: log}))
-	defer srv.Close()
-	ctx := browsertest.New(t)
-	pages := []struct{ path, ready string }{
-		{"/", ".logout button"},
-		{"/login", "#password"},
-		{"/no/such/page", "main"},
+	serve := func(name string) *httptest.Server {
+		p := mountingProvider{&fakeProvider{admit: true,
+			user: auth.User{Name: name, Type: "flask-login"}.WithCSRF(func() string { return "csrf-xyz" })}}
+		p.mount = func(mux *http.ServeMux) {
+			mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+				ui.Render(w, http.StatusOK, "login", ui.LoginPage{Title: "Sign in", Action: "/login", CSRFToken: "t", Next: "/"})
+			})
+		}
+		srv := httptest.NewServer(NewHandler(Options{Provider: p, Catalog: catalog.New(fixture(t)), Logger: log}))
+		t.Cleanup(srv.Close)
+		return srv
 	}
-	for _, vp := range viewports[:1] {
+	alice := serve("alice")
+	// A name as long as an e-mail address an OAuth provider vouches for.
+	long := serve("firstname.lastname-of-the-backup-team@example.com")
+	ctx := browsertest.New(t)
+	pages := []struct{ name, url, ready string }{
+		{"signed in", alice.URL + "/", ".logout button"},
+		{"signed in, long name", long.URL + "/", ".logout button"},
+		{"login", alice.URL + "/login", "#password"},
+		{"not found", alice.URL + "/no/such/page", "main"},
+	}
+	for _, vp := range viewports {
 		for _, scheme := range []string{"light", "dark"} {
 			heights := map[string]float64{}
 			for _, pg := range pages {
 				err := chromedp.Do(ctx,
 					chromedp.EmulateViewport(vp.width, vp.height, vp.opts...), setColorScheme(scheme),
-					chromedp.Navigate(srv.URL+pg.path), chromedp.WaitVisible(chromedp.CSS(pg.ready)))
+					chromedp.Navigate(pg.url), chromedp.WaitVisible(chromedp.CSS(pg.ready)))
 				if err != nil {
-					t.Fatalf("%s %s %s: %v", vp.name, scheme, pg.path, err)
+					t.Fatalf("%s %s %s: %v", vp.name, scheme, pg.name, err)
 				}
 				h, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector("header.bar").getBoundingClientRect().height`))
 				if err != nil {
-					t.Fatalf("%s %s %s: measuring the header: %v", vp.name, scheme, pg.path, err)
+					t.Fatalf("%s %s %s: measuring the header: %v", vp.name, scheme, pg.name, err)
 				}
-				heights[pg.path] = h
+				heights[pg.name] = h
+				if pg.name == "signed in, long name" && scheme == "light" {
+					screenshot(t, ctx, "header-long-name-"+vp.name)
+				}
+				wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+					`document.documentElement.scrollWidth > document.documentElement.clientWidth`))
+				if err != nil || wide {
+					t.Errorf("%s %s %s: the page scrolls sideways (%v)", vp.name, scheme, pg.name, err)
+				}
 			}
-			if h := heights["/"]; heights["/login"] != h || heights["/no/such/page"] != h {
-				t.Errorf("%s, %s: header heights differ: %v", vp.name, scheme, heights)
+			for _, h := range heights {
+				if h != heights["login"] {
+					t.Errorf("%s, %s: header heights differ: %v", vp.name, scheme, heights)
+					break
+				}
 			}
 		}
 	}

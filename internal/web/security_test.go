@@ -118,7 +118,7 @@ func sessionHandler(t *testing.T) (http.Handler, func() string) {
 func TestLogoutButtonForSessions(t *testing.T) {
 	h, _ := sessionHandler(t)
 	body := do(h, "GET", "/", nil).Body.String()
-	testkit.Holds(t, body, []string{`<form method="post" action="/logout"`, `name="csrf_token" value="csrf-abc"`, `Signed in as <strong>alice</strong>`, `Sign out`}, nil)
+	testkit.Holds(t, body, []string{`<form method="post" action="/logout"`, `name="csrf_token" value="csrf-abc"`, `<span class="who-label">Signed in as</span> <strong>alice</strong>`, `Sign out`}, nil)
 	if strings.Contains(body, "flask-login") {
 		t.Error("the page shows the authentication type's name to a person")
 	}
