@@ -55,21 +55,24 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
 	done = true
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-// syncDir makes a rename in dir durable. Windows cannot open a folder for
-// syncing and makes renames durable itself.
-func syncDir(dir string) error {
+// SyncDir makes a rename in dir durable; errors name the folder. Windows
+// cannot open a folder for syncing and makes renames durable itself.
+func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("opening directory %s to flush it: %w", dir, err)
 	}
 	defer d.Close()
-	return d.Sync()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("flushing directory %s: %w", dir, err)
+	}
+	return nil
 }
 
 // Lock takes the exclusive lock of the file at path, held on path+".lock"

@@ -31,12 +31,12 @@ var allowed = map[string][]string{
 	"internal/password":   nil,
 	"internal/peer":       nil,
 	"internal/refusal":    nil,
-	"internal/session":    nil,
+	"internal/session":    {"internal/atomicfile"},
 	"internal/throttle":   nil,
 
 	// Formats and files.
 	"internal/ini":       {"internal/fspath"},
-	"internal/userfile":  {"internal/password"},
+	"internal/userfile":  {"internal/atomicfile", "internal/password"},
 	"internal/qr":        nil,
 	"internal/groupfile": {"internal/filewatch"},
 	"internal/factors":   {"internal/atomicfile", "internal/filewatch", "internal/userfile"},

@@ -7,8 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
+
+	"github.com/backupweb/backupweb/internal/atomicfile"
 )
 
 // FileName is the name of the file store's file inside its directory.
@@ -76,59 +77,19 @@ func readStateFile(path string) (loadedState, error) {
 	return st, nil
 }
 
-// writeStateFile replaces the file at path with recs, atomically: the data
-// goes to a temporary file in the same directory (created 0600), which is
-// synced, then renamed over the old file, and the directory is synced so the
-// rename itself survives a crash. A reader never sees a half-written file.
-func writeStateFile(path string, recs map[string]Record, seq uint64) (err error) {
+// writeStateFile replaces the file at path with recs, atomically
+// (atomicfile.Write, mode 0600): a reader never sees a half-written file,
+// and a crash leaves the old file or the new one whole. The temporary
+// file's name starts with tempPrefix, which removeStaleTemps knows.
+func writeStateFile(path string, recs map[string]Record, seq uint64) error {
 	data, err := json.MarshalIndent(stateFile{Version: fileFormatVersion, Seq: seq, Sessions: recs}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("session: encode session file: %w", err)
 	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
-	if err != nil {
-		return fmt.Errorf("session: write session file: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("session: write session file: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("session: write session file: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("session: write session file: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("session: write session file: %w", err)
-	}
-	if err = syncDir(dir); err != nil {
+	if err := atomicfile.Write(path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("session: write session file: %w", err)
 	}
 	return nil
-}
-
-// syncDir flushes a directory entry change (the rename) to disk. Windows
-// cannot open a directory for syncing and makes renames durable itself.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // removeStaleTemps deletes temporary files left by a rewrite that a crash

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/backupweb/backupweb/internal/atomicfile"
 )
 
 // newFileMode is the mode of a user file Save creates: readable and
@@ -102,7 +104,7 @@ func (d *Doc) SaveWith(path string, nf NewFile) error {
 		return fmt.Errorf("replacing %s: %w", target, err)
 	}
 	renamed = true
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // resolveLink returns the file path refers to: path itself unless it is a
@@ -117,17 +119,4 @@ func resolveLink(path string) (string, error) {
 		return "", fmt.Errorf("following the link %s: %w", path, err)
 	}
 	return target, nil
-}
-
-// syncDir flushes a directory, making a rename inside it durable.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("opening directory %s to flush it: %w", dir, err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("flushing directory %s: %w", dir, err)
-	}
-	return nil
 }
