@@ -139,9 +139,7 @@ func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here stri
 		return pending{}, "", false
 	}
 	if spent {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
+		p.pendingSpent(w, r, st.User, next)
 		return pending{}, "", false
 	}
 	if p.routeByStatus(w, r, st.User, next, here) {
@@ -186,6 +184,15 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 	}
 	sessionauth.SeeOther(w, withNext(want, next))
 	return true
+}
+
+// pendingSpent refuses user's pending state that can no longer be used
+// (already spent, or the user or password changed since): the refusal is
+// logged, the state ends and the sign-in page says the step is over.
+func (p *Provider) pendingSpent(w http.ResponseWriter, r *http.Request, user, next string) {
+	p.audit.Refused(r, Name, auth.ReasonPendingExpired, user)
+	p.endPending(w, r)
+	p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
 }
 
 // startOver answers a request without a usable pending state: a browser
@@ -248,9 +255,7 @@ func (p *Provider) pendingForm(w http.ResponseWriter, r *http.Request, here stri
 		return pending{}, "", false
 	}
 	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
+		p.pendingSpent(w, r, st.User, next)
 		return pending{}, "", false
 	}
 	if p.routeByStatus(w, r, st.User, next, here) {
@@ -284,9 +289,7 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 		return
 	}
 	if !fresh {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
+		p.pendingSpent(w, r, st.User, next)
 		return
 	}
 	var codes []string
