@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/session"
 )
 
@@ -18,7 +19,10 @@ import (
 // X_Forwarded_User into HTTP_X_FORWARDED_USER and join the two values, so a
 // client that sends X_Forwarded_User: admin beside its own session would be
 // "bob,admin" to a Python application. Every spelling of an identity header
-// or a forwarding header is therefore removed before backupweb sets its own.
+// or a forwarding header is therefore removed before backupweb sets its own,
+// and so is every spelling of a path-override header
+// (access.PathOverrideHeaders: X-Original-URL and its kin), by which an
+// application could serve another path than the one the rules judged.
 //
 // Response side (stripOwnSetCookies): the upstream must not set, replace or
 // clear backupweb's own cookies (session, login form, OAuth flow), under any
@@ -86,11 +90,13 @@ var otherIdentities = []string{"remote-user", "remote-groups", "remote-email", "
 // forged reports whether a request header named name, as the client sent
 // it, must not reach the upstream: a spelling of a reserved identity
 // header, of another proxy's identity header (X-Auth-Request-*,
-// otherIdentities), or of a forwarding header (X-Forwarded-*, X-Real-IP,
-// Forwarded), which backupweb sets itself from what it believes.
+// otherIdentities), of a forwarding header (X-Forwarded-*, X-Real-IP,
+// Forwarded), which backupweb sets itself from what it believes, or of a
+// path-override header (access.IsPathOverride), by which the upstream
+// could serve another path than the one the rules judged.
 func forged(name string, reserved []string) bool {
 	if foldHasPrefix(name, "x-forwarded-") || foldEqual(name, "x-real-ip") || foldEqual(name, "forwarded") ||
-		foldHasPrefix(name, "x-auth-request-") {
+		foldHasPrefix(name, "x-auth-request-") || access.IsPathOverride(name) {
 		return true
 	}
 	for _, r := range reserved {

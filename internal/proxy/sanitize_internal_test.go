@@ -19,6 +19,8 @@ func TestForged(t *testing.T) {
 		{"Remote-Addr", false}, {"X-Remote-Users", false},
 		{"Cookie", false}, {"X-Custom", false}, {"", false},
 		{"X-Forw\u00e4rded-For", false},
+		{"X-Original-URL", true}, {"x_original_url", true}, {"X-Rewrite-URL", true}, {"X_REWRITE_URL", true},
+		{"x-override-url", true}, {"X-Original-URI", false}, {"X-Original-Method", false},
 	}
 	for _, tt := range tests {
 		if got := forged(tt.name, reserved); got != tt.want {
@@ -43,7 +45,7 @@ func TestOwnCookie(t *testing.T) {
 // TestDropForgedAllocatesNothing: the rule runs on every proxied request.
 func TestDropForgedAllocatesNothing(t *testing.T) {
 	reserved := reservedNames(Options{UserHeader: "X-Forwarded-User", EmailHeader: "X-Forwarded-Email"})
-	h := map[string][]string{"Accept": nil, "Cookie": nil, "User-Agent": nil, "Accept-Encoding": nil}
+	h := map[string][]string{"Accept": nil, "Cookie": nil, "User-Agent": nil, "Accept-Encoding": nil, "X-Original-URI": nil}
 	if n := testing.AllocsPerRun(100, func() { dropForged(h, reserved) }); n != 0 {
 		t.Errorf("dropForged allocated %v times a call", n)
 	}
