@@ -172,6 +172,10 @@ const (
 	// AmbiguousAddress is the 400 of such a path asked before sign-in,
 	// when one of its readings falls to a rule that refuses.
 	AmbiguousAddress
+	// PathOverride is the 400 of a forward-authentication question whose
+	// request carries a path-override header (X-Original-URL and its
+	// kin), which names a second path beside the one judged.
+	PathOverride
 	// OutOfScope is the 403 of a request a machine token's scope
 	// (read-only, a path prefix) does not permit.
 	OutOfScope
@@ -264,6 +268,7 @@ var catalogue = [refusalEnd]refusalRow{
 	SecondFactorRequired: {http.StatusForbidden, "", "This page requires a second factor: sign out, then sign in again with your password and your code or passkey."},
 	AmbiguousPath:        {http.StatusForbidden, "", "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
 	AmbiguousAddress:     {http.StatusBadRequest, "", "This address can be read in several ways. Ask for its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
+	PathOverride:         {http.StatusBadRequest, "", "This request names another address in a header (X-Original-URL, X-Rewrite-URL or X-Override-URL), so it is refused. Send it without that header."},
 	OutOfScope:           {http.StatusForbidden, "", "This token may not be used for this request: it is read-only or limited to other paths."},
 
 	OAuthBadState: {http.StatusBadRequest, "Sign-in expired",

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/refusal"
@@ -66,7 +67,8 @@ const RefusedPath = "/_backupweb/refused"
 // that reads two ways, asked before sign-in, is refused at once when one
 // of its readings falls to a rule that refuses (guard.unreadable). The
 // client's method-override headers reach this endpoint on the proxy's
-// question, and count as methods.
+// question, and count as methods; a path-override header
+// (access.PathOverrideHeaders) is refused with 400 before anything else.
 func (f forwarder) answer(forward bool) http.HandlerFunc {
 	return f.ask(targetRow(forward), forward, true, f.vouch)
 }
@@ -119,6 +121,14 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 	p, errs := f.p, f.errs
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Cache-Control"] = noStoreValue
+		if name, ok := access.PathOverride(r.Header); ok {
+			// The client's header, passed on by the proxy: the
+			// application behind it could serve the path it names
+			// rather than the one judged here.
+			f.g.audit.RefusedDetail(r, p.Type(), access.ReasonAmbiguous, "path override header "+name, "")
+			errs.Refuse(w, r, refusal.PathOverride)
+			return
+		}
 		t, missing := forwardedTarget(r, row)
 		if logMissing && len(missing) > 0 && !f.g.idle() {
 			logUnknownTarget(f.log, r, missing)
