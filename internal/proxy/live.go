@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	stdlog "log"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -56,8 +58,9 @@ func (h *Handler) RecheckNow() { h.live.now() }
 // live keeps the proxied requests still being answered, each with the
 // check of the credential that admitted it, and checks again those that
 // have lasted at least one interval: a request whose credential no longer
-// admits its user is cut (its context cancelled: an upgraded connection
-// is closed both ways, a streamed answer aborted). Short requests come and
+// admits its user is cut both ways (liveReq.cut): towards the application
+// and towards the browser, whether it waits for the upstream's answer,
+// streams an upload or a download, or holds an upgraded connection. Short requests come and
 // go without ever being checked. A sweeper goroutine runs while there is
 // something to check, and ends with the last request.
 type live struct {
@@ -80,6 +83,83 @@ type liveReq struct {
 	check  func(context.Context) (bool, error) // nil until the first recheck
 	cancel context.CancelCauseFunc
 	since  time.Time
+	// w is what the request is answered through: the server's writer,
+	// with its hijacked connection kept for cut.
+	w liveWriter
+
+	mu       sync.Mutex // guards the fields below
+	answered bool       // release has run: the server's writer is no longer ours
+	ended    bool       // cut has run
+	hijacked net.Conn   // the upgraded connection, once hijacked
+}
+
+// cutGrace is how long a cut request may still write: long enough for the
+// refusal (401) of a request cut before its answer began to go out, and
+// short enough that a client that stopped reading is cut well within the
+// contract's second.
+const cutGrace = 100 * time.Millisecond
+
+// cut ends h's request both ways, in whatever state it is (see the
+// contract: within one second, mid-upload and mid-download included): its
+// context is cancelled (the upstream request ends, towards the
+// application), and towards the browser a body read (an upload that
+// stalls) ends at once, a write (a download the client does not read)
+// within cutGrace, and an upgraded connection (a WebSocket) is closed. The
+// handler then ends the connection itself (Handler.ServeHTTP).
+func (h *liveReq) cut() {
+	h.cancel(errEnded)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.answered || h.ended {
+		return
+	}
+	h.ended = true
+	if h.hijacked != nil {
+		h.hijacked.Close()
+		return
+	}
+	// Deadlines rather than closing the connection: with HTTP/2 they
+	// are the stream's, and the browser's other streams go on.
+	rc := http.NewResponseController(h.w.ResponseWriter)
+	now := time.Now()
+	rc.SetReadDeadline(now)
+	rc.SetWriteDeadline(now.Add(cutGrace))
+}
+
+// cutOnWriter reports whether cut has run on h while its connection was
+// still the server's (not hijacked).
+func (h *liveReq) cutOnWriter() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ended && h.hijacked == nil
+}
+
+// liveWriter is the server's writer of a tracked request, through which
+// ReverseProxy hijacks a switched connection (a WebSocket): it keeps the
+// connection, so that cut can close it even while a copy is blocked
+// writing to a client that does not read. Flush and the deadlines reach
+// the server's writer through Unwrap.
+type liveWriter struct {
+	http.ResponseWriter
+	h *liveReq
+}
+
+// Unwrap returns the server's writer, for http.ResponseController.
+func (w *liveWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack hijacks the server's connection, unless the request has been
+// cut: then it is refused and the writer stays usable for the refusal.
+func (w *liveWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.h.mu.Lock()
+	defer w.h.mu.Unlock()
+	if w.h.ended {
+		return nil, nil, errEnded
+	}
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.h.hijacked = conn
+	}
+	return conn, rw, err
 }
 
 // newLive returns the registry over rc; nil rc: nothing is tracked.
@@ -93,13 +173,14 @@ func newLive(rc auth.Rechecker, interval time.Duration, log *slog.Logger) *live 
 	return &live{rc: rc, interval: interval, log: log, held: map[*liveReq]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
-// track registers r, admitted as the user in its context, and returns the
-// request to serve (with a context the registry may cancel) and its entry,
-// to hand to release when it has been answered. Requests without a user
-// (skip_auth_routes) or of type none are returned as they are, with a nil
-// entry; one whose credential cannot end (Recheck gives no check) is
-// dropped at its first recheck.
-func (l *live) track(r *http.Request) (*http.Request, *liveReq) {
+// track registers r, answered through w and admitted as the user in its
+// context, and returns the request to serve (with a context the registry
+// may cancel) and its entry, whose writer (&entry.w) the request is to be
+// answered through, to hand to release when it has been answered.
+// Requests without a user (skip_auth_routes) or of type none are returned
+// as they are, with a nil entry; one whose credential cannot end (Recheck
+// gives no check) is dropped at its first recheck.
+func (l *live) track(w http.ResponseWriter, r *http.Request) (*http.Request, *liveReq) {
 	if l == nil {
 		return r, nil
 	}
@@ -109,6 +190,7 @@ func (l *live) track(r *http.Request) (*http.Request, *liveReq) {
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	h := &liveReq{req: r, u: u, cancel: cancel, since: time.Now()}
+	h.w = liveWriter{ResponseWriter: w, h: h}
 	l.mu.Lock()
 	l.held[h] = struct{}{}
 	if !l.running {
@@ -130,6 +212,9 @@ func (l *live) release(h *liveReq) {
 	l.mu.Lock()
 	delete(l.held, h)
 	l.mu.Unlock()
+	h.mu.Lock()
+	h.answered = true
+	h.mu.Unlock()
 	h.cancel(nil)
 }
 
@@ -210,5 +295,5 @@ func (l *live) recheck(h *liveReq) {
 	l.mu.Lock()
 	delete(l.held, h)
 	l.mu.Unlock()
-	h.cancel(errEnded)
+	h.cut()
 }

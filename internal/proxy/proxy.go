@@ -161,9 +161,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Time{})
 	rc.SetWriteDeadline(time.Time{})
-	r, tracked := h.live.track(r)
+	r, tracked := h.live.track(w, r)
+	if tracked == nil {
+		h.rp.ServeHTTP(w, r)
+		return
+	}
 	defer h.live.release(tracked)
-	h.rp.ServeHTTP(w, r)
+	h.rp.ServeHTTP(&tracked.w, r)
+	if tracked.cutOnWriter() && r.ProtoMajor == 1 {
+		// A cut request's HTTP/1 connection ends with it, whatever
+		// was answered: what was written goes out first (the refusal
+		// of a request cut before its answer began).
+		rc.Flush()
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // copyBufferSize is the size of the proxy's copy buffers.
@@ -278,7 +289,9 @@ func stripOwnCookies(r *http.Request) {
 // error line. A client that went away gets nothing.
 func failed(log *slog.Logger, errs *refusal.Errors, w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(context.Cause(r.Context()), errEnded) {
-		// Cut by the recheck before the upstream answered.
+		// Cut by the recheck before the upstream answered: the
+		// connection ends after this answer (see Handler.ServeHTTP).
+		w.Header().Set("Connection", "close")
 		errs.Refuse(w, r, refusal.SignInEnded)
 		return
 	}
