@@ -309,6 +309,8 @@ func TestCutClosesTheBrowsersSideInEveryState(t *testing.T) {
 						resp, err := http.ReadResponse(r, nil)
 						if err != nil || resp.StatusCode != http.StatusUnauthorized || !resp.Close {
 							t.Errorf("cut before its answer began: %v %v, want 401 and the connection's end", resp, err)
+						} else if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+							t.Errorf("the 401 was cut short: %v", err)
 						}
 					}
 					if _, err := io.Copy(io.Discard, r); err != nil && !isReset(err) {

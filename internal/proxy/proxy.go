@@ -168,11 +168,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.live.release(tracked)
 	h.rp.ServeHTTP(&tracked.w, r)
-	if tracked.cutOnWriter() && r.ProtoMajor == 1 {
+	if tracked.cutOnWriter() && r.ProtoMajor == 1 && w.Header().Get("Connection") != "close" {
 		// A cut request's HTTP/1 connection ends with it, whatever
-		// was answered: what was written goes out first (the refusal
-		// of a request cut before its answer began).
-		rc.Flush()
+		// was answered. The refusal of a request cut before its
+		// answer began (failed) says Connection: close, and the
+		// server closes the connection once it has gone out whole.
 		panic(http.ErrAbortHandler)
 	}
 }
