@@ -2,10 +2,12 @@ package proxy_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"runtime"
@@ -342,6 +344,14 @@ func isReset(err error) bool {
 // connections the server closed.
 func guardCounting(t *testing.T, up string, setup func(string, *slog.Logger) auth.Provider) (string, *closings, *logtest.Buffer) {
 	t.Helper()
+	base, ln, logs, _ := guardServer(t, up, setup, false)
+	return base, ln, logs
+}
+
+// guardServer is guardCounting, over TLS with HTTP/2 when h2 is set; it
+// returns the server too, whose Client trusts it.
+func guardServer(t *testing.T, up string, setup func(string, *slog.Logger) auth.Provider, h2 bool) (string, *closings, *logtest.Buffer, *httptest.Server) {
+	t.Helper()
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	var h atomic.Pointer[http.Handler]
@@ -349,13 +359,117 @@ func guardCounting(t *testing.T, up string, setup func(string, *slog.Logger) aut
 	ln := &closings{Listener: srv.Listener, closed: map[string]time.Time{}}
 	srv.Listener = ln
 	base := "http://" + ln.Addr().String()
+	if h2 {
+		base = "https://" + ln.Addr().String()
+	}
 	target, _ := url.Parse(up)
 	p := setup(base, log)
 	o := proxy.Options{Upstream: target, UserHeader: "X-Forwarded-User", ResponseHeaderTimeout: 30 * time.Second,
 		Logger: log, Errors: web.NewErrors(log), Rechecker: p.(auth.Rechecker)}
 	handler := web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(t.TempDir()), Logger: log, Proxy: proxy.New(o)})
 	h.Store(&handler)
-	srv.Start()
+	if h2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
-	return base, ln, logs
+	return base, ln, logs, srv
+}
+
+// TestCutOverHTTP2: over HTTP/2, a stalled upload whose sign-in ends is
+// answered (or reset) within cutWait, its goroutines end, and the
+// browser's connection goes on serving its other requests.
+func TestCutOverHTTP2(t *testing.T) {
+	up := startStallingUpstream(t)
+	lp, setup := newLoginSetup(t, map[string]string{"alice": "pw"}, auth.Deps{})
+	base, ln, _, srv := guardServer(t, up.URL, setup, true)
+	alice := srv.Client()
+	alice.Jar, _ = cookiejar.New(nil)
+	alice.Timeout = 20 * time.Second
+	testkit.SignIn(t, alice, testkit.Login{Page: base + "/login", User: "alice", Password: "pw"})
+
+	body, feed := io.Pipe()
+	defer feed.Close()
+	req, _ := http.NewRequest("POST", base+"/upload", body)
+	done := make(chan *http.Response, 1)
+	go func() {
+		resp, err := alice.Do(req)
+		if err != nil {
+			done <- nil
+			return
+		}
+		resp.Body.Close()
+		done <- resp
+	}()
+	feed.Write([]byte("x"))
+	arrivedAt("/upload")(t, up, nil)
+
+	start := time.Now()
+	logoutVia(t, lp, alice, base)
+	select {
+	case resp := <-done:
+		if resp != nil && resp.ProtoMajor != 2 {
+			t.Fatalf("the upload went over HTTP/%d", resp.ProtoMajor)
+		}
+		t.Logf("the upload ended %s after the logout: %v", time.Since(start).Round(time.Millisecond), resp != nil && resp.StatusCode == http.StatusUnauthorized)
+	case <-time.After(cutWait):
+		t.Fatalf("the upload is still open %s after the logout", cutWait)
+	}
+	parkedNowhere(t, "ReverseProxy")
+	// The connection itself goes on: one connection was accepted and
+	// none closed.
+	resp, err := alice.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ln.mu.Lock()
+	closed := len(ln.closed)
+	ln.mu.Unlock()
+	if closed != 0 {
+		t.Errorf("the server closed %d HTTP/2 connections", closed)
+	}
+}
+
+// logoutVia signs c out as logout does, through c itself (over HTTP/2:
+// another stream of the same connection).
+func logoutVia(t *testing.T, lp *loginProvider, c *http.Client, base string) {
+	t.Helper()
+	m := lp.p.Manager()
+	probe, _ := http.NewRequest("GET", base+"/", nil)
+	probe.TLS = &tls.ConnectionState{} // as the server reads it: https
+	withCookies(c, base)(probe)
+	s, ok, err := m.Load(probe)
+	if err != nil || !ok {
+		t.Fatalf("no session to log out of: %v", err)
+	}
+	req, _ := http.NewRequest("POST", base+"/logout", nil)
+	req.Header.Set("X-CSRF-Token", m.CSRFToken(s))
+	cr := *c
+	cr.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := cr.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+}
+
+// parkedNowhere waits until no goroutine's stack holds frame.
+func parkedNowhere(t *testing.T, frame string) {
+	t.Helper()
+	testkit.WaitUntil(t, cutWait, func() bool {
+		for _, g := range goroutineStacks() {
+			if strings.Contains(g, frame) {
+				return false
+			}
+		}
+		return true
+	}, func() string {
+		return "a goroutine is still in " + frame + ":\n" + strings.Join(goroutineStacks(), "\n\n")
+	})
 }

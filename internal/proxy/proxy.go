@@ -289,9 +289,12 @@ func stripOwnCookies(r *http.Request) {
 // error line. A client that went away gets nothing.
 func failed(log *slog.Logger, errs *refusal.Errors, w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(context.Cause(r.Context()), errEnded) {
-		// Cut by the recheck before the upstream answered: the
+		// Cut by the recheck before the upstream answered: an HTTP/1
 		// connection ends after this answer (see Handler.ServeHTTP).
-		w.Header().Set("Connection", "close")
+		// HTTP/2 ends the stream alone, the connection going on.
+		if r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close")
+		}
 		errs.Refuse(w, r, refusal.SignInEnded)
 		return
 	}
