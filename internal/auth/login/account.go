@@ -30,7 +30,7 @@ const (
 )
 
 // mountAccount adds the account page and its forms.
-func (p *Provider) mountAccount(mux *http.ServeMux) {
+func (p *Provider) mountAccount(mux sessionauth.Routes) {
 	p.MountAccount(mux)
 	mux.HandleFunc("POST "+AccountTokensPath, p.serveCreateToken)
 	mux.HandleFunc("POST "+AccountRevokePath, p.serveRevokeToken)

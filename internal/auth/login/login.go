@@ -264,7 +264,9 @@ func (p *Provider) Type() string { return Name }
 
 // Mount adds the login page (GET and POST at the login path), /logout (GET
 // the confirmation page, POST the sign-out), the password page of a step
-// that needs the password again (ReauthPath)
+// that needs the password again (ReauthPath), the account and passkeys
+// pages (where a machine token that is not valid gets the 401 it gets on
+// every protected route, see bearerGate)
 // and, unless mux has them already, the stylesheet and icon the page uses
 // (ui.Mount), so that the page is styled in a host application too.
 func (p *Provider) Mount(mux *http.ServeMux) {
@@ -273,10 +275,11 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
-	mux.HandleFunc("GET "+ReauthPath, p.serveReauth)
-	mux.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
-	p.mountPasskeys(mux)
-	p.mountAccount(mux)
+	signedIn := bearerGate{mux, p}
+	signedIn.HandleFunc("GET "+ReauthPath, p.serveReauth)
+	signedIn.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
+	p.mountPasskeys(signedIn)
+	p.mountAccount(signedIn)
 	if p.factors != nil {
 		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
 		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)

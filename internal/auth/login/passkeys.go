@@ -94,7 +94,7 @@ func (p *Provider) AccountLinks(u auth.User) []auth.AccountLink {
 const spendCeremony = "webauthn-ceremony"
 
 // mountPasskeys adds the passkey routes, when passkeys are in use.
-func (p *Provider) mountPasskeys(mux *http.ServeMux) {
+func (p *Provider) mountPasskeys(mux sessionauth.Routes) {
 	if p.passkeys == nil {
 		return
 	}

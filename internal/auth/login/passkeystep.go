@@ -29,7 +29,7 @@ const (
 
 // mountPasskeySteps adds the passkey routes of the second-factor step and
 // of the enrolment.
-func (p *Provider) mountPasskeySteps(mux *http.ServeMux) {
+func (p *Provider) mountPasskeySteps(mux sessionauth.Routes) {
 	mux.HandleFunc("POST "+SecondFactorPasskeyBegin, p.beginSecondPasskey)
 	mux.HandleFunc("POST "+SecondFactorPasskeyFinish, p.finishSecondPasskey)
 	if p.secondFactor() == SecondFactorRequired {
