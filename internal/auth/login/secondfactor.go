@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/auth"
@@ -383,6 +384,9 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
 	p.forgetFailures(r, p.limitsFor(r, st.User))
 	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
+	if st.At != 0 {
+		d.Attrs[AttrReauth] = strconv.FormatInt(st.At, 10)
+	}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return false
