@@ -40,7 +40,7 @@ func (p *Provider) mountAccount(mux sessionauth.Routes) {
 // passkeys page to the account page (sessionauth.AccountExtra).
 func (p *Provider) fillAccount(r *http.Request, u auth.User, page *ui.AccountPage) {
 	page.Tokens, page.CreateURL, page.RevokeURL = true, AccountTokensPath, AccountRevokePath
-	if p.passkeys != nil {
+	if p.passkeys != nil && p.factorsOn() {
 		page.FactorsURL = PasskeysPath
 	}
 	if r.URL.Query().Has("revoked") {

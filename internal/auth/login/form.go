@@ -113,6 +113,9 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// The password just given counts as given again for the steps that
 	// ask for it (RequirePassword) for ReauthWindow.
 	d := session.Data{Username: name, Cred: cred, Attrs: map[string]string{AttrReauth: strconv.FormatInt(p.now().Unix(), 10)}}
+	if !p.factorsOn() {
+		d.Attrs[AttrStepSkipped] = "1"
+	}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return

@@ -230,25 +230,26 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if rv, ok := deps.Shared.(Revocations); ok {
 		p.revocations = rv
 	}
-	if cfg.SecondFactor != SecondFactorOff {
-		keys, err := factors.NewKeys(deps.SecretKey)
-		if err != nil {
+	// The second factor's parts are made whatever second_factor says, so
+	// that a reload can turn it on (or off) in a running service: with
+	// off they are there and unused, and its routes answer 404.
+	keys, err := factors.NewKeys(deps.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
+	if p.spend, p.spent, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
+		p.Guard.Close()
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	// Passkeys are bound to the origin users reach the service at:
+	// without [server] public_url they are not offered, and TOTP and
+	// recovery codes are the second factors.
+	if deps.PublicURL != nil {
+		if p.passkeys, err = p.openPasskeys(deps); err != nil {
 			return nil, fmt.Errorf("login: %w", err)
 		}
-		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
-		if p.spend, p.spent, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
-			p.Guard.Close()
-			return nil, fmt.Errorf("login: %w", err)
-		}
-		// Passkeys are bound to the origin users reach the service at:
-		// without [server] public_url they are not offered, and TOTP and
-		// recovery codes are the second factors.
-		if deps.PublicURL != nil {
-			if p.passkeys, err = p.openPasskeys(deps); err != nil {
-				return nil, fmt.Errorf("login: %w", err)
-			}
-			p.SetPasskeySlot(p.passkeySlotFor)
-		}
+		p.SetPasskeySlot(p.passkeySlotFor)
 	}
 	if cfg.PasskeyLogin && p.passkeys == nil {
 		return nil, errors.New("login: passkey_login needs second_factor = optional or required and [server] public_url")
@@ -278,14 +279,32 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	signedIn := bearerGate{mux, p}
 	signedIn.HandleFunc("GET "+ReauthPath, p.serveReauth)
 	signedIn.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
-	p.mountPasskeys(signedIn)
+	p.mountPasskeys(bearerGate{factorGate{mux, p}, p})
 	p.mountAccount(signedIn)
-	if p.factors != nil {
-		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
-		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
-		mux.HandleFunc("GET "+EnrolPath, p.serveEnrol)
-		mux.HandleFunc("POST "+EnrolPath, p.serveEnrolPost)
-	}
+	factorsOn := factorGate{mux, p}
+	factorsOn.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
+	factorsOn.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
+	factorsOn.HandleFunc("GET "+EnrolPath, p.serveEnrol)
+	factorsOn.HandleFunc("POST "+EnrolPath, p.serveEnrolPost)
+}
+
+// factorGate adds routes of the second factor to mux: each answers 404, as
+// an address no route takes, while second_factor is off (a reload turns
+// them on and off with it).
+type factorGate struct {
+	mux sessionauth.Routes
+	p   *Provider
+}
+
+// HandleFunc adds h at pattern behind the gate.
+func (g factorGate) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if !g.p.factorsOn() {
+			g.p.errs.Refuse(w, r, refusal.NoRoute)
+			return
+		}
+		h(w, r)
+	})
 }
 
 // Ready reports whether logins can be answered: the user file was loaded
@@ -299,12 +318,10 @@ func (p *Provider) Ready(ctx context.Context) error {
 }
 
 // OwnPaths returns the paths the provider serves: the login page and
-// logout, and with a second factor its step and the enrolment.
+// logout, and the second factor's step and enrolment (404 while
+// second_factor is off, which a reload may change).
 func (p *Provider) OwnPaths() []string {
-	if p.factors != nil {
-		return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
-	}
-	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}
+	return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
 }
 
 // Close closes the session store, which writes its pending activity
