@@ -41,8 +41,9 @@ const AttrSecondFactor = auth.AttrSecondFactor
 // required.
 const AttrStepSkipped = "factor_step_skipped"
 
-// Factors returns the factors file's store, nil when second_factor is
-// off. The passkey sign-in and registration use it.
+// Factors returns the factors file's store, made whatever second_factor
+// says (a reload may turn it on). The passkey sign-in and registration
+// use it.
 func (p *Provider) Factors() *factors.Store { return p.factors }
 
 // SetPasskeySlot sets what the second-factor page shows in its passkey
