@@ -248,7 +248,7 @@ func TestReloadKeys(t *testing.T) {
 		{"backups.dir", "/nonexistent", nil, restart("backups.dir")},
 		{"authentication.session_lifetime", "1h", nil, restart("authentication.session_lifetime")},
 		{"authentication.login_view", "/signin", nil, restart("authentication.login_view")},
-		{"authentication.second_factor", "off", nil, restart("authentication.second_factor")},
+		{"authentication.second_factor", "off", status("", "/_backupweb/second-factor", http.StatusSeeOther, ""), status("", "/_backupweb/second-factor", http.StatusNotFound, "")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
@@ -263,6 +263,60 @@ func TestReloadKeys(t *testing.T) {
 			r.hup()
 			tt.after(t, r, alice)
 		})
+	}
+}
+
+// TestReloadTurnsSecondFactorOn: second_factor goes from off to optional
+// and then required on SIGHUP, no restart: a user who enrolled while it
+// was off is asked for the code at the next sign-in, and her session made
+// with the password alone ends at its next request; a user without a
+// factor keeps signing in with the password under optional, and is
+// refused under required. Back to off, the step's routes are gone.
+func TestReloadTurnsSecondFactorOn(t *testing.T) {
+	r := newReloadRig(t)
+	r.keys["authentication.second_factor"] = "off"
+	r.write()
+	r.hup()
+	if code, _ := r.get(r.client(""), "/_backupweb/second-factor"); code != http.StatusNotFound {
+		t.Fatalf("the second-factor step with second_factor = off: %d, want 404", code)
+	}
+	if code, _, stderr := enrolPipeWith(t, strings.Repeat("ab", 32), r.keys["authentication.users_file"], "alice"); code != exitOK {
+		t.Fatalf("user totp: %d %s", code, stderr)
+	}
+	alice, bob := r.client("alice"), r.client("bob") // the password alone, since it is off
+	for _, c := range []*http.Client{alice, bob} {
+		if code, _ := r.get(c, "/x"); code != http.StatusOK {
+			t.Fatalf("a session made while second_factor = off: %d, want 200", code)
+		}
+	}
+
+	r.keys["authentication.second_factor"] = "optional"
+	r.write()
+	r.hup()
+	if log := r.s.log.String(); strings.Contains(log, "restart to apply") {
+		t.Fatalf("second_factor from off asks for a restart:\n%s", log)
+	}
+	if code, _ := r.get(alice, "/x"); code == http.StatusOK {
+		t.Error("alice's password-only session still passes once her factor is asked for")
+	}
+	if !strings.Contains(r.s.log.String(), `reason="second factor required"`) {
+		t.Errorf("the refusal does not say that a second factor is required:\n%s", r.s.log.String())
+	}
+	if loc := testkit.Post(t, r.client(""), testkit.Login{Page: r.base + "/login", User: "alice", Password: "alice pw"}).Header.Get("Location"); !strings.HasPrefix(loc, "/_backupweb/second-factor") {
+		t.Errorf("alice's sign-in leads to %q, want the second-factor step", loc)
+	}
+	if code, _ := r.get(bob, "/x"); code != http.StatusOK {
+		t.Errorf("bob, who has no factor, under optional: %d, want 200", code)
+	}
+
+	r.keys["authentication.second_factor"] = "required"
+	r.write()
+	r.hup()
+	if code, _ := r.get(bob, "/x"); code == http.StatusOK {
+		t.Error("bob's password-only session still passes under required")
+	}
+	if loc := testkit.Post(t, r.client(""), testkit.Login{Page: r.base + "/login", User: "bob", Password: "bob pw"}).Header.Get("Location"); !strings.HasPrefix(loc, "/_backupweb/second-factor/enrol") {
+		t.Errorf("bob's sign-in leads to %q, want the enrolment", loc)
 	}
 }
 

@@ -27,7 +27,10 @@ func startSyncthing(t *testing.T, skipHostCheck bool) string {
 	t.Helper()
 	bin := toolstest.Need(t, "syncthing", "syncthing")
 	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "STNOUPGRADE=1", "STNODEFAULTFOLDER=1")
+	// STMONITORED=yes: Syncthing runs as one process instead of a monitor
+	// that starts the real server in a process group of its own, which
+	// the test's group kill would miss.
+	env := append(os.Environ(), "HOME="+home, "STNOUPGRADE=1", "STNODEFAULTFOLDER=1", "STMONITORED=yes")
 	gen := exec.Command(bin, "generate", "--home", filepath.Join(home, "st"), "--no-default-folder", "--skip-port-probing")
 	gen.Env = env
 	if out, err := gen.CombinedOutput(); err != nil {

@@ -210,3 +210,71 @@ func TestTokensInProxyAndForwardAuthModes(t *testing.T) {
 		t.Fatalf("forward auth, read-only token asked about GET: %d, want 200", got)
 	}
 }
+
+// TestBadTokenIsRefusedNotRedirected: an altered, made-up, expired or
+// revoked machine token gets 401 with WWW-Authenticate: Bearer
+// error="invalid_token" on every route and in every mode, asked for a
+// page (Accept: text/html) or for JSON: a script that sent a token never
+// wants the login page.
+func TestBadTokenIsRefusedNotRedirected(t *testing.T) {
+	dir := tokenSetup(t)
+	full := newToken(t, dir, "alice")
+	expired := newToken(t, dir, "bob", "-expires", "1s")
+	revoked := newToken(t, dir, "bob")
+	users := filepath.Join(dir, "users")
+	tok, st := tokens.Open(tokens.DefaultPath(users), nil, nil).Lookup(revoked)
+	if st != tokens.Valid {
+		t.Fatalf("lookup of the token to revoke: %v", st)
+	}
+	if code, _, stderr := runTokenCmd("revoke", "-file", users, tok.ID); code != exitOK {
+		t.Fatalf("revoke: %d %s", code, stderr)
+	}
+	altered := full[:len(full)-1] + "A"
+	if altered == full {
+		altered = full[:len(full)-1] + "B"
+	}
+	bad := map[string]string{"altered": altered, "made up": "bwt_" + strings.Repeat("x", 43), "expired": expired, "revoked": revoked}
+	lots := strings.Replace(loginINI(dir, ""), "max_failures = 3", "max_failures = 1000", 1)
+	noBackups := "[backups]\ndir = " + dir + "/backups\n"
+	up := echoUpstream(t)
+	catalogAddr, _ := serveInProcess(t, t.TempDir(), lots, nil)
+	proxyAddr, _ := serveInProcess(t, t.TempDir(), strings.Replace(lots, noBackups, "[proxy]\nupstream = http://"+up+"\n", 1), nil)
+	fwd := strings.Replace(strings.Replace(lots, noBackups, "", 1), "[server]\n", "[server]\nmode = forward-auth\ntrusted_proxies = 127.0.0.1\n", 1)
+	fwdAddr, _ := serveInProcess(t, t.TempDir(), fwd, nil)
+	time.Sleep(1100 * time.Millisecond) // the expired token's second
+
+	fwdHeaders := map[string]string{"X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/app/x", "X-Forwarded-Host": "app.example", "X-Forwarded-Proto": "https",
+		"X-Original-Method": "GET", "X-Original-URI": "/app/x", "X-Original-Host": "app.example"}
+	targets := []struct{ name, url string }{
+		{"catalog page", "http://" + catalogAddr + "/"},
+		{"catalog folder", "http://" + catalogAddr + "/backups/"},
+		{"catalog download", "http://" + catalogAddr + "/backups/db.sql"},
+		{"catalog API", "http://" + catalogAddr + "/api/backups"},
+		{"account page", "http://" + catalogAddr + "/_backupweb/account"},
+		{"userinfo", "http://" + catalogAddr + "/_backupweb/userinfo"},
+		{"proxied page", "http://" + proxyAddr + "/app/page"},
+		{"forward auth", "http://" + fwdAddr + "/auth/forward"},
+		{"auth request", "http://" + fwdAddr + "/auth/request"},
+	}
+	for _, tg := range targets {
+		for kind, tok := range bad {
+			for _, accept := range []string{"text/html,application/xhtml+xml", "application/json"} {
+				hdr := map[string]string{"Accept": accept}
+				if strings.HasPrefix(tg.name, "forward") || strings.HasPrefix(tg.name, "auth") {
+					for k, v := range fwdHeaders {
+						hdr[k] = v
+					}
+				}
+				resp := bearer(t, "GET", tg.url, tok, hdr)
+				if resp.StatusCode != 401 || resp.Header.Get("Location") != "" || resp.Header.Get("WWW-Authenticate") != `Bearer error="invalid_token"` {
+					t.Errorf("%s, %s token, Accept %s: %d Location %q WWW-Authenticate %q; want 401 with a Bearer challenge",
+						tg.name, kind, accept, resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("WWW-Authenticate"))
+				}
+			}
+		}
+	}
+	// The right token still passes, as a page too.
+	if got := bearer(t, "GET", "http://"+catalogAddr+"/", full, map[string]string{"Accept": "text/html"}).StatusCode; got != 200 {
+		t.Fatalf("the right token, asking for a page: %d, want 200", got)
+	}
+}

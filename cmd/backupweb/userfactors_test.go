@@ -45,6 +45,12 @@ func codeFor(t *testing.T, uri string) string {
 // through a pipe written once the URI is out.
 func enrolPipe(t *testing.T, users, name string) (code int, stdout, stderr string) {
 	t.Helper()
+	return enrolPipeWith(t, testFactorSecret, users, name)
+}
+
+// enrolPipeWith is enrolPipe with secret as BACKUP_SECRET_KEY.
+func enrolPipeWith(t *testing.T, secret, users, name string) (code int, stdout, stderr string) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +59,7 @@ func enrolPipe(t *testing.T, users, name string) (code int, stdout, stderr strin
 	out := &uriWriter{t: t, w: w}
 	c, _, errs := bufferedCLI(r)
 	c.stdout = out
-	c.lookupEnv = func(k string) (string, bool) { return testFactorSecret, k == "BACKUP_SECRET_KEY" }
+	c.lookupEnv = func(k string) (string, bool) { return secret, k == "BACKUP_SECRET_KEY" }
 	code = runUser(c, []string{"totp", "-file", users, name})
 	w.Close()
 	return code, out.b.String(), errs.String()

@@ -1,8 +1,8 @@
 package app
 
 import (
+	"errors"
 	"net/url"
-	"strings"
 
 	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/config"
@@ -40,8 +40,10 @@ func CheckPasskeys(s *ini.Section, publicURL *url.URL, setting string) {
 		}
 		return
 	}
-	if _, err := passkey.RPID(publicURL); err != nil {
-		s.Errorf(key, "%v", strings.TrimPrefix(err.Error(), "passkey: "))
+	// publicURL is set here, so the only error is the host's.
+	var host *passkey.RPIDError
+	if _, err := passkey.RPID(publicURL); errors.As(err, &host) {
+		s.Errorf(key, "%s", host.Problem())
 	}
 }
 

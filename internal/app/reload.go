@@ -269,8 +269,8 @@ func liveThrottling(p auth.Provider, s *ini.Section) error {
 	return nil
 }
 
-// liveSecondFactor applies a new second_factor to a flask-login provider:
-// between optional and required only (login.Provider.SetSecondFactor).
+// liveSecondFactor applies a new second_factor to a flask-login provider,
+// in every direction (login.Provider.SetSecondFactor).
 func liveSecondFactor(p auth.Provider, s *ini.Section) error {
 	lp, ok := p.(*login.Provider)
 	if !ok {

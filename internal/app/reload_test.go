@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -242,4 +243,58 @@ func restartLine(log string) string {
 		}
 	}
 	return line
+}
+
+// TestReloadDocsList: docs/operations.md's table of the keys that are live
+// on reload names exactly the keys the code applies live, section by
+// section: liveKeys for [server], [proxy], [ui] and [backups], and every
+// type's Live keys for [authentication].
+func TestReloadDocsList(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "| live on reload | |")
+	if !ok {
+		t.Fatal("docs/operations.md has no table of the keys live on reload")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	want := map[string][]string{}
+	for sec, keys := range liveKeys {
+		want[sec] = slices.Clone(keys)
+	}
+	for _, ty := range Types() {
+		for k := range ty.Live() {
+			if !slices.Contains(want[Section], k) {
+				want[Section] = append(want[Section], k)
+			}
+		}
+	}
+	key := regexp.MustCompile("`([a-z_]+)`")
+	seen := map[string]bool{}
+	for line := range strings.Lines(table) {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`[") {
+			continue
+		}
+		sec := strings.Trim(strings.TrimSpace(cells[1]), "`[]")
+		if sec == "access" {
+			continue // live as a whole
+		}
+		seen[sec] = true
+		var got []string
+		for _, m := range key.FindAllStringSubmatch(cells[2], -1) {
+			got = append(got, m[1])
+		}
+		slices.Sort(got)
+		w := slices.Sorted(slices.Values(want[sec]))
+		if !slices.Equal(got, w) {
+			t.Errorf("docs/operations.md names %v live in [%s]; the code applies %v", got, sec, w)
+		}
+	}
+	for sec := range want {
+		if !seen[sec] {
+			t.Errorf("docs/operations.md's table has no row for [%s], whose keys %v are live", sec, want[sec])
+		}
+	}
 }

@@ -97,17 +97,39 @@ var ErrNoPasskeys = errors.New("passkey: the user has no passkeys")
 var ErrFactorsChanged = errors.New("passkey: the user's second factors changed since the registration began")
 
 // RPID returns the relying-party id public_url gives: its host, which must
-// be a host name (browsers refuse IP addresses).
+// be a host name (browsers refuse IP addresses); a host that cannot be
+// one is an *RPIDError.
 func RPID(public *url.URL) (string, error) {
 	if public == nil {
 		return "", errors.New("passkey: [server] public_url is not set; passkeys need it: set it to the address users reach the service at, such as https://backups.example.com")
 	}
 	host := public.Hostname()
 	if err := protocol.ValidateRPID(host); err != nil {
-		return "", fmt.Errorf("passkey: [server] public_url %s: its host %q cannot be a passkey's relying-party id (%v); use a host name, such as https://backups.example.com, or http://localhost for a test", public, host, err)
+		return "", &RPIDError{URL: public, Host: host, Err: err}
 	}
 	return host, nil
 }
+
+// RPIDError is RPID's error for a public URL whose host cannot be a
+// relying-party id (an IP address, say). Problem is the sentence a
+// configuration check records at its own key; Error adds the package.
+type RPIDError struct {
+	URL  *url.URL
+	Host string
+	// Err is WebAuthn's reason.
+	Err error
+}
+
+// Problem says what is wrong and how to fix it, without the package's
+// name: the text check-config shows at the key.
+func (e *RPIDError) Problem() string {
+	return fmt.Sprintf("[server] public_url %s: its host %q cannot be a passkey's relying-party id (%v); use a host name, such as https://backups.example.com, or http://localhost for a test", e.URL, e.Host, e.Err)
+}
+
+func (e *RPIDError) Error() string { return "passkey: " + e.Problem() }
+
+// Unwrap returns WebAuthn's reason.
+func (e *RPIDError) Unwrap() error { return e.Err }
 
 // New returns a Service for o.
 func New(o Options) (*Service, error) {

@@ -131,6 +131,14 @@ func TestRPID(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), "https://") {
 			t.Errorf("RPID(%s) = %q, %v; want an error saying %q and how to fix it", tc.url, got, err, tc.msg)
 		}
+		// A host that cannot be an id is an *RPIDError, whose Problem is
+		// the sentence a configuration check shows at its key.
+		var host *RPIDError
+		if isHost := errors.As(err, &host); isHost != (u != nil) {
+			t.Errorf("RPID(%s): an *RPIDError %v, want %v", tc.url, isHost, u != nil)
+		} else if isHost && (strings.HasPrefix(host.Problem(), "passkey:") || !strings.Contains(host.Problem(), tc.msg)) {
+			t.Errorf("RPID(%s): Problem() = %q", tc.url, host.Problem())
+		}
 	}
 }
 

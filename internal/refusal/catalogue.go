@@ -179,6 +179,10 @@ const (
 	// OutOfScope is the 403 of a request a machine token's scope
 	// (read-only, a path prefix) does not permit.
 	OutOfScope
+	// TokenRefused is the 401 of a machine token that is unknown,
+	// altered, expired or revoked (or unusable because the tokens file is
+	// broken): never a redirect, since a script sent it.
+	TokenRefused
 
 	// The OAuth sign-in's refusals, each with a title of its own.
 
@@ -270,6 +274,7 @@ var catalogue = [refusalEnd]refusalRow{
 	AmbiguousAddress:     {http.StatusBadRequest, "", "This address can be read in several ways. Ask for its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
 	PathOverride:         {http.StatusBadRequest, "", "This request names another address in a header (X-Original-URL, X-Rewrite-URL or X-Override-URL), so it is refused. Send it without that header."},
 	OutOfScope:           {http.StatusForbidden, "", "This token may not be used for this request: it is read-only or limited to other paths."},
+	TokenRefused:         {http.StatusUnauthorized, "", "This token is not valid: it is unknown, expired or revoked."},
 
 	OAuthBadState: {http.StatusBadRequest, "Sign-in expired",
 		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri."},

@@ -74,6 +74,29 @@ func (e *RateError) RetryAfter() time.Duration { return e.After }
 // RateLimited reports true.
 func (e *RateError) RateLimited() bool { return true }
 
+// InvalidToken is the behaviour of errors that refuse a bearer token
+// (unknown, altered, expired, revoked): answered 401 with the
+// TokenRefused sentence and WWW-Authenticate: Bearer error="invalid_token"
+// (RFC 6750, section 3), never with a redirect to a login page.
+type InvalidToken interface {
+	InvalidToken() bool
+}
+
+// TokenError is the InvalidToken error of a refused machine token. Reason
+// is the refusal's reason as logged (already logged by whoever returns
+// it).
+type TokenError struct {
+	Reason string
+}
+
+func (e *TokenError) Error() string { return "auth: the bearer token was refused: " + e.Reason }
+
+// InvalidToken reports true.
+func (e *TokenError) InvalidToken() bool { return true }
+
+// bearerInvalid is the WWW-Authenticate value of a refused bearer token.
+const bearerInvalid = `Bearer error="invalid_token"`
+
 // Throttled is the behaviour of errors that mean the client must wait
 // before trying again (too many failed attempts from its address or for
 // its user name): answered 429 with Retry-After.
@@ -109,12 +132,14 @@ type Reply struct {
 	// Unexpected tells that the error is none of the known kinds: it is
 	// logged at error level.
 	Unexpected bool
+	// Challenge, when set, is the WWW-Authenticate header of the answer.
+	Challenge string
 }
 
 // ReplyTo maps an error from auth.Provider.Identify (or any authentication step) to its
 // Reply, by behaviour: Throttled is 429 saying in how many minutes to try
 // again (for failures, or for too many begun when it is also
-// RateLimited), Unavailable is 503 saying that the session store does not
+// RateLimited), InvalidToken is 401 with a Bearer challenge, Unavailable is 503 saying that the session store does not
 // answer when the error is also StoreDown (retry in a second), that too
 // many sign-ins are in progress when it is TableFull (retry when it has
 // room), and that the server is busy otherwise, anything else 500.
@@ -122,7 +147,12 @@ func ReplyTo(err error) Reply {
 	var t Throttled
 	var rl RateLimited
 	var full TableFull
+	var bad InvalidToken
 	switch {
+	case errors.As(err, &bad) && bad.InvalidToken():
+		rp := reply(TokenRefused, 0)
+		rp.Challenge = bearerInvalid
+		return rp
 	case errors.As(err, &t) && errors.As(err, &rl) && rl.RateLimited():
 		return reply(TooManyBegun, retryAfterSeconds(t.RetryAfter()), inMinutes(t.RetryAfter()))
 	case errors.As(err, &t):
@@ -227,6 +257,9 @@ func (e *Errors) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	rp := ReplyTo(err)
 	rp.SetRetryAfter(w.Header())
+	if rp.Challenge != "" {
+		w.Header().Set("WWW-Authenticate", rp.Challenge)
+	}
 	if rp.Unexpected && e != nil && e.Logger != nil {
 		e.Logger.ErrorContext(r.Context(), "auth: error", "path", r.URL.Path, "err", err)
 	}

@@ -1,13 +1,15 @@
 package testkit
 
 import (
-	"bytes"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,6 +33,10 @@ func TestMain(m *testing.M) {
 func playServer(addr, pidfile string) {
 	child := exec.Command(os.Args[0])
 	child.Env = append(os.Environ(), "TESTKIT_PLAY_SERVER=", "TESTKIT_PLAY_CHILD=1")
+	if os.Getenv("TESTKIT_PLAY_ESCAPE") == "1" {
+		// As Syncthing's monitor does: the child in a group of its own.
+		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	if err := child.Start(); err != nil {
 		os.Exit(3)
 	}
@@ -42,18 +48,6 @@ func playServer(addr, pidfile string) {
 		os.Exit(3)
 	}
 	http.Serve(ln, http.NotFoundHandler())
-}
-
-// running reports whether process pid is still running: it exists and is
-// not a zombie waiting for a parent to reap it (an orphan's new parent
-// may never do that in a container).
-func running(pid int) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z'
 }
 
 // TestStartServerLeavesNothing: a server started with StartServer, and the
@@ -82,4 +76,46 @@ func TestStartServerLeavesNothing(t *testing.T) {
 		return "after the test: server " + strconv.Itoa(server) + " running " + strconv.FormatBool(running(server)) +
 			", its child " + strconv.Itoa(child) + " running " + strconv.FormatBool(running(child))
 	})
+}
+
+// recordingTB is a testing.TB whose failures and clean-ups are kept, for
+// a test of what Start's clean-up reports.
+type recordingTB struct {
+	testing.TB
+	errs     []string
+	cleanups []func()
+}
+
+func (r *recordingTB) Helper()          {}
+func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// TestStartReportsAnEscapedChild: a program whose child left its process
+// group (as Syncthing's monitor's child does) makes the test that started
+// it fail, naming the child, and the child is killed.
+func TestStartReportsAnEscapedChild(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "child.pid")
+	rec := &recordingTB{TB: t}
+	addr := FreeAddr(t)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "TESTKIT_PLAY_SERVER="+addr, "TESTKIT_PIDFILE="+pidfile, "TESTKIT_PLAY_ESCAPE=1")
+	Start(rec, cmd)
+	var child int
+	WaitUntil(t, 10*time.Second, func() bool {
+		b, err := os.ReadFile(pidfile)
+		if err == nil {
+			child, err = strconv.Atoi(string(b))
+		}
+		return err == nil
+	}, func() string { return "the server wrote no child pid" })
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	for i := len(rec.cleanups) - 1; i >= 0; i-- {
+		rec.cleanups[i]()
+	}
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "pid "+strconv.Itoa(child)) {
+		t.Fatalf("the clean-up reported %q, want the escaped child %d", rec.errs, child)
+	}
+	WaitUntil(t, 5*time.Second, func() bool { return !running(child) }, func() string { return "the escaped child still runs" })
 }

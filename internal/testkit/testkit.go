@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -188,14 +189,38 @@ func FreeAddr(t testing.TB) string {
 // Start starts cmd, an outside program, for the rest of the test: in a
 // process group of its own, which is killed whole when the test ends, so
 // that nothing it started (a monitor's child, a server's workers)
-// outlives the test.
+// outlives the test. cmd's environment carries a mark of its own
+// (LeakMark), which every process it starts inherits: once the group is
+// killed, any process still running with that mark has left the group
+// (a daemon, a monitor's child in a group of its own), and the test
+// fails naming it, after killing it.
 func Start(t testing.TB, cmd *exec.Cmd) {
 	t.Helper()
 	ownGroup(cmd)
+	mark := newMark()
+	cmd.Env = append(cmd.Environ(), LeakMark+"="+mark)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", cmd.Path, err)
 	}
-	t.Cleanup(func() { killGroup(cmd); cmd.Wait() })
+	t.Cleanup(func() {
+		killGroup(cmd)
+		cmd.Wait()
+		for _, p := range marked(mark) {
+			t.Errorf("%s left a process running after the test: pid %d (%s); it was killed now", cmd.Path, p.pid, p.name)
+		}
+	})
+}
+
+// LeakMark is the environment variable Start sets, to a value of its own
+// for each program it starts, to find what that program left behind.
+const LeakMark = "BACKUPWEB_TEST_PROCESS"
+
+var marks atomic.Uint64
+
+// newMark returns a mark no other program started by this test process
+// has.
+func newMark() string {
+	return strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(marks.Add(1), 10)
 }
 
 // StartServer starts cmd, an outside server (nginx, Caddy, gunicorn...),

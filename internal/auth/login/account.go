@@ -30,7 +30,7 @@ const (
 )
 
 // mountAccount adds the account page and its forms.
-func (p *Provider) mountAccount(mux *http.ServeMux) {
+func (p *Provider) mountAccount(mux sessionauth.Routes) {
 	p.MountAccount(mux)
 	mux.HandleFunc("POST "+AccountTokensPath, p.serveCreateToken)
 	mux.HandleFunc("POST "+AccountRevokePath, p.serveRevokeToken)
@@ -40,7 +40,7 @@ func (p *Provider) mountAccount(mux *http.ServeMux) {
 // passkeys page to the account page (sessionauth.AccountExtra).
 func (p *Provider) fillAccount(r *http.Request, u auth.User, page *ui.AccountPage) {
 	page.Tokens, page.CreateURL, page.RevokeURL = true, AccountTokensPath, AccountRevokePath
-	if p.passkeys != nil {
+	if p.passkeys != nil && p.factorsOn() {
 		page.FactorsURL = PasskeysPath
 	}
 	if r.URL.Query().Has("revoked") {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/auth"
@@ -109,7 +110,13 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// cred is the fingerprint of the very value the password was checked
 	// against: if the user file changed during the check, the session is
 	// refused at its first request.
-	if err := p.Guard.Begin(w, r, session.Data{Username: name, Cred: cred}); err != nil {
+	// The password just given counts as given again for the steps that
+	// ask for it (RequirePassword) for ReauthWindow.
+	d := session.Data{Username: name, Cred: cred, Attrs: map[string]string{AttrReauth: strconv.FormatInt(p.now().Unix(), 10)}}
+	if !p.factorsOn() {
+		d.Attrs[AttrStepSkipped] = "1"
+	}
+	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return
 	}

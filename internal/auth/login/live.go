@@ -1,20 +1,15 @@
 package login
 
 import (
-	"errors"
 	"time"
 
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
+	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
-
-// ErrSecondFactorRestart is SetSecondFactor's answer to a change from or
-// to off: the factors file, its routes and the passkeys are set up when
-// the provider is made, so only a restart can turn them on or off.
-var ErrSecondFactorRestart = errors.New("login: second_factor can change between optional and required only; from or to off needs a restart")
 
 // secondFactor returns the second_factor in force.
 func (p *Provider) secondFactor() SecondFactor { return SecondFactor(p.sf.Load()) }
@@ -22,18 +17,27 @@ func (p *Provider) secondFactor() SecondFactor { return SecondFactor(p.sf.Load()
 // SecondFactor returns the second_factor in force.
 func (p *Provider) SecondFactor() SecondFactor { return p.secondFactor() }
 
-// SetSecondFactor switches a running provider between optional and
-// required (a reload of the configuration). From required, every session
-// made without a second factor is refused at its next request and ended,
-// and the log says that a second factor is now required. A change from or
-// to off returns ErrSecondFactorRestart and changes nothing.
+// factorsOn reports whether second_factor is optional or required now.
+func (p *Provider) factorsOn() bool { return p.secondFactor() != SecondFactorOff }
+
+// SetSecondFactor puts a new second_factor in force on a running provider
+// (a reload of the configuration), in every direction: the factors file,
+// the step's routes and the passkeys are made with the provider, and
+// every check reads the mode in force. Turned on (optional, from off), a
+// user with a factor is asked for it at the next sign-in, and a session
+// of such a user made with the password alone is refused at its next
+// request; required refuses every session made without a second factor.
+// Turned off, the routes answer 404 and the password alone signs in.
 func (p *Provider) SetSecondFactor(v SecondFactor) error {
 	cur := p.secondFactor()
 	if v == cur {
 		return nil
 	}
-	if p.factors == nil || cur == SecondFactorOff || v == SecondFactorOff {
-		return ErrSecondFactorRestart
+	if cur == SecondFactorOff {
+		// The factors file may have changed while it was not watched.
+		if err := p.factors.Reload(); err != nil {
+			p.log.Error("auth: the factors file has problems; the users concerned cannot sign in until it is fixed", "auth_type", Name, "file", p.factors.Path(), "err", err)
+		}
 	}
 	p.sf.Store(int32(v))
 	p.log.Info("auth: second_factor changed on reload", "auth_type", Name, "from", cur.String(), "to", v.String())
@@ -42,10 +46,17 @@ func (p *Provider) SetSecondFactor(v SecondFactor) error {
 
 // refusal names why a session is no longer admitted (sessionauth's
 // Options.Refusal): a session made with the password alone when a second
-// factor is required, otherwise its user was removed or their password
+// factor is required, or that skipped the step while it was off for a
+// user who has a factor; otherwise its user was removed or their password
 // changed.
 func (p *Provider) refusal(d session.Data) string {
-	if p.factors != nil && p.secondFactor() == SecondFactorRequired && d.Attrs[AttrSecondFactor] == "" && p.users.Load().admits(d.Username, d.Cred) {
+	if !p.factorsOn() || d.Attrs[AttrSecondFactor] != "" || !p.users.Load().admits(d.Username, d.Cred) {
+		return auth.ReasonNotAdmitted
+	}
+	if p.secondFactor() == SecondFactorRequired {
+		return access.ReasonSecondFactor
+	}
+	if _, st := p.factorsOf(d.Username); st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "" {
 		return access.ReasonSecondFactor
 	}
 	return auth.ReasonNotAdmitted

@@ -230,25 +230,26 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if rv, ok := deps.Shared.(Revocations); ok {
 		p.revocations = rv
 	}
-	if cfg.SecondFactor != SecondFactorOff {
-		keys, err := factors.NewKeys(deps.SecretKey)
-		if err != nil {
+	// The second factor's parts are made whatever second_factor says, so
+	// that a reload can turn it on (or off) in a running service: with
+	// off they are there and unused, and its routes answer 404.
+	keys, err := factors.NewKeys(deps.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
+	if p.spend, p.spent, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
+		p.Guard.Close()
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	// Passkeys are bound to the origin users reach the service at:
+	// without [server] public_url they are not offered, and TOTP and
+	// recovery codes are the second factors.
+	if deps.PublicURL != nil {
+		if p.passkeys, err = p.openPasskeys(deps); err != nil {
 			return nil, fmt.Errorf("login: %w", err)
 		}
-		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
-		if p.spend, p.spent, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
-			p.Guard.Close()
-			return nil, fmt.Errorf("login: %w", err)
-		}
-		// Passkeys are bound to the origin users reach the service at:
-		// without [server] public_url they are not offered, and TOTP and
-		// recovery codes are the second factors.
-		if deps.PublicURL != nil {
-			if p.passkeys, err = p.openPasskeys(deps); err != nil {
-				return nil, fmt.Errorf("login: %w", err)
-			}
-			p.SetPasskeySlot(p.passkeySlotFor)
-		}
+		p.SetPasskeySlot(p.passkeySlotFor)
 	}
 	if cfg.PasskeyLogin && p.passkeys == nil {
 		return nil, errors.New("login: passkey_login needs second_factor = optional or required and [server] public_url")
@@ -264,7 +265,9 @@ func (p *Provider) Type() string { return Name }
 
 // Mount adds the login page (GET and POST at the login path), /logout (GET
 // the confirmation page, POST the sign-out), the password page of a step
-// that needs the password again (ReauthPath)
+// that needs the password again (ReauthPath), the account and passkeys
+// pages (where a machine token that is not valid gets the 401 it gets on
+// every protected route, see bearerGate)
 // and, unless mux has them already, the stylesheet and icon the page uses
 // (ui.Mount), so that the page is styled in a host application too.
 func (p *Provider) Mount(mux *http.ServeMux) {
@@ -273,16 +276,35 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
-	mux.HandleFunc("GET "+ReauthPath, p.serveReauth)
-	mux.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
-	p.mountPasskeys(mux)
-	p.mountAccount(mux)
-	if p.factors != nil {
-		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
-		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
-		mux.HandleFunc("GET "+EnrolPath, p.serveEnrol)
-		mux.HandleFunc("POST "+EnrolPath, p.serveEnrolPost)
-	}
+	signedIn := bearerGate{mux, p}
+	signedIn.HandleFunc("GET "+ReauthPath, p.serveReauth)
+	signedIn.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
+	p.mountPasskeys(bearerGate{factorGate{mux, p}, p})
+	p.mountAccount(signedIn)
+	factorsOn := factorGate{mux, p}
+	factorsOn.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
+	factorsOn.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
+	factorsOn.HandleFunc("GET "+EnrolPath, p.serveEnrol)
+	factorsOn.HandleFunc("POST "+EnrolPath, p.serveEnrolPost)
+}
+
+// factorGate adds routes of the second factor to mux: each answers 404, as
+// an address no route takes, while second_factor is off (a reload turns
+// them on and off with it).
+type factorGate struct {
+	mux sessionauth.Routes
+	p   *Provider
+}
+
+// HandleFunc adds h at pattern behind the gate.
+func (g factorGate) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if !g.p.factorsOn() {
+			g.p.errs.Refuse(w, r, refusal.NoRoute)
+			return
+		}
+		h(w, r)
+	})
 }
 
 // Ready reports whether logins can be answered: the user file was loaded
@@ -296,12 +318,10 @@ func (p *Provider) Ready(ctx context.Context) error {
 }
 
 // OwnPaths returns the paths the provider serves: the login page and
-// logout, and with a second factor its step and the enrolment.
+// logout, and the second factor's step and enrolment (404 while
+// second_factor is off, which a reload may change).
 func (p *Provider) OwnPaths() []string {
-	if p.factors != nil {
-		return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
-	}
-	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}
+	return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
 }
 
 // Close closes the session store, which writes its pending activity

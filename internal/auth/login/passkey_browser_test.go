@@ -213,6 +213,7 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 	b.screenshot("login-with-passkey", `#username`, `#passkey-sign-in`)
 	// No factor yet: the password alone signs in (optional).
 	b.password("alice", "/", `table.backups`)
+	b.h.clock.Advance(ReauthWindow) // the sign-in's password is too old now
 	b.run(chromedp.Navigate(b.ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)))
 	b.screenshot("reauth", `#reauth-user`, `#password`)
 	b.passkeysPage("alice", `#passkey-none`)

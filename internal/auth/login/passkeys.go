@@ -83,7 +83,7 @@ func (p *Provider) AccountLinks(u auth.User) []auth.AccountLink {
 		return nil
 	}
 	links := p.Guard.AccountLinks(u)
-	if p.passkeys != nil {
+	if p.passkeys != nil && p.factorsOn() {
 		links = append(links, auth.AccountLink{Label: msgPasskeysTitle, Path: PasskeysPath})
 	}
 	return links
@@ -94,7 +94,7 @@ func (p *Provider) AccountLinks(u auth.User) []auth.AccountLink {
 const spendCeremony = "webauthn-ceremony"
 
 // mountPasskeys adds the passkey routes, when passkeys are in use.
-func (p *Provider) mountPasskeys(mux *http.ServeMux) {
+func (p *Provider) mountPasskeys(mux sessionauth.Routes) {
 	if p.passkeys == nil {
 		return
 	}
@@ -112,7 +112,7 @@ func (p *Provider) mountPasskeys(mux *http.ServeMux) {
 // loginButton is the "Sign in with a passkey" button of the login page,
 // when passkey_login is on.
 func (p *Provider) loginButton(next string) ui.PasskeyButton {
-	if p.passkeys == nil || !p.cfg.PasskeyLogin {
+	if p.passkeys == nil || !p.cfg.PasskeyLogin || !p.factorsOn() {
 		return ui.PasskeyButton{}
 	}
 	return ui.PasskeyButton{BeginURL: PasskeyLoginBegin, FinishURL: PasskeyLoginFinish, Next: next, Label: "Sign in with a passkey"}

@@ -29,13 +29,22 @@ const (
 
 // mountPasskeySteps adds the passkey routes of the second-factor step and
 // of the enrolment.
-func (p *Provider) mountPasskeySteps(mux *http.ServeMux) {
+func (p *Provider) mountPasskeySteps(mux sessionauth.Routes) {
 	mux.HandleFunc("POST "+SecondFactorPasskeyBegin, p.beginSecondPasskey)
 	mux.HandleFunc("POST "+SecondFactorPasskeyFinish, p.finishSecondPasskey)
-	if p.secondFactor() == SecondFactorRequired {
-		mux.HandleFunc("POST "+EnrolPasskeyBegin, p.beginEnrolPasskey)
-		mux.HandleFunc("POST "+EnrolPasskeyFinish, p.finishEnrolPasskey)
+	// The enrolment's passkey is offered with required only: with
+	// optional there is no enrolment at sign-in.
+	required := func(h http.HandlerFunc) func(http.ResponseWriter, *http.Request) {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if p.secondFactor() != SecondFactorRequired {
+				p.errs.Refuse(w, r, refusal.NoRoute)
+				return
+			}
+			h(w, r)
+		}
 	}
+	mux.HandleFunc("POST "+EnrolPasskeyBegin, required(p.beginEnrolPasskey))
+	mux.HandleFunc("POST "+EnrolPasskeyFinish, required(p.finishEnrolPasskey))
 }
 
 // passkeySlotFor is the passkey part of the second-factor page (see

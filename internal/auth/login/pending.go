@@ -58,6 +58,9 @@ type pending struct {
 	Bind string `json:"b"`
 	// Enrol tells that the user has no factor and must enrol.
 	Enrol bool `json:"e,omitempty"`
+	// At is when the password was checked, Unix seconds: the session the
+	// state leads to counts it as the password given (AttrReauth).
+	At int64 `json:"t,omitempty"`
 }
 
 // formBinding returns the hash of r's form cookie (the CSRF cookie of the
@@ -80,7 +83,7 @@ func (p *Provider) beginPending(w http.ResponseWriter, r *http.Request, user, cr
 	}
 	raw := make([]byte, 16)
 	rand.Read(raw)
-	st := pending{User: user, Cred: cred, Nonce: base64.RawURLEncoding.EncodeToString(raw), Bind: bind, Enrol: enrol}
+	st := pending{User: user, Cred: cred, Nonce: base64.RawURLEncoding.EncodeToString(raw), Bind: bind, Enrol: enrol, At: p.now().Unix()}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err

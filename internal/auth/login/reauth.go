@@ -25,8 +25,10 @@ const (
 )
 
 // AttrReauth is the session attribute that records when the password was
-// last given again in the session: Unix seconds. A sign-in does not set
-// it; only ReauthPath does.
+// last given in the session: Unix seconds. A sign-in with the password
+// sets it to when the password was checked (with a second factor, at the
+// password step, not at the code), since that is the password given;
+// ReauthPath sets it again. A passkey-only sign-in does not.
 const AttrReauth = "reauth"
 
 // msgReauthTitle is the heading of the page.

@@ -69,7 +69,8 @@ func finishBody(t testing.TB, key *softKey, ans begunAnswer, name string) []byte
 }
 
 // TestReauthGatesFactorChanges: adding or removing a passkey needs the
-// password given again within ReauthWindow. Without it, the page and the
+// password given within ReauthWindow. Once the sign-in's password is
+// older than that, the page and the
 // remove form send the browser to the password page, the script's routes
 // answer 403 in JSON; a wrong password is 401 and logged; a right one
 // moves the session to a new id (the old cookie loads nothing) and lets
@@ -78,6 +79,7 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, nil)
 	b := h.browser()
 	b.mustLogin("alice")
+	h.clock.Advance(ReauthWindow) // the sign-in's password is too old now
 	tok := b.csrf()
 	toReauth := ReauthURL(PasskeysPath)
 
@@ -200,4 +202,48 @@ func TestReauthRefusals(t *testing.T) {
 	if r := b.post(ReauthPath, url.Values{"password": {testPasswords["alice"]}, "csrf_token": {b.reauthToken()}}); r.status != http.StatusSeeOther {
 		t.Errorf("once the block ended: %d", r.status)
 	}
+}
+
+// TestSignInCountsAsPasswordGiven: a sign-in with the password is itself
+// the password given, for ReauthWindow from the moment the password was
+// checked: with the password alone, and with a second factor (counted
+// from the password step, not from the code). A passkey-only sign-in
+// gives no password, and its user is asked for it.
+func TestSignInCountsAsPasswordGiven(t *testing.T) {
+	t.Run("password", func(t *testing.T) {
+		h := newFactorHarness(t, SecondFactorOptional, nil)
+		b := h.browser()
+		b.mustLogin("alice")
+		if r := b.get(PasskeysPath, true); r.status != http.StatusOK {
+			t.Fatalf("the passkeys page right after the sign-in: %d %q, want 200", r.status, r.header.Get("Location"))
+		}
+		tok := b.csrf()
+		h.clock.Advance(ReauthWindow - time.Second)
+		if r, _ := b.beginPasskey(PasskeysBeginPath, tok); r.status != http.StatusOK {
+			t.Fatalf("begin within the window: %d %s", r.status, r.body)
+		}
+		h.clock.Advance(time.Second)
+		if r := b.get(PasskeysPath, true); r.status != http.StatusSeeOther || r.header.Get("Location") != ReauthURL(PasskeysPath) {
+			t.Fatalf("the passkeys page %v after the sign-in: %d %q, want 303 to the password page", ReauthWindow, r.status, r.header.Get("Location"))
+		}
+	})
+	t.Run("password and code", func(t *testing.T) {
+		h := newFactorHarness(t, SecondFactorOptional, nil)
+		h.enrol("alice")
+		b := h.browser()
+		if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
+			t.Fatalf("password step: %d %q", r.status, r.header.Get("Location"))
+		}
+		h.clock.Advance(2 * time.Minute) // the code comes later than the password
+		if r := b.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
+			t.Fatalf("code: %d %s", r.status, r.body)
+		}
+		if r := b.get(PasskeysPath, true); r.status != http.StatusOK {
+			t.Fatalf("the passkeys page after password and code: %d %q, want 200", r.status, r.header.Get("Location"))
+		}
+		h.clock.Advance(ReauthWindow - 2*time.Minute) // 5 minutes after the password, 3 after the code
+		if r := b.get(PasskeysPath, true); r.status != http.StatusSeeOther {
+			t.Fatalf("the passkeys page %v after the password: %d, want 303", ReauthWindow, r.status)
+		}
+	})
 }

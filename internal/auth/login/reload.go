@@ -41,10 +41,8 @@ func (p *Provider) Reload() error {
 	if err == nil && !changed {
 		p.log.Info("auth: user file read again; no user changed", "auth_type", Name, "file", p.cfg.UsersFile)
 	}
-	if p.factors != nil {
-		// Its problems are logged by the store, line by line.
-		err = errors.Join(err, p.factors.Reload())
-	}
+	// Its problems are logged by the store, line by line.
+	err = errors.Join(err, p.factors.Reload())
 	err = errors.Join(err, p.tokens.Reload())
 	return err
 }
@@ -123,9 +121,7 @@ func (p *Provider) Watch(ctx context.Context) {
 	p.PollRevocations() // requests left while the service was not running
 	filewatch.Every(ctx, p.cfg.PollInterval, func() {
 		p.poll()
-		if p.factors != nil {
-			p.factors.Poll()
-		}
+		p.factors.Poll()
 		p.tokens.Poll()
 		p.PollRevocations()
 	})

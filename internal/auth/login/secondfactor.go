@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/auth"
@@ -32,8 +33,17 @@ var errNoBinding = errors.New("login: the sign-in form's cookie is missing")
 // "recovery" (auth.User.SecondFactor).
 const AttrSecondFactor = auth.AttrSecondFactor
 
-// Factors returns the factors file's store, nil when second_factor is
-// off. The passkey sign-in and registration use it.
+// AttrStepSkipped is the session attribute ("1") of a session made with
+// the password alone while second_factor was off: it skipped the step a
+// user with a factor is now asked for. Once a reload turns the second
+// factor on, such a session of a user with a factor is refused at its
+// next request (factorAdmits), as a password-only session is under
+// required.
+const AttrStepSkipped = "factor_step_skipped"
+
+// Factors returns the factors file's store, made whatever second_factor
+// says (a reload may turn it on). The passkey sign-in and registration
+// use it.
 func (p *Provider) Factors() *factors.Store { return p.factors }
 
 // SetPasskeySlot sets what the second-factor page shows in its passkey
@@ -53,16 +63,20 @@ func (p *Provider) factorsOf(user string) (*factors.Record, factors.Status) {
 // factorAdmits reports whether a session still stands with the factors
 // file as it is now: never for a user whose record is broken; with
 // required, only for a session made with a second factor of a user who
-// still has one; a session made with a second factor ends when the user's
-// factors are reset.
+// still has one; never for a session that skipped the step while it was
+// off (AttrStepSkipped) of a user who has a factor; a session made with a
+// second factor ends when the user's factors are reset. With
+// second_factor off, every session stands.
 func (p *Provider) factorAdmits(d session.Data) bool {
-	if p.factors == nil {
+	if !p.factorsOn() {
 		return true
 	}
 	_, st := p.factorsOf(d.Username)
 	used := d.Attrs[AttrSecondFactor] != ""
 	switch {
 	case st == factors.Broken:
+		return false
+	case !used && st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "":
 		return false
 	case p.secondFactor() == SecondFactorRequired:
 		return used && st == factors.Enrolled
@@ -85,7 +99,7 @@ func withNext(path, next string) string {
 // whose record cannot be used is refused. It reports whether it answered
 // (false: the password alone signs in).
 func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred, next string) bool {
-	if p.factors == nil {
+	if !p.factorsOn() {
 		return false
 	}
 	_, st := p.factorsOf(name)
@@ -383,6 +397,9 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
 	p.forgetFailures(r, p.limitsFor(r, st.User))
 	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
+	if st.At != 0 {
+		d.Attrs[AttrReauth] = strconv.FormatInt(st.At, 10)
+	}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return false

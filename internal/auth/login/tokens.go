@@ -12,7 +12,9 @@ import (
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/peer"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/tokens"
 )
@@ -51,6 +53,31 @@ func bearerToken(r *http.Request) (string, bool) {
 	return v, strings.HasPrefix(v, tokens.Prefix)
 }
 
+// bearerGate adds routes that only a signed-in session may use (the
+// account, passkeys and password pages) to mux so that a request with a
+// machine token that is not valid is refused as on every protected route:
+// 401 with WWW-Authenticate: Bearer error="invalid_token", counted and
+// logged, never the login page. A valid token goes on to the route, which
+// answers it as it answers anything that is not a session.
+type bearerGate struct {
+	mux sessionauth.Routes
+	p   *Provider
+}
+
+// HandleFunc adds h at pattern behind the gate.
+func (g bearerGate) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if tok, ok := bearerToken(r); ok {
+			if _, _, err := g.p.identifyToken(r, tok); err != nil {
+				w.Header().Set("Cache-Control", "no-store")
+				g.p.errs.Error(w, r, err)
+				return
+			}
+		}
+		h(w, r)
+	})
+}
+
 // Identify admits r by its machine token when it carries
 // "Authorization: Bearer", else by its session cookie (the Guard).
 func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
@@ -65,7 +92,8 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 // refused before the lookup; a token that is unknown, revoked, expired,
 // of a user no longer in the user file, or unusable because the tokens
 // file is broken counts as a failure of the address, exactly like a wrong
-// password, and is answered as no credentials (401). The user has no
+// password, and is answered 401 with WWW-Authenticate: Bearer
+// error="invalid_token" (a refusal.TokenError). The user has no
 // second factor (a token never satisfies a second_factor rule), their
 // groups come from the groups file as for a session, and the token's
 // scope rides in the user.
@@ -117,7 +145,10 @@ func (p *Provider) sharedRevoked(ctx context.Context, id string) (bool, error) {
 }
 
 // tokenFailed counts a refused token against the client address (taking
-// and failing an attempt slot, as a wrong password does) and logs it.
+// and failing an attempt slot, as a wrong password does), logs it, and
+// returns the refusal.TokenError that answers it: 401 with a Bearer
+// challenge on every route and in every mode, never the login page a
+// browser would get, since a script sent the token.
 func (p *Provider) tokenFailed(r *http.Request, client, reason, user string) error {
 	ctx := r.Context()
 	v, err := p.byAddr.Acquire(ctx, client)
@@ -131,7 +162,7 @@ func (p *Provider) tokenFailed(r *http.Request, client, reason, user string) err
 		p.log.WarnContext(ctx, "auth: recording a failed attempt failed", "auth_type", Name, "err", err)
 	}
 	p.audit.Refused(r, Name, reason, user)
-	return nil
+	return &refusal.TokenError{Reason: reason}
 }
 
 // tokenUser is the user a valid token admits, its use recorded (and its

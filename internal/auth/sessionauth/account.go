@@ -29,9 +29,15 @@ type AccountExtra func(r *http.Request, u auth.User, page *ui.AccountPage)
 // of the account page. It must be called before the guard serves.
 func (g *Guard) SetAccountExtra(fill AccountExtra) { g.accountExtra = fill }
 
+// Routes is where MountAccount adds its routes: an *http.ServeMux, or
+// anything that wraps one the same way.
+type Routes interface {
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
+}
+
 // MountAccount adds the account page (GET AccountPath) and the form that
 // ends sessions (POST AccountEndPath).
-func (g *Guard) MountAccount(mux *http.ServeMux) {
+func (g *Guard) MountAccount(mux Routes) {
 	mux.HandleFunc("GET "+AccountPath, g.serveAccount)
 	mux.HandleFunc("POST "+AccountEndPath, g.serveEndSessions)
 }
