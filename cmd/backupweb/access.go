@@ -143,8 +143,7 @@ func accessTarget(c *cli, method, target, host string) (access.Target, bool) {
 	if host == "" {
 		host = noHost
 	}
-	t := access.Target{Method: method, URL: access.RequestURL(target), Host: host}
-	return t.WithOverrides(nil), true
+	return access.ReadForwarded(method, target, host, nil), true
 }
 
 // explainRules writes the effective access rules, one a line, for
