@@ -175,6 +175,10 @@ const (
 	// OutOfScope is the 403 of a request a machine token's scope
 	// (read-only, a path prefix) does not permit.
 	OutOfScope
+	// MisdirectedHost is the 421 of a request for a host the service
+	// does not answer for: rules name hosts, and the request's Host is
+	// none of them nor public_url's.
+	MisdirectedHost
 
 	// The OAuth sign-in's refusals, each with a title of its own.
 
@@ -265,6 +269,7 @@ var catalogue = [refusalEnd]refusalRow{
 	AmbiguousPath:        {http.StatusForbidden, "", "This address can be read in several ways, so it is refused. Use its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
 	AmbiguousAddress:     {http.StatusBadRequest, "", "This address can be read in several ways. Ask for its plain form, without \"..\", \"//\", \";\" or encoded slashes."},
 	OutOfScope:           {http.StatusForbidden, "", "This token may not be used for this request: it is read-only or limited to other paths."},
+	MisdirectedHost:      {http.StatusMisdirectedRequest, "Wrong address", "This service does not answer for this host name. Use the address the administrator gave you."},
 
 	OAuthBadState: {http.StatusBadRequest, "Sign-in expired",
 		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri."},
