@@ -6,11 +6,14 @@ import (
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/refusal"
+	"github.com/backupweb/backupweb/internal/ui"
 )
 
 // anyHostPaths answer for every host: the probes, which load balancers
 // ask by address, and the forward-authentication questions, which are
-// about another request whose forwarded host the rules judge.
+// about another request whose forwarded host the rules judge. The public
+// static files (ui.IsStatic) do too, so that the 421 page has its
+// stylesheet.
 var anyHostPaths = map[string]bool{"/healthz": true, "/readyz": true, RequestAuthPath: true, ForwardAuthPath: true, RefusedPath: true}
 
 // servedHostsOnly answers 421 Misdirected Request (the styled page, or
@@ -25,7 +28,7 @@ func servedHostsOnly(rules *access.Rules, authType string, errs *refusal.Errors,
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if anyHostPaths[r.URL.Path] || rules.Serves(r.Host) {
+		if anyHostPaths[r.URL.Path] || ui.IsStatic(r.URL.Path) || rules.Serves(r.Host) {
 			next.ServeHTTP(w, r)
 			return
 		}

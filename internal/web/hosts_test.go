@@ -61,7 +61,7 @@ func rawStatus(t *testing.T, addr, head string) (int, string, string) {
 // answer for those and public_url's host only: every other Host form
 // (another name, an address, a look-alike, none, an absolute target for
 // another host) gets 421 as JSON or the styled page, with an "auth
-// refused" line; the probes answer any host; forward-auth mode leaves an
+// refused" line; the probes and the stylesheet answer any host; forward-auth mode leaves an
 // unnamed forwarded host to the default.
 func TestServedHostsOnly(t *testing.T) {
 	dir := t.TempDir()
@@ -136,7 +136,7 @@ func TestServedHostsOnly(t *testing.T) {
 					t.Errorf("%s: the upstream answered", c.name)
 				}
 			}
-			for _, probe := range []string{"/healthz", "/readyz"} {
+			for _, probe := range []string{"/healthz", "/readyz", "/_backupweb/style.css"} {
 				if code, _, _ := rawStatus(t, addr, "GET "+probe+" HTTP/1.1\r\nHost: 10.1.2.3\r\n"); code != 200 {
 					t.Errorf("%s for another host: %d, want 200", probe, code)
 				}
