@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,5 +152,58 @@ func TestServedHostsOnly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHidingReadsTheOneReading: the catalog hides a folder as the rules
+// decide the request's own reading for the folder's path, so a listing
+// that names DELETE in any spelling hides the folder that a DELETE rule
+// denies, as the rules would refuse DELETE there.
+func TestHidingReadsTheOneReading(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"db", "web"} {
+		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, d, "x.tar"), []byte("x"), 0o600))
+	}
+	r, err := access.ParseRule("rule1", "DELETE ^/backups/db/ deny", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := quietLogger()
+	srv := httptest.NewServer(NewHandler(Options{Provider: none.Provider{}, Logger: log, Catalog: catalog.New(dir), Rules: &access.Rules{List: []access.Rule{r}}}))
+	defer srv.Close()
+	for _, c := range []struct {
+		name, query, header string
+		hidden              bool
+	}{
+		{"plain", "", "", false},
+		{"?_method", "&_method=DELETE", "", true},
+		{"; joined, any case", "&x=1;_METHOD=delete", "", true},
+		{"underscored header", "", "X_HTTP_Method_Override", true},
+		{"look-alike", "&method=DELETE", "X-HTTP-Methods", false},
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+"/api/backups?path="+c.query, nil)
+		if c.header != "" {
+			req.Header[c.header] = []string{"DELETE"}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Folders []struct{ Name string }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || err != nil {
+			t.Fatalf("%s: %d %v", c.name, resp.StatusCode, err)
+		}
+		var names []string
+		for _, f := range page.Folders {
+			names = append(names, f.Name)
+		}
+		if hidden := !slices.Contains(names, "db/") && !slices.Contains(names, "db"); hidden != c.hidden || len(names) == 0 {
+			t.Errorf("%s: folders %q, db hidden %v, want %v", c.name, names, hidden, c.hidden)
+		}
 	}
 }
