@@ -143,15 +143,15 @@ func accessTarget(c *cli, method, target, host string) (access.Target, bool) {
 	if host == "" {
 		host = noHost
 	}
-	t := access.Target{Method: method, URL: access.RequestURL(target), Host: host}
-	return t.WithOverrides(nil), true
+	return access.ReadForwarded(method, target, host, nil), true
 }
 
-// explainRules writes the effective access rules, one a line, for
-// check-config -explain.
+// explainRules writes the effective access rules, one a line, and the
+// hosts served (access.Rules.ExplainHosts), for check-config -explain.
 func explainRules(w io.Writer, rules *access.Rules) {
 	fmt.Fprintln(w, "access rules, in order (the first that names a request decides):")
 	for _, line := range rules.Explain() {
 		fmt.Fprintln(w, "  "+line)
 	}
+	fmt.Fprintln(w, rules.ExplainHosts())
 }

@@ -113,6 +113,47 @@ func TestCheckConfigExplain(t *testing.T) {
 	if !strings.Contains(stderr.String(), "rule2: is second_factor, but authentication type basic has no second factor") {
 		t.Errorf("no warning about second_factor under basic:\n%s", stderr.String())
 	}
+	if !strings.Contains(out.String(), "\nserved hosts: backups.example.com (") {
+		t.Errorf("check-config -explain does not print the served hosts:\n%s", out.String())
+	}
+	if strings.Contains(stderr.String(), "default = allow") {
+		t.Errorf("a warning about default = allow under default = deny:\n%s", stderr.String())
+	}
+}
+
+// TestCheckConfigServedHosts: -explain prints the hosts served (the rules'
+// and public_url's, or any), and check-config warns when rules name hosts
+// and default = allow leaves the others open.
+func TestCheckConfigServedHosts(t *testing.T) {
+	for _, c := range []struct {
+		name, extra, served string
+		warn                bool
+	}{
+		{"no hosts", "", "served hosts: any (no rule names hosts)", false},
+		{"hosts, default allow", "rule4.hosts = app.example.com, .example.org\n", "served hosts: app.example.com, .example.org (", true},
+		{"hosts and public_url", "default = deny\nrule4.hosts = app.example.com\n", "served hosts: app.example.com, backups.example.com (", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, _ := accessConfig(t, c.extra)
+			if strings.Contains(c.served, "backups.example.com") {
+				b, _ := os.ReadFile(cfg)
+				b = []byte(strings.Replace(string(b), "[server]\n", "[server]\npublic_url = https://Backups.Example.com:8443\n", 1))
+				if err := os.WriteFile(cfg, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cli, out, stderr := testCLI(context.Background(), "", nil)
+			if code := cli.main([]string{"check-config", "-config", cfg, "-explain"}); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if !strings.Contains(out.String(), "\n"+c.served) {
+				t.Errorf("printed:\n%s\nwant a line starting %q", out.String(), c.served)
+			}
+			if got := strings.Contains(stderr.String(), "rules name hosts, and default = allow"); got != c.warn {
+				t.Errorf("warning %v, want %v:\n%s", got, c.warn, stderr.String())
+			}
+		})
+	}
 }
 
 // TestServeFollowsGroupsFile: serve with basic authentication and a groups

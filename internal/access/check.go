@@ -183,7 +183,19 @@ func (rs *Rules) Explain() []string {
 		}
 	}
 	if rs != nil && rs.DefaultDeny {
-		return append(out, DefaultRule+": deny (no rule named the request)")
+		out = append(out, DefaultRule+": deny (no rule named the request)")
+	} else {
+		out = append(out, DefaultRule+": allow any signed-in user (no rule named the request)")
 	}
-	return append(out, DefaultRule+": allow any signed-in user (no rule named the request)")
+	return out
+}
+
+// ExplainHosts returns the line check-config -explain prints about the
+// hosts served in catalog and proxy modes (see ServedHosts).
+func (rs *Rules) ExplainHosts() string {
+	served := rs.ServedHosts()
+	if served == nil {
+		return "served hosts: any (no rule names hosts)"
+	}
+	return "served hosts: " + strings.Join(served, ", ") + " (catalog and proxy modes; another Host gets 421, the probes answer any; forward-auth questions are decided by the rules)"
 }

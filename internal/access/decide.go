@@ -18,6 +18,9 @@ type Rules struct {
 	// DefaultDeny refuses a signed-in user whom no rule names ([access]
 	// default = deny). False: any signed-in user is allowed.
 	DefaultDeny bool
+	// PublicHost is [server] public_url's host ("" when unset): served
+	// besides the hosts the rules name (see ServedHosts).
+	PublicHost string
 }
 
 // Who is the person a decision is about.
@@ -96,7 +99,7 @@ const (
 // counted under (the reason label of backupweb_auth_refused_total), in a
 // stable order. ReasonNotAllowed is not among them: it is logged only.
 func RefusalReasons() []string {
-	return []string{ReasonDenied, ReasonSecondFactor, ReasonGroupsUnknown, ReasonAmbiguous}
+	return []string{ReasonDenied, ReasonSecondFactor, ReasonGroupsUnknown, ReasonAmbiguous, ReasonHostNotServed}
 }
 
 // DefaultRule is the Decision.Rule of the default.

@@ -1,7 +1,10 @@
 package access
 
 import (
+	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -49,3 +52,44 @@ func FuzzRule(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRead feeds the one reader a header (any name, any value) and a
+// query: it may not panic, and a read-only scope and a rule denying every
+// writing method decide alike on what it reads, in catalog and proxy
+// modes (Read) as on a forwarded question (ReadForwarded).
+func FuzzRead(f *testing.F) {
+	seeds := []struct{ name, value, query string }{
+		{"X-HTTP-Method-Override", "DELETE", ""},
+		{"X_Method_Override", "put, get", "a=1"},
+		{"x_http_method", "GET", "a=1;_method=DELETE"},
+		{"Accept", "text/html", "_Method=DELETE"},
+		{"X-Requested-With", "x", "%5Fmethod=post&_method=GET"},
+		{"X-Http-Method", " ", "_method=%zz"},
+	}
+	for _, s := range seeds {
+		f.Add(s.name, s.value, s.query)
+	}
+	rules := &Rules{List: []Rule{{Name: "rule1", Pattern: regexp.MustCompile(`^/`), Policy: Deny, Methods: writing}}}
+	readOnly := &Scope{ReadOnly: true}
+	who := Who{SignedIn: true, Name: "carol", GroupsKnown: true}
+	f.Fuzz(func(t *testing.T, name, value, query string) {
+		h := http.Header{name: {value}}
+		u := &url.URL{Path: "/x", RawQuery: query}
+		r := &http.Request{Method: "GET", URL: u, Host: "h", Header: h}
+		for _, tg := range []Target{Read(r), ReadForwarded("GET", "/x?"+query, "h", h)} {
+			if tg.URL == nil {
+				continue
+			}
+			named := slices.ContainsFunc(tg.Methods(), func(m string) bool { return m != "GET" && m != "HEAD" })
+			if scope := !readOnly.Allows(tg); scope != named {
+				t.Fatalf("%q: %q, query %q: the scope refuses %v, methods %q", name, value, query, scope, tg.Methods())
+			}
+			if slices.ContainsFunc(tg.Methods(), func(m string) bool { return slices.Contains(writing, m) }) == rules.Decide(tg, who).Permits(who) {
+				t.Fatalf("%q: %q, query %q: the rules and the reading disagree, methods %q", name, value, query, tg.Methods())
+			}
+		}
+	})
+}
+
+// writing are the methods FuzzRead's rule denies.
+var writing = []string{"POST", "PUT", "PATCH", "DELETE"}

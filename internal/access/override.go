@@ -14,15 +14,17 @@ import (
 var OverrideHeaders = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
 
 // OverrideParam is the query parameter that frameworks read the same way
-// ("?_method=DELETE").
+// ("?_method=DELETE"), under any letter case of its name (PHP and some
+// routers fold it).
 const OverrideParam = "_method"
 
 // Overrides returns the methods, upper case, that a request's headers and
 // query name besides its request line: every value of an OverrideHeaders
 // header under any spelling of its name (letter case, "_" for "-", as
 // WSGI and CGI servers read names), each comma-separated item on its own,
-// and every _method parameter of rawQuery (its name decoded, "&" and ";"
-// both separating parameters, as the frameworks that honour it read it).
+// and every _method parameter of rawQuery (its name decoded and in any
+// letter case, "&" and ";" both separating parameters, every repetition
+// counted, as the frameworks that honour it read it).
 // A form body's _method is not read: the body streams to the application
 // unread.
 func Overrides(h http.Header, rawQuery string) []string {
@@ -35,10 +37,11 @@ func Overrides(h http.Header, rawQuery string) []string {
 			out = appendMethods(out, v)
 		}
 	}
-	if strings.Contains(rawQuery, "method") || strings.Contains(rawQuery, "%") {
+	// A name that decodes to _method holds "_" or an escape.
+	if strings.ContainsAny(rawQuery, "_%") {
 		for param := range strings.FieldsFuncSeq(rawQuery, func(c rune) bool { return c == '&' || c == ';' }) {
 			key, value, _ := strings.Cut(param, "=")
-			if k, err := url.QueryUnescape(key); err != nil || k != OverrideParam {
+			if k, err := url.QueryUnescape(key); err != nil || !strings.EqualFold(k, OverrideParam) {
 				continue
 			}
 			if v, err := url.QueryUnescape(value); err == nil {
@@ -98,15 +101,4 @@ func appendMethods(out []string, v string) []string {
 		}
 	}
 	return out
-}
-
-// WithOverrides returns t with the methods that h and t's query name
-// besides t.Method (see Overrides) in t.Overrides.
-func (t Target) WithOverrides(h http.Header) Target {
-	query := ""
-	if t.URL != nil {
-		query = t.URL.RawQuery
-	}
-	t.Overrides = Overrides(h, query)
-	return t
 }

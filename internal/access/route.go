@@ -129,22 +129,24 @@ func (r Route) Matches(method, p string) bool {
 // Routes is a list of routes; a request is named when any one names it.
 type Routes []Route
 
-// Match reports whether the routes name r: its path in canonical form
-// with r's method and with every method it names besides (see Overrides),
+// Match reports whether the routes name r, as its one reading tells it
+// (TargetOf): its path in canonical form with r's method and with every
+// method it names besides (see Overrides),
 // each named by one of the routes. A path that is not canonical matches
 // nothing. The query takes part only through its _method parameter.
 func (rs Routes) Match(r *http.Request) bool {
 	if len(rs) == 0 {
 		return false
 	}
-	p, ok := Canonical(r.URL)
+	t := TargetOf(r)
+	if t.URL == nil {
+		return false
+	}
+	p, ok := Canonical(t.URL)
 	if !ok {
 		return false
 	}
-	if !rs.matchOne(r.Method, p) {
-		return false
-	}
-	for _, m := range Overrides(r.Header, r.URL.RawQuery) {
+	for _, m := range t.Methods() {
 		if !rs.matchOne(m, p) {
 			return false
 		}

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,31 +16,36 @@ type Scope struct {
 	Path     string
 }
 
-// methodOverrides are the headers some applications read as the method;
-// a read-only scope allows a request only when none of them names another
-// method.
-var methodOverrides = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
+// Permits reports whether s lets r through, as r's one reading tells it
+// (TargetOf: the request itself, or the request a forward-authentication
+// question asks about), or as the request ScopedAs names for r.
+func (s *Scope) Permits(r *http.Request) bool {
+	if s == nil {
+		return true
+	}
+	t := TargetOf(r)
+	if s.Allows(t) {
+		return true
+	}
+	as, ok := r.Context().Value(scopedAsKey{}).(*url.URL)
+	return ok && s.Allows(t.WithURL(as))
+}
 
-// Permits reports whether s lets a request for method and u through. A
-// read-only scope refuses every method but GET and HEAD, in the request
-// line, in a method-override header (hdr, may be nil) or in a _method
-// query parameter. A path scope needs every reading of u's path (see
-// Readings) under the prefix, so "/backups/db/../etc" never passes
-// for "/backups/db/"; an unknown target (u nil) is refused.
-func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
+// Allows reports whether s lets a request whose reading is t through. A
+// read-only scope refuses every method but GET and HEAD: t's request
+// line's (an unknown one included) and every method it names besides
+// (t.Overrides: each override header in each spelling, each _method
+// parameter), the same methods the rules decide. A path scope needs every
+// reading of t's path (see Readings) under the prefix, so
+// "/backups/db/../etc" never passes for "/backups/db/"; an unknown path
+// (t.URL nil) is refused.
+func (s *Scope) Allows(t Target) bool {
 	if s == nil {
 		return true
 	}
 	if s.ReadOnly {
-		methods := []string{method}
-		for _, h := range methodOverrides {
-			methods = append(methods, hdr.Values(h)...)
-		}
-		if u != nil {
-			methods = append(methods, u.Query()["_method"]...)
-		}
-		for _, m := range methods {
-			if m = strings.ToUpper(strings.TrimSpace(m)); m != http.MethodGet && m != http.MethodHead {
+		for _, m := range t.Methods() {
+			if m != http.MethodGet && m != http.MethodHead {
 				return false
 			}
 		}
@@ -47,10 +53,10 @@ func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 	if s.Path == "" {
 		return true
 	}
-	if u == nil {
+	if t.URL == nil {
 		return false
 	}
-	paths, _ := Readings(u)
+	paths, _ := Readings(t.URL)
 	if len(paths) == 0 {
 		return false
 	}
@@ -60,6 +66,18 @@ func (s *Scope) Permits(method string, u *url.URL, hdr http.Header) bool {
 		}
 	}
 	return true
+}
+
+type scopedAsKey struct{}
+
+// ScopedAs returns r telling a machine token's scope that it may also
+// admit r as the request for as: the catalog's listing of a folder (GET
+// /api/backups?path=db/) is read as the folder it shows (/backups/db/),
+// so that a token limited to /backups/db/ may list that folder and no
+// other. The method and every method r names besides it stay r's (see
+// Target.WithURL); r's own path admits it as before.
+func ScopedAs(r *http.Request, as *url.URL) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), scopedAsKey{}, as))
 }
 
 // String describes s for a log line: "read-only", "path PREFIX", both,

@@ -198,12 +198,11 @@ func (e Deps) Clock() func() time.Time {
 }
 
 // Scope is what limits a request admitted by a machine token
-// (access.Scope): Permits reports whether it lets a request for method,
-// u and the headers hdr (may be nil) through, String names it in a log
-// line. The core only asks it; what a scope is belongs to the access
-// rules.
+// (access.Scope): Permits reports whether it lets r through, read as the
+// access rules read it (access.TargetOf), String names it in a log line.
+// The core only asks it; what a scope is belongs to the access rules.
 type Scope interface {
-	Permits(method string, u *url.URL, hdr http.Header) bool
+	Permits(r *http.Request) bool
 	// String describes the scope for a log line (the refusal's detail).
 	String() string
 }

@@ -11,7 +11,7 @@ import (
 // does not admit get p's Challenge; requests p cannot decide on are
 // answered by errs with the Reply ReplyTo gives (nil errs: plain text). A
 // user admitted with a Scope (a machine token) that does not permit the
-// request (nor the one ScopedAs names) gets 403 (OutOfScope) before
+// request (nor the one access.ScopedAs names) gets 403 (OutOfScope) before
 // anything else sees it, logged and counted by audit (Audit.OutOfScope).
 //
 // Every response of a protected route carries Cache-Control: no-store, so
@@ -30,7 +30,7 @@ func RequireAuth(p Provider, errs *refusal.Errors, audit Audit) func(http.Handle
 				p.Challenge(w, r)
 				return
 			}
-			if u.Scope != nil && !scopePermits(u.Scope, r) {
+			if u.Scope != nil && !u.Scope.Permits(r) {
 				audit.OutOfScope(w, r, errs, u)
 				return
 			}

@@ -23,9 +23,14 @@ type Access struct {
 // shorthand keys of [proxy] as mode uses them. Every key of [access] must
 // be default, rule<N> or rule<N>.hosts: anything else is an error, since a
 // misspelt rule would silently stop refusing. Rules that can never decide
-// (access.Rules.Check) are errors.
-func loadAccess(s, prx *ini.Section, p Proxy, mode string) Access {
+// (access.Rules.Check) are errors. Rules that name hosts serve those and
+// srv's public_url's host only (access.Rules.ServedHosts).
+func loadAccess(s, prx *ini.Section, p Proxy, srv Server) Access {
+	mode := srv.Mode
 	rs := &access.Rules{}
+	if srv.PublicURL != nil {
+		rs.PublicHost = srv.PublicURL.Hostname()
+	}
 	if mode == ModeProxy {
 		for _, rt := range p.SkipAuthRoutes {
 			rs.List = append(rs.List, access.FromRoute("skip_auth_routes", rt))
@@ -98,6 +103,7 @@ func loadAccess(s, prx *ini.Section, p Proxy, mode string) Access {
 	for _, r := range rules {
 		rs.List = append(rs.List, r.rule)
 	}
+	warnOpenHosts(s, rs, mode)
 	for _, msg := range rs.Check() {
 		key := strings.SplitN(msg, " ", 2)[0]
 		if key == "skip_auth_routes" || key == "allow_users" {
@@ -107,6 +113,30 @@ func loadAccess(s, prx *ini.Section, p Proxy, mode string) Access {
 		s.Errorf(key, "%s", msg)
 	}
 	return Access{Rules: rs}
+}
+
+// warnOpenHosts warns when rules name hosts and default = allow lets any
+// signed-in user through on a host no rule names: public_url's host in
+// catalog and proxy modes (where other hosts get 421), every other host a
+// proxy forwards in forward-auth mode.
+func warnOpenHosts(s *ini.Section, rs *access.Rules, mode string) {
+	if !rs.NamesHosts() || rs.DefaultDeny {
+		return
+	}
+	key := "default"
+	if !s.Has(key) {
+		for _, r := range rs.List {
+			if len(r.Hosts) > 0 {
+				key = r.Name + ".hosts"
+				break
+			}
+		}
+	}
+	if mode == ModeForwardAuth {
+		s.Warnf(key, "rules name hosts, and default = allow lets any signed-in user through on every other host a proxy forwards; set default = deny and allow what each host needs")
+		return
+	}
+	s.Warnf(key, "rules name hosts, and default = allow lets any signed-in user through where no rule decides (public_url's host is served too; other hosts get 421); set default = deny and allow what each host needs")
 }
 
 // ruleNumber reads N of a key rule<N>.

@@ -156,7 +156,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	cfg.UI = loadUI(f.Section("ui"))
 	cfg.Server.Store, cfg.Redis = loadStore(f.Section("server"), f.Section("redis"))
 	cfg.Server.Mode = loadMode(f.Section("server"), f.Section("backups"), f.Section("proxy"), cfg.Proxy)
-	cfg.Access = loadAccess(f.Section("access"), f.Section("proxy"), cfg.Proxy, cfg.Server.Mode)
+	cfg.Access = loadAccess(f.Section("access"), f.Section("proxy"), cfg.Proxy, cfg.Server)
 	return cfg
 }
 

@@ -183,6 +183,10 @@ const (
 	// altered, expired or revoked (or unusable because the tokens file is
 	// broken): never a redirect, since a script sent it.
 	TokenRefused
+	// MisdirectedHost is the 421 of a request for a host the service
+	// does not answer for: rules name hosts, and the request's Host is
+	// none of them nor public_url's.
+	MisdirectedHost
 
 	// The OAuth sign-in's refusals, each with a title of its own.
 
@@ -275,6 +279,7 @@ var catalogue = [refusalEnd]refusalRow{
 	PathOverride:         {http.StatusBadRequest, "", "This request names another address in a header (X-Original-URL, X-Rewrite-URL or X-Override-URL), so it is refused. Send it without that header."},
 	OutOfScope:           {http.StatusForbidden, "", "This token may not be used for this request: it is read-only or limited to other paths."},
 	TokenRefused:         {http.StatusUnauthorized, "", "This token is not valid: it is unknown, expired or revoked."},
+	MisdirectedHost:      {http.StatusMisdirectedRequest, "Wrong address", "This service does not answer for this host name. Use the address the administrator gave you."},
 
 	OAuthBadState: {http.StatusBadRequest, "Sign-in expired",
 		"This sign-in is unknown to this browser, has expired or was already used. Open the service again to start a new sign-in, at the same address as the configured redirect_uri."},

@@ -89,6 +89,18 @@ func Static() http.Handler {
 	})
 }
 
+// IsStatic reports whether p is the path of one of Static's files
+// (/_backupweb/style.css, ...) or the brand icon: public files every
+// page links, served to anyone.
+func IsStatic(p string) bool {
+	if p == BrandIconPath {
+		return true
+	}
+	name, ok := strings.CutPrefix(p, "/_backupweb/")
+	_, found := assets()[name]
+	return ok && found
+}
+
 // Mount serves Static's files on mux, each at its own path
 // (GET /_backupweb/style.css, ...), unless mux serves them already: the web
 // layer and every type with pages of its own (the login page, the OAuth

@@ -110,10 +110,13 @@ func (s *site) visibility(r *http.Request) (func(string) bool, string) {
 	if u, ok := auth.FromContext(r.Context()); ok {
 		_, who = g.who(u)
 	}
-	host := r.Host
-	key := fmt.Sprintf("%p\x00%s\x00%t\x00%q\x00%q\x00%t\x00%t", g.rules, access.NormalHost(host), who.SignedIn, who.Name, who.Groups, who.GroupsKnown, who.SecondFactor)
+	// The request's one reading, for each folder's path: a listing that
+	// names another method (an override) is decided with it, as the
+	// listing itself was.
+	base := access.TargetOf(r)
+	key := fmt.Sprintf("%p\x00%s\x00%q\x00%q\x00%t\x00%q\x00%q\x00%t\x00%t", g.rules, access.NormalHost(base.Host), base.Method, base.Overrides, who.SignedIn, who.Name, who.Groups, who.GroupsKnown, who.SecondFactor)
 	return func(p string) bool {
-		t := access.Target{Method: http.MethodGet, URL: &url.URL{Path: "/backups/" + p}, Host: host}
+		t := base.WithURL(&url.URL{Path: "/backups/" + p})
 		return g.rules.Decide(t, who).Permits(who)
 	}, key
 }
@@ -310,12 +313,12 @@ func folderParam(r *http.Request) string {
 
 // listingScope lets a machine token's scope read a folder's listing
 // (GET /api/backups?path=FOLDER/&…) as GET /backups/FOLDER/ (see
-// auth.ScopedAs): a token limited to /backups/db/ lists db/ and what is
+// access.ScopedAs): a token limited to /backups/db/ lists db/ and what is
 // below it, and no other folder.
 func listingScope(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hasListingParams(r) {
-			r = auth.ScopedAs(r, &url.URL{Path: "/backups/" + folderParam(r), RawQuery: r.URL.RawQuery})
+			r = access.ScopedAs(r, &url.URL{Path: "/backups/" + folderParam(r)})
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -378,7 +381,7 @@ func (s *site) refuseFolder(w http.ResponseWriter, r *http.Request, rel string) 
 		s.fail(w, r, refusal.RuleDenied)
 		return
 	}
-	t := access.Target{Method: http.MethodGet, URL: &url.URL{Path: "/backups/" + rel}, Host: r.Host}
+	t := access.TargetOf(r).WithURL(&url.URL{Path: "/backups/" + rel})
 	if _, ok := s.guard.admit(w, r, u, t); ok {
 		s.fail(w, r, refusal.RuleDenied) // the rules changed their mind: still refused
 	}

@@ -133,7 +133,9 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 		if logMissing && len(missing) > 0 && !f.g.idle() {
 			logUnknownTarget(f.log, r, missing)
 		}
-		t = t.WithOverrides(r.Header)
+		// Every decision below (the rules, a token's scope) reads this
+		// one target.
+		r = access.WithTarget(r, t)
 		if f.g.anonymous(t) {
 			admitted(w, r, nil)
 			return
@@ -147,7 +149,7 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 		case err != nil:
 			errs.Error(w, r, err)
 		case ok:
-			if u.Scope != nil && !u.Scope.Permits(t.Method, t.URL, r.Header) {
+			if u.Scope != nil && !u.Scope.Permits(r) {
 				// A machine token's scope, checked against the forwarded
 				// request before the rules; an unknown target is refused.
 				f.g.audit.OutOfScope(w, r, errs, u)

@@ -41,21 +41,22 @@ func targetRow(forward bool) targetHeaders {
 // missing names each header of row that is absent (or, for the URI, not
 // an absolute path); that part is unknown, and the rules must then decide
 // every possibility alike (see access.Rules.Decide), which never turns an
-// unknown part into an allow.
+// unknown part into an allow. The client's method-override headers, which
+// the proxy passes on the question, count in every case
+// (access.ReadForwarded).
 func forwardedTarget(r *http.Request, row targetHeaders) (t access.Target, missing []string) {
 	if !peer.Of(r).Proxied {
-		return access.Target{}, nil
+		return access.ReadForwarded("", "", "", r.Header), nil
 	}
-	if t.Method = r.Header.Get(row.method); t.Method == "" {
+	method, uri, host := r.Header.Get(row.method), r.Header.Get(row.uri), r.Header.Get(row.host)
+	t = access.ReadForwarded(method, uri, host, r.Header)
+	if method == "" {
 		missing = append(missing, row.method)
-	}
-	if uri := r.Header.Get(row.uri); uri != "" {
-		t.URL = access.RequestURL(uri)
 	}
 	if t.URL == nil {
 		missing = append(missing, row.uri)
 	}
-	if t.Host = r.Header.Get(row.host); t.Host == "" {
+	if host == "" {
 		missing = append(missing, row.host)
 	}
 	return t, missing

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/accesslog"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/peer"
@@ -34,6 +35,10 @@ type frontOptions struct {
 //   - the admitted user: the witness carries it (auth.Witness.CarryUser),
 //     so RequireAuth passes the request inward without a copy of its own;
 //   - the client's address and scheme (peer), resolved once;
+//   - what the request means for a decision (access.Read: method with
+//     every override spelling, path, host, query), read once, so that
+//     the rules, a token's scope and the catalog's hiding all see one
+//     reading;
 //   - the access log and the observer: route, status, bytes, duration,
 //     client, admitted user (see below);
 //   - panic recovery: a panic in any handler is logged with its stack
@@ -59,6 +64,7 @@ func front(o frontOptions, next http.Handler) http.Handler {
 			st.served(o, r)
 		}()
 		st.info = o.res.Request(r)
+		st.target = access.Read(r)
 		st.wit.CarryUser()
 		st.ctx = frontContext{Context: r.Context(), st: st, brand: brand}
 		r = r.WithContext(&st.ctx)
@@ -69,13 +75,14 @@ func front(o frontOptions, next http.Handler) http.Handler {
 // frontState is what front keeps for one request, allocated once: the
 // request's context lives in it too.
 type frontState struct {
-	start time.Time
-	info  peer.Info
-	slot  routeSlot
-	sw    statusWriter
-	wit   auth.Witness
-	ctx   frontContext
-	entry accesslog.Entry
+	start  time.Time
+	info   peer.Info
+	target access.Target
+	slot   routeSlot
+	sw     statusWriter
+	wit    auth.Witness
+	ctx    frontContext
+	entry  accesslog.Entry
 }
 
 // frontContext is the request's context below front: one value that
@@ -95,6 +102,8 @@ func (c *frontContext) Value(key any) any {
 		return &c.st.slot
 	case peer.InfoContextKey:
 		return &c.st.info
+	case access.TargetContextKey:
+		return &c.st.target
 	case ui.BrandContextKey:
 		return c.brand
 	case auth.WitnessContextKey:

@@ -248,6 +248,9 @@ func NewHandler(o Options) http.Handler {
 	if o.Proxy != nil {
 		own = proxyOrOwn(p, o.Proxy, protect, own)
 	}
+	if !o.NoCatalog {
+		own = servedHostsOnly(o.Rules, p.Type(), errs, audit, own)
+	}
 	return front(frontOptions{log: log, site: s, brand: o.Brand, res: res, access: access, obs: o.Observer}, own)
 }
 

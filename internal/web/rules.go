@@ -110,11 +110,11 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request, u auth.User, t acc
 	return u, false
 }
 
-// targetOf is the request as the rules see it when backupweb serves it
-// itself (catalog and proxy modes), with the methods it names in an
-// override header or parameter.
+// targetOf is the request as every decision sees it: its one reading
+// (access.Read), made once by front, or the request a forward-
+// authentication question carries (access.WithTarget).
 func targetOf(r *http.Request) access.Target {
-	return access.Target{Method: r.Method, URL: r.URL, Host: r.Host}.WithOverrides(r.Header)
+	return access.TargetOf(r)
 }
 
 // unreadable answers a request that has not signed in when its path is
