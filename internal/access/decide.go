@@ -58,6 +58,11 @@ type Target struct {
 	// as that method, so the request is allowed only when every method it
 	// names is.
 	Overrides []string
+	// PathOverride is the path-override header the request carries (one
+	// of PathOverrideHeaders, as listed there), "" when none: an
+	// application that honours it serves another path than URL's, so no
+	// decision on URL holds for it.
+	PathOverride string
 }
 
 // Decision is what the rules say about one request.

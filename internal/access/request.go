@@ -43,6 +43,7 @@ func readHeaders(t Target, h http.Header) Target {
 		query = t.URL.RawQuery
 	}
 	t.Overrides = Overrides(h, query)
+	t.PathOverride, _ = PathOverride(h)
 	return t
 }
 

@@ -121,15 +121,15 @@ func (f forwarder) ask(row targetHeaders, forward, logMissing bool, admitted fun
 	p, errs := f.p, f.errs
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Cache-Control"] = noStoreValue
-		if name, ok := access.PathOverride(r.Header); ok {
+		t, missing := forwardedTarget(r, row)
+		if t.PathOverride != "" {
 			// The client's header, passed on by the proxy: the
 			// application behind it could serve the path it names
 			// rather than the one judged here.
-			f.g.audit.RefusedDetail(r, p.Type(), access.ReasonAmbiguous, "path override header "+name, "")
+			f.g.audit.RefusedDetail(r, p.Type(), access.ReasonAmbiguous, "path override header "+t.PathOverride, "")
 			errs.Refuse(w, r, refusal.PathOverride)
 			return
 		}
-		t, missing := forwardedTarget(r, row)
 		if logMissing && len(missing) > 0 && !f.g.idle() {
 			logUnknownTarget(f.log, r, missing)
 		}
