@@ -77,7 +77,12 @@ func (p *Provider) providerFailure(w http.ResponseWriter, r *http.Request, step 
 // claims or profile can cause it, so it is a refused attempt rather than
 // an outage.
 func (p *Provider) refuseAmbiguous(w http.ResponseWriter, r *http.Request, step string, amb *exactjson.Error, err error) {
-	p.audit.With("member", printable(amb.Member, 64)).RefusedDetail(r, Name, auth.ReasonAmbiguousAnswer, step+": "+truncate(err.Error(), 500), "")
+	// slog quotes and escapes a name that holds what a line must not.
+	member := amb.Member
+	if len(member) > 64 {
+		member = strings.ToValidUTF8(member[:64], "") + "..."
+	}
+	p.audit.With("member", member).RefusedDetail(r, Name, auth.ReasonAmbiguousAnswer, step+": "+truncate(err.Error(), 500), "")
 	p.errs.Refuse(w, r, refusal.OAuthProvider)
 }
 
