@@ -33,6 +33,11 @@ const (
 	ReasonEmailUnverified  = "e-mail not verified"
 	ReasonEmailNotAdmitted = "e-mail not admitted"
 	ReasonIDTokenRejected  = "id token rejected"
+	// ReasonAmbiguousAnswer is an identity provider's answer (claims,
+	// user information, an API's answer, discovery, key set) holding an
+	// object that names a member twice, or a letter-case variant of a
+	// member a library reads: no sign-in is made from it.
+	ReasonAmbiguousAnswer = "ambiguous identity provider answer"
 	// The access rules' reasons (a signed-in user refused) are
 	// access.RefusalReasons.
 	//
@@ -60,7 +65,7 @@ const (
 func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
-		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonPasskeyRefused, ReasonPasskeyCloned,
+		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonAmbiguousAnswer, ReasonPasskeyRefused, ReasonPasskeyCloned,
 		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOutOfScope, ReasonOther}
 }
 

@@ -6,15 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/exactjson"
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/refusal"
@@ -194,23 +198,28 @@ func (p *Provider) servePasskeys(w http.ResponseWriter, r *http.Request) {
 // browser's answer (finish), the new passkey's name (registration), and
 // where to go after (begin of a sign-in).
 type passkeyRequest struct {
-	Ceremony   string          `json:"ceremony"`
-	Name       string          `json:"name"`
-	Next       string          `json:"next"`
-	Credential json.RawMessage `json:"credential"`
+	Ceremony   string         `json:"ceremony"`
+	Name       string         `json:"name"`
+	Next       string         `json:"next"`
+	Credential jsontext.Value `json:"credential"`
 }
 
-// readPasskeyRequest reads the JSON body of a passkey route; false: a 400
-// or 413 is written.
+// readPasskeyRequest reads the JSON body of a passkey route with
+// exactjson.Decode (exact member names, a member named twice refused);
+// false: a 400 or 413 is written.
 func (p *Provider) readPasskeyRequest(w http.ResponseWriter, r *http.Request) (passkeyRequest, bool) {
 	var req passkeyRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPasskeyBody))
-	if err := dec.Decode(&req); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPasskeyBody))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			p.errs.Refuse(w, r, refusal.TooLarge)
 			return req, false
 		}
+		p.errs.Refuse(w, r, refusal.BadRequest)
+		return req, false
+	}
+	if err := exactjson.Decode(body, &req); err != nil {
 		p.errs.Refuse(w, r, refusal.BadRequest)
 		return req, false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/backupweb/backupweb/internal/exactjson"
 	"github.com/backupweb/backupweb/internal/session"
 )
 
@@ -66,8 +67,9 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := p.identify(ctx, ep, tok, f.Nonce)
+	_, ambiguous := errors.AsType[*exactjson.Error](err)
 	switch {
-	case errors.Is(err, errIDToken):
+	case errors.Is(err, errIDToken) && !ambiguous:
 		p.refuse(w, r, outIDToken, "", err)
 		return
 	case err != nil:
@@ -107,7 +109,7 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		p.serverError(w, r, err)
 		return
 	}
-	p.audit.With("provider", p.cfg.Provider).SignedIn(r, Name, id.Email)
+	p.audit.SignedIn(r, Name, id.Email)
 	http.Redirect(w, r, f.Next, http.StatusSeeOther)
 }
 

@@ -3,7 +3,6 @@ package oauth
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +11,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/oauth2"
+
+	"github.com/backupweb/backupweb/internal/exactjson"
 )
 
 // Groups: what the identity provider says the account belongs to, read at
@@ -124,17 +126,17 @@ func (p *Provider) readGroups(ctx context.Context, r *http.Request, tok *oauth2.
 // string gives one group, an absent claim or null gives none. Anything
 // else (a number, an object, an array holding something other than
 // strings) gives none and a problem to log.
-func claimGroups(raw json.RawMessage) (groups []string, problem string) {
+func claimGroups(raw jsontext.Value) (groups []string, problem string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, ""
 	}
 	var one string
-	if json.Unmarshal(raw, &one) == nil {
+	if exactjson.Decode(raw, &one) == nil {
 		return []string{one}, ""
 	}
 	var many []string
-	if err := json.Unmarshal(raw, &many); err == nil {
+	if err := exactjson.Decode(raw, &many); err == nil {
 		return many, ""
 	}
 	kind := "a value that is neither a string nor an array of strings"

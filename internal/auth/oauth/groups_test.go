@@ -1,9 +1,9 @@
 package oauth
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-json-experiment/json/jsontext"
 	"net/http"
 	"net/url"
 	"slices"
@@ -130,7 +130,7 @@ func TestClaimGroups(t *testing.T) {
 		{`[["a"]]`, nil, true},
 	}
 	for _, tt := range tests {
-		got, problem := claimGroups(json.RawMessage(tt.raw))
+		got, problem := claimGroups(jsontext.Value(tt.raw))
 		if !slices.Equal(got, tt.want) || (problem != "") != tt.problem {
 			t.Errorf("claimGroups(%s) = %q, %q", tt.raw, got, problem)
 		}

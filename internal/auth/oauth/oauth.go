@@ -79,7 +79,7 @@ type Provider struct {
 	kind   *kind
 	client *http.Client
 	log    *slog.Logger
-	audit  auth.Audit // refusals and sign-ins logged and counted
+	audit  auth.Audit // refusals and sign-ins logged and counted, each line naming the provider
 	errs   *refusal.Errors
 	spend  func(ctx context.Context, state string) (unused bool, err error)
 	openID *openID // nil without OpenID Connect
@@ -121,7 +121,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		kind:   k,
 		client: client,
 		log:    deps.Log(),
-		audit:  deps.Audit(),
+		audit:  deps.Audit().With("provider", cfg.Provider),
 		errs:   deps.Errors,
 		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
 			auth.LogBeginFlood(deps.Log(), Name, "sign-ins")

@@ -61,6 +61,12 @@ type world struct {
 
 func newWorld(t *testing.T, extra ...oidctest.Client) *world {
 	t.Helper()
+	return newWorldOf(t, opUsers, extra...)
+}
+
+// newWorldOf is newWorld with the provider's accounts given.
+func newWorldOf(t *testing.T, accounts []oidctest.User, extra ...oidctest.Client) *world {
+	t.Helper()
 	w := &world{services: map[string]*service{}}
 	var clients []oidctest.Client
 	for _, m := range oidcModes {
@@ -71,8 +77,8 @@ func newWorld(t *testing.T, extra ...oidctest.Client) *world {
 			RedirectURIs: []string{s.RedirectURL()}, ClaimsInIDToken: m.claimsInIDToken,
 		})
 	}
-	users := make([]oidctest.User, len(opUsers))
-	for i, u := range opUsers {
+	users := make([]oidctest.User, len(accounts))
+	for i, u := range accounts {
 		u.Password = opPassword
 		users[i] = u
 	}

@@ -4,17 +4,22 @@ import (
 	"cmp"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/backupweb/backupweb/internal/exactjson"
 )
 
 // discoveryRetry is how long a failed discovery is remembered before the
@@ -54,6 +59,10 @@ type discovered struct {
 	endpoint oauth2.Endpoint
 	userinfo string
 	verifier *oidc.IDTokenVerifier
+	// keys tells whether the key set, read by go-oidc through a client
+	// whose answers exactjson.CheckRead checks, was last refused as
+	// ambiguous.
+	keys *checkedKeys
 }
 
 // get returns the discovered provider, discovering it if needed.
@@ -87,23 +96,48 @@ func (o *openID) get() (*discovered, error) {
 	return v.(*discovered), nil
 }
 
-// discover fetches the discovery document. The client's timeout bounds it;
-// the key set is fetched later, on the first ID token, with the same client.
+// document is what backupweb reads of a discovery document (OpenID
+// Connect Discovery 1.0 section 3), by exact member names.
+type document struct {
+	Issuer     string   `json:"issuer"`
+	AuthURL    string   `json:"authorization_endpoint"`
+	TokenURL   string   `json:"token_endpoint"`
+	Userinfo   string   `json:"userinfo_endpoint"`
+	JWKS       string   `json:"jwks_uri"`
+	Algorithms []string `json:"id_token_signing_alg_values_supported"`
+}
+
+// signingAlgorithms are the ID token signatures go-oidc verifies; a
+// discovery document's other values (HS256, none) are left out, as
+// go-oidc's own discovery does.
+var signingAlgorithms = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
+
+// discover fetches the discovery document and reads it with
+// exactjson.Decode (go-oidc's own discovery would read it with
+// encoding/json). The client's timeout bounds it; the key set is fetched
+// later, on the first ID token, by go-oidc with a client that checks its
+// answers (checkedKeys).
 func (o *openID) discover() (*discovered, error) {
-	ctx, cancel := context.WithTimeout(oidc.ClientContext(context.Background(), o.client), requestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	p, err := oidc.NewProvider(ctx, o.issuer)
-	if err != nil {
-		var mismatch *oidc.IssuerMismatchError
-		if errors.As(err, &mismatch) {
-			return nil, fmt.Errorf("%w: the provider at %s calls itself %q; set issuer to exactly that", errDiscovery, o.issuer, mismatch.Discovered)
-		}
-		return nil, fmt.Errorf("%w at %s: %s", errDiscovery, o.issuer, truncate(err.Error(), 300))
+	var doc document
+	if _, err := fetchJSON(ctx, o.client, nil, strings.TrimSuffix(o.issuer, "/")+"/.well-known/openid-configuration", &doc); err != nil {
+		return nil, fmt.Errorf("%w at %s: %w", errDiscovery, o.issuer, err)
 	}
+	if doc.Issuer != o.issuer {
+		return nil, fmt.Errorf("%w: the provider at %s calls itself %q; set issuer to exactly that", errDiscovery, o.issuer, truncate(doc.Issuer, 200))
+	}
+	keys := &checkedKeys{}
+	cfg := oidc.ProviderConfig{
+		IssuerURL: doc.Issuer, AuthURL: doc.AuthURL, TokenURL: doc.TokenURL, UserInfoURL: doc.Userinfo, JWKSURL: doc.JWKS,
+		Algorithms: slices.DeleteFunc(doc.Algorithms, func(a string) bool { return !slices.Contains(signingAlgorithms, a) }),
+	}
+	p := cfg.NewProvider(oidc.ClientContext(context.Background(), keys.client(o.client)))
 	d := &discovered{
 		endpoint: p.Endpoint(),
 		userinfo: cmp.Or(o.userinfoURL, p.UserInfoEndpoint()),
 		verifier: p.Verifier(&oidc.Config{ClientID: o.clientID, Now: o.now}),
+		keys:     keys,
 	}
 	d.endpoint.AuthURL = cmp.Or(o.authURL, d.endpoint.AuthURL)
 	d.endpoint.TokenURL = cmp.Or(o.tokenURL, d.endpoint.TokenURL)
@@ -113,37 +147,72 @@ func (o *openID) discover() (*discovered, error) {
 	return d, nil
 }
 
+// idTokenNames are the members go-oidc reads from an ID token's payload
+// with encoding/json (its idToken type, distributed claims included):
+// the payload must hold no letter-case variant of them (see
+// exactjson.CheckRead).
+var idTokenNames = []string{"iss", "sub", "aud", "exp", "iat", "nbf", "nonce", "at_hash", "_claim_names", "_claim_sources", "endpoint", "access_token"}
+
+// checkIDToken refuses an ID token whose header or payload names a member
+// twice, or whose payload holds a letter-case variant of a member go-oidc
+// reads ("Sub", "NONCE"), before go-oidc reads it: with those, go-oidc and
+// exactjson would read different claims. A token that is not three
+// base64url parts of JSON is left to go-oidc, which refuses it (and a
+// payload go-oidc accepts that exactjson cannot read is refused after the
+// signature is checked, by decodeClaims).
+func checkIDToken(raw string) error {
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		return nil
+	}
+	for i, names := range [][]string{nil, idTokenNames} {
+		part, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err != nil {
+			return nil
+		}
+		err = exactjson.CheckRead(part, names...)
+		if amb, ok := errors.AsType[*exactjson.Error](err); ok {
+			return fmt.Errorf("%w: its %s: %w", errIDToken, [...]string{"header", "claims"}[i], amb)
+		}
+	}
+	return nil
+}
+
 // identify verifies the ID token of tok (signature, issuer, audience,
 // authorized party, expiry, nonce, access token hash) and returns the
-// account it names. When the ID token carries no e-mail, the claims come
-// from the user-information endpoint, whose subject must be the token's.
-// When groupsClaim is set and the ID token lacks that claim, the claim is
-// taken from the user-information endpoint (same subject check); a failure
-// there fails the sign-in, so that no one is admitted without their groups.
+// account it names, its claims read by decodeClaims. When the ID token
+// carries no e-mail, the claims come from the user-information endpoint,
+// whose subject must be the token's. When groupsClaim is set and the ID
+// token lacks that claim, the claim is taken from the user-information
+// endpoint (same subject check); a failure there fails the sign-in, so
+// that no one is admitted without their groups.
 func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.Token, nonce, clientID, groupsClaim string) (identity, error) {
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
 		return identity{}, fmt.Errorf("%w: the token response has no id_token", errIDToken)
 	}
+	if err := checkIDToken(raw); err != nil {
+		return identity{}, err
+	}
 	idt, err := d.verifier.Verify(oidc.ClientContext(ctx, c), raw)
 	if err != nil {
+		if amb := d.keys.refused(); amb != nil {
+			return identity{}, fmt.Errorf("%w: the provider's key set: %w", errIDToken, amb)
+		}
 		return identity{}, fmt.Errorf("%w: %v", errIDToken, err)
 	}
 	if nonce == "" || subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(nonce)) != 1 {
 		return identity{}, fmt.Errorf("%w: its nonce is not the one this sign-in sent", errIDToken)
 	}
-	var cl struct {
-		claims
-		AuthorizedParty string `json:"azp"`
-	}
-	var all map[string]json.RawMessage
-	if err := idt.Claims(&cl); err != nil {
+	payload, err := base64.RawURLEncoding.DecodeString(strings.Split(raw, ".")[1])
+	if err != nil {
 		return identity{}, fmt.Errorf("%w: %v", errIDToken, err)
 	}
-	if err := idt.Claims(&all); err != nil {
-		return identity{}, fmt.Errorf("%w: %v", errIDToken, err)
+	id, azp, err := decodeClaims(payload)
+	if err != nil {
+		return identity{}, fmt.Errorf("%w: its claims: %w", errIDToken, err)
 	}
-	if (len(idt.Audience) > 1 || cl.AuthorizedParty != "") && cl.AuthorizedParty != clientID {
+	if (len(idt.Audience) > 1 || azp != "") && azp != clientID {
 		return identity{}, fmt.Errorf("%w: issued to another party (azp)", errIDToken)
 	}
 	if idt.AccessTokenHash != "" {
@@ -151,9 +220,8 @@ func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.T
 			return identity{}, fmt.Errorf("%w: %v", errIDToken, err)
 		}
 	}
-	id := cl.claims.identity()
 	id.Subject = idt.Subject
-	id.Claims = all
+	all := id.Claims
 	_, hasGroups := all[groupsClaim]
 	if id.Email != "" && (groupsClaim == "" || hasGroups) || d.userinfo == "" {
 		return id, nil
@@ -178,7 +246,7 @@ func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.T
 	if groupsClaim != "" && ok {
 		out.Claims = maps.Clone(out.Claims)
 		if out.Claims == nil {
-			out.Claims = map[string]json.RawMessage{}
+			out.Claims = map[string]jsontext.Value{}
 		}
 		out.Claims[groupsClaim] = v
 	}

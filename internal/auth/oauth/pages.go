@@ -9,6 +9,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/exactjson"
 	"github.com/backupweb/backupweb/internal/refusal"
 )
 
@@ -56,11 +57,33 @@ func (p *Provider) refuse(w http.ResponseWriter, r *http.Request, o outcome, ema
 // providerFailure answers a failure of the identity provider (or of its
 // configuration) with 502. It is an outage, not a refused attempt: it is
 // logged at error level with its own message, never as "auth refused".
+// An answer refused as ambiguous is the exception (see refuseAmbiguous).
 func (p *Provider) providerFailure(w http.ResponseWriter, r *http.Request, step string, err error) {
+	if amb, ok := errors.AsType[*exactjson.Error](err); ok {
+		p.refuseAmbiguous(w, r, step, amb, err)
+		return
+	}
 	p.log.LogAttrs(r.Context(), slog.LevelError, "oauth: the identity provider could not be used",
 		slog.String("auth_type", Name), slog.String("provider", p.cfg.Provider),
 		slog.String("step", step), slog.String("err", truncate(describe(err), 500)))
 	p.refuse(w, r, outProvider, "", nil)
+}
+
+// refuseAmbiguous answers a sign-in whose provider answer named a member
+// twice, or held a letter-case variant of a member a library reads, with
+// 502 and the refusal line: the provider (every line of p.audit names
+// it), the member, and where it was (the step and the error, which names
+// the URL or the ID token's part). Whoever can add a member to their own
+// claims or profile can cause it, so it is a refused attempt rather than
+// an outage.
+func (p *Provider) refuseAmbiguous(w http.ResponseWriter, r *http.Request, step string, amb *exactjson.Error, err error) {
+	// slog quotes and escapes a name that holds what a line must not.
+	member := amb.Member
+	if len(member) > 64 {
+		member = strings.ToValidUTF8(member[:64], "") + "..."
+	}
+	p.audit.With("member", member).RefusedDetail(r, Name, auth.ReasonAmbiguousAnswer, step+": "+truncate(err.Error(), 500), "")
+	p.errs.Refuse(w, r, refusal.OAuthProvider)
 }
 
 // serverError answers a failure of this service with 500.

@@ -3,7 +3,6 @@ package oauth
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,10 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/oauth2"
+
+	"github.com/backupweb/backupweb/internal/exactjson"
 )
 
 // verified says what the provider told about an e-mail address.
@@ -33,9 +35,9 @@ type identity struct {
 	// the account; empty for a personal account.
 	HostedDomain string
 	// Claims are every claim of the ID token or user-information answer
-	// the identity came from, for the groups claim; nil for GitHub and
-	// GitLab's REST APIs.
-	Claims map[string]json.RawMessage
+	// the identity came from, kept raw for the groups claim (read with
+	// exactjson.Decode); nil for GitHub and GitLab's REST APIs.
+	Claims map[string]jsontext.Value
 }
 
 // profileFunc reads the signed-in account from the provider's API with the
@@ -46,12 +48,14 @@ type profileFunc func(ctx context.Context, c *http.Client, tok *oauth2.Token, us
 const maxResponse = 1 << 20
 
 // errProfile marks failures to read the account: unreachable endpoint,
-// unexpected status, unparseable answer.
+// unexpected status, unparseable answer. An answer that names a member
+// twice is an *exactjson.Error in its chain too.
 var errProfile = errors.New("oauth: reading the account from the identity provider")
 
 // getJSON fetches url with the access token and decodes its JSON answer
-// into v. The error never includes the token; it names the URL and the
-// status, or the decoding problem.
+// into v with exactjson.Decode: by exact member names, an object naming a
+// member twice refused (*exactjson.Error). The error never includes the
+// token; it names the URL and the status, or the decoding problem.
 func getJSON(ctx context.Context, c *http.Client, tok *oauth2.Token, url string, v any) error {
 	_, err := getJSONHeader(ctx, c, tok, url, v)
 	return err
@@ -60,33 +64,48 @@ func getJSON(ctx context.Context, c *http.Client, tok *oauth2.Token, url string,
 // getJSONHeader is getJSON that also returns the answer's header (for
 // pagination links and granted scopes).
 func getJSONHeader(ctx context.Context, c *http.Client, tok *oauth2.Token, url string, v any) (http.Header, error) {
+	h, err := fetchJSON(ctx, c, tok, url, v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errProfile, err)
+	}
+	return h, nil
+}
+
+// fetchJSON fetches url, with the access token tok unless it is nil, reads
+// at most maxResponse bytes of a 200 answer and decodes them into v with
+// exactjson.Decode. Errors name the URL and the status or the decoding
+// problem, never the token.
+func fetchJSON(ctx context.Context, c *http.Client, tok *oauth2.Token, url string, v any) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errProfile, err)
+		return nil, err
 	}
-	tok.SetAuthHeader(req)
+	if tok != nil {
+		tok.SetAuthHeader(req)
+	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "backupweb")
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errProfile, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		return nil, fmt.Errorf("%w: GET %s: %v", errProfile, url, err)
+		return nil, fmt.Errorf("GET %s: %v", url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: GET %s: status %s", errProfile, url, resp.Status)
+		return nil, fmt.Errorf("GET %s: status %s", url, resp.Status)
 	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return nil, fmt.Errorf("%w: GET %s: malformed JSON answer: %v", errProfile, url, err)
+	if err := exactjson.Decode(body, v); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	return resp.Header, nil
 }
 
 // claims are the OpenID Connect standard claims backupweb reads, from an
-// ID token or a user-information answer.
+// ID token or a user-information answer, by their exact names (see
+// decodeClaims).
 type claims struct {
 	Subject           string    `json:"sub"`
 	Email             string    `json:"email"`
@@ -108,7 +127,7 @@ func (c claims) identity() identity {
 }
 
 // flexBool is a JSON boolean that some providers send as the string "true"
-// or "false".
+// or "false" (email_verified).
 type flexBool bool
 
 func (b *flexBool) UnmarshalJSON(data []byte) error {
@@ -132,21 +151,39 @@ func userinfoProfile(ctx context.Context, c *http.Client, tok *oauth2.Token, use
 // userinfoClaims reads the user-information endpoint: the standard claims
 // and, kept raw, every claim it returned.
 func userinfoClaims(ctx context.Context, c *http.Client, tok *oauth2.Token, userinfo string) (identity, error) {
-	var body json.RawMessage
+	var body jsontext.Value
 	if err := getJSON(ctx, c, tok, userinfo, &body); err != nil {
 		return identity{}, err
 	}
-	var raw map[string]json.RawMessage
-	var cl claims
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return identity{}, fmt.Errorf("%w: GET %s: malformed JSON answer: %v", errProfile, userinfo, err)
+	id, _, err := decodeClaims(body)
+	if err != nil {
+		return identity{}, fmt.Errorf("%w: GET %s: %w", errProfile, userinfo, err)
 	}
-	if err := json.Unmarshal(body, &cl); err != nil {
-		return identity{}, fmt.Errorf("%w: GET %s: malformed JSON answer: %v", errProfile, userinfo, err)
-	}
-	id := cl.identity()
-	id.Claims = raw
 	return id, nil
+}
+
+// decodeClaims is the one reader of claims, from an ID token's payload or
+// a user-information answer: the standard claims by their exact names
+// (email_verified as true or "true" under that name only, hd likewise
+// exact), every claim kept raw for the groups claim, and azp. A member
+// named twice, at any depth, is an *exactjson.Error: no claim is read
+// from such an object. A letter-case variant ("Email", "EMAIL",
+// "Email_verified", "HD") is another claim, which nothing reads.
+func decodeClaims(data []byte) (id identity, azp string, err error) {
+	var cl struct {
+		claims
+		AuthorizedParty string `json:"azp"`
+	}
+	var all map[string]jsontext.Value
+	if err := exactjson.Decode(data, &all); err != nil {
+		return identity{}, "", err
+	}
+	if err := exactjson.Decode(data, &cl); err != nil {
+		return identity{}, "", err
+	}
+	id = cl.claims.identity()
+	id.Claims = all
+	return id, cl.AuthorizedParty, nil
 }
 
 // githubProfile reads a GitHub account: the name from the user endpoint and
