@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/password":   nil,
 	"internal/peer":       nil,
 	"internal/refusal":    nil,
+	"internal/secretkey":  nil,
 	"internal/session":    {"internal/atomicfile"},
 	"internal/throttle":   nil,
 
