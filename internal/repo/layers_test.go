@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"internal/userfile":  {"internal/atomicfile", "internal/password"},
 	"internal/qr":        nil,
 	"internal/groupfile": {"internal/filewatch"},
-	"internal/factors":   {"internal/atomicfile", "internal/filewatch", "internal/userfile"},
+	"internal/factors":   {"internal/atomicfile", "internal/filewatch", "internal/secretkey", "internal/userfile"},
 	"internal/tokens":    {"internal/atomicfile", "internal/filewatch"},
 	"internal/passkey":   {"internal/factors", "internal/once", "internal/session"},
 	"internal/ui":        {"internal/catalog"},

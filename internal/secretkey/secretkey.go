@@ -96,6 +96,10 @@ type Count struct {
 	// Refused open under neither key: left as they are, refused when
 	// read.
 	Refused int
+	// Stuck open under a key but cannot be resealed (a keyed hash of a
+	// value nobody keeps, such as a recovery code made before codes were
+	// sealed): they stop opening once their key is dropped.
+	Stuck int
 }
 
 // Resealer is a store of records sealed or MAC'd under the secret key
