@@ -62,6 +62,7 @@ import (
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/refusal"
+	"github.com/backupweb/backupweb/internal/secretkey"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/tokens"
@@ -224,14 +225,14 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if p.deviceKey, err = p.Manager().PurposeKey("device-cookie"); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
-	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
+	p.users.Store(rd.set.bind(p.Manager().Fingerprint, p.Manager().PreviousFingerprint))
 	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
 	p.SetAccountExtra(p.fillAccount)
 	if rv, ok := deps.Shared.(Revocations); ok {
 		p.revocations = rv
 	}
 	if cfg.SecondFactor != SecondFactorOff {
-		keys, err := factors.NewKeys(deps.SecretKey)
+		keys, err := factors.NewKeyring(secretkey.Keys{Current: deps.SecretKey, Previous: deps.PreviousSecretKey})
 		if err != nil {
 			return nil, fmt.Errorf("login: %w", err)
 		}
