@@ -17,6 +17,7 @@ import (
 	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/secretkey"
 	"github.com/backupweb/backupweb/internal/session"
+	"github.com/backupweb/backupweb/internal/userfile"
 )
 
 // runRotateSecret is `backupweb rotate-secret -config F`: the step of a
@@ -73,9 +74,9 @@ func rotateSecret(c *cli, path string) error {
 
 // rotationKeys reads both keys: a rotation needs the previous one.
 func rotationKeys(lookupEnv func(string) (string, bool)) (secretkey.Keys, error) {
-	cur, _ := lookupEnv(app.SecretEnv)
-	prev, _ := lookupEnv(app.PreviousEnv)
-	if cur == "" || prev == "" {
+	cur, okCur := lookupEnv(app.SecretEnv)
+	prev, okPrev := lookupEnv(app.PreviousEnv)
+	if !okCur || !okPrev || cur == "" || prev == "" {
 		return secretkey.Keys{}, fmt.Errorf("a rotation needs both %s (the new key) and %s (the key before it), as the service has them", app.SecretEnv, app.PreviousEnv)
 	}
 	return secretkey.New([]byte(cur), []byte(prev))
@@ -97,15 +98,20 @@ func printCount(w io.Writer, n secretkey.Count) {
 func resealers(c *cli, cfg *config.Config, keys secretkey.Keys) ([]secretkey.Resealer, func(), error) {
 	var rs []secretkey.Resealer
 	closeAll := func() {}
+	var creds func(string) (string, bool)
 	if cfg.Auth.String("type", "") == login.Name {
 		lc := login.Config{UsersFile: cfg.Auth.String("users_file", ""), FactorsFile: cfg.Auth.String("factors_file", "")}.WithDefaults()
 		if lc.FactorsFile != "" {
 			rs = append(rs, factorsFile(lc.FactorsFile))
 		}
+		var err error
+		if creds, err = userCredentials(lc.UsersFile, cfg.Auth.Bool("use_bcrypt", false)); err != nil {
+			return nil, closeAll, err
+		}
 	}
 	if cfg.Server.Store != config.StoreRedis {
 		if cfg.Server.StateDir != "" {
-			rs = append(rs, fileSessions(cfg.Server.StateDir))
+			rs = append(rs, fileSessions{dir: cfg.Server.StateDir, creds: creds})
 		}
 		return rs, closeAll, nil
 	}
@@ -114,7 +120,7 @@ func resealers(c *cli, cfg *config.Config, keys secretkey.Keys) ([]secretkey.Res
 		return nil, closeAll, err
 	}
 	closeAll = func() { rc.Close() }
-	rs = append(rs, storeSessions{kind: "sessions (redis)", store: rc.SessionStore()})
+	rs = append(rs, storeSessions{kind: "sessions (redis)", store: rc.SessionStore(), creds: creds})
 	if r, ok := any(rc).(secretkey.Resealer); ok {
 		rs = append(rs, r)
 	}
@@ -136,10 +142,34 @@ func (f factorsFile) Reseal(ctx context.Context, keys secretkey.Keys) ([]secretk
 	return n.Counts(), err
 }
 
-// storeSessions reseals the sessions of a store that lists them (Redis).
+// userCredentials returns the stored value of each user of the user file
+// at path: what the sessions' credential fingerprints are made from.
+func userCredentials(path string, bcrypt bool) (func(string) (string, bool), error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("the user file: %w", err)
+	}
+	defer f.Close()
+	entries, err := userfile.Parse(path, f, bcrypt)
+	if err != nil {
+		return nil, err
+	}
+	hashes := make(map[string]string, len(entries))
+	for _, e := range entries {
+		hashes[e.Name] = e.Hash
+	}
+	return func(user string) (string, bool) { h, ok := hashes[user]; return h, ok }, nil
+}
+
+// storeSessions reseals the sessions of a store that lists them (Redis),
+// their credential fingerprints with creds (nil: not those).
 type storeSessions struct {
 	kind  string
 	store session.Store
+	creds func(string) (string, bool)
 }
 
 func (s storeSessions) Reseal(ctx context.Context, keys secretkey.Keys) ([]secretkey.Count, error) {
@@ -147,17 +177,20 @@ func (s storeSessions) Reseal(ctx context.Context, keys secretkey.Keys) ([]secre
 	if err != nil {
 		return nil, err
 	}
-	n, err := m.Reseal(ctx)
+	n, err := m.Reseal(ctx, s.creds)
 	return []secretkey.Count{{Kind: s.kind, Resealed: n.Resealed, Current: n.Current, Refused: n.Refused}}, err
 }
 
 // fileSessions counts the sessions of the file store in a state folder.
 // It writes nothing: the file store belongs to the running service, which
 // reseals it itself when it starts with the new key and the previous one.
-type fileSessions string
+type fileSessions struct {
+	dir   string
+	creds func(string) (string, bool)
+}
 
 func (f fileSessions) Reseal(ctx context.Context, keys secretkey.Keys) ([]secretkey.Count, error) {
-	recs, err := session.ReadFileSessions(string(f), time.Now())
+	recs, err := session.ReadFileSessions(f.dir, time.Now())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -170,7 +203,7 @@ func (f fileSessions) Reseal(ctx context.Context, keys secretkey.Keys) ([]secret
 			return nil, err
 		}
 	}
-	n, err := storeSessions{store: copyOf}.Reseal(ctx, keys)
+	n, err := storeSessions{store: copyOf, creds: f.creds}.Reseal(ctx, keys)
 	if len(n) == 1 {
 		n[0].Kind = "sessions (file store, resealed by the service at its start; counted here)"
 	}

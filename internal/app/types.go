@@ -377,7 +377,7 @@ func secretKey(lookupEnv func(string) (string, bool)) ([]byte, error) {
 	if len(v) < MinSecretLen {
 		return nil, fmt.Errorf("environment variable %s is shorter than %d characters; make a new one with `backupweb gen-secret`", SecretEnv, MinSecretLen)
 	}
-	if prev, _ := lookupEnv(PreviousEnv); prev != "" {
+	if prev, ok := lookupEnv(PreviousEnv); ok && prev != "" {
 		if len(prev) < MinSecretLen {
 			return nil, fmt.Errorf("environment variable %s is shorter than %d characters; set it to the key in force before the rotation, or leave it unset", PreviousEnv, MinSecretLen)
 		}
@@ -397,7 +397,7 @@ const PreviousEnv = "BACKUP_SECRET_KEY_PREVIOUS"
 // when it is unset or empty. secretKey checks it, so a provider built
 // through BuildProvider never gets a bad one.
 func PreviousSecret(lookupEnv func(string) (string, bool)) []byte {
-	if v, _ := lookupEnv(PreviousEnv); v != "" {
+	if v, ok := lookupEnv(PreviousEnv); ok && v != "" {
 		return []byte(v)
 	}
 	return nil

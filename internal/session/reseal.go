@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,13 +42,19 @@ func (s *MemoryStore) AllSessions(context.Context) (map[string]Record, error) {
 
 // Reseal gives every record of the store that carries the previous key's
 // MAC the current key's, at the store key it is kept under: the step of a
-// rotation that lets the previous key go. A record cannot move to the
+// rotation that lets the previous key go. credential, when not nil,
+// returns a user's stored credential (what Fingerprint was given at the
+// sign-in): a record whose Data.Cred is that credential's fingerprint
+// under the previous key gets the current key's, so that the session
+// still matches its credential once the previous key is dropped. A record
+// of a user credential does not know, or whose credential changed, keeps
+// its Cred and is refused as before. A record cannot move to the
 // current key's store key here (that needs the session id, which only the
 // browser holds); Load moves each one at its next request, and a record
 // not read again expires within the idle timeout. It needs a store that
 // lists (Lister) and writes a MAC with Touch when the store has it, so
 // that a session ended meanwhile is not brought back. Idempotent.
-func (m *Manager) Reseal(ctx context.Context) (ResealCount, error) {
+func (m *Manager) Reseal(ctx context.Context, credential func(user string) (string, bool)) (ResealCount, error) {
 	var c ResealCount
 	if m.prev == nil {
 		return c, errors.New("session: reseal: no previous secret key given")
@@ -61,24 +68,56 @@ func (m *Manager) Reseal(ctx context.Context) (ResealCount, error) {
 		return c, fmt.Errorf("session: reseal: %w", err)
 	}
 	for key, rec := range recs {
-		switch m.verifyRecord(key, &rec) {
-		case m.keyset:
-			c.Current++
-			continue
-		case nil:
+		ks := m.verifyRecord(key, &rec)
+		if ks == nil {
 			c.Refused++
 			continue
 		}
-		rec.MAC = m.sealRecord(key, &rec)
-		if m.toucher != nil {
-			err = m.toucher.Touch(ctx, key, rec.LastSeen, rec.Expires, rec.MAC)
-		} else {
-			err = m.store.Commit(ctx, key, rec)
+		recred := m.recred(&rec, credential)
+		if ks == m.keyset && !recred {
+			c.Current++
+			continue
 		}
-		if err != nil {
+		if err := m.rewrite(ctx, key, rec, recred); err != nil {
 			return c, fmt.Errorf("session: reseal: %w", err)
 		}
 		c.Resealed++
 	}
 	return c, nil
+}
+
+// recred puts rec's credential fingerprint under the current key when it
+// is the previous key's fingerprint of the user's credential, and reports
+// whether it did.
+func (m *Manager) recred(rec *Record, credential func(string) (string, bool)) bool {
+	if credential == nil || rec.Cred == "" {
+		return false
+	}
+	cred, ok := credential(rec.Username)
+	if !ok {
+		return false
+	}
+	if prev, ok := m.PreviousFingerprint(cred); !ok || prev != rec.Cred {
+		return false
+	}
+	rec.Cred = m.Fingerprint(cred)
+	return true
+}
+
+// rewrite stores rec under key with the current key's MAC. Only the MAC
+// changed: Touch, which cannot bring back a session ended meanwhile.
+// Data.Cred changed too: Commit, once the record is found unchanged, so
+// that a session ended meanwhile is brought back only if it ends in the
+// instant between the two.
+func (m *Manager) rewrite(ctx context.Context, key string, rec Record, recred bool) error {
+	old := rec.MAC
+	rec.MAC = m.sealRecord(key, &rec)
+	if !recred && m.toucher != nil {
+		return m.toucher.Touch(ctx, key, rec.LastSeen, rec.Expires, rec.MAC)
+	}
+	now, found, err := m.store.Find(ctx, key)
+	if err != nil || !found || !bytes.Equal(now.MAC, old) {
+		return err // ended or changed meanwhile: left to the next run
+	}
+	return m.store.Commit(ctx, key, rec)
 }

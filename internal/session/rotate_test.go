@@ -50,11 +50,11 @@ func TestRotation(t *testing.T) {
 				t.Fatal("the old instance no longer reads it after the new one recorded activity")
 			}
 
-			n, err := rolled.Reseal(context.Background())
+			n, err := rolled.Reseal(context.Background(), nil)
 			if err != nil || n.Resealed != 1 || n.Current != 0 || n.Refused != 0 {
 				t.Fatalf("Reseal: %+v, %v; want one resealed", n, err)
 			}
-			if n, err := rolled.Reseal(context.Background()); err != nil || n.Resealed != 0 || n.Current != 1 {
+			if n, err := rolled.Reseal(context.Background(), nil); err != nil || n.Resealed != 0 || n.Current != 1 {
 				t.Fatalf("second Reseal: %+v, %v; want one current", n, err)
 			}
 			if _, ok := load(t, rolled, c); !ok {
@@ -81,7 +81,7 @@ func TestRotationRefusesNeither(t *testing.T) {
 	foreign := newTestManager(t, clock, store, Options{Key: otherKey})
 	_, c := start(t, foreign, "mallory")
 	m := newTestManager(t, clock, store, Options{Key: newKey, PreviousKey: testKey})
-	n, err := m.Reseal(context.Background())
+	n, err := m.Reseal(context.Background(), nil)
 	if err != nil || n.Refused != 1 || n.Resealed != 0 {
 		t.Fatalf("Reseal: %+v, %v; want one refused", n, err)
 	}
@@ -151,4 +151,39 @@ type listing struct{ Store }
 
 func (l listing) AllSessions(ctx context.Context) (map[string]Record, error) {
 	return l.Store.(Lister).AllSessions(ctx)
+}
+
+// TestResealCredential: Reseal moves a session's credential fingerprint
+// to the current key when it is the previous key's of the user's
+// credential, and leaves one of a changed credential as it is.
+func TestResealCredential(t *testing.T) {
+	clock := newClock()
+	store := listing{NewMemoryStore(clock.Now)}
+	old := newTestManager(t, clock, store, Options{})
+	for user, hash := range map[string]string{"alice": "hash-a", "bob": "hash-b"} {
+		w := httptest.NewRecorder()
+		if _, err := old.Start(w, get(), Data{Username: user, Cred: old.Fingerprint(hash)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rolled := newTestManager(t, clock, store, Options{Key: newKey, PreviousKey: testKey})
+	creds := map[string]string{"alice": "hash-a", "bob": "bob's new hash"}
+	lookup := func(u string) (string, bool) { h, ok := creds[u]; return h, ok }
+	n, err := rolled.Reseal(context.Background(), lookup)
+	if err != nil || n.Resealed != 2 {
+		t.Fatalf("Reseal: %+v, %v", n, err)
+	}
+	if n, _ := rolled.Reseal(context.Background(), lookup); n.Current != 2 || n.Resealed != 0 {
+		t.Fatalf("second Reseal: %+v", n)
+	}
+	recs, _ := store.AllSessions(context.Background())
+	for _, rec := range recs {
+		want := rolled.Fingerprint(creds[rec.Username])
+		if rec.Username == "bob" {
+			want = old.Fingerprint("hash-b") // changed since: left, and refused
+		}
+		if rec.Cred != want {
+			t.Errorf("%s: Cred not as expected after Reseal", rec.Username)
+		}
+	}
 }

@@ -226,6 +226,9 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint, p.Manager().PreviousFingerprint))
+	if deps.Shared == nil && p.Manager().HasPrevious() {
+		p.resealOwnSessions()
+	}
 	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
 	p.SetAccountExtra(p.fillAccount)
 	if rv, ok := deps.Shared.(Revocations); ok {
@@ -314,4 +317,20 @@ func (p *Provider) Close() error {
 		}
 	})
 	return p.closeErr
+}
+
+// resealOwnSessions puts the sessions of this instance's own store (the
+// file store in state_dir, which no other instance reads) under the
+// current secret key at start, their credential fingerprints included,
+// so that they hold once BACKUP_SECRET_KEY_PREVIOUS is dropped. Run again
+// at every start with a previous key: it finds them current.
+func (p *Provider) resealOwnSessions() {
+	n, err := p.Manager().Reseal(context.Background(), p.users.Load().credential)
+	if err != nil {
+		p.log.Warn("auth: resealing the sessions under the new secret key failed; they stay under BACKUP_SECRET_KEY_PREVIOUS", "auth_type", Name, "err", err)
+		return
+	}
+	if n.Resealed > 0 {
+		p.log.Info("auth: sessions resealed under the new secret key", "auth_type", Name, "resealed", n.Resealed, "current", n.Current, "refused", n.Refused)
+	}
 }

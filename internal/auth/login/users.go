@@ -55,6 +55,13 @@ func (u *userSet) bind(fp func(credential string) string, prev func(credential s
 	return u
 }
 
+// credential returns name's stored value (hash or plain password), what
+// its sessions' credential fingerprints are made from.
+func (u *userSet) credential(name string) (string, bool) {
+	h, ok := u.hashes[name]
+	return h, ok
+}
+
 // admits reports whether a session of name made with the credential
 // fingerprint cred is still good: the user is listed, with the same stored
 // value as when the session began.

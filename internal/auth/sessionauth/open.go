@@ -106,7 +106,7 @@ func checkKey(deps auth.Deps, mgr *session.Manager) {
 		// previous key, which is still accepted. The store is this
 		// instance's alone, so they are resealed under the current
 		// key now and move to it at their next request.
-		n, err := mgr.Reseal(context.Background())
+		n, err := mgr.Reseal(context.Background(), nil)
 		if err != nil {
 			deps.Log().Warn("auth: resealing the sessions kept in state_dir under the new secret key failed; they stay under BACKUP_SECRET_KEY_PREVIOUS", "state_dir", deps.StateDir, "err", err)
 			return
