@@ -156,6 +156,20 @@ func (m *Manager) PurposeKey(purpose string) ([]byte, error) {
 	return m.keys.derive(labelPurposePrefix + purpose)
 }
 
+// PreviousPurposeKey is PurposeKey under the previous secret key, for
+// checking what a package signed before a rotation; ok is false without a
+// previous key.
+func (m *Manager) PreviousPurposeKey(purpose string) (key []byte, ok bool, err error) {
+	if m.prev == nil {
+		return nil, false, nil
+	}
+	if purpose == "" {
+		return nil, false, fmt.Errorf("session: derive keys: empty purpose")
+	}
+	key, err = m.prev.keys.derive(labelPurposePrefix + purpose)
+	return key, err == nil, err
+}
+
 // HasPrevious reports whether the manager holds a previous secret key
 // (Options.PreviousKey), which it accepts for reading.
 func (m *Manager) HasPrevious() bool { return m.prev != nil }

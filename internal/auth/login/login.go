@@ -98,11 +98,14 @@ type Provider struct {
 	limits   atomic.Pointer[limits]
 	// deviceKey signs device cookies; now is the clock they expire by.
 	deviceKey []byte
-	now       func() time.Time
-	tmpl      *template.Template // nil: the built-in page
-	log       *slog.Logger
-	audit     auth.Audit // refusals and sign-ins logged and counted
-	errs      *refusal.Errors
+	// devicePrevKey, during a secret key rotation, checks the device
+	// cookies signed before it; nil otherwise.
+	devicePrevKey []byte
+	now           func() time.Time
+	tmpl          *template.Template // nil: the built-in page
+	log           *slog.Logger
+	audit         auth.Audit // refusals and sign-ins logged and counted
+	errs          *refusal.Errors
 
 	users atomic.Pointer[userSet]
 	// sf is the second_factor in force: cfg.SecondFactor at the start,
@@ -223,6 +226,9 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	if p.deviceKey, err = p.Manager().PurposeKey("device-cookie"); err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	if p.devicePrevKey, _, err = p.Manager().PreviousPurposeKey("device-cookie"); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint, p.Manager().PreviousFingerprint))
