@@ -55,10 +55,6 @@ func New(current, previous []byte) (Keys, error) {
 	return Keys{Current: current, Previous: previous}, nil
 }
 
-// Single returns Keys holding current alone, unchecked: for a caller that
-// has checked it already and rotates nothing.
-func Single(current []byte) Keys { return Keys{Current: current} }
-
 // HasPrevious reports whether a previous key is held.
 func (k Keys) HasPrevious() bool { return len(k.Previous) > 0 }
 

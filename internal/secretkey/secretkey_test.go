@@ -59,9 +59,9 @@ func TestDerive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, _ := Single(a).Derive("label one")
-	prevAlone, _ := Single(b).Derive("label one")
-	other, _ := Single(a).Derive("label two")
+	alone, _ := Keys{Current: a}.Derive("label one")
+	prevAlone, _ := Keys{Current: b}.Derive("label one")
+	other, _ := Keys{Current: a}.Derive("label two")
 	switch {
 	case len(d) != 2 || len(d[0]) != 32:
 		t.Fatalf("Derive: %d keys", len(d))
