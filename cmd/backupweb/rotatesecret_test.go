@@ -309,3 +309,43 @@ func TestRotateSecretFileStore(t *testing.T) {
 	s = startServe(t, map[string]string{"BACKUP_SECRET_KEY": rotNewKey}, "-config", config)
 	afterRotation(t, []string{"http://" + s.addr}, c, codes, recovery, token)
 }
+
+// TestCheckConfigPreviousKey: check-config names a rotation in progress,
+// refuses a previous key that is short or the current one, and
+// rotate-secret refuses to run without the previous key.
+func TestCheckConfigPreviousKey(t *testing.T) {
+	dir := tokenSetup(t)
+	config := filepath.Join(dir, "backupweb.ini")
+	must(t, os.WriteFile(config, []byte(loginINI(dir, "")), 0o600))
+	tests := []struct {
+		name      string
+		prev      string
+		code      int
+		out, errs string
+	}{
+		{"none", "", exitOK, "configuration ok", ""},
+		{"rotation", rotOldKey, exitOK, "secret key rotation: BACKUP_SECRET_KEY_PREVIOUS is set", ""},
+		{"short", "short", exitError, "", "BACKUP_SECRET_KEY_PREVIOUS is shorter than 32 characters"},
+		{"same", rotNewKey, exitError, "", "BACKUP_SECRET_KEY_PREVIOUS is the same as BACKUP_SECRET_KEY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"BACKUP_SECRET_KEY": rotNewKey}
+			if tt.prev != "" {
+				env["BACKUP_SECRET_KEY_PREVIOUS"] = tt.prev
+			}
+			c, out, errs := testCLI(context.Background(), "", env)
+			code := c.main([]string{"check-config", "-config", config})
+			if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errs.String(), tt.errs) {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+			}
+			if tt.prev == "" && strings.Contains(out.String(), "rotation") {
+				t.Fatalf("a rotation is named without a previous key: %s", out)
+			}
+		})
+	}
+	c, _, errs := testCLI(context.Background(), "", map[string]string{"BACKUP_SECRET_KEY": rotNewKey})
+	if code := c.main([]string{"rotate-secret", "-config", config}); code != exitError || !strings.Contains(errs.String(), "BACKUP_SECRET_KEY_PREVIOUS") {
+		t.Fatalf("rotate-secret without the previous key: exit %d %s", code, errs)
+	}
+}
