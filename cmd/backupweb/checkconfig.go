@@ -76,6 +76,9 @@ func runCheckConfig(c *cli, args []string) int {
 		return exitError
 	}
 	fmt.Fprintf(c.stdout, "configuration ok: %s, authentication type %s\n", sourceName(a.Config.Source), a.TypeName)
+	if prev := app.PreviousSecret(opts.LookupEnv); prev != nil && a.Type.NeedsSecret {
+		fmt.Fprintf(c.stdout, "secret key rotation: %s is set and accepted for reading what was made under it; run `backupweb rotate-secret`, then remove it\n", app.PreviousEnv)
+	}
 	return exitOK
 }
 

@@ -45,6 +45,8 @@ func flagsOf(name string) []string {
 		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset", "-reset-factors", "-tokens", "-keep-tokens"}
 	case "session":
 		return []string{"list", "revoke", "-config", "-user"}
+	case "rotate-secret":
+		return []string{"-config"}
 	case "token":
 		return []string{"add", "list", "revoke", "-file", "-tokens", "-label", "-expires", "-read-only", "-path", "-config"}
 	case "healthcheck":

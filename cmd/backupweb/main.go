@@ -53,6 +53,7 @@ func commands() []command {
 		{"user", "user add|passwd|del|list|totp|recovery-codes|factors -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [-reset-factors] [-tokens PATH] [-keep-tokens] [USERNAME]", "manage a user file and its users' second factors", runUser},
 		{"token", "token add|list|revoke -file USERS [-tokens PATH] [-label TEXT] [-expires DURATION] [-read-only] [-path PREFIX] [-config F] [NAME|ID]", "manage the machine tokens of a user file's users (Authorization: Bearer)", runToken},
 		{"session", "session list|revoke -config F [-user NAME] [ID]", "list the signed-in sessions, or end one or all of a user's", runSession},
+		{"rotate-secret", "rotate-secret -config F", "put every stored record under BACKUP_SECRET_KEY, read under it or BACKUP_SECRET_KEY_PREVIOUS, and print counts", runRotateSecret},
 		{"version", "version (also -version, --version)", "print the version, revision, build time and Go version", runVersion},
 		{"healthcheck", "healthcheck [-url URL] [-timeout D]", "exit 0 when a running backupweb answers 200 (for container health checks)", runHealthcheck},
 		{"completion", "completion bash", "print the bash completion script", runCompletion},

@@ -14,6 +14,7 @@ import (
 	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/qr"
+	"github.com/backupweb/backupweb/internal/secretkey"
 )
 
 // factorArgs are the flags of the second-factor actions of `backupweb
@@ -51,7 +52,11 @@ func (c *cli) factorKeys() (*factors.Keys, error) {
 	if len(v) < app.MinSecretLen {
 		return nil, fmt.Errorf("%s is shorter than %d characters", app.SecretEnv, app.MinSecretLen)
 	}
-	return factors.NewKeys([]byte(v))
+	k, err := secretkey.New([]byte(v), app.PreviousSecret(c.lookupEnv))
+	if err != nil {
+		return nil, err
+	}
+	return factors.NewKeyring(k)
 }
 
 // runFactorAction runs totp, recovery-codes or factors for ua.

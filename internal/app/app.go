@@ -154,6 +154,7 @@ func Open(path string, opts Options) *App {
 			a.Shared, deps.Shared = shared, shared
 		}
 	}
+	deps.PreviousSecretKey = PreviousSecret(lookupEnv)
 	t, p, err := BuildProvider(cfg.Auth, deps, EnvSecret(lookupEnv))
 	if err == nil && !cfg.Report.HasErrors() {
 		a.Provider, a.TypeName = p, p.Type()

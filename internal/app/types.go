@@ -234,6 +234,7 @@ var ErrInvalid = errors.New("app: invalid authentication configuration")
 // ErrInvalid when any of them is an error. It is BuildProvider with the
 // secret key read from the environment.
 func NewProvider(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string, bool)) (auth.Provider, error) {
+	deps.PreviousSecretKey = PreviousSecret(lookupEnv)
 	_, p, err := BuildProvider(s, deps, EnvSecret(lookupEnv))
 	return p, err
 }
@@ -366,7 +367,8 @@ func EnvSecret(lookupEnv func(string) (string, bool)) func() ([]byte, error) {
 	return func() ([]byte, error) { return secretKey(lookupEnv) }
 }
 
-// secretKey reads and checks BACKUP_SECRET_KEY.
+// secretKey reads and checks BACKUP_SECRET_KEY, and
+// BACKUP_SECRET_KEY_PREVIOUS when it is set (PreviousSecret reads it).
 func secretKey(lookupEnv func(string) (string, bool)) ([]byte, error) {
 	v, ok := lookupEnv(SecretEnv)
 	if !ok || v == "" {
@@ -375,5 +377,28 @@ func secretKey(lookupEnv func(string) (string, bool)) ([]byte, error) {
 	if len(v) < MinSecretLen {
 		return nil, fmt.Errorf("environment variable %s is shorter than %d characters; make a new one with `backupweb gen-secret`", SecretEnv, MinSecretLen)
 	}
+	if prev, ok := lookupEnv(PreviousEnv); ok && prev != "" {
+		if len(prev) < MinSecretLen {
+			return nil, fmt.Errorf("environment variable %s is shorter than %d characters; set it to the key in force before the rotation, or leave it unset", PreviousEnv, MinSecretLen)
+		}
+		if prev == v {
+			return nil, fmt.Errorf("environment variable %s is the same as %s; set it to the key in force before the rotation, or leave it unset", PreviousEnv, SecretEnv)
+		}
+	}
 	return []byte(v), nil
+}
+
+// PreviousEnv names the previous secret key, optional: during a rotation,
+// the key in force before BACKUP_SECRET_KEY, accepted for reading what
+// was made under it (see docs/operations.md, "Rotating the secret key").
+const PreviousEnv = "BACKUP_SECRET_KEY_PREVIOUS"
+
+// PreviousSecret returns BACKUP_SECRET_KEY_PREVIOUS through lookupEnv, nil
+// when it is unset or empty. secretKey checks it, so a provider built
+// through BuildProvider never gets a bad one.
+func PreviousSecret(lookupEnv func(string) (string, bool)) []byte {
+	if v, ok := lookupEnv(PreviousEnv); ok && v != "" {
+		return []byte(v)
+	}
+	return nil
 }

@@ -145,6 +145,11 @@ type Deps struct {
 	// SecretKey is BACKUP_SECRET_KEY. The program checks it (set, at least
 	// 32 characters) for the types that need it before calling them.
 	SecretKey []byte
+	// PreviousSecretKey is BACKUP_SECRET_KEY_PREVIOUS, nil when unset:
+	// during a rotation, accepted for reading what was made under it
+	// (sessions, sealed values, second factors), never for writing. The
+	// program checks it as it checks SecretKey.
+	PreviousSecretKey []byte
 	// StateDir is where session state is kept ([server] state_dir).
 	StateDir string
 	// Now is the clock. Default: time.Now.

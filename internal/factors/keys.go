@@ -38,6 +38,9 @@ var ErrDecrypt = errors.New("the TOTP secret does not decrypt with this secret k
 type Keys struct {
 	aead     cipher.AEAD
 	recovery []byte
+	// prev holds the previous secret key's (BACKUP_SECRET_KEY_PREVIOUS),
+	// accepted for reading only; nil without one (see NewKeyring).
+	prev *Keys
 }
 
 // NewKeys derives the keys from secret (BACKUP_SECRET_KEY).
@@ -87,6 +90,9 @@ func (k *Keys) OpenTOTP(user, sealed string) (string, error) {
 	}
 	n := k.aead.NonceSize()
 	pt, err := k.aead.Open(nil, raw[:n], raw[n:], []byte("totp\x00"+user))
+	if err != nil && k.prev != nil {
+		return k.prev.OpenTOTP(user, sealed)
+	}
 	if err != nil {
 		return "", ErrDecrypt
 	}
@@ -111,7 +117,7 @@ func (k *Keys) NewRecoveryCodes(user string) (codes, hashes []string) {
 		s := recoveryEncoding.EncodeToString(raw)
 		code := s[0:4] + "-" + s[4:8] + "-" + s[8:12] + "-" + s[12:16]
 		codes = append(codes, code)
-		hashes = append(hashes, k.HashRecovery(user, code))
+		hashes = append(hashes, k.sealRecovery(user, code))
 	}
 	return codes, hashes
 }
@@ -147,16 +153,31 @@ func (k *Keys) HashRecovery(user, code string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// MatchRecovery returns the index in hashes of the hash of code, or -1.
-// Every hash is compared, in constant time.
+// MatchRecovery returns the index in hashes of the hash of code, or -1:
+// sealed hashes (see sealRecovery) and keyed ones (HashRecovery), under
+// the current or the previous key. Every hash is compared, in constant
+// time.
 func (k *Keys) MatchRecovery(user, code string, hashes []string) int {
 	if _, ok := NormalizeRecovery(code); !ok {
 		return -1
 	}
-	want := []byte(k.HashRecovery(user, code))
+	digest := recoveryDigest(user, code)
+	keyed := [][]byte{[]byte(k.HashRecovery(user, code))}
+	if k.prev != nil {
+		keyed = append(keyed, []byte(k.prev.HashRecovery(user, code)))
+	}
 	found := -1
 	for i, h := range hashes {
-		if hmac.Equal([]byte(h), want) && found < 0 {
+		match := false
+		if strings.HasPrefix(h, recoverySealPrefix) {
+			d, _, err := k.openRecovery(user, h)
+			match = err == nil && hmac.Equal(d, digest)
+		} else {
+			for _, w := range keyed {
+				match = hmac.Equal([]byte(h), w) || match
+			}
+		}
+		if match && found < 0 {
 			found = i
 		}
 	}

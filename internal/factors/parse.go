@@ -252,7 +252,7 @@ func parseRecord(user, body string, keys *Keys) (*Record, error) {
 		}
 	}
 	for i, h := range rec.Recovery {
-		if len(h) != 43 {
+		if len(h) != 43 && (len(h) != recoverySealedLen || !strings.HasPrefix(h, recoverySealPrefix)) {
 			return nil, fmt.Errorf("recovery code hash %d is not a hash", i+1)
 		}
 	}

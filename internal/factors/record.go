@@ -39,8 +39,9 @@ type Record struct {
 	User string `json:"-"`
 	// TOTP is the user's TOTP enrolment, nil when there is none.
 	TOTP *TOTP `json:"totp,omitempty"`
-	// Recovery holds the keyed hashes of the unused recovery codes (see
-	// Keys.HashRecovery).
+	// Recovery holds the sealed digests of the unused recovery codes
+	// (see Keys.NewRecoveryCodes), or their keyed hashes when they were
+	// made before codes were sealed (Keys.HashRecovery).
 	Recovery []string `json:"recovery,omitempty"`
 	// Handle is the WebAuthn user handle: random, made once per user and
 	// kept while the record exists.

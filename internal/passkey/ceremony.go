@@ -71,7 +71,10 @@ const MaxCeremonies = 10_000
 type Ceremonies struct {
 	store session.Store
 	key   []byte
-	now   func() time.Time
+	// prev, during a secret key rotation, is the previous key's: a
+	// ceremony begun under it is still finished (see AcceptPrevious).
+	prev []byte
+	now  func() time.Time
 	// begun holds the ceremonies this process began and that have not
 	// expired: it bounds them.
 	begun *once.Table
@@ -112,6 +115,18 @@ func NewCeremonies(store session.Store, key []byte, spend func(ctx context.Conte
 	return &Ceremonies{store: store, key: key, now: now, begun: begun, spend: spend}, nil
 }
 
+// AcceptPrevious makes cs finish, besides its own, the ceremonies begun
+// under key (the previous secret key's, during a rotation: see
+// session.Manager.PreviousPurposeKey). New ones are begun under cs's own
+// key only. Call it before cs is used.
+func (cs *Ceremonies) AcceptPrevious(key []byte) error {
+	if len(key) < 32 {
+		return errors.New("passkey: the previous ceremony key must be at least 32 bytes")
+	}
+	cs.prev = key
+	return nil
+}
+
 // put keeps c and returns the id the browser must present to take it.
 func (cs *Ceremonies) put(ctx context.Context, c ceremony) (string, error) {
 	raw := make([]byte, 32)
@@ -144,8 +159,14 @@ func (cs *Ceremonies) take(ctx context.Context, id string) (c ceremony, ok bool,
 	if len(id) != 43 {
 		return ceremony{}, false, nil
 	}
+	k := cs.key
 	key := cs.storeKey(id)
 	rec, found, err := cs.store.Find(ctx, key)
+	if err == nil && !found && cs.prev != nil {
+		// Begun under the previous key, before a rotation.
+		k, key = cs.prev, storeKeyUnder(cs.prev, id)
+		rec, found, err = cs.store.Find(ctx, key)
+	}
 	if err != nil {
 		return ceremony{}, false, fmt.Errorf("passkey: reading the ceremony: %w", err)
 	}
@@ -159,7 +180,7 @@ func (cs *Ceremonies) take(ctx context.Context, id string) (c ceremony, ok bool,
 	if err := cs.store.Delete(context.WithoutCancel(ctx), key); err != nil {
 		return ceremony{}, false, fmt.Errorf("passkey: ending the ceremony: %w", err)
 	}
-	if !fresh || !hmac.Equal(rec.MAC, cs.mac(key, rec)) || !cs.now().Before(rec.Expires) || rec.Username != ceremonyUser {
+	if !fresh || !hmac.Equal(rec.MAC, macUnder(k, key, rec)) || !cs.now().Before(rec.Expires) || rec.Username != ceremonyUser {
 		return ceremony{}, false, nil
 	}
 	if err := json.Unmarshal([]byte(rec.Attrs[attrKey]), &c); err != nil {
@@ -170,15 +191,21 @@ func (cs *Ceremonies) take(ctx context.Context, id string) (c ceremony, ok bool,
 
 // storeKey is where the ceremony of id is kept: a keyed hash, so the store
 // never holds an id a browser could present.
-func (cs *Ceremonies) storeKey(id string) string {
-	m := hmac.New(sha256.New, cs.key)
+func (cs *Ceremonies) storeKey(id string) string { return storeKeyUnder(cs.key, id) }
+
+// storeKeyUnder is storeKey under the ceremony key k.
+func storeKeyUnder(k []byte, id string) string {
+	m := hmac.New(sha256.New, k)
 	m.Write([]byte("key\x00" + id))
 	return "webauthn." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // mac authenticates what a ceremony record says and where it is kept.
-func (cs *Ceremonies) mac(key string, rec session.Record) []byte {
-	m := hmac.New(sha256.New, cs.key)
+func (cs *Ceremonies) mac(key string, rec session.Record) []byte { return macUnder(cs.key, key, rec) }
+
+// macUnder is mac under the ceremony key k.
+func macUnder(k []byte, key string, rec session.Record) []byte {
+	m := hmac.New(sha256.New, k)
 	fmt.Fprintf(m, "mac\x00%s\x00%s\x00%d\x00", key, rec.Username, rec.Expires.UnixNano())
 	m.Write([]byte(rec.Attrs[attrKey]))
 	return m.Sum(nil)

@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/password":   nil,
 	"internal/peer":       nil,
 	"internal/refusal":    nil,
+	"internal/secretkey":  nil,
 	"internal/session":    {"internal/atomicfile"},
 	"internal/throttle":   nil,
 
@@ -40,7 +41,7 @@ var allowed = map[string][]string{
 	"internal/userfile":  {"internal/atomicfile", "internal/password"},
 	"internal/qr":        nil,
 	"internal/groupfile": {"internal/filewatch"},
-	"internal/factors":   {"internal/atomicfile", "internal/filewatch", "internal/userfile"},
+	"internal/factors":   {"internal/atomicfile", "internal/filewatch", "internal/secretkey", "internal/userfile"},
 	"internal/tokens":    {"internal/atomicfile", "internal/filewatch"},
 	"internal/passkey":   {"internal/factors", "internal/once", "internal/session"},
 	"internal/ui":        {"internal/catalog"},
@@ -51,7 +52,7 @@ var allowed = map[string][]string{
 	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle", "internal/refusal"},
 	"internal/auth/basic":        {"internal/auth", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
 	"internal/auth/sessionauth":  {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session", "internal/refusal"},
-	"internal/auth/login":        {"internal/access", "internal/auth", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal"},
+	"internal/auth/login":        {"internal/access", "internal/auth", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey"},
 	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.
@@ -73,7 +74,7 @@ var allowed = map[string][]string{
 	".": {"internal/auth", "internal/groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web", "internal/refusal"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/session", "internal/tokens", "internal/userfile"},
+	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/userfile"},
 	"internal/cmd/loadtest": {"internal/testkit/redistest", "internal/testkit", "internal/testkit/toolstest"},
 
 	// The benchmark's plain server: the standard library only.

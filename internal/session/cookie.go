@@ -171,3 +171,40 @@ func (m *Manager) baseCookie(r *http.Request, name string) *http.Cookie {
 func validCookieName(name string) bool {
 	return (&http.Cookie{Name: name, Value: "x"}).Valid() == nil
 }
+
+// prevKeyFromRequest is keyFromRequest under the previous secret key:
+// where a session made before the rotation is kept. ok is false without a
+// previous key or a well-formed cookie.
+func (m *Manager) prevKeyFromRequest(r *http.Request) (string, bool) {
+	if m.prev == nil {
+		return "", false
+	}
+	v, ok := cookieValue(r, m.WireName(r, m.cookie))
+	if !ok {
+		return "", false
+	}
+	s := m.prev.storeMAC.get()
+	key, ok := "", decodeIDWith(&s.id, s.scratch[:], v)
+	if ok {
+		key = s.storeKey(s.id[:])
+	}
+	clear(s.id[:])
+	clear(s.scratch[:])
+	m.prev.storeMAC.put(s)
+	return key, ok
+}
+
+// keysFromRequest returns every store key r's session cookie may name: the
+// current key's and, with a previous key, the previous key's. Empty
+// without a well-formed cookie.
+func (m *Manager) keysFromRequest(r *http.Request) []string {
+	key, ok := m.keyFromRequest(r)
+	if !ok {
+		return nil
+	}
+	keys := []string{key}
+	if prev, ok := m.prevKeyFromRequest(r); ok {
+		keys = append(keys, prev)
+	}
+	return keys
+}

@@ -36,12 +36,27 @@ var (
 // CSRFToken returns the token that forms (field csrf_token) and scripts
 // (header X-CSRF-Token) must send back with unsafe requests made under s. It
 // is masked afresh on every call; every value it returns for s stays valid
-// for the life of s. A nil session gets "", which no check accepts.
+// for the life of s. A nil session gets "", which no check accepts. The
+// token is made under the key s's record verified under, so that during a
+// rotation an instance that holds only that key accepts it too.
 func (m *Manager) CSRFToken(s *Session) string {
 	if s == nil || len(s.csrf) == 0 {
 		return ""
 	}
-	return maskToken(m.csrfMAC.sum(nil, csrfPrefixSession, s.csrf))
+	ks := m.keyset
+	if s.ks != nil {
+		ks = s.ks
+	}
+	return maskToken(ks.csrfMAC.sum(nil, csrfPrefixSession, s.csrf))
+}
+
+// csrfMatches reports whether tok is the CSRF token of msg (with its
+// prefix) under the current or the previous key.
+func (m *Manager) csrfMatches(tok []byte, prefix string, msg []byte) bool {
+	if hmac.Equal(tok, m.csrfMAC.sum(nil, prefix, msg)) {
+		return true
+	}
+	return m.prev != nil && hmac.Equal(tok, m.prev.csrfMAC.sum(nil, prefix, msg))
 }
 
 // ValidCSRF reports whether token is a token CSRFToken issued for s. Tokens
@@ -54,7 +69,7 @@ func (m *Manager) ValidCSRF(s *Session, token string) bool {
 	if !unmaskToken(&got, token) {
 		return false
 	}
-	return hmac.Equal(got[:], m.csrfMAC.sum(nil, csrfPrefixSession, s.csrf))
+	return m.csrfMatches(got[:], csrfPrefixSession, s.csrf)
 }
 
 // FormToken returns a CSRF token for a form shown before any session exists
@@ -70,7 +85,7 @@ func (m *Manager) ValidCSRF(s *Session, token string) bool {
 // his own cookie and token (cookie tossing); serving the site on its own
 // registrable domain does.
 func (m *Manager) FormToken(w http.ResponseWriter, r *http.Request) string {
-	nonce, ok := m.formNonce(r)
+	nonce, ks, ok := m.formNonce(r)
 	if !ok {
 		nonce = make([]byte, tokenLen)
 		rand.Read(nonce)
@@ -78,15 +93,17 @@ func (m *Manager) FormToken(w http.ResponseWriter, r *http.Request) string {
 		v = append(v, nonce...)
 		v = m.formMAC.sum(v, "", nonce)
 		m.SetCookie(w, r, m.formCookie, b64.EncodeToString(v), 0)
+		ks = m.keyset
 	}
-	return maskToken(m.csrfMAC.sum(nil, csrfPrefixForm, nonce))
+	// Under the cookie's own key, as CSRFToken does for a session.
+	return maskToken(ks.csrfMAC.sum(nil, csrfPrefixForm, nonce))
 }
 
 // CheckFormToken reports whether token is a FormToken bound to the form
 // cookie r carries. A missing or forged cookie, a malformed token, or a token
 // bound to another cookie is refused.
 func (m *Manager) CheckFormToken(r *http.Request, token string) bool {
-	nonce, ok := m.formNonce(r)
+	nonce, _, ok := m.formNonce(r)
 	if !ok {
 		return false
 	}
@@ -94,24 +111,27 @@ func (m *Manager) CheckFormToken(r *http.Request, token string) bool {
 	if !unmaskToken(&got, token) {
 		return false
 	}
-	return hmac.Equal(got[:], m.csrfMAC.sum(nil, csrfPrefixForm, nonce))
+	return m.csrfMatches(got[:], csrfPrefixForm, nonce)
 }
 
-// formNonce returns the nonce of r's form cookie if its signature holds.
-func (m *Manager) formNonce(r *http.Request) ([]byte, bool) {
+// formNonce returns the nonce of r's form cookie if its signature holds
+// under the current or the previous key, and the keyset it holds under.
+func (m *Manager) formNonce(r *http.Request) ([]byte, *keyset, bool) {
 	c, err := m.Cookie(r, m.formCookie)
 	if err != nil || len(c.Value) != formCookieLen {
-		return nil, false
+		return nil, nil, false
 	}
 	var buf [2 * tokenLen]byte
 	if n, err := b64.Decode(buf[:], []byte(c.Value)); err != nil || n != len(buf) {
-		return nil, false
+		return nil, nil, false
 	}
 	nonce, sig := buf[:tokenLen], buf[tokenLen:]
-	if !hmac.Equal(sig, m.formMAC.sum(nil, "", nonce)) {
-		return nil, false
+	for _, ks := range []*keyset{m.keyset, m.prev} {
+		if ks != nil && hmac.Equal(sig, ks.formMAC.sum(nil, "", nonce)) {
+			return nonce, ks, true
+		}
 	}
-	return nonce, true
+	return nil, nil, false
 }
 
 // maskToken returns base64url(pad || pad XOR tok) with a fresh random pad.

@@ -9,15 +9,17 @@ import (
 // Held names the session a request came with, so that it can be checked
 // again later (see Manager.Still) while the request is still being
 // answered: a WebSocket or an event stream that must end with its session.
-// It holds the store key (a keyed hash of the id), never the id.
-type Held struct{ key string }
+// It holds the store keys (keyed hashes of the id, under the current and
+// the previous secret key), never the id.
+type Held struct{ key, prev string }
 
 // Hold returns the session named by r's cookie, to check later with
 // Still; ok is false when r carries no well-formed session cookie. It does
 // not look the session up.
 func (m *Manager) Hold(r *http.Request) (h Held, ok bool) {
 	key, ok := m.keyFromRequest(r)
-	return Held{key: key}, ok
+	prev, _ := m.prevKeyFromRequest(r)
+	return Held{key: key, prev: prev}, ok
 }
 
 // Still reports whether the held session is still live: in the store, made
@@ -32,11 +34,16 @@ func (m *Manager) Still(ctx context.Context, h Held) (Data, bool, error) {
 	if h.key == "" {
 		return Data{}, false, nil
 	}
-	rec, found, err := m.store.Find(ctx, h.key)
+	key := h.key
+	rec, found, err := m.store.Find(ctx, key)
+	if err == nil && !found && h.prev != "" {
+		key = h.prev
+		rec, found, err = m.store.Find(ctx, key)
+	}
 	if err != nil {
 		return Data{}, false, fmt.Errorf("session: still: %w", err)
 	}
-	if !found || !m.recordIntact(h.key, &rec) || rec.Type != m.typ || m.expired(rec, m.now()) {
+	if !found || !m.recordIntact(key, &rec) || rec.Type != m.typ || m.expired(rec, m.now()) {
 		return Data{}, false, nil
 	}
 	return rec.Data, true, nil

@@ -57,6 +57,41 @@ func (k *keyring) derive(label string) ([]byte, error) {
 	return key, nil
 }
 
+// keyset is every key the Manager derives from one secret key. A Manager
+// holds the current key's (embedded, so its pools read as the Manager's
+// own) and, during a rotation, the previous key's (Manager.prev), which
+// only reads: it checks what was made under the previous key and writes
+// nothing new.
+type keyset struct {
+	keys      *keyring
+	credMAC   *macPool // credential fingerprints
+	storeMAC  *macPool // session id -> store key
+	recordMAC *macPool // authenticates stored records (recordmac.go)
+	csrfMAC   *macPool // CSRF secrets and form nonces -> tokens
+	formMAC   *macPool // signs the form cookie
+	aeads     sync.Map // purpose -> cipher.AEAD, see Seal
+}
+
+// newKeyset derives every key of the Manager from secret.
+func newKeyset(secret []byte) (*keyset, error) {
+	keys, err := newKeyring(secret)
+	if err != nil {
+		return nil, err
+	}
+	ks := &keyset{keys: keys}
+	for _, p := range []struct {
+		label string
+		dst   **macPool
+	}{{labelStoreKey, &ks.storeMAC}, {labelRecord, &ks.recordMAC}, {labelCSRF, &ks.csrfMAC}, {labelFormCookie, &ks.formMAC}, {labelCredential, &ks.credMAC}} {
+		k, err := keys.derive(p.label)
+		if err != nil {
+			return nil, err
+		}
+		*p.dst = newMACPool(k)
+	}
+	return ks, nil
+}
+
 // macPool computes HMAC-SHA256 under one key. Building an HMAC state costs
 // two block compressions and an allocation, so the states are pooled: the
 // per-request path (hashing the session id) then costs one Reset and one
@@ -120,3 +155,21 @@ func (m *Manager) PurposeKey(purpose string) ([]byte, error) {
 	}
 	return m.keys.derive(labelPurposePrefix + purpose)
 }
+
+// PreviousPurposeKey is PurposeKey under the previous secret key, for
+// checking what a package signed before a rotation; ok is false without a
+// previous key.
+func (m *Manager) PreviousPurposeKey(purpose string) (key []byte, ok bool, err error) {
+	if m.prev == nil {
+		return nil, false, nil
+	}
+	if purpose == "" {
+		return nil, false, fmt.Errorf("session: derive keys: empty purpose")
+	}
+	key, err = m.prev.keys.derive(labelPurposePrefix + purpose)
+	return key, err == nil, err
+}
+
+// HasPrevious reports whether the manager holds a previous secret key
+// (Options.PreviousKey), which it accepts for reading.
+func (m *Manager) HasPrevious() bool { return m.prev != nil }

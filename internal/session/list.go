@@ -53,9 +53,9 @@ func (m *Manager) Sessions(ctx context.Context, username string, r *http.Request
 	if err != nil {
 		return nil, err
 	}
-	current := ""
+	var current []string
 	if r != nil {
-		current, _ = m.keyFromRequest(r)
+		current = m.keysFromRequest(r)
 	}
 	now := m.now()
 	list := make([]Info, 0, len(recs))
@@ -64,7 +64,7 @@ func (m *Manager) Sessions(ctx context.Context, username string, r *http.Request
 			continue
 		}
 		list = append(list, Info{ID: key[:min(IDLen, len(key))], Username: rec.Username, Type: rec.Type,
-			Created: rec.Created, LastSeen: rec.LastSeen, Client: rec.Client, Agent: rec.Agent, Current: key == current})
+			Created: rec.Created, LastSeen: rec.LastSeen, Client: rec.Client, Agent: rec.Agent, Current: slices.Contains(current, key)})
 	}
 	slices.SortFunc(list, func(a, b Info) int { return b.Created.Compare(a.Created) })
 	return list, nil
@@ -82,16 +82,16 @@ func (m *Manager) EndSessions(ctx context.Context, username string, r *http.Requ
 	if err != nil {
 		return 0, err
 	}
-	current := ""
+	var current []string
 	if r != nil {
-		current, _ = m.keyFromRequest(r)
+		current = m.keysFromRequest(r)
 	}
 	n := 0
 	for key, rec := range recs {
 		if rec.Username != username {
 			continue
 		}
-		end := others && key != current
+		end := others && !slices.Contains(current, key)
 		for _, id := range ids {
 			if len(id) == IDLen && strings.HasPrefix(key, id) {
 				end = true

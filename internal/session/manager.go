@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -39,9 +38,17 @@ type Options struct {
 	Store Store
 	// Key is the secret key (BACKUP_SECRET_KEY), at least MinKeyLen bytes.
 	// It is used as is (hexadecimal text is not decoded) and only as HKDF
-	// input: every use gets its own derived key. Changing it ends every
-	// session and invalidates every token and sealed value.
+	// input: every use gets its own derived key. Changing it without
+	// PreviousKey ends every session and invalidates every token and
+	// sealed value.
 	Key []byte
+	// PreviousKey (BACKUP_SECRET_KEY_PREVIOUS), when set, is the key in
+	// force before a rotation, at least MinKeyLen bytes and not Key: what
+	// was made under it (sessions, CSRF tokens, form cookies, sealed
+	// values, credential fingerprints) is still accepted, and nothing new
+	// is made under it. A stored session keeps the key that made it
+	// until Reseal puts it under Key (see Load). Default: none.
+	PreviousKey []byte
 	// CookieName names the session cookie. Default "backupweb_session".
 	CookieName string
 	// FormCookieName names the pre-session CSRF cookie of the login form.
@@ -115,13 +122,8 @@ type Manager struct {
 	maxPerUser int
 	domain     string
 
-	keys      *keyring
-	credMAC   *macPool // credential fingerprints
-	storeMAC  *macPool // session id -> store key
-	recordMAC *macPool // authenticates stored records (recordmac.go)
-	csrfMAC   *macPool // CSRF secrets and form nonces -> tokens
-	formMAC   *macPool // signs the form cookie
-	aeads     sync.Map // purpose -> cipher.AEAD, see Seal
+	*keyset         // the current key's: everything new is made under it
+	prev    *keyset // the previous key's, read only; nil without one
 }
 
 // Session is a live session as Load or Start return it. Its fields are the
@@ -134,6 +136,7 @@ type Session struct {
 	expires time.Time
 	csrf    []byte
 	key     string
+	ks      *keyset // the key the stored record verified under
 }
 
 // Expires returns when the session ends if no further request comes: the
@@ -148,6 +151,12 @@ func NewManager(o Options) (*Manager, error) {
 	}
 	if len(o.Key) < MinKeyLen {
 		return nil, fmt.Errorf("session: secret key must be at least %d bytes (make one with `backupweb gen-secret`)", MinKeyLen)
+	}
+	if len(o.PreviousKey) > 0 && len(o.PreviousKey) < MinKeyLen {
+		return nil, fmt.Errorf("session: the previous secret key must be at least %d bytes", MinKeyLen)
+	}
+	if len(o.PreviousKey) > 0 && string(o.PreviousKey) == string(o.Key) {
+		return nil, errors.New("session: the previous secret key is the current one")
 	}
 	if o.IdleTimeout < 0 || o.Lifetime < 0 {
 		return nil, errors.New("session: idle timeout and lifetime must not be negative")
@@ -200,20 +209,14 @@ func NewManager(o Options) (*Manager, error) {
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
-	keys, err := newKeyring(o.Key)
-	if err != nil {
+	var err error
+	if m.keyset, err = newKeyset(o.Key); err != nil {
 		return nil, err
 	}
-	m.keys = keys
-	for _, p := range []struct {
-		label string
-		dst   **macPool
-	}{{labelStoreKey, &m.storeMAC}, {labelRecord, &m.recordMAC}, {labelCSRF, &m.csrfMAC}, {labelFormCookie, &m.formMAC}, {labelCredential, &m.credMAC}} {
-		k, err := keys.derive(p.label)
-		if err != nil {
+	if len(o.PreviousKey) > 0 {
+		if m.prev, err = newKeyset(o.PreviousKey); err != nil {
 			return nil, err
 		}
-		*p.dst = newMACPool(k)
 	}
 	return m, nil
 }
@@ -243,16 +246,19 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		return nil, false, nil
 	}
 	ctx := r.Context()
-	var rec Record
-	var found, checked bool
-	var err error
-	if m.shared != nil {
-		// The package's own stores: no copy of the record's bytes,
-		// which Load only reads, and the MAC of a record held in
-		// memory is checked once, not at every request.
-		rec, found, checked, err = m.shared.findShared(key)
-	} else {
-		rec, found, err = m.store.Find(ctx, key)
+	rec, found, checked, err := m.find(ctx, key)
+	prevKey := ""
+	if err == nil && !found && m.prev != nil {
+		// Made under the previous key: kept under the store key it
+		// gave. Not there either: another request may just have moved
+		// it to the current key's (moveToCurrent), so look there again.
+		prevKey, _ = m.prevKeyFromRequest(r)
+		if rec, found, checked, err = m.find(ctx, prevKey); err == nil && found {
+			key, checked = prevKey, false
+		} else if err == nil {
+			rec, found, checked, err = m.find(ctx, key)
+			prevKey = ""
+		}
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("session: load: %w", err)
@@ -260,8 +266,11 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 	if !found {
 		return nil, false, nil
 	}
-	if !checked {
-		if !m.intact(ctx, key, &rec) {
+	ks := m.keyset
+	if !checked || m.prev != nil {
+		// With a previous key the record's own key is not cached: each
+		// read says which of the two it verifies under.
+		if ks = m.intact(ctx, key, &rec); ks == nil {
 			return nil, false, nil
 		}
 		if m.shared != nil {
@@ -283,10 +292,18 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		}
 		return nil, false, nil
 	}
+	if key == prevKey && ks == m.keyset {
+		// Under the previous key's store key but already sealed under
+		// the current key (Reseal): every instance reading it holds
+		// both keys now, so it moves to the current key's store key.
+		key = m.moveToCurrent(ctx, r, prevKey, &rec)
+	}
 	if now.Sub(rec.LastSeen) >= m.touch && m.renewal.Renews(r) {
 		rec.LastSeen = now
 		rec.Expires = m.deadline(rec.Created, now)
-		rec.MAC = m.sealRecord(key, &rec)
+		// A record keeps the key it verified under until Reseal: an
+		// instance that holds only that key must keep reading it.
+		rec.MAC = ks.sealRecord(key, &rec)
 		if m.toucher != nil {
 			err = m.toucher.Touch(ctx, key, rec.LastSeen, rec.Expires, rec.MAC)
 		} else {
@@ -296,7 +313,46 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 			m.log.Warn("session: recording activity failed", "err", err)
 		}
 	}
-	return newSession(key, rec), true, nil
+	s := newSession(key, rec)
+	s.ks = ks
+	return s, true, nil
+}
+
+// find looks key up, through the shared path of the package's own stores
+// (checked: the record's MAC is known to hold) or the store's Find.
+func (m *Manager) find(ctx context.Context, key string) (rec Record, found, checked bool, err error) {
+	if m.shared != nil {
+		// The package's own stores: no copy of the record's bytes,
+		// which Load only reads, and the MAC of a record held in
+		// memory is checked once, not at every request.
+		return m.shared.findShared(key)
+	}
+	rec, found, err = m.store.Find(ctx, key)
+	return rec, found, false, err
+}
+
+// moveToCurrent moves rec, found under the previous key's store key
+// prevKey and sealed under the current key, to the current key's store key
+// for r's session id, and returns the key it is under afterwards. It
+// writes the new record before deleting the old, so a request reading
+// meanwhile finds one of the two (Load looks at the current key's again
+// after missing both). A failure leaves it where it was, logged.
+func (m *Manager) moveToCurrent(ctx context.Context, r *http.Request, prevKey string, rec *Record) string {
+	key, ok := m.keyFromRequest(r)
+	if !ok {
+		return prevKey
+	}
+	moved := *rec
+	moved.MAC = m.sealRecord(key, &moved)
+	if err := m.store.Commit(ctx, key, moved); err != nil {
+		m.log.Warn("session: moving a session to the current secret key failed", "err", err)
+		return prevKey
+	}
+	if err := m.store.Delete(ctx, prevKey); err != nil {
+		m.log.Warn("session: removing a session moved to the current secret key failed", "err", err)
+	}
+	*rec = moved
+	return key
 }
 
 // Start begins a session for d with a brand-new id, sets the session cookie
@@ -309,7 +365,7 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 		return nil, errors.New("session: start: empty user name")
 	}
 	ctx := r.Context()
-	if key, ok := m.keyFromRequest(r); ok {
+	for _, key := range m.keysFromRequest(r) {
 		if err := m.store.Delete(ctx, key); err != nil {
 			return nil, fmt.Errorf("session: start: revoke previous session: %w", err)
 		}
@@ -346,12 +402,14 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 // nothing. The cookie is cleared even when the store fails.
 func (m *Manager) Destroy(w http.ResponseWriter, r *http.Request) error {
 	m.ClearCookie(w, r, m.cookie)
-	key, ok := m.keyFromRequest(r)
-	if !ok {
+	keys := m.keysFromRequest(r)
+	if len(keys) == 0 {
 		return nil
 	}
-	if err := m.store.Delete(r.Context(), key); err != nil {
-		return fmt.Errorf("session: destroy: %w", err)
+	for _, key := range keys {
+		if err := m.store.Delete(r.Context(), key); err != nil {
+			return fmt.Errorf("session: destroy: %w", err)
+		}
 	}
 	m.ended(r.Context(), "logout", 1)
 	return nil
@@ -384,7 +442,30 @@ func (m *Manager) Fingerprint(credential string) string {
 // different value and can say that the stored sessions are no longer
 // valid. It reveals nothing of the key.
 func (m *Manager) KeyCheck() string {
-	return base64.RawURLEncoding.EncodeToString(m.credMAC.sum(nil, "key-check\x00", nil))
+	return m.keyset.keyCheck()
+}
+
+// PreviousKeyCheck is KeyCheck of the previous key; ok is false without
+// one. Stored sessions made under it are still valid.
+func (m *Manager) PreviousKeyCheck() (string, bool) {
+	if m.prev == nil {
+		return "", false
+	}
+	return m.prev.keyCheck(), true
+}
+
+func (ks *keyset) keyCheck() string {
+	return base64.RawURLEncoding.EncodeToString(ks.credMAC.sum(nil, "key-check\x00", nil))
+}
+
+// PreviousFingerprint is Fingerprint under the previous key; ok is false
+// without one. A session made before the rotation carries it, and stays
+// good while the credential is unchanged.
+func (m *Manager) PreviousFingerprint(credential string) (string, bool) {
+	if m.prev == nil {
+		return "", false
+	}
+	return base64.RawURLEncoding.EncodeToString(m.prev.credMAC.sum(nil, "cred\x00", []byte(credential))), true
 }
 
 // DeleteUser ends every session of username, for stores that implement
@@ -424,15 +505,16 @@ func newSession(key string, rec Record) *Session {
 	return &Session{Data: rec.Data, Created: rec.Created, LastSeen: rec.LastSeen, expires: rec.Expires, csrf: rec.CSRF, key: key}
 }
 
-// intact reports whether rec, found under key, carries its MAC. A record
-// that does not is refused (no session, never a grant), deleted so that it
-// is logged once rather than at every request, and logged at warning level
-// without its key.
-func (m *Manager) intact(ctx context.Context, key string, rec *Record) bool {
-	if m.recordIntact(key, rec) {
-		return true
+// intact returns the keyset under which rec, found under key, carries its
+// MAC: the current key's, or the previous key's. A record that carries
+// neither is refused (nil: no session, never a grant), deleted so that it
+// is logged once rather than at every request, and logged at warning
+// level without its key.
+func (m *Manager) intact(ctx context.Context, key string, rec *Record) *keyset {
+	if ks := m.verifyRecord(key, rec); ks != nil {
+		return ks
 	}
-	reason := "its MAC does not match (changed, copied from another key, or made with another secret key)"
+	reason := "its MAC does not match (changed, copied from another key, or made with a secret key this instance does not hold)"
 	if len(rec.MAC) == 0 {
 		reason = "it carries no MAC (written by hand, or before stored sessions were authenticated)"
 	}
@@ -440,5 +522,5 @@ func (m *Manager) intact(ctx context.Context, key string, rec *Record) bool {
 	if err := m.store.Delete(ctx, key); err != nil {
 		m.log.Warn("session: removing a refused session record failed", "err", err)
 	}
-	return false
+	return nil
 }

@@ -41,30 +41,51 @@ const recordMACPrefix = "record/v1\x00"
 // macBufs holds the scratch buffers the encoding is written into.
 var macBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// sealRecord returns the MAC of rec stored under key.
-func (m *Manager) sealRecord(key string, rec *Record) []byte {
+// sealRecord returns the MAC of rec stored under key, under the key of ks
+// (the Manager's own: the current secret key's).
+func (ks *keyset) sealRecord(key string, rec *Record) []byte {
 	bp := macBufs.Get().(*[]byte)
 	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
-	sum := m.recordMAC.sum(nil, "", b)
+	sum := ks.recordMAC.sum(nil, "", b)
 	*bp = b[:0]
 	macBufs.Put(bp)
 	return sum
 }
 
 // recordIntact reports whether rec, found under key, carries the MAC this
-// manager would give it. A record without one (written before records
-// were authenticated, or by hand) is not intact.
+// manager would give it under the current or the previous secret key. A
+// record without one (written before records were authenticated, or by
+// hand) is not intact.
 func (m *Manager) recordIntact(key string, rec *Record) bool {
+	return m.verifyRecord(key, rec) != nil
+}
+
+// verifyRecord returns the keyset whose MAC rec, found under key,
+// carries: the current key's, else the previous key's, else nil.
+func (m *Manager) verifyRecord(key string, rec *Record) *keyset {
 	if len(rec.MAC) == 0 {
-		return false
+		return nil
 	}
 	bp := macBufs.Get().(*[]byte)
 	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
-	s := m.recordMAC.get()
-	ok := hmac.Equal(s.compute("", b), rec.MAC)
-	m.recordMAC.put(s)
+	var found *keyset
+	for _, ks := range []*keyset{m.keyset, m.prev} {
+		if ks != nil && ks.macMatches(b, rec.MAC) {
+			found = ks
+			break
+		}
+	}
 	*bp = b[:0]
 	macBufs.Put(bp)
+	return found
+}
+
+// macMatches reports whether mac is the record MAC of the encoding b
+// under ks's key.
+func (ks *keyset) macMatches(b, mac []byte) bool {
+	s := ks.recordMAC.get()
+	ok := hmac.Equal(s.compute("", b), mac)
+	ks.recordMAC.put(s)
 	return ok
 }
 

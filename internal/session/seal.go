@@ -68,11 +68,20 @@ func (m *Manager) Seal(purpose string, plaintext []byte, ttl time.Duration) (str
 }
 
 // Open returns the plaintext of a value Seal produced for the same purpose,
-// with the same secret key. It returns ErrSealExpired once the ttl has
-// passed and ErrSealInvalid for anything else (tampering, another purpose or
-// key, truncation, garbage).
+// under the current or the previous secret key. It returns ErrSealExpired
+// once the ttl has passed and ErrSealInvalid for anything else (tampering,
+// another purpose or key, truncation, garbage).
 func (m *Manager) Open(purpose string, sealed string) ([]byte, error) {
-	aead, err := m.sealAEAD(purpose)
+	plain, err := m.keyset.open(m, purpose, sealed)
+	if errors.Is(err, ErrSealInvalid) && m.prev != nil {
+		return m.prev.open(m, purpose, sealed)
+	}
+	return plain, err
+}
+
+// open is Open under ks's key alone.
+func (ks *keyset) open(m *Manager, purpose string, sealed string) ([]byte, error) {
+	aead, err := ks.sealAEAD(purpose)
 	if err != nil {
 		return nil, err
 	}
@@ -96,14 +105,14 @@ func (m *Manager) Open(purpose string, sealed string) ([]byte, error) {
 
 // sealAEAD returns the AES-256-GCM instance for purpose, deriving its key
 // (HKDF label "backupweb/session/v1 seal <purpose>") on first use.
-func (m *Manager) sealAEAD(purpose string) (cipher.AEAD, error) {
+func (ks *keyset) sealAEAD(purpose string) (cipher.AEAD, error) {
 	if purpose == "" {
 		return nil, errors.New("session: seal: empty purpose")
 	}
-	if a, ok := m.aeads.Load(purpose); ok {
+	if a, ok := ks.aeads.Load(purpose); ok {
 		return a.(cipher.AEAD), nil
 	}
-	key, err := m.keys.derive(labelSealPrefix + purpose)
+	key, err := ks.keys.derive(labelSealPrefix + purpose)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +124,6 @@ func (m *Manager) sealAEAD(purpose string) (cipher.AEAD, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: seal: %w", err)
 	}
-	a, _ := m.aeads.LoadOrStore(purpose, aead)
+	a, _ := ks.aeads.LoadOrStore(purpose, aead)
 	return a.(cipher.AEAD), nil
 }

@@ -36,7 +36,12 @@ const deviceIDLen = 16
 
 // deviceMAC returns the tag of a device cookie for id, expiry and name.
 func (p *Provider) deviceMAC(id string, expiry int64, name string) []byte {
-	m := hmac.New(sha256.New, p.deviceKey)
+	return deviceMACUnder(p.deviceKey, id, expiry, name)
+}
+
+// deviceMACUnder is deviceMAC under the key k.
+func deviceMACUnder(k []byte, id string, expiry int64, name string) []byte {
+	m := hmac.New(sha256.New, k)
 	m.Write([]byte("device\x00" + id + "\x00" + strconv.FormatInt(expiry, 10) + "\x00" + name))
 	return m.Sum(nil)
 }
@@ -71,7 +76,10 @@ func (p *Provider) device(r *http.Request, name string) (string, bool) {
 		return "", false
 	}
 	got, err := base64.RawURLEncoding.DecodeString(tag)
-	if err != nil || !hmac.Equal(got, p.deviceMAC(id, expiry, name)) {
+	if err != nil {
+		return "", false
+	}
+	if !hmac.Equal(got, p.deviceMAC(id, expiry, name)) && (p.devicePrevKey == nil || !hmac.Equal(got, deviceMACUnder(p.devicePrevKey, id, expiry, name))) {
 		return "", false
 	}
 	return id, true

@@ -51,3 +51,30 @@ func TestDeviceCookieShape(t *testing.T) {
 		t.Fatal("an expired device cookie is valid")
 	}
 }
+
+// TestDeviceCookiePreviousKey: during a secret key rotation a device
+// cookie signed under the previous key stays valid; one signed under a
+// key the provider does not hold is not.
+func TestDeviceCookiePreviousKey(t *testing.T) {
+	h := newHarness(t, nil)
+	rec := httptest.NewRecorder()
+	h.p.issueDevice(rec, httptest.NewRequest("POST", "http://backups.example.com/login", nil), "alice")
+	c := rec.Result().Cookies()[0]
+	r := httptest.NewRequest("POST", "http://backups.example.com/login", nil)
+	r.AddCookie(c)
+	old := h.p.deviceKey
+	for _, tc := range []struct {
+		name     string
+		cur, pre []byte
+		ok       bool
+	}{
+		{"signed under the previous key", []byte(strings.Repeat("n", 32)), old, true},
+		{"signed under neither key", []byte(strings.Repeat("n", 32)), []byte(strings.Repeat("p", 32)), false},
+		{"no previous key", []byte(strings.Repeat("n", 32)), nil, false},
+	} {
+		h.p.deviceKey, h.p.devicePrevKey = tc.cur, tc.pre
+		if _, ok := h.p.device(r, "alice"); ok != tc.ok {
+			t.Errorf("%s: valid %v, want %v", tc.name, ok, tc.ok)
+		}
+	}
+}

@@ -62,6 +62,7 @@ import (
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/refusal"
+	"github.com/backupweb/backupweb/internal/secretkey"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
 	"github.com/backupweb/backupweb/internal/tokens"
@@ -97,11 +98,14 @@ type Provider struct {
 	limits   atomic.Pointer[limits]
 	// deviceKey signs device cookies; now is the clock they expire by.
 	deviceKey []byte
-	now       func() time.Time
-	tmpl      *template.Template // nil: the built-in page
-	log       *slog.Logger
-	audit     auth.Audit // refusals and sign-ins logged and counted
-	errs      *refusal.Errors
+	// devicePrevKey, during a secret key rotation, checks the device
+	// cookies signed before it; nil otherwise.
+	devicePrevKey []byte
+	now           func() time.Time
+	tmpl          *template.Template // nil: the built-in page
+	log           *slog.Logger
+	audit         auth.Audit // refusals and sign-ins logged and counted
+	errs          *refusal.Errors
 
 	users atomic.Pointer[userSet]
 	// sf is the second_factor in force: cfg.SecondFactor at the start,
@@ -224,7 +228,13 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if p.deviceKey, err = p.Manager().PurposeKey("device-cookie"); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
-	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
+	if p.devicePrevKey, _, err = p.Manager().PreviousPurposeKey("device-cookie"); err != nil {
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	p.users.Store(rd.set.bind(p.Manager().Fingerprint, p.Manager().PreviousFingerprint))
+	if deps.Shared == nil && p.Manager().HasPrevious() {
+		p.resealOwnSessions()
+	}
 	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
 	p.SetAccountExtra(p.fillAccount)
 	if rv, ok := deps.Shared.(Revocations); ok {
@@ -233,7 +243,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	// The second factor's parts are made whatever second_factor says, so
 	// that a reload can turn it on (or off) in a running service: with
 	// off they are there and unused, and its routes answer 404.
-	keys, err := factors.NewKeys(deps.SecretKey)
+	keys, err := factors.NewKeyring(secretkey.Keys{Current: deps.SecretKey, Previous: deps.PreviousSecretKey})
 	if err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
@@ -333,4 +343,20 @@ func (p *Provider) Close() error {
 		}
 	})
 	return p.closeErr
+}
+
+// resealOwnSessions puts the sessions of this instance's own store (the
+// file store in state_dir, which no other instance reads) under the
+// current secret key at start, their credential fingerprints included,
+// so that they hold once BACKUP_SECRET_KEY_PREVIOUS is dropped. Run again
+// at every start with a previous key: it finds them current.
+func (p *Provider) resealOwnSessions() {
+	n, err := p.Manager().Reseal(context.Background(), p.users.Load().credential)
+	if err != nil {
+		p.log.Warn("auth: resealing the sessions under the new secret key failed; they stay under BACKUP_SECRET_KEY_PREVIOUS", "auth_type", Name, "err", err)
+		return
+	}
+	if n.Resealed > 0 {
+		p.log.Info("auth: sessions resealed under the new secret key", "auth_type", Name, "resealed", n.Resealed, "current", n.Current, "refused", n.Refused)
+	}
 }

@@ -73,6 +73,13 @@ func (p *Provider) openPasskeys(deps auth.Deps) (*passkey.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	if prev, ok, err := p.Manager().PreviousPurposeKey("webauthn-ceremony"); err != nil {
+		return nil, err
+	} else if ok {
+		if err := cs.AcceptPrevious(prev); err != nil {
+			return nil, err
+		}
+	}
 	return passkey.New(passkey.Options{
 		PublicURL: deps.PublicURL, Name: "backupweb",
 		Keys: passkey.NewFactorsKeys(p.factors), Ceremonies: cs, Now: deps.Clock(),

@@ -79,7 +79,7 @@ func (p *Provider) reloadLocked() (changed bool, err error) {
 		p.broken = true
 		p.last.digest = [32]byte{}
 	}
-	p.users.Store(next.bind(p.Manager().Fingerprint))
+	p.users.Store(next.bind(p.Manager().Fingerprint, p.Manager().PreviousFingerprint))
 	if p.cfg.UseBcrypt && len(next.hashes) > 0 {
 		// Memoised for the process: the first login for an unknown name
 		// must not be the one that pays for it.

@@ -22,6 +22,9 @@ type userSet struct {
 	// Fingerprint of the stored value), computed once per load: a session
 	// made with another one is refused.
 	creds map[string]string
+	// prevCreds holds them under the previous secret key during a
+	// rotation (nil otherwise): a session made before it carries one.
+	prevCreds map[string]string
 	// decoyCost is the bcrypt cost an unknown user name is checked at: the
 	// cost most of the hashes have, so that a failed login for an unknown
 	// name takes as long as one for most known names.
@@ -34,14 +37,29 @@ func (u *userSet) has(name string) bool {
 	return ok
 }
 
-// bind computes the credential fingerprint of every user with fp. It must
-// run before the set is published.
-func (u *userSet) bind(fp func(credential string) string) *userSet {
+// bind computes the credential fingerprint of every user with fp, and
+// with prev (the previous secret key's, when it has one). It must run
+// before the set is published.
+func (u *userSet) bind(fp func(credential string) string, prev func(credential string) (string, bool)) *userSet {
 	u.creds = make(map[string]string, len(u.hashes))
+	u.prevCreds = nil
 	for name, h := range u.hashes {
 		u.creds[name] = fp(h)
+		if p, ok := prev(h); ok {
+			if u.prevCreds == nil {
+				u.prevCreds = make(map[string]string, len(u.hashes))
+			}
+			u.prevCreds[name] = p
+		}
 	}
 	return u
+}
+
+// credential returns name's stored value (hash or plain password), what
+// its sessions' credential fingerprints are made from.
+func (u *userSet) credential(name string) (string, bool) {
+	h, ok := u.hashes[name]
+	return h, ok
 }
 
 // admits reports whether a session of name made with the credential
@@ -49,7 +67,11 @@ func (u *userSet) bind(fp func(credential string) string) *userSet {
 // value as when the session began.
 func (u *userSet) admits(name, cred string) bool {
 	want, ok := u.creds[name]
-	return ok && cred != "" && equalConstantTime(want, cred)
+	if ok && cred != "" && equalConstantTime(want, cred) {
+		return true
+	}
+	prev, ok := u.prevCreds[name]
+	return ok && cred != "" && equalConstantTime(prev, cred)
 }
 
 // equalConstantTime compares two fingerprints in time that depends only on

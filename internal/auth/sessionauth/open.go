@@ -60,6 +60,7 @@ func OpenSessions(deps auth.Deps, typ string, set Settings) (*Sessions, error) {
 	mgr, err := session.NewManager(session.Options{
 		Store:        store,
 		Key:          deps.SecretKey,
+		PreviousKey:  deps.PreviousSecretKey,
 		IdleTimeout:  set.IdleTimeout,
 		Renewal:      set.IdleRenewal,
 		Lifetime:     set.Lifetime,
@@ -96,9 +97,21 @@ func checkKey(deps auth.Deps, mgr *session.Manager) {
 	path := filepath.Join(deps.StateDir, KeyCheckFile)
 	want := mgr.KeyCheck()
 	old, err := os.ReadFile(path)
+	prev, rotating := mgr.PreviousKeyCheck()
 	switch {
 	case err == nil && strings.TrimSpace(string(old)) == want:
 		return
+	case err == nil && rotating && strings.TrimSpace(string(old)) == prev:
+		// A rotation: the sessions on disk were made under the
+		// previous key, which is still accepted. The store is this
+		// instance's alone, so they are resealed under the current
+		// key now and move to it at their next request.
+		n, err := mgr.Reseal(context.Background(), nil)
+		if err != nil {
+			deps.Log().Warn("auth: resealing the sessions kept in state_dir under the new secret key failed; they stay under BACKUP_SECRET_KEY_PREVIOUS", "state_dir", deps.StateDir, "err", err)
+			return
+		}
+		deps.Log().Info("auth: the secret key was rotated; the sessions kept in state_dir are resealed under the new one", "state_dir", deps.StateDir, "resealed", n.Resealed, "current", n.Current, "refused", n.Refused)
 	case err == nil:
 		deps.Log().Warn("auth: the sessions kept in state_dir were made under another BACKUP_SECRET_KEY; they are no longer valid and every user must sign in again. Make the key once and keep it (see `backupweb gen-secret`)", "state_dir", deps.StateDir)
 	case !errors.Is(err, fs.ErrNotExist):
