@@ -78,6 +78,9 @@ type App struct {
 	// users are the users the configuration names itself (Check only):
 	// see Users.
 	users []string
+	// state is where type flask-login keeps what it writes about its
+	// users (Check only); nil for the other types.
+	state *StateFiles
 	// groupsPath is the value of groups_file when the type reads it.
 	groupsPath string
 	// clientLabel is the value of the type's ClientLabel key, lower-cased.
@@ -104,6 +107,16 @@ func (a *App) Files() []File {
 		}
 	}
 	return out
+}
+
+// StateFiles returns where the configured type flask-login keeps the
+// second factors and machine tokens of its users, defaults applied (Check
+// only); ok is false for the other types and without a users_file.
+func (a *App) StateFiles() (sf StateFiles, ok bool) {
+	if a.state == nil || a.state.UsersFile == "" {
+		return StateFiles{}, false
+	}
+	return *a.state, true
 }
 
 // Users returns the users the configuration names itself (Check only):
@@ -233,7 +246,9 @@ func (a *App) readWiring() {
 // connected.
 func (a *App) check(lookupEnv func(string) (string, bool)) {
 	cfg := a.Config
-	t, typed, err := checkProvider(cfg.Auth, lookupEnv)
+	env := &loadEnv{stateDir: cfg.Server.StateDir}
+	t, typed, err := checkProvider(cfg.Auth, lookupEnv, env)
+	a.state = env.state
 	a.files = map[string]string{groupsFile.Name: a.groupsPath}
 	if f, named := typed.(fileNamer); named {
 		maps.Copy(a.files, f.Files())
