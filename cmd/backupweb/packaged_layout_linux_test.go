@@ -181,12 +181,24 @@ func TestServeUnprivilegedBesideReadOnlyEtc(t *testing.T) {
 	cmd := exec.Command(bin, "serve", "-config", ini)
 	cmd.Dir = root
 	cmd.Env = []string{"BACKUP_SECRET_KEY=" + strings.Repeat("ab", 32), "PATH=/usr/bin:/bin"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	// In a process group of its own, killed whole when the test ends;
+	// waited for here only (testkit.Start would wait for it a second time).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	stderr := &logtest.Buffer{}
 	cmd.Stderr = stderr
-	testkit.Start(t, cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan int, 1)
 	go func() { cmd.Wait(); done <- cmd.ProcessState.ExitCode() }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not end after SIGKILL")
+		}
+	})
 	base := "http://" + waitListening(t, stderr, done)
 
 	client := testkit.Client()
