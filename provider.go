@@ -32,8 +32,11 @@ type Options struct {
 	// Default: none, which those two types refuse.
 	SecretKey string
 	// StateDir is the folder where sessions are kept (the program's
-	// [server] state_dir); it is created if missing, mode 0700. Needed by
-	// flask-login and oauth. Default: none, which those two types refuse.
+	// [server] state_dir), and with flask-login its second factors and
+	// machine tokens unless factors_file and tokens_file say otherwise (a
+	// file left beside the user file by an earlier version is moved there
+	// once); it is created if missing, mode 0700. Needed by flask-login and
+	// oauth. Default: none, which those two types refuse.
 	StateDir string
 	// Logger receives refused sign-ins (one warning line each, with the
 	// word auth), the configuration's warnings (one line each, starting

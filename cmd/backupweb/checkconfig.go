@@ -108,8 +108,15 @@ func servicePaths(a *app.App) []servicePath {
 	if cfg.Source != "" {
 		ps = append(ps, servicePath{path: cfg.Source, need: readFile})
 	}
+	sf, _ := a.StateFiles()
+	moving := map[string]app.StateFile{sf.Factors.Key: sf.Factors, sf.Tokens.Key: sf.Tokens}
 	for _, f := range a.Files() {
 		ps = append(ps, servicePath{section: app.Section, key: f.Key.Name, path: f.Path, need: readFile})
+		if m, ok := moving[f.Key.Name]; ok && m.Pending() {
+			// Still at its old default place: the service reads it there
+			// once, to move it into state_dir.
+			ps = append(ps, servicePath{section: app.Section, key: f.Key.Name, path: m.Old, need: readFile})
+		}
 		if f.Key.Kind == app.RewrittenFile {
 			// Rewritten as a new copy renamed over it: its folder too.
 			ps = append(ps, servicePath{section: app.Section, key: f.Key.Name, path: filepath.Dir(f.Path), need: writeDir, rewrites: f.Path})

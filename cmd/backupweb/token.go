@@ -22,7 +22,7 @@ import (
 type tokenArgs struct {
 	action   string
 	file     string // the user file
-	tokens   string // the tokens file; default file + .tokens
+	tokens   string // the tokens file; default: the service's (userState)
 	label    string
 	expires  time.Duration
 	readOnly bool
@@ -44,7 +44,10 @@ Actions:
 
 Flags:
   -file USERS      the user file of the users the tokens act as (required)
-  -tokens PATH     the tokens file (tokens_file; default: -file USERS + .tokens)
+  -tokens PATH     the tokens file (tokens_file; default: that of the service
+                   whose configuration names USERS, -config F or ./backupweb.ini
+                   or /etc/backupweb/backupweb.ini: state_dir/tokens; when none
+                   names it, -file USERS + .tokens)
   -label TEXT      what the token is for, shown by list and on the account page
   -expires D       lifetime: 90d, 720h... (default: none)
   -read-only       allow GET and HEAD only
@@ -60,20 +63,37 @@ func runToken(c *cli, args []string) int {
 	if !ok {
 		return code
 	}
-	var err error
-	switch ta.action {
-	case "add":
+	err := c.tokensFileOf(&ta)
+	switch {
+	case err != nil:
+	case ta.action == "add":
 		err = tokenAdd(c, ta)
-	case "list":
+	case ta.action == "list":
 		err = tokenList(c, ta)
-	case "revoke":
+	case ta.action == "revoke":
 		err = tokenRevoke(c, ta)
 	}
 	if err != nil {
 		fmt.Fprintln(c.stderr, "backupweb token "+ta.action+": "+err.Error())
 		return exitError
 	}
+	c.giveToFolderOwner(ta.tokens)
 	return exitOK
+}
+
+// tokensFileOf sets ta.tokens, when -tokens did not, to the tokens file
+// of the service that uses the user file (userState), moved into its
+// state folder first when it is still at its old default place.
+func (c *cli) tokensFileOf(ta *tokenArgs) error {
+	if ta.tokens != "" {
+		return nil
+	}
+	sf, err := c.userState(ta.file, ta.config)
+	if err != nil {
+		return err
+	}
+	ta.tokens = sf.Tokens.Path
+	return c.prepareState(sf.Tokens)
 }
 
 // parseTokenArgs reads the action, flags and argument. When it returns
@@ -98,7 +118,7 @@ func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
 	flags := c.flagSet("token " + ta.action)
 	flags.Usage = func() { fmt.Fprint(c.stderr, tokenUsageText) }
 	flags.StringVar(&ta.file, "file", "", "the user file (required)")
-	flags.StringVar(&ta.tokens, "tokens", "", "the tokens file (default: the user file's path + .tokens)")
+	flags.StringVar(&ta.tokens, "tokens", "", "the tokens file (default: the service's, in its state_dir; see -file)")
 	flags.StringVar(&ta.label, "label", "", "add: what the token is for")
 	expires := flags.String("expires", "", "add: lifetime (90d, 720h)")
 	flags.BoolVar(&ta.readOnly, "read-only", false, "add: GET and HEAD only")
@@ -118,9 +138,6 @@ func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
 	}
 	if ta.file == "" {
 		return usageErr("-file USERS is required")
-	}
-	if ta.tokens == "" {
-		ta.tokens = tokens.DefaultPath(ta.file)
 	}
 	if ta.config != "" && ta.action != "revoke" {
 		return usageErr("-config applies to revoke only")

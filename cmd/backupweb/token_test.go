@@ -121,10 +121,22 @@ func TestCheckConfigWarnsOfABrokenTokensFile(t *testing.T) {
 		c, _, stderr := testCLI(t.Context(), "", map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32)})
 		return c.main([]string{"check-config", "-config", path}), stderr.String()
 	}
+	// Made beside the user file (no configuration named it then): the
+	// check reads it there and says serve moves it; then moved.
+	if code, out := check(); code != exitOK || !strings.Contains(out, "tokens_file: "+filepath.Join(dir, "users.tokens")+" is at its old default place; serve moves it to "+filepath.Join(dir, "state", "tokens")) {
+		t.Fatalf("a tokens file at its old place: %d %s", code, out)
+	}
+	state := filepath.Join(dir, "state", "tokens")
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "users.tokens"), state); err != nil {
+		t.Fatal(err)
+	}
 	if code, out := check(); code != exitOK || strings.Contains(out, "tokens_file") {
 		t.Fatalf("a good tokens file: %d %s", code, out)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "users.tokens"), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(state, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

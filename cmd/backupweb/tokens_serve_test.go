@@ -134,17 +134,20 @@ func TestTokenRevokedWithinTheWatchInterval(t *testing.T) {
 	if got := bearer(t, "GET", url, tok, nil).StatusCode; got != 200 {
 		t.Fatalf("before: %d", got)
 	}
-	_, st := tokens.Open(filepath.Join(dir, "users.tokens"), nil, nil).Lookup(tok)
-	list, _ := tokens.Read(filepath.Join(dir, "users.tokens"))
+	// serve moved the file from beside the user file into state_dir.
+	_, st := tokens.Open(filepath.Join(dir, "state", "tokens"), nil, nil).Lookup(tok)
+	list, _ := tokens.Read(filepath.Join(dir, "state", "tokens"))
 	if st != tokens.Valid || len(list) != 1 {
 		t.Fatal("token not in the file")
 	}
-	if code, _, stderr := runTokenCmd("revoke", "-file", filepath.Join(dir, "users"), list[0].ID); code != exitOK {
+	if code, _, stderr := runTokenCmd("revoke", "-file", filepath.Join(dir, "users"), "-config", filepath.Join(dir, "backupweb.ini"), list[0].ID); code != exitOK {
 		t.Fatal(stderr)
 	}
 	testkit.WaitUntil(t, 5*time.Second, func() bool { return bearer(t, "GET", url, tok, nil).StatusCode == 401 },
 		func() string { return "the revoked token is still admitted" })
-	// user passwd ends the user's tokens too.
+	// user passwd ends the user's tokens too. Without -config, the
+	// commands find the service's files through ./backupweb.ini.
+	t.Chdir(dir)
 	tok2 := newToken(t, dir, "alice")
 	var last int
 	testkit.WaitUntil(t, 5*time.Second, func() bool { last = bearer(t, "GET", url, tok2, nil).StatusCode; return last == 200 },

@@ -11,7 +11,6 @@ import (
 
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/password"
-	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/userfile"
 )
 
@@ -59,15 +58,16 @@ func runUser(c *cli, args []string) int {
 		return code
 	}
 	prefix := "backupweb user " + ua.action + ": "
-	var err error
-	switch ua.action {
-	case "list":
+	err := c.userStateOf(&ua)
+	switch {
+	case err != nil:
+	case ua.action == "list":
 		err = userList(c, ua)
-	case "add":
+	case ua.action == "add":
 		err = userAdd(c, ua)
-	case "passwd":
+	case ua.action == "passwd":
 		err = userPasswd(c, ua)
-	case "del":
+	case ua.action == "del":
 		err = userDel(c, ua)
 	default:
 		err = runFactorAction(c, ua)
@@ -76,6 +76,8 @@ func runUser(c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, prefix+err.Error())
 		return exitError
 	}
+	c.giveToFolderOwner(ua.tokens)
+	c.giveToFolderOwner(ua.fa.factorsFile)
 	if ua.action != "list" && !isFactorAction(ua.action) {
 		warnUserFile(c, prefix, ua.file)
 	}
@@ -111,12 +113,12 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	flags.StringVar(&ua.file, "file", "", "path of the user file (required)")
 	flags.IntVar(&ua.cost, "cost", password.Cost, "bcrypt cost of new password hashes; lower it only for tests")
 	flags.StringVar(&ua.owner, "owner", "", "add, as root: the owner of a new file (mode 0600); default: see docs/authentication.md, \"The user file\"")
-	flags.StringVar(&ua.fa.factorsFile, "factors", "", "passwd, totp, recovery-codes, factors: the factors file (factors_file); default: the user file's path + .factors")
+	flags.StringVar(&ua.fa.factorsFile, "factors", "", "passwd, totp, recovery-codes, factors: the factors file (factors_file); default: the service's, in its state_dir")
 	flags.StringVar(&ua.fa.issuer, "issuer", "backupweb", "totp: the service's name as authenticator apps show it")
 	flags.BoolVar(&ua.fa.remove, "remove", false, "totp: remove the user's TOTP secret")
 	flags.BoolVar(&ua.fa.reset, "reset", false, "factors: remove every second factor of the user")
 	flags.BoolVar(&ua.fa.resetFactors, "reset-factors", false, "passwd: also remove every second factor of the user")
-	flags.StringVar(&ua.tokens, "tokens", "", "passwd, del: the tokens file (tokens_file); default: the user file's path + .tokens")
+	flags.StringVar(&ua.tokens, "tokens", "", "passwd, del: the tokens file (tokens_file); default: the service's, in its state_dir")
 	flags.BoolVar(&ua.keepTokens, "keep-tokens", false, "passwd: keep the user's machine tokens")
 	var names []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -172,17 +174,21 @@ func userUsage(w io.Writer) {
 	fmt.Fprintf(w, "\nFlags:\n  -file PATH  the user file; every change keeps its owner, group and mode\n"+
 		"  -cost N     bcrypt cost of new hashes, %d to %d (default %d)\n"+
 		"  -owner USER add, as root: a new file is owned by USER, so a service run as USER reads it\n"+
-		"  -factors PATH passwd, totp, recovery-codes, factors: the factors file (default: -file PATH + .factors);\n"+
+		"  -factors PATH passwd, totp, recovery-codes, factors: the factors file (default: the service's: see below);\n"+
 		"              these actions need BACKUP_SECRET_KEY, the service's secret key\n"+
 		"  -issuer NAME totp: the service's name as authenticator apps show it (default backupweb)\n"+
-		"  -tokens PATH passwd, del: the tokens file (default: -file PATH + .tokens)\n"+
+		"  -tokens PATH passwd, del: the tokens file (default: the service's: see below)\n"+
 		"  -keep-tokens passwd: keep the user's machine tokens (passwd and del end them otherwise)\n"+
 		"  -remove     totp: remove the user's TOTP secret (and, without passkeys, their recovery codes)\n"+
 		"  -reset      factors: remove every second factor of the user (an administrator's reset)\n"+
 		"  -reset-factors passwd: remove every second factor of the user too; without it passwd\n"+
 		"              only says which the user has (on standard error), and they stay\n"+
 		"\nadd creates a missing file with mode 0600; as root, in a folder that belongs to the\n"+
-		"group of the service user %s, the file is owned by that user.\n",
+		"group of the service user %s, the file is owned by that user.\n"+
+		"\nThe factors and tokens files are those of the service whose configuration\n"+
+		"(./backupweb.ini, else /etc/backupweb/backupweb.ini) names -file PATH as\n"+
+		"users_file: factors_file and tokens_file, by default state_dir/factors and\n"+
+		"state_dir/tokens; when none names it, -file PATH + .factors and .tokens.\n",
 		password.MinCost, password.MaxCost, password.Cost, serviceUser)
 }
 
@@ -259,7 +265,7 @@ func userPasswd(c *cli, ua userArgs) error {
 	}
 	fmt.Fprintf(c.stderr, "changed the password of user %q in %s\n", ua.name, ua.file)
 	if !ua.keepTokens {
-		if err := endTokens(c, ua.tokensFile(), ua.name); err != nil {
+		if err := endTokens(c, ua.tokens, ua.name); err != nil {
 			return err
 		}
 	}
@@ -279,7 +285,7 @@ func userDel(c *cli, ua userArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "removed user %q from %s\n", ua.name, ua.file)
-	if err := endTokens(c, ua.tokensFile(), ua.name); err != nil {
+	if err := endTokens(c, ua.tokens, ua.name); err != nil {
 		return err
 	}
 	if len(doc.Names()) == 0 {
@@ -288,13 +294,34 @@ func userDel(c *cli, ua userArgs) error {
 	return nil
 }
 
-// tokensFile returns the tokens file: -tokens, else the user file's
-// path + .tokens.
-func (ua userArgs) tokensFile() string {
-	if ua.tokens != "" {
-		return ua.tokens
+// userStateOf sets, for the actions that touch them, the tokens file
+// (passwd, del) and the factors file (passwd and the factor actions) that
+// -tokens and -factors did not set, to those of the service that uses the
+// user file (userState), each moved into its state folder first when it is
+// still at its old default place.
+func (c *cli) userStateOf(ua *userArgs) error {
+	needTokens := (ua.action == "passwd" || ua.action == "del") && ua.tokens == ""
+	needFactors := (ua.action == "passwd" || isFactorAction(ua.action)) && ua.fa.factorsFile == ""
+	if !needTokens && !needFactors {
+		return nil
 	}
-	return tokens.DefaultPath(ua.file)
+	sf, err := c.userState(ua.file, "")
+	if err != nil {
+		return err
+	}
+	if needTokens {
+		ua.tokens = sf.Tokens.Path
+		if err := c.prepareState(sf.Tokens); err != nil {
+			return err
+		}
+	}
+	if needFactors {
+		ua.fa.factorsFile = sf.Factors.Path
+		if err := c.prepareState(sf.Factors); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loadWithUser loads the file and checks that it defines ua.name.

@@ -20,7 +20,7 @@ import (
 // factorArgs are the flags of the second-factor actions of `backupweb
 // user`: totp, recovery-codes and factors.
 type factorArgs struct {
-	factorsFile string // -factors: the factors file; default: -file + ".factors"
+	factorsFile string // -factors: the factors file; default: the service's (userStateOf)
 	issuer      string // -issuer: the name authenticator apps show
 	remove      bool   // totp -remove
 	reset       bool   // factors -reset
@@ -33,13 +33,9 @@ func isFactorAction(action string) bool {
 	return action == "totp" || action == "recovery-codes" || action == "factors"
 }
 
-// factorsPath returns the factors file the command works on.
-func (ua userArgs) factorsPath() string {
-	if ua.fa.factorsFile != "" {
-		return ua.fa.factorsFile
-	}
-	return factors.DefaultPath(ua.file)
-}
+// factorsPath returns the factors file the command works on: -factors,
+// else the service's (set by userStateOf).
+func (ua userArgs) factorsPath() string { return ua.fa.factorsFile }
 
 // factorKeys derives the factors file's keys from BACKUP_SECRET_KEY, which
 // must be the service's: a secret sealed under another key does not

@@ -78,6 +78,9 @@ type App struct {
 	// users are the users the configuration names itself (Check only):
 	// see Users.
 	users []string
+	// state is where type flask-login keeps what it writes about its
+	// users (Check only); nil for the other types.
+	state *StateFiles
 	// groupsPath is the value of groups_file when the type reads it.
 	groupsPath string
 	// clientLabel is the value of the type's ClientLabel key, lower-cased.
@@ -104,6 +107,16 @@ func (a *App) Files() []File {
 		}
 	}
 	return out
+}
+
+// StateFiles returns where the configured type flask-login keeps the
+// second factors and machine tokens of its users, defaults applied (Check
+// only); ok is false for the other types and without a users_file.
+func (a *App) StateFiles() (sf StateFiles, ok bool) {
+	if a.state == nil || a.state.UsersFile == "" {
+		return StateFiles{}, false
+	}
+	return *a.state, true
 }
 
 // Users returns the users the configuration names itself (Check only):
@@ -160,7 +173,7 @@ func Open(path string, opts Options) *App {
 		a.Provider, a.TypeName = p, p.Type()
 	}
 	if err == nil && t.AuthOff {
-		warnAuthOff(cfg)
+		warnAuthOff(cfg, lookupEnv)
 	}
 	return a
 }
@@ -234,7 +247,9 @@ func (a *App) readWiring() {
 // connected.
 func (a *App) check(lookupEnv func(string) (string, bool)) {
 	cfg := a.Config
-	t, typed, err := checkProvider(cfg.Auth, lookupEnv)
+	env := &loadEnv{stateDir: cfg.Server.StateDir}
+	t, typed, err := checkProvider(cfg.Auth, lookupEnv, env)
+	a.state = env.state
 	a.files = map[string]string{groupsFile.Name: a.groupsPath}
 	if f, named := typed.(fileNamer); named {
 		maps.Copy(a.files, f.Files())
@@ -246,7 +261,7 @@ func (a *App) check(lookupEnv func(string) (string, bool)) {
 		a.TypeName = t.Name
 	}
 	if err == nil && t.AuthOff {
-		warnAuthOff(cfg)
+		warnAuthOff(cfg, lookupEnv)
 	}
 }
 
@@ -291,9 +306,17 @@ func (a *App) openGroups(log *slog.Logger) *groupfile.File {
 	return g
 }
 
+// AllowOpenEnv is the environment variable that says whether authentication
+// may be off on an address other machines can reach: "0" refuses it (the
+// container image sets it, since its built-in configuration listens on
+// 0.0.0.0 with no authentication), "1" allows it with a warning. Unset,
+// it is allowed with a warning.
+const AllowOpenEnv = "BACKUPWEB_ALLOW_OPEN"
+
 // warnAuthOff records the warning that authentication is off: a pointed
-// one when the address can be reached from other machines.
-func warnAuthOff(cfg *config.Config) {
+// one when the address can be reached from other machines, and there an
+// error instead when AllowOpenEnv is 0 (or not 0 or 1).
+func warnAuthOff(cfg *config.Config, lookupEnv func(string) (string, bool)) {
 	what, all := "read the backups", "read and download every backup"
 	switch cfg.Server.Mode {
 	case config.ModeProxy:
@@ -302,6 +325,15 @@ func warnAuthOff(cfg *config.Config) {
 		what, all = "pass the forward-authentication check", "pass the forward-authentication check"
 	}
 	if !loopbackListen(cfg.Server.Listen) {
+		if v, set := lookupEnv(AllowOpenEnv); set && v != "1" {
+			if v != "0" {
+				cfg.Report.Errorf(cfg.Source, 0, "", "", "environment variable %s is %q; it must be 0 (refuse authentication off on an address other machines reach) or 1 (allow it)", AllowOpenEnv, v)
+				return
+			}
+			cfg.Report.Errorf(cfg.Source, 0, "", "", "authentication is off (type none) and backupweb listens on %s, which %s=0 refuses: anyone who can reach it could %s. Mount a folder holding your backupweb.ini (with an [authentication] section) and user file at /etc/backupweb (docker run -v /srv/backupweb:/etc/backupweb:ro ...), or set %s=1 to allow it",
+				cfg.Server.Listen, AllowOpenEnv, all, AllowOpenEnv)
+			return
+		}
 		cfg.Report.Warnf(cfg.Source, 0, "", "", "authentication is off (type none) and backupweb listens on %s: anyone who can reach this address can %s; set type = basic, flask-login or oauth in an [authentication] section", cfg.Server.Listen, all)
 		return
 	}

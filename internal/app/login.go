@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ini"
 )
 
@@ -12,7 +13,13 @@ import (
 // recorded for plain-text passwords, weak or mixed bcrypt costs, a user
 // file or factors file readable by others (and, by loadSettings, an idle
 // timeout longer than the lifetime). ok is false when the configuration cannot be used.
-func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
+//
+// The factors and tokens files default to files in state_dir (stateFiles).
+// One still at its old default place beside the user file is, when the
+// provider is built (env.log set), moved into state_dir once, with one log
+// line; a move that fails is an error. Check moves nothing: it reads and
+// checks the old file, the one in force until then, and says it will move.
+func loadLogin(s *ini.Section, env *loadEnv) (cfg login.Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = login.Config{
 		UsersFile:       s.String("users_file", ""),
@@ -31,6 +38,18 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		s.Errorf("second_factor", "%v", err)
 	}
 	cfg.SecondFactor = sf
+	state := stateFiles(cfg.UsersFile, cfg.FactorsFile, cfg.TokensFile, env.stateDir)
+	env.state = &state
+	if state.UsersFile != "" {
+		cfg.FactorsFile, cfg.TokensFile = state.Factors.Path, state.Tokens.Path
+	}
+	checked := cfg // what ReadFactors and ReadTokens read: the files in force
+	for _, f := range []StateFile{state.Factors, state.Tokens} {
+		if f.Key == "factors_file" && cfg.SecondFactor == login.SecondFactorOff {
+			continue // not read, so not moved: the service touches no factors
+		}
+		checked = moveOrRead(s, env, f, checked)
+	}
 	s.Record(cfg.Validate())
 	cfg.LoginPath, _ = login.LoginPath(cfg.LoginPath)
 	s.Record(cfg.ReadTemplate()...)
@@ -45,15 +64,43 @@ func loadLogin(s *ini.Section) (cfg login.Config, ok bool) {
 		}
 		s.Record(problems...)
 	}
-	factors, problems := cfg.ReadFactors()
+	factors, problems := checked.ReadFactors()
 	if factors != "" {
 		ini.CheckPrivate(s.Report(), factors, "second-factor secrets")
 	}
 	s.Record(problems...)
-	tokensFile, problems := cfg.ReadTokens()
+	tokensFile, problems := checked.ReadTokens()
 	if tokensFile != "" {
 		ini.CheckPrivate(s.Report(), tokensFile, "machine token hashes")
 	}
 	s.Record(problems...)
 	return cfg.WithDefaults(), s.Report().ErrorCount() == before
+}
+
+// moveOrRead handles a file of type flask-login still at its old default
+// place (f.Pending): when the provider is built, it is moved into
+// state_dir and the move logged, a failure recorded as an error at f.Key;
+// for Check, it stays, and checked is returned reading it there, with a
+// warning that says where it goes.
+func moveOrRead(s *ini.Section, env *loadEnv, f StateFile, checked login.Config) login.Config {
+	if !f.Pending() {
+		return checked
+	}
+	if env.log == nil {
+		s.Warnf(f.Key, "%s is at its old default place; serve moves it to %s in state_dir when it starts", fspath.Show(f.Old), fspath.Show(f.Path))
+		if f.Key == "factors_file" {
+			checked.FactorsFile = f.Old
+		} else {
+			checked.TokensFile = f.Old
+		}
+		return checked
+	}
+	moved, left, err := f.MoveOld()
+	if err != nil {
+		s.Errorf(f.Key, "%v", err)
+	}
+	if moved {
+		f.LogMove(env.log, left)
+	}
+	return checked
 }

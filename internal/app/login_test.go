@@ -20,10 +20,11 @@ import (
 )
 
 // loadLoginSection parses an [authentication] section and runs loadLogin
-// on it.
+// on it, with no state folder: the factors and tokens files default to
+// their places beside the user file.
 func loadLoginSection(t *testing.T, body string) (login.Config, bool, []ini.Problem) {
 	t.Helper()
-	return loadTypeSection(t, "flask-login", body, loadLogin)
+	return loadTypeSection(t, "flask-login", body, func(s *ini.Section) (login.Config, bool) { return loadLogin(s, &loadEnv{}) })
 }
 
 // loadTypeSection parses an [authentication] section of type typ with

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -67,7 +68,7 @@ type Type struct {
 	// nothing: what check-config runs. It returns the type's typed
 	// configuration (nil for none), from which App reads the files it
 	// names (fileNamer) and the users it names (userNamer).
-	check func(s *ini.Section) (cfg any, ok bool)
+	check func(s *ini.Section, env *loadEnv) (cfg any, ok bool)
 }
 
 // types is the table of authentication types, in the order documentation
@@ -78,15 +79,15 @@ var types = []Type{
 		Summary: "no authentication (default; not for production)",
 		AuthOff: true,
 		build:   func(*ini.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
-		check:   func(*ini.Section) (any, bool) { return nil, true },
+		check:   func(*ini.Section, *loadEnv) (any, bool) { return nil, true },
 	},
 	{
 		Name:        basic.Name,
 		Summary:     "HTTP Basic authentication with one user",
 		Keys:        basicKeys,
 		SharedState: true,
-		build:       builder(loadBasic, basic.New),
-		check:       loader(loadBasic),
+		build:       builder(plain(loadBasic), basic.New),
+		check:       loader(plain(loadBasic)),
 	},
 	{
 		Name:         login.Name,
@@ -107,8 +108,8 @@ var types = []Type{
 		SharedState:    true,
 		ProviderGroups: true,
 		ClientLabel:    "provider",
-		build:          builder(loadOAuth, oauth.New),
-		check:          loader(loadOAuth),
+		build:          builder(plain(loadOAuth), oauth.New),
+		check:          loader(plain(loadOAuth)),
 	},
 }
 
@@ -116,9 +117,9 @@ var types = []Type{
 // problems) and New (build the provider) into a Type's build function. New
 // is not called when the loader found errors, or when the type needs the
 // secret key and it is missing (NewProvider has recorded why).
-func builder[C any, P auth.Provider](load func(*ini.Section) (C, bool), create func(C, auth.Deps) (P, error)) func(*ini.Section, auth.Deps, bool) auth.Provider {
+func builder[C any, P auth.Provider](load loadFunc[C], create func(C, auth.Deps) (P, error)) func(*ini.Section, auth.Deps, bool) auth.Provider {
 	return func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider {
-		cfg, ok := load(s)
+		cfg, ok := load(s, &loadEnv{stateDir: deps.StateDir, log: deps.Log()})
 		if !ok || !secretOK {
 			return nil
 		}
@@ -140,10 +141,34 @@ type fileNamer interface{ Files() map[string]string }
 // themselves rather than in a file (basic.Config.Users: its one user).
 type userNamer interface{ Users() []string }
 
+// loadEnv is what a type's loader knows besides its section.
+type loadEnv struct {
+	// stateDir is [server] state_dir: the default folder of the files the
+	// type writes.
+	stateDir string
+	// log is set when the provider is built (Open, the root package): the
+	// loader may then move a file from its old default place into
+	// stateDir, and logs it. Nil for Check, which changes nothing.
+	log *slog.Logger
+	// state is set by the loader of type flask-login: where it keeps what
+	// it writes about its users.
+	state *StateFiles
+}
+
+// loadFunc reads a type's keys from its section into its configuration,
+// recording every problem in the section's report; ok is false when the
+// configuration cannot be used.
+type loadFunc[C any] func(s *ini.Section, env *loadEnv) (cfg C, ok bool)
+
+// plain makes a loadFunc of a loader that needs nothing but its section.
+func plain[C any](load func(*ini.Section) (C, bool)) loadFunc[C] {
+	return func(s *ini.Section, _ *loadEnv) (C, bool) { return load(s) }
+}
+
 // loader turns a type's loader into Type.check.
-func loader[C any](load func(*ini.Section) (C, bool)) func(*ini.Section) (any, bool) {
-	return func(s *ini.Section) (any, bool) {
-		cfg, ok := load(s)
+func loader[C any](load loadFunc[C]) func(*ini.Section, *loadEnv) (any, bool) {
+	return func(s *ini.Section, env *loadEnv) (any, bool) {
+		cfg, ok := load(s, env)
 		return cfg, ok
 	}
 }
@@ -265,19 +290,20 @@ func BuildProvider(s *ini.Section, deps auth.Deps, secret func() ([]byte, error)
 // checked). It returns the type named, and ErrInvalid when any problem is
 // an error.
 func CheckProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, error) {
-	t, _, err := checkProvider(s, lookupEnv)
+	t, _, err := checkProvider(s, lookupEnv, &loadEnv{})
 	return t, err
 }
 
-// checkProvider is CheckProvider that also returns the files the type's
-// configuration names, by key: what Check runs.
-func checkProvider(s *ini.Section, lookupEnv func(string) (string, bool)) (Type, any, error) {
+// checkProvider is CheckProvider that also returns the type's typed
+// configuration, from which Check reads the files it names, with env
+// what the loader knows besides the section.
+func checkProvider(s *ini.Section, lookupEnv func(string) (string, bool), env *loadEnv) (Type, any, error) {
 	before := s.Report().ErrorCount()
 	t, _, secretOK, err := resolve(s, EnvSecret(lookupEnv))
 	if err != nil {
 		return Type{}, nil, err
 	}
-	cfg, ok := t.check(s)
+	cfg, ok := t.check(s, env)
 	if !ok || !secretOK || s.Report().ErrorCount() > before {
 		return t, cfg, ErrInvalid
 	}
