@@ -150,27 +150,9 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 	}
 }
 
-// folderHref is the escaped address of the folder rel's page.
-func folderHref(rel string) string {
-	if rel == "" {
-		return "/"
-	}
-	return "/backups/" + escapePath(rel)
-}
-
-// escapePath escapes each element of a slash-separated path as one URL
-// path segment: spaces, '#', '?' and '%' included.
-func escapePath(p string) string {
-	parts := strings.Split(p, "/")
-	for i, e := range parts {
-		parts[i] = url.PathEscape(e)
-	}
-	return strings.Join(parts, "/")
-}
-
 // pageData is the view of one page of the folder rel.
 func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.Page) ui.CatalogPage {
-	href := folderHref(rel)
+	href := ui.BackupsHref(rel)
 	sortName, order := q.Sort, "asc"
 	if q.Desc {
 		order = "desc"
@@ -213,11 +195,11 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		d.Crumbs = append(d.Crumbs, ui.Link{Label: "Backups", Path: "/"})
 		for i := range parts[:len(parts)-1] {
 			sub := strings.Join(parts[:i+1], "/") + "/"
-			d.Crumbs = append(d.Crumbs, ui.Link{Label: parts[i], Path: folderHref(sub)})
+			d.Crumbs = append(d.Crumbs, ui.Link{Label: parts[i], Path: ui.BackupsHref(sub)})
 		}
 	}
 	for _, e := range p.Folders {
-		d.Folders = append(d.Folders, ui.FolderRow{Name: e.Name, Href: folderHref(e.Path), Count: e.Count, Size: e.Size, Newest: e.Newest, Stale: s.stale(e.Newest)})
+		d.Folders = append(d.Folders, ui.FolderRow{Name: e.Name, Href: ui.BackupsHref(e.Path), Count: e.Count, Size: e.Size, Newest: e.Newest, Stale: s.stale(e.Newest)})
 	}
 	for _, by := range []string{catalog.SortName, catalog.SortSize, catalog.SortModified} {
 		sl := ui.SortLink{Current: by == q.Sort}
