@@ -255,6 +255,8 @@ type fileJSON struct {
 	Size     int64  `json:"size"`
 	Modified string `json:"modified"`
 	SHA256   string `json:"sha256,omitempty"`
+	// SHA256Stale: the checksum file is older than the backup.
+	SHA256Stale bool `json:"sha256_stale,omitempty"`
 }
 
 // listingJSON is GET /api/backups?path='s answer.
@@ -341,7 +343,7 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 		out.Folders = append(out.Folders, fj)
 	}
 	for _, b := range page.Backups {
-		out.Backups = append(out.Backups, fileJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339), SHA256: b.SHA256})
+		out.Backups = append(out.Backups, fileJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339), SHA256: b.SHA256, SHA256Stale: b.SumStale})
 	}
 	body, err := json.Marshal(out)
 	if err != nil {
