@@ -79,15 +79,6 @@ func (b Backup) Version() string {
 		strconv.FormatUint(b.Inode, 36) + "-" + strconv.FormatInt(b.Changed.UnixNano(), 36)
 }
 
-// LastChange is the later of Modified and Changed: when the file was last
-// written or had its times or status changed.
-func (b Backup) LastChange() time.Time {
-	if b.Changed.After(b.Modified) {
-		return b.Changed
-	}
-	return b.Modified
-}
-
 // Catalog reads one backups folder. It is safe for concurrent use. On
 // Linux it learns of changes from inotify, one watch per folder, started
 // at the first listing; Close stops the watches.
