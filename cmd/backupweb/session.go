@@ -131,7 +131,7 @@ func sessionAction(c *cli, sa sessionArgs) error {
 	if sa.action == "revoke" && sa.user != "" {
 		n, err := st.DeleteUser(ctx, sa.user)
 		if err == nil {
-			fmt.Fprintf(c.stderr, "ended %d session(s) of user %q\n", n, sa.user)
+			fmt.Fprintf(c.stderr, "ended %d session(s) of user %q; any other session made before now is refused too\n", n, sa.user)
 		}
 		return err
 	}

@@ -162,11 +162,13 @@ func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
 		}
 		ta.expires = d
 	}
-	if ta.path != "" && !strings.HasPrefix(ta.path, "/") {
-		return usageErr("-path must start with /")
+	if ta.path != "" {
+		if err := tokens.CheckPath(ta.path); err != nil {
+			return usageErr("-path: " + err.Error())
+		}
 	}
-	if strings.ContainsAny(ta.label, "\r\n") {
-		return usageErr("-label must be one line")
+	if err := tokens.CheckLabel(ta.label); err != nil {
+		return usageErr("-label: " + err.Error())
 	}
 	return ta, exitOK, true
 }

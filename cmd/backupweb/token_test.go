@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,15 +71,35 @@ func TestTokenRefusals(t *testing.T) {
 		{[]string{"add", "-file", users}, exitUsage},
 		{[]string{"add", "-file", users, "-expires", "soon", "alice"}, exitUsage},
 		{[]string{"add", "-file", users, "-path", "backups", "alice"}, exitUsage},
+		// The account page's limits: a label of at most 80 bytes, a
+		// path of at most 200, one line each.
+		{[]string{"add", "-file", users, "-label", strings.Repeat("<", tokens.MaxLabel+1), "alice"}, exitUsage},
+		{[]string{"add", "-file", users, "-label", strings.Repeat("x", 11_000), "alice"}, exitUsage},
+		{[]string{"add", "-file", users, "-label", "two\nlines", "alice"}, exitUsage},
+		{[]string{"add", "-file", users, "-label", "tab\there", "alice"}, exitUsage},
+		{[]string{"add", "-file", users, "-path", "/" + strings.Repeat("p", tokens.MaxPath), "alice"}, exitUsage},
+		{[]string{"add", "-file", users, "-path", "/backups/\x7f", "alice"}, exitUsage},
 		{[]string{"list", "-file", users, "-read-only"}, exitUsage},
 		{[]string{"revoke", "-file", users}, exitUsage},
 		{[]string{"add", "-file", users, "mallory"}, exitError},
 		{[]string{"revoke", "-file", users, "0123"}, exitError},
 	}
 	for _, tt := range tests {
-		if code, out, _ := runTokenCmd(tt.args...); code != tt.code || out != "" {
+		code, out, stderr := runTokenCmd(tt.args...)
+		if code != tt.code || out != "" {
 			t.Errorf("token %q: exit %d stdout %q, want exit %d and nothing printed", tt.args, code, out, tt.code)
 		}
+		if strings.Contains(strings.Join(tt.args, " "), strings.Repeat("<", tokens.MaxLabel+1)) && !strings.Contains(stderr, "at most 80") {
+			t.Errorf("the refusal does not name the limit: %q", stderr)
+		}
+	}
+	// At the limits, the token is made, and the file still reads.
+	label, path := strings.Repeat("<", tokens.MaxLabel), "/"+strings.Repeat("é", (tokens.MaxPath-1)/2)
+	if code, _, stderr := runTokenCmd("add", "-file", users, "-label", label, "-path", path, "alice"); code != exitOK {
+		t.Fatalf("add at the limits: %d %s", code, stderr)
+	}
+	if code, list, stderr := runTokenCmd("list", "-file", users); code != exitOK || !strings.Contains(list, label) {
+		t.Fatalf("list: %d %s %s", code, list, stderr)
 	}
 }
 
@@ -110,7 +131,10 @@ func TestUserPasswdAndDelEndTokens(t *testing.T) {
 	}
 }
 
-func TestCheckConfigWarnsOfABrokenTokensFile(t *testing.T) {
+// TestCheckConfigStopsOnABrokenTokensFile: a tokens file that does not
+// parse (a line that is not a token, a line too long) is an error naming
+// the file and line, and check-config exits 1.
+func TestCheckConfigStopsOnABrokenTokensFile(t *testing.T) {
 	dir := tokenSetup(t)
 	newToken(t, dir, "alice")
 	path := filepath.Join(dir, "backupweb.ini")
@@ -136,14 +160,25 @@ func TestCheckConfigWarnsOfABrokenTokensFile(t *testing.T) {
 	if code, out := check(); code != exitOK || strings.Contains(out, "tokens_file") {
 		t.Fatalf("a good tokens file: %d %s", code, out)
 	}
-	f, err := os.OpenFile(state, os.O_APPEND|os.O_WRONLY, 0)
+	tokensFile := state
+	good, err := os.ReadFile(tokensFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("not a token\n")
-	f.Close()
-	code, out := check()
-	if code != exitOK || !strings.Contains(out, "warning:") || !strings.Contains(out, "every machine token is refused") {
-		t.Fatalf("a broken tokens file: %d %s", code, out)
+	lines := strings.Count(string(good), "\n")
+	for _, tt := range []struct{ name, line, want string }{
+		{"not a token", "not a token", "not a token"},
+		{"a line too long", `{"label":"` + strings.Repeat("<", 70_000) + `"}`, "longer than"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(tokensFile, append(append([]byte{}, good...), tt.line+"\n"...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out := check()
+			where := fmt.Sprintf("%s:%d:", tokensFile, lines+1)
+			if code != exitError || !strings.Contains(out, "error: ") || !strings.Contains(out, where) || !strings.Contains(out, tt.want) {
+				t.Fatalf("exit %d, want %d with %q and %q:\n%s", code, exitError, where, tt.want, out)
+			}
+		})
 	}
 }

@@ -51,6 +51,32 @@ type Backup struct {
 	// SHA256 is the lower-case hex digest that NAME.sha256 or a
 	// SHA256SUMS line beside the file gives; "" when none does.
 	SHA256 string
+	// SumStale tells that the checksum file that gave SHA256 is older
+	// than the file (its modification time is earlier): the digest may
+	// describe bytes the file no longer holds, so it is shown as stale and
+	// never sent as the file's Repr-Digest. A verification of the bytes
+	// reports it as such.
+	SumStale bool
+	// Changed is the file's status change time (ctime), which every
+	// write, and every change of its times, moves to the present; Modified
+	// where the system gives none. Inode is its inode number (0 where the
+	// system gives none). With Size and Modified they name one version of
+	// the file: see Version.
+	Changed time.Time
+	Inode   uint64
+	// sumDate is the modification time of the checksum file that gave
+	// SHA256.
+	sumDate time.Time
+}
+
+// Version is a strong validator of the file's bytes, built from the file
+// itself: its size, modification time and status change time to the
+// nanosecond, and inode. A rewrite in place changes the change time even
+// when it keeps the size and sets the modification time back; a
+// replacement by rename changes the inode.
+func (b Backup) Version() string {
+	return strconv.FormatInt(b.Size, 36) + "-" + strconv.FormatInt(b.Modified.UnixNano(), 36) + "-" +
+		strconv.FormatUint(b.Inode, 36) + "-" + strconv.FormatInt(b.Changed.UnixNano(), 36)
 }
 
 // Catalog reads one backups folder. It is safe for concurrent use. On
@@ -385,5 +411,7 @@ func notFoundOr(err error, name string) error {
 }
 
 func backupOf(name string, info fs.FileInfo) Backup {
-	return Backup{Name: name, Size: info.Size(), Modified: info.ModTime()}
+	b := Backup{Name: name, Size: info.Size(), Modified: info.ModTime(), Changed: info.ModTime()}
+	statIdentity(&b, info)
+	return b
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // applySums gives each backup of one folder (opened as dir) the SHA-256 its
@@ -17,9 +18,10 @@ func applySums(dir *os.Root, backups []Backup, sums []string) {
 	for i, b := range backups {
 		index[b.Name] = i
 	}
-	set := func(name, sum string, override bool) {
+	set := func(name, sum string, date time.Time, override bool) {
 		if i, ok := index[name]; ok && (override || backups[i].SHA256 == "") {
-			backups[i].SHA256 = sum
+			backups[i].SHA256, backups[i].sumDate = sum, date
+			backups[i].SumStale = date.Before(backups[i].Modified)
 		}
 	}
 	for _, s := range sums {
@@ -27,25 +29,26 @@ func applySums(dir *os.Root, backups []Backup, sums []string) {
 			continue
 		}
 		name := strings.TrimSuffix(s, sumSuffix)
-		readSums(dir, s, func(sum, named string) {
+		readSums(dir, s, func(sum, named string, date time.Time) {
 			if named == "" || named == name {
-				set(name, sum, true)
+				set(name, sum, date, true)
 			}
 		})
 	}
 	for _, s := range sums {
 		if s == sumsFile {
-			readSums(dir, s, func(sum, named string) { set(named, sum, false) })
+			readSums(dir, s, func(sum, named string, date time.Time) { set(named, sum, date, false) })
 		}
 	}
 }
 
-// readSums calls fn with each digest in the checksum file name and the file
-// name its line gives ("" for a bare digest), for the lines in sha256sum's
+// readSums calls fn with each digest in the checksum file name, the file
+// name its line gives ("" for a bare digest) and the checksum file's
+// modification time, for the lines in sha256sum's
 // format: "HASH  NAME" (text) or "HASH *NAME" (binary), a name inside
 // this folder ("./" allowed before it).
-func readSums(dir *os.Root, name string, fn func(sum, named string)) {
-	f, _, err := openFile(dir, name)
+func readSums(dir *os.Root, name string, fn func(sum, named string, date time.Time)) {
+	f, file, err := openFile(dir, name)
 	if err != nil {
 		return
 	}
@@ -55,7 +58,7 @@ func readSums(dir *os.Root, name string, fn func(sum, named string)) {
 	for sc.Scan() {
 		sum, named, ok := parseSumLine(sc.Text())
 		if ok {
-			fn(sum, named)
+			fn(sum, named, file.Modified)
 		}
 	}
 }

@@ -326,15 +326,19 @@ func (c *Catalog) Open(path string) (*os.File, Backup, error) {
 	if err != nil {
 		return nil, Backup{}, err
 	}
-	b.SHA256 = c.sumOf(path)
+	if sum, date, ok := c.sumOf(path); ok {
+		// Against the file as it is now, not as the tree saw it.
+		b.SHA256, b.sumDate, b.SumStale = sum, date, date.Before(b.Modified)
+	}
 	return f, b, nil
 }
 
-// sumOf is the checksum the current tree gives the backup at path.
-func (c *Catalog) sumOf(path string) string {
+// sumOf is the checksum the current tree gives the backup at path and its
+// checksum file's modification time; false when it gives none.
+func (c *Catalog) sumOf(path string) (string, time.Time, bool) {
 	top, err := c.Tree()
 	if err != nil || top == nil {
-		return ""
+		return "", time.Time{}, false
 	}
 	dir, name := "", path
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
@@ -342,14 +346,14 @@ func (c *Catalog) sumOf(path string) string {
 	}
 	f, err := top.Lookup(dir)
 	if err != nil {
-		return ""
+		return "", time.Time{}, false
 	}
 	for _, b := range f.Backups {
-		if b.Name == name {
-			return b.SHA256
+		if b.Name == name && b.SHA256 != "" {
+			return b.SHA256, b.sumDate, true
 		}
 	}
-	return ""
+	return "", time.Time{}, false
 }
 
 // openFile opens the regular file name directly inside root.

@@ -34,7 +34,8 @@ func (t *Table) load() error {
 	}
 	now := t.now()
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := sc.Text()
 		if n == 1 {
 			if line != fileHeader {
@@ -52,6 +53,9 @@ func (t *Table) load() error {
 				t.soonest = exp
 			}
 		}
+	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return t.broken(n, "the line is longer than a spent token's")
 	}
 	if sc.Err() != nil || len(data) == 0 || data[len(data)-1] != '\n' {
 		return t.broken(0, "it is empty or cut short")

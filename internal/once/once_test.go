@@ -144,6 +144,7 @@ func TestBrokenFileRefused(t *testing.T) {
 		{"bad digest", fileHeader + "\nzz 1\n", ":2: not a digest"},
 		{"bad expiry", fileHeader + "\n" + digest + " soon\n", ":2: not a digest"},
 		{"cut short", fileHeader + "\n" + digest + " 1", "cut short"},
+		{"line too long", fileHeader + "\n" + digest + " 9000000000000000000\n" + strings.Repeat("x", 70_000) + "\n", ":3: the line is longer"},
 		{"too many", fileHeader + "\n" + digest + " 9000000000000000000\n" + strings.Repeat("cd", 32) + " 9000000000000000000\n", "more than the 1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"strconv"
 	"strings"
@@ -45,6 +46,11 @@ type Store struct {
 	// here is refused here at once, whenever Redis's invalidation of the
 	// cached copy arrives (on other instances, it is what refuses them).
 	ended map[string]time.Time
+	// floor holds the generations this instance moved users to, which
+	// UserGeneration never goes below (bounded by maxDecoded: emptied
+	// when full, after which the cached value, invalidated by then,
+	// answers).
+	floor map[string]uint64
 }
 
 // maxDecoded bounds Store.decoded and Store.ended.
@@ -65,6 +71,7 @@ var (
 	_ session.UserDeleter = (*Store)(nil)
 	_ session.UserLimiter = (*Store)(nil)
 	_ session.Pinger      = (*Store)(nil)
+	_ session.Generations = (*Store)(nil)
 )
 
 // Find reads the record under key, from the client-side cache while Redis
@@ -238,25 +245,78 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return c.result("delete session", err)
 }
 
-// deleteUserScript removes every session of a user and the index.
-// KEYS: index. ARGV: session prefix.
-// Returns the keys of the sessions it ended.
+// deleteUserScript moves a user's generation forward, then removes every
+// session the user's index names, and the index.
+// KEYS: index, generation. ARGV: session prefix.
+// Returns the new generation, then the keys of the sessions it ended.
 var deleteUserScript = rueidis.NewLuaScript(`
-local ended = {}
+local out = {tostring(redis.call('INCR', KEYS[2]))}
 for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  if redis.call('DEL', ARGV[1] .. k) == 1 then table.insert(ended, k) end
+  if redis.call('DEL', ARGV[1] .. k) == 1 then table.insert(out, k) end
 end
 redis.call('DEL', KEYS[1])
-return ended`)
+return out`)
 
-// DeleteUser removes every session of username and returns how many.
+// DeleteUser moves username's generation forward ("g:USER", which never
+// expires), so that every session made before is refused whether or not
+// the index names it, then removes the sessions the index names, and
+// returns how many it removed.
 func (s *Store) DeleteUser(ctx context.Context, username string) (int, error) {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	ended, err := deleteUserScript.Exec(ctx, c.rd, []string{c.key("u", username)}, []string{c.key("s", "")}).AsStrSlice()
-	s.forget(ended...)
-	return len(ended), c.result("delete a user's sessions", err)
+	out, err := deleteUserScript.Exec(ctx, c.rd, []string{c.key("u", username), c.key("g", username)}, []string{c.key("s", "")}).AsStrSlice()
+	if err = c.result("delete a user's sessions", err); err != nil {
+		return 0, err
+	}
+	if len(out) == 0 {
+		return 0, &Error{Op: "delete a user's sessions", Err: errors.New("the script gave no generation")}
+	}
+	g, err := strconv.ParseUint(out[0], 10, 64)
+	if err != nil {
+		return 0, &Error{Op: "delete a user's sessions", Err: fmt.Errorf("the generation %q is not a number", out[0])}
+	}
+	s.raiseGeneration(username, g)
+	s.forget(out[1:]...)
+	return len(out) - 1, nil
+}
+
+// UserGeneration returns username's generation (session.Generations):
+// "g:USER", read through the client-side cache, which Redis invalidates
+// when another instance or a command moves it; never less than what this
+// instance moved it to itself, whenever that invalidation arrives. A
+// value that is not a number is an error: refused, never taken for 0.
+func (s *Store) UserGeneration(ctx context.Context, username string) (uint64, error) {
+	c := s.c
+	cctx, cancel := c.ctx(ctx)
+	defer cancel()
+	v, err := c.rd.DoCache(cctx, c.rd.B().Get().Key(c.key("g", username)).Cache(), cacheTTL).ToString()
+	var g uint64
+	switch {
+	case rueidis.IsRedisNil(err):
+		c.observe(nil)
+	case err != nil:
+		return 0, c.result("read a user's generation", err)
+	default:
+		c.observe(nil)
+		if g, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return 0, &Error{Op: "read a user's generation", Err: errors.New("the stored generation is not a number")}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(g, s.floor[username]), nil
+}
+
+// raiseGeneration remembers that this instance moved username's
+// generation to g.
+func (s *Store) raiseGeneration(username string, g uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.floor == nil || len(s.floor) >= maxDecoded {
+		s.floor = make(map[string]uint64)
+	}
+	s.floor[username] = max(g, s.floor[username])
 }
 
 // limitUserScript drops index entries of sessions that have ended, then

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -424,4 +426,87 @@ func TestOpenWhileDown(t *testing.T) {
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
 	testkit.WaitUntil(t, 5*time.Second, cond, func() string { return "condition not met" })
+}
+
+// TestRevokeUserWithoutIndex: `session revoke -user` ends a session that
+// the user's index no longer names (its entry removed with ZREM), on
+// every instance, through the user's generation; the session is then no
+// longer listed, and a sign-in after it works.
+func TestRevokeUserWithoutIndex(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	a, b, cmd := open(t, srv.Config(), nil), open(t, srv.Config(), nil), open(t, srv.Config(), nil)
+	ctx := context.Background()
+	manager := func(c *Client) *session.Manager {
+		m, err := session.NewManager(session.Options{Store: c.SessionStore(), Key: bytes.Repeat([]byte("k"), 32), Type: "flask-login"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ma, mb := manager(a), manager(b)
+	signIn := func() *http.Cookie {
+		w := httptest.NewRecorder()
+		if _, err := ma.Start(w, httptest.NewRequest("GET", "/", nil), session.Data{Username: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range w.Result().Cookies() {
+			if c.Name == ma.CookieName() {
+				return c
+			}
+		}
+		t.Fatal("no session cookie")
+		return nil
+	}
+	loads := func(m *session.Manager, c *http.Cookie) bool {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.AddCookie(c)
+		_, ok, err := m.Load(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	cookie := signIn()
+	for _, m := range []*session.Manager{ma, mb} {
+		if !loads(m, cookie) {
+			t.Fatal("the session does not load")
+		}
+	}
+	// Remove the session from the user's index, as a tampered or
+	// incomplete index would leave it.
+	index := a.key("u", "alice")
+	members, err := a.rd.Do(ctx, a.rd.B().Zrange().Key(index).Min("0").Max("-1").Build()).AsStrSlice()
+	if err != nil || len(members) != 1 {
+		t.Fatalf("the index holds %v, %v", members, err)
+	}
+	if err := a.rd.Do(ctx, a.rd.B().Zrem().Key(index).Member(members[0]).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+
+	// What `backupweb session revoke -user alice` does.
+	n, err := cmd.SessionStore().(session.UserDeleter).DeleteUser(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the index named %d session(s)", n)
+	for name, m := range map[string]*session.Manager{"a": ma, "b": mb} {
+		waitUntil(t, func() bool { return !loads(m, cookie) })
+		if list, err := m.Sessions(ctx, "alice", nil); err != nil || len(list) != 0 {
+			t.Errorf("%s lists %v, %v", name, list, err)
+		}
+	}
+	// Moved back by hand, the generation is refused, never read as 0.
+	fresh := signIn()
+	if !loads(mb, fresh) {
+		t.Fatal("a session made after the revocation does not load")
+	}
+	if err := a.rd.Do(ctx, a.rd.B().Set().Key(a.key("g", "alice")).Value("x").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.AddCookie(fresh)
+		_, ok, err := mb.Load(r)
+		return !ok && err != nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -66,7 +67,18 @@ var (
 	_ UserDeleter = (*FileStore)(nil)
 	_ UserLimiter = (*FileStore)(nil)
 	_ Pinger      = (*FileStore)(nil)
+	_ Generations = (*FileStore)(nil)
 )
+
+// UserGeneration returns username's generation (Generations).
+func (s *FileStore) UserGeneration(_ context.Context, username string) (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	return s.t.generation(username), nil
+}
 
 // OpenFileStore opens the store kept in dir, creating dir (mode 0700) and the
 // file (mode 0600) when missing. now (time.Now when nil) decides expiry. A
@@ -98,7 +110,7 @@ func OpenFileStore(dir string, now func() time.Time) (*FileStore, error) {
 		return nil, err
 	}
 	s := &FileStore{path: path, now: now, delay: WriteBehindDelay, t: newTable()}
-	s.t.recs = st.recs
+	s.t.recs, s.t.gens = st.recs, st.gens
 	s.gen, s.written = st.seq, st.seq
 	for _, e := range entries {
 		e.apply(&s.t)
@@ -207,8 +219,9 @@ func (s *FileStore) Delete(_ context.Context, key string) error {
 	return s.record(e)
 }
 
-// DeleteUser removes every session of username, rewrites the file if any was
-// removed, and returns how many.
+// DeleteUser moves username's generation forward, removes every session
+// of username, records both durably, and returns how many sessions it
+// removed.
 func (s *FileStore) DeleteUser(_ context.Context, username string) (int, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -216,10 +229,6 @@ func (s *FileStore) DeleteUser(_ context.Context, username string) (int, error) 
 		return 0, ErrClosed
 	}
 	n := s.t.removeUser(username)
-	if n == 0 {
-		s.mu.Unlock()
-		return 0, nil
-	}
 	s.gen++
 	e := journalEntry{Seq: s.gen, Op: opDeleteUser, User: username}
 	s.mu.Unlock()
@@ -347,9 +356,9 @@ func (s *FileStore) flush() error {
 	}
 	s.t.sweep(now)
 	gen := s.gen
-	snap := s.t.snapshot()
+	snap, gens := s.t.snapshot(), maps.Clone(s.t.gens)
 	s.mu.Unlock()
-	if err := writeStateFile(s.path, snap, gen); err != nil {
+	if err := writeStateFile(s.path, snap, gens, gen); err != nil {
 		return err
 	}
 	// Everything in the journal is now in the file, up to gen; whatever

@@ -80,7 +80,7 @@ func readJournal(path string, after uint64) (entries []journalEntry, lines int, 
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, lines, fmt.Errorf("session: read session journal %s: %w", path, err)
+		return nil, lines, fmt.Errorf("session: read session journal %s at line %d: %w", path, lines+1, err)
 	}
 	slices.SortStableFunc(entries, func(a, b journalEntry) int {
 		switch {

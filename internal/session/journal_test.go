@@ -91,3 +91,17 @@ func TestJournalFolds(t *testing.T) {
 		t.Fatalf("after the rewrite the journal holds %d bytes", len(data))
 	}
 }
+
+// TestJournalLineTooLong: a journal line longer than the reader takes is
+// an error naming the file and the line.
+func TestJournalLineTooLong(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalName)
+	text := `{"seq":1,"op":"del","key":"k"}` + "\n" + `{"seq":2,"op":"del","key":"` + strings.Repeat("k", 17<<20) + `"}` + "\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := readJournal(path, 0)
+	if err == nil || !strings.Contains(err.Error(), path+" at line 2") {
+		t.Fatalf("readJournal: %v", err)
+	}
+}

@@ -42,8 +42,9 @@ type Info struct {
 var ErrCannotList = errors.New("session: the store cannot list sessions")
 
 // Sessions returns the live sessions of username, newest first; the one r
-// carries is marked Current (r may be nil). Records that fail their MAC
-// are left out.
+// carries is marked Current (r may be nil). Records that fail their MAC,
+// and those of a generation the user's sessions were ended past, are left
+// out.
 func (m *Manager) Sessions(ctx context.Context, username string, r *http.Request) ([]Info, error) {
 	l, ok := m.store.(UserLister)
 	if !ok {
@@ -57,10 +58,16 @@ func (m *Manager) Sessions(ctx context.Context, username string, r *http.Request
 	if r != nil {
 		current = m.keysFromRequest(r)
 	}
+	var gen uint64
+	if m.gens != nil {
+		if gen, err = m.gens.UserGeneration(ctx, username); err != nil {
+			return nil, err
+		}
+	}
 	now := m.now()
 	list := make([]Info, 0, len(recs))
 	for key, rec := range recs {
-		if rec.Username != username || m.expired(rec, now) || !m.recordIntact(key, &rec) {
+		if rec.Username != username || rec.Gen < gen || m.expired(rec, now) || !m.recordIntact(key, &rec) {
 			continue
 		}
 		list = append(list, Info{ID: key[:min(IDLen, len(key))], Username: rec.Username, Type: rec.Type,

@@ -107,6 +107,7 @@ const DefaultMaxPerUser = 20
 type Manager struct {
 	store      Store
 	toucher    Toucher      // store as Toucher, nil when it lacks the ability
+	gens       Generations  // store as Generations, nil when it lacks the ability
 	shared     sharedFinder // store when it is a *FileStore or *MemoryStore, else nil
 	cookie     string
 	formCookie string
@@ -177,6 +178,7 @@ func NewManager(o Options) (*Manager, error) {
 		domain:     o.CookieDomain,
 	}
 	m.toucher, _ = o.Store.(Toucher)
+	m.gens, _ = o.Store.(Generations)
 	// Only the package's own stores themselves: a type that embeds one
 	// and overrides Find must have its Find called.
 	switch s := o.Store.(type) {
@@ -283,6 +285,22 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		// which may be shared, until it expires.
 		return nil, false, nil
 	}
+	if m.gens != nil {
+		// The user's sessions were ended since this one was made:
+		// refused, whether or not the ending found it.
+		g, err := m.gens.UserGeneration(ctx, rec.Username)
+		if err != nil {
+			return nil, false, fmt.Errorf("session: load: %w", err)
+		}
+		if rec.Gen < g {
+			if err := m.store.Delete(ctx, key); err != nil {
+				m.log.Warn("session: removing an ended session failed", "err", err)
+			} else {
+				m.ended(ctx, "revoked", 1)
+			}
+			return nil, false, nil
+		}
+	}
 	now := m.now()
 	if m.expired(rec, now) {
 		if err := m.store.Delete(ctx, key); err != nil {
@@ -377,6 +395,15 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 	now := m.now()
 	rec := Record{Data: d.clone(), Created: now, LastSeen: now, CSRF: csrf, Expires: m.deadline(now, now)}
 	rec.Type = m.typ
+	if m.gens != nil {
+		// A revocation of the user between this read and the commit
+		// below leaves a session of an older generation: refused.
+		g, err := m.gens.UserGeneration(ctx, d.Username)
+		if err != nil {
+			return nil, fmt.Errorf("session: start: %w", err)
+		}
+		rec.Gen = g
+	}
 	key := m.storeKey(id)
 	rec.MAC = m.sealRecord(key, &rec)
 	if err := m.store.Commit(ctx, key, rec); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -380,5 +381,95 @@ func TestManagerBoundsSessionsPerUser(t *testing.T) {
 				t.Errorf("%T: alice's session %d live = %v, want %v (the oldest end first)", store, i, ok, want)
 			}
 		}
+	}
+}
+
+// TestUserGenerationEndsWhatDeleteUserMisses: ending a user's sessions
+// moves the user's generation, and a session of an older generation is
+// refused even when its record is still there: one that the ending did
+// not find (put back here, as a missed or tampered index would leave it),
+// one made with the old generation by a sign-in racing the ending, and
+// after the file store is opened again. Sessions made after are good.
+func TestUserGenerationEndsWhatDeleteUserMisses(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			clock := newClock()
+			store := kind.open(t, clock)
+			m := newTestManager(t, clock, store, Options{})
+			_, old := start(t, m, "alice")
+			_, bob := start(t, m, "bob")
+			oldSession, ok := load(t, m, old)
+			if !ok {
+				t.Fatal("the first session does not load")
+			}
+			kept, ok, err := store.Find(ctx, oldSession.key)
+			if !ok || err != nil || kept.Gen != 0 {
+				t.Fatalf("the stored record: %+v %v %v", kept, ok, err)
+			}
+
+			if err := m.DeleteUser(ctx, "alice"); err != nil {
+				t.Fatal(err)
+			}
+			// The record comes back, MAC and all: a record the ending
+			// did not find.
+			if err := store.Commit(ctx, oldSession.key, kept); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := load(t, m, old); ok {
+				t.Error("a session of an older generation loads")
+			}
+			if _, ok, _ := store.Find(ctx, oldSession.key); ok {
+				t.Error("the refused record was left in the store")
+			}
+			if list, err := m.Sessions(ctx, "alice", nil); err != nil || len(list) != 0 {
+				t.Errorf("listed after the ending: %v %v", list, err)
+			}
+
+			_, fresh := start(t, m, "alice")
+			s, ok := load(t, m, fresh)
+			if !ok {
+				t.Fatal("a session made after the ending does not load")
+			}
+			if rec, _, _ := store.Find(ctx, s.key); rec.Gen != 1 {
+				t.Errorf("a new session's generation is %d, want 1", rec.Gen)
+			}
+			if _, ok := load(t, m, bob); !ok {
+				t.Error("another user's session ended")
+			}
+			// A generation number changed by hand breaks the MAC.
+			rec, _, _ := store.Find(ctx, s.key)
+			rec.Gen = 7
+			if err := store.Commit(ctx, s.key, rec); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := load(t, m, fresh); ok {
+				t.Error("a record whose generation was changed loads")
+			}
+
+			fs, ok := store.(*FileStore)
+			if !ok {
+				return
+			}
+			dir := filepath.Dir(fs.Path())
+			if err := fs.Close(); err != nil {
+				t.Fatal(err)
+			}
+			reopened, err := OpenFileStore(dir, clock.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { reopened.Close() })
+			if g, err := reopened.UserGeneration(ctx, "alice"); g != 1 || err != nil {
+				t.Fatalf("after reopening, alice's generation is %d, %v", g, err)
+			}
+			m = newTestManager(t, clock, reopened, Options{})
+			if err := reopened.Commit(ctx, oldSession.key, kept); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := load(t, m, old); ok {
+				t.Error("after reopening, a session of an older generation loads")
+			}
+		})
 	}
 }

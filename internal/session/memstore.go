@@ -24,7 +24,15 @@ var (
 	_ Store       = (*MemoryStore)(nil)
 	_ Toucher     = (*MemoryStore)(nil)
 	_ UserDeleter = (*MemoryStore)(nil)
+	_ Generations = (*MemoryStore)(nil)
 )
+
+// UserGeneration returns username's generation (Generations).
+func (s *MemoryStore) UserGeneration(_ context.Context, username string) (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.t.generation(username), nil
+}
 
 // NewMemoryStore returns an empty store that reads the time from now
 // (time.Now when nil) to decide expiry.
@@ -89,7 +97,8 @@ func (s *MemoryStore) Delete(_ context.Context, key string) error {
 	return nil
 }
 
-// DeleteUser removes every session of username and returns how many.
+// DeleteUser moves username's generation forward, removes every session
+// of username and returns how many.
 func (s *MemoryStore) DeleteUser(_ context.Context, username string) (int, error) {
 	s.mu.Lock()
 	n := s.t.removeUser(username)

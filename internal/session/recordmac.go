@@ -115,11 +115,17 @@ func appendRecord(b []byte, key string, rec *Record) []byte {
 	b = appendTime(b, rec.Created)
 	b = appendTime(b, rec.LastSeen)
 	b = appendTime(b, rec.Expires)
-	if rec.Client != "" || rec.Agent != "" {
+	if rec.Client != "" || rec.Agent != "" || rec.Gen != 0 {
 		// Added after the rest, and only when set, so that records
 		// made before these fields existed keep their MAC.
 		b = appendField(b, rec.Client)
 		b = appendField(b, rec.Agent)
+	}
+	if rec.Gen != 0 {
+		// After the two fields above, always there then, so no record
+		// reads as another: one of generation 0 reads as it did before
+		// generations were kept.
+		b = binary.AppendUvarint(b, rec.Gen)
 	}
 	return b
 }

@@ -33,14 +33,18 @@ type stateFile struct {
 	// are already in it (see JournalName). Absent in older files: 0.
 	Seq      uint64            `json:"seq,omitempty"`
 	Sessions map[string]Record `json:"sessions"`
+	// Generations are the users' generations that are not 0 (see
+	// Generations).
+	Generations map[string]uint64 `json:"generations,omitempty"`
 }
 
 // loadedState is what readStateFile found.
 type loadedState struct {
 	recs   map[string]Record
-	seq    uint64 // the file's Seq
-	exists bool   // the file was there
-	loose  bool   // its mode lets group or others in: rewrite it 0600
+	gens   map[string]uint64 // the users' generations
+	seq    uint64            // the file's Seq
+	exists bool              // the file was there
+	loose  bool              // its mode lets group or others in: rewrite it 0600
 }
 
 // readStateFile reads and checks the file at path. A missing file is an
@@ -67,7 +71,12 @@ func readStateFile(path string) (loadedState, error) {
 	if sf.Version != fileFormatVersion {
 		return st, fmt.Errorf("session: session file %s has unsupported format version %d (want %d)", path, sf.Version, fileFormatVersion)
 	}
-	st.seq = sf.Seq
+	st.seq, st.gens = sf.Seq, sf.Generations
+	for user := range st.gens {
+		if user == "" {
+			return st, fmt.Errorf("session: session file %s is corrupt (delete it to sign everyone out): a generation has no user name", path)
+		}
+	}
 	for key, rec := range sf.Sessions {
 		if key == "" || rec.Username == "" {
 			return st, fmt.Errorf("session: session file %s is corrupt (delete it to sign everyone out): a session has no key or no user name", path)
@@ -81,8 +90,8 @@ func readStateFile(path string) (loadedState, error) {
 // (atomicfile.Write, mode 0600): a reader never sees a half-written file,
 // and a crash leaves the old file or the new one whole. The temporary
 // file's name starts with tempPrefix, which removeStaleTemps knows.
-func writeStateFile(path string, recs map[string]Record, seq uint64) error {
-	data, err := json.MarshalIndent(stateFile{Version: fileFormatVersion, Seq: seq, Sessions: recs}, "", "  ")
+func writeStateFile(path string, recs map[string]Record, gens map[string]uint64, seq uint64) error {
+	data, err := json.MarshalIndent(stateFile{Version: fileFormatVersion, Seq: seq, Sessions: recs, Generations: gens}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("session: encode session file: %w", err)
 	}

@@ -61,6 +61,10 @@ type Record struct {
 	// and refuses a record whose MAC does not match; stores keep it as
 	// they keep the rest.
 	MAC []byte `json:"mac,omitempty"`
+	// Gen is the generation of its user (see Generations) the session
+	// was made under; the MAC covers it. The manager refuses a record
+	// whose Gen is older than its user's generation in the store.
+	Gen uint64 `json:"gen,omitempty"`
 }
 
 // clone returns a copy of r that shares no map or slice with it.
@@ -137,8 +141,24 @@ type UserLimiter interface {
 // UserDeleter is implemented by stores that can end every session of one
 // user, for example when an account is removed from the user file. It
 // returns how many sessions ended. Like Delete, it is durable on return.
+//
+// A store that also implements Generations moves the user's generation
+// forward first, whether or not it finds any session of theirs: every
+// session made before is then refused, whatever the store's records or
+// index of the user's sessions hold, and the deletion of the records it
+// finds is only tidying.
 type UserDeleter interface {
 	DeleteUser(ctx context.Context, username string) (int, error)
+}
+
+// Generations is implemented by stores that keep, with each user, a
+// generation: a number that DeleteUser moves forward and nothing moves
+// back. A session carries the generation it was made under (Record.Gen)
+// and the manager refuses it once its user's generation has moved past
+// it, so ending a user's sessions does not depend on finding them. A user
+// never ended has generation 0.
+type Generations interface {
+	UserGeneration(ctx context.Context, username string) (uint64, error)
 }
 
 // ErrClosed is returned by a store used after Close.
@@ -166,6 +186,9 @@ type table struct {
 	// memory; a record read from the state file at start is unmarked.
 	intact    map[string]*byte
 	lastSweep time.Time
+	// gens holds the users' generations (see Generations) that are not
+	// 0. Never swept: a generation outlives every session.
+	gens map[string]uint64
 }
 
 func newTable() table {
@@ -260,8 +283,16 @@ func (t *table) remove(key string) bool {
 	return ok
 }
 
-// removeUser deletes every record of username and returns how many.
+// generation returns username's generation.
+func (t *table) generation(username string) uint64 { return t.gens[username] }
+
+// removeUser moves username's generation forward, deletes every record of
+// username and returns how many.
 func (t *table) removeUser(username string) int {
+	if t.gens == nil {
+		t.gens = make(map[string]uint64)
+	}
+	t.gens[username]++
 	n := 0
 	for k, rec := range t.recs {
 		if rec.Username == username {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/atomicfile"
 )
@@ -29,6 +30,44 @@ const fileMode fs.FileMode = 0o600
 // maxSize bounds what is read of a tokens file.
 const maxSize = 16 << 20
 
+// maxLine bounds one line of a tokens file. A token within MaxLabel and
+// MaxPath, whose every byte JSON escapes six-fold, stays well below it.
+const maxLine = 64 << 10
+
+// MaxLabel and MaxPath bound a token's label and path prefix, in bytes,
+// wherever a token is made: the account page and `backupweb token add`.
+const (
+	MaxLabel = 80
+	MaxPath  = 200
+)
+
+// CheckLabel refuses a label longer than MaxLabel bytes, or holding
+// control characters or invalid UTF-8; the error names the limit.
+func CheckLabel(label string) error {
+	switch {
+	case len(label) > MaxLabel:
+		return fmt.Errorf("the label is %d bytes long; at most %d", len(label), MaxLabel)
+	case !utf8.ValidString(label) || strings.ContainsFunc(label, func(c rune) bool { return c < 0x20 || c == 0x7f }):
+		return errors.New("the label must be one line of text without control characters")
+	}
+	return nil
+}
+
+// CheckPath refuses a path prefix that does not start with "/", is longer
+// than MaxPath bytes, or holds control characters or invalid UTF-8; the
+// error names the limit.
+func CheckPath(path string) error {
+	switch {
+	case !strings.HasPrefix(path, "/"):
+		return errors.New("the path must start with /")
+	case len(path) > MaxPath:
+		return fmt.Errorf("the path is %d bytes long; at most %d", len(path), MaxPath)
+	case !utf8.ValidString(path) || strings.ContainsFunc(path, func(c rune) bool { return c < 0x20 || c == 0x7f }):
+		return errors.New("the path must be one line of text without control characters")
+	}
+	return nil
+}
+
 // header starts every file written.
 const header = "# backupweb tokens file: one JSON object a line, only the hash of each token.\n" +
 	"# Change it with `backupweb token add|revoke` or the account page; a line that does not parse refuses every token.\n"
@@ -41,8 +80,9 @@ func Parse(path string, r io.Reader) ([]*Token, error) {
 	var list []*Token
 	ids, hashes := map[string]bool{}, map[string]bool{}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' {
 			continue
@@ -59,7 +99,9 @@ func Parse(path string, r io.Reader) ([]*Token, error) {
 		ids[t.ID], hashes[t.Hash] = true, true
 		list = append(list, t)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("tokens: %s:%d: the line is longer than %d bytes", path, n, maxLine)
+	} else if err != nil {
 		return nil, fmt.Errorf("tokens: reading %s: %w", path, err)
 	}
 	return list, nil

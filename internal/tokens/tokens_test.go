@@ -153,3 +153,46 @@ func TestLastUsedWrittenCoarsely(t *testing.T) {
 		t.Fatalf("Of = %+v", list)
 	}
 }
+
+// TestParseNamesTheLine: a line too long for the reader is an error naming
+// the file and the line, as any other line that is not a token is.
+func TestParseNamesTheLine(t *testing.T) {
+	const good = `{"id":"a","user":"alice","hash":"` + "0000000000000000000000000000000000000000000000000000000000000000" + `","created":"2026-01-01T00:00:00Z"}`
+	for _, tt := range []struct {
+		name, text, want string
+	}{
+		{"too long", "# header\n" + good + "\n" + `{"label":"` + strings.Repeat("x", maxLine) + `"}` + "\n", "users.tokens:3: the line is longer than 65536 bytes"},
+		{"not a token", good + "\n\nnope\n", "users.tokens:3: not a token"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("users.tokens", strings.NewReader(tt.text))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse: %v, want %q", err, tt.want)
+			}
+		})
+	}
+	if list, err := Parse("users.tokens", strings.NewReader(good+"\n")); err != nil || len(list) != 1 {
+		t.Fatalf("a good line: %v %v", list, err)
+	}
+}
+
+// TestLimits: the label and path limits name themselves.
+func TestLimits(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{CheckLabel(strings.Repeat("a", MaxLabel)), ""},
+		{CheckLabel(strings.Repeat("a", MaxLabel+1)), "at most 80"},
+		{CheckLabel("a\nb"), "one line"},
+		{CheckLabel("\xff"), "one line"},
+		{CheckPath("/" + strings.Repeat("a", MaxPath-1)), ""},
+		{CheckPath("/" + strings.Repeat("a", MaxPath)), "at most 200"},
+		{CheckPath("backups/"), "start with /"},
+		{CheckPath("/a\x00"), "one line"},
+	} {
+		if (tt.err == nil) != (tt.want == "") || tt.err != nil && !strings.Contains(tt.err.Error(), tt.want) {
+			t.Errorf("got %v, want %q", tt.err, tt.want)
+		}
+	}
+}

@@ -29,8 +29,7 @@ type CatalogPage struct {
 	ConfigFile   string
 	NoConfigFile bool
 	// Backups are the files to list, in the order given. Each name links
-	// to Href (the folder's address) followed by the name, path-escaped;
-	// a SHA256 is shown under it.
+	// to BackupsHref(Path + name); a SHA256 is shown under it.
 	Backups []catalog.Backup
 	// Path is the folder's path inside the backups folder ("db/"), ""
 	// for the top; Href its page's address, escaped ("/backups/db/", "/").

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -58,24 +59,35 @@ var funcs = template.FuncMap{
 	"displayTime": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" },
 	// logoutButton is LogoutButton: the one logout form.
 	"logoutButton": LogoutButton,
-	// pathEscape escapes a backup name as one URL path segment.
-	"pathEscape": url.PathEscape,
+	// backupHref is the address of the backup name in the folder
+	// folder ("" for the top, else with a final slash): BackupsHref.
+	"backupHref": func(folder, name string) string { return BackupsHref(folder + name) },
 	// static returns the cache-busting URL of a file under /_backupweb/.
 	"static": staticURL,
 	// statusText is the standard text of an HTTP status.
 	"statusText": http.StatusText,
-	// backupsHref is where a catalog page's backups live: the folder's
-	// own address, and /backups/ for the top folder at /.
-	"backupsHref": func(href string) string {
-		if href == "" || href == "/" {
-			return "/backups/"
-		}
-		return href
-	},
 	// sortHead is the data of one sortable column header.
 	"sortHead": func(p CatalogPage, by, label, class string) sortHead {
 		return sortHead{Sorts: p.Sorts, By: by, Label: label, Class: class}
 	},
+}
+
+// BackupsHref is the one address of rel, a slash-separated path inside
+// the backups folder: "/" for the top folder (""), else "/backups/" and
+// each element of rel escaped as one path segment, so that a name holding
+// ':', '?', '#', '%', ';', a space or any other byte is one segment of an
+// absolute path and never reads as a scheme, a query or a fragment. A
+// folder's path ends in a slash and so does its address. Every link the
+// pages make to a folder or a backup is built here.
+func BackupsHref(rel string) string {
+	if rel == "" {
+		return "/"
+	}
+	parts := strings.Split(rel, "/")
+	for i, e := range parts {
+		parts[i] = url.PathEscape(e)
+	}
+	return "/backups/" + strings.Join(parts, "/")
 }
 
 // sortHead is the data of the "sorthead" template.

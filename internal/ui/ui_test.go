@@ -64,6 +64,8 @@ func TestRenderCatalog(t *testing.T) {
 				Backups: []catalog.Backup{
 					{Name: "a b?.tar", Size: 1536, Modified: when},
 					{Name: "<script>x</script>.tar", Size: 10, Modified: when},
+					{Name: "2026-12-04T02:00:00Z.tar.gz", Size: 10, Modified: when},
+					{Name: "javascript:alert(1)", Size: 10, Modified: when},
 				},
 			},
 			want: []string{
@@ -72,11 +74,13 @@ func TestRenderCatalog(t *testing.T) {
 				`<form method="post" action="/logout"`,
 				`<input type="hidden" name="csrf_token" value="tok-123">`,
 				`href="/backups/a%20b%3F.tar"`,
+				`href="/backups/2026-12-04T02:00:00Z.tar.gz"`,
+				`href="/backups/javascript:alert%281%29"`,
 				`>a b?.tar</a>`,
 				`<data value="1536">1.5 KiB</data>`,
 				`<time datetime="2024-05-01T10:30:05Z">2024-05-01 10:30:05 UTC</time>`,
 				`&lt;script&gt;x&lt;/script&gt;.tar`,
-				`2 backups, 1.5 KiB in all`,
+				`4 backups, 1.5 KiB in all`,
 			},
 			dontWant: []string{"<script>x", "No backups yet", "flask-login", "badge"},
 		},
@@ -230,6 +234,27 @@ func TestHumanSize(t *testing.T) {
 	for _, tt := range tests {
 		if got := HumanSize(tt.n); got != tt.want {
 			t.Errorf("HumanSize(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestBackupsHref: every name is one segment of an absolute path, whatever
+// it holds; nothing reads as a scheme, a query or a fragment.
+func TestBackupsHref(t *testing.T) {
+	for _, tt := range []struct{ rel, want string }{
+		{"", "/"},
+		{"top.tar", "/backups/top.tar"},
+		{"db/", "/backups/db/"},
+		{"2026-12-04T02:00:00Z.tar.gz", "/backups/2026-12-04T02:00:00Z.tar.gz"},
+		{"db/pg-2026-12-04T02:00:00Z.sql.gz", "/backups/db/pg-2026-12-04T02:00:00Z.sql.gz"},
+		{"javascript:alert(1)", "/backups/javascript:alert%281%29"},
+		{"a?b#c%d;e f", "/backups/a%3Fb%23c%25d%3Be%20f"},
+		{"-rf/--x", "/backups/-rf/--x"},
+		{"ünï/データ", "/backups/%C3%BCn%C3%AF/%E3%83%87%E3%83%BC%E3%82%BF"},
+		{"a:b/c:d/", "/backups/a:b/c:d/"},
+	} {
+		if got := BackupsHref(tt.rel); got != tt.want {
+			t.Errorf("BackupsHref(%q) = %q, want %q", tt.rel, got, tt.want)
 		}
 	}
 }

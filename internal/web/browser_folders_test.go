@@ -1,15 +1,21 @@
 package web
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
+	"github.com/backupweb/backupweb/internal/ui"
 )
 
 // TestBrowserFolderPages shows the catalog's folder pages in Chromium, in
@@ -78,3 +84,155 @@ func TestBrowserFolderPages(t *testing.T) {
 		t.Errorf("after searching for we: %q, %v", text, err)
 	}
 }
+
+// linkNames are backup and folder names that must each be one working
+// link: a time with colons, characters that mean something in a URL, a
+// space, non-ASCII, leading dashes, and names that look like schemes.
+var linkNames = []string{
+	"2026-12-04T02:00:00Z.tar.gz",
+	"db/pg-2026-12-04T02:00:00Z.sql.gz",
+	"2026-12-04T02:00:00Z/full.tar",
+	"javascript:alert(1)",
+	"mailto:root",
+	"what?.tar",
+	"hash#1.tar",
+	"100%.tar",
+	"%2e%2e.tar",
+	"semi;colon.tar",
+	"with space.tar",
+	"ünïcode-データ.tar",
+	"-leading-dash.tar",
+	"--/--rf.tar",
+	"odd: ;?#%/-x:y.tar",
+}
+
+// TestBrowserFollowsEveryLink lists linkNames and, in Chromium, follows
+// every link of every folder page from the top down: a page link must
+// load with 200, and a backup's link must download that backup's bytes.
+func TestBrowserFollowsEveryLink(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range linkNames {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		writeBackup(t, filepath.Dir(p), filepath.Base(p), "bytes of "+n, base)
+	}
+	srv := treeServer(t, dir, Options{})
+	ctx := browsertest.New(t)
+	downloads := t.TempDir()
+	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior:      browser.SetDownloadBehaviorBehaviorAllowAndName,
+			DownloadPath:  downloads,
+			EventsEnabled: ptrTo(true),
+		})
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+
+	type link struct {
+		Attr, URL string
+		Download  bool
+	}
+	const links = `[...document.querySelectorAll("a[href]")].map(a => ({attr: a.getAttribute("href"), url: a.href, download: a.hasAttribute("download")}))`
+
+	// open loads u in the tab tab and returns its links; it fails the
+	// test unless the page answers 200.
+	open := func(tab context.Context, u string) []link {
+		t.Helper()
+		res, err := chromedp.RunResponse(tab, chromedp.Navigate(u))
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if res.Status != http.StatusOK {
+			t.Errorf("%s answers %d", u, res.Status)
+		}
+		ls, err := chromedp.Run(tab, chromedp.Evaluate[[]link](links))
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		return ls
+	}
+	// download clicks the i-th link of the page and returns what the
+	// browser saved.
+	download := func(i int, l link) string {
+		t.Helper()
+		dctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		progress := chromedp.BrowserEvents(dctx, browser.DownloadProgress)
+		mark := fmt.Sprintf(`document.getElementById("follow-me")?.removeAttribute("id"); document.querySelectorAll("a[href]")[%d].id = "follow-me"`, i)
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](mark), chromedp.Click(chromedp.CSS("#follow-me"))); err != nil {
+			t.Fatalf("clicking %q: %v", l.Attr, err)
+		}
+		for ev, err := range progress {
+			if err != nil {
+				t.Fatalf("downloading %q: %v", l.Attr, err)
+			}
+			switch ev.State {
+			case browser.DownloadProgressStateCompleted:
+				b, err := os.ReadFile(filepath.Join(downloads, ev.GUID))
+				must(t, err)
+				return string(b)
+			case browser.DownloadProgressStateCanceled:
+				t.Errorf("the download of %q (%s) failed", l.Attr, l.URL)
+				return ""
+			}
+		}
+		return ""
+	}
+
+	// Links to other pages than folders (sorted, another page of the
+	// same folder) are followed in a second tab, so the folder's page
+	// stays as it is in the first.
+	other, cancelOther := chromedp.NewContext(ctx)
+	defer cancelOther()
+
+	seen := map[string]bool{srv.URL + "/": true}
+	queue := []string{srv.URL + "/"}
+	got := map[string]bool{} // the backups whose bytes came back
+	followed := 0
+	for len(queue) > 0 {
+		page := queue[0]
+		queue = queue[1:]
+		ls := open(ctx, page)
+		for i, l := range ls {
+			if strings.Contains(l.Attr, "ZgotmplZ") || !strings.HasPrefix(l.URL, srv.URL+"/") {
+				t.Errorf("on %s, the link %q leads to %s", page, l.Attr, l.URL)
+				continue
+			}
+			followed++
+			if l.Download {
+				body := download(i, l)
+				n, ok := strings.CutPrefix(body, "bytes of ")
+				if !ok {
+					t.Errorf("on %s, the link %q brought %q", page, l.Attr, body)
+					continue
+				}
+				if want := srv.URL + ui.BackupsHref(n); l.URL != want {
+					t.Errorf("the link to %q is %s, want %s", n, l.URL, want)
+				}
+				got[n] = true
+				continue
+			}
+			u, err := url.Parse(l.URL)
+			must(t, err)
+			u.Fragment = ""
+			if !seen[u.String()] {
+				seen[u.String()] = true
+				if strings.HasSuffix(u.Path, "/") && u.RawQuery == "" {
+					queue = append(queue, u.String()) // a folder: follow its links too
+				} else {
+					open(other, u.String())
+				}
+			}
+		}
+	}
+	for _, n := range linkNames {
+		if !got[n] {
+			t.Errorf("no link on any page brought %q", n)
+		}
+	}
+	t.Logf("%d links followed on %d pages", followed, len(seen))
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -25,10 +24,12 @@ const (
 )
 
 // download serves GET and HEAD /backups/PATH for a file: the file with
-// http.ServeContent, so ranges (resuming), ETag, Last-Modified and
-// conditional requests work, as an attachment of type
-// application/octet-stream, with Repr-Digest (RFC 9530) when a checksum
-// file gives its SHA-256. Anything catalog.Open refuses is 404.
+// http.ServeContent, so ranges (resuming) and conditional requests on its
+// ETag (catalog.Backup.Version: size, times and inode, which any rewrite
+// changes) work, as an attachment of type application/octet-stream, with
+// Repr-Digest (RFC 9530) when a checksum file gives its SHA-256 and is not
+// older than the file (else Backupweb-Checksum: stale). Anything
+// catalog.Open refuses is 404.
 func (s *site) download(w http.ResponseWriter, r *http.Request, name string) {
 	if s.cat == nil {
 		s.log.ErrorContext(r.Context(), "web: open backup", "err", errNoCatalog)
@@ -50,10 +51,21 @@ func (s *site) download(w http.ResponseWriter, r *http.Request, name string) {
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", contentDisposition(b.Name))
-	h.Set("Etag", fileETag(b))
-	if d := reprDigest(b.SHA256); d != "" {
-		h.Set("Repr-Digest", d)
+	h.Set("Etag", `"`+b.Version()+`"`)
+	switch {
+	case b.SHA256 != "" && b.SumStale:
+		h.Set(checksumHeader, "stale")
+	case b.SHA256 != "":
+		if d := reprDigest(b.SHA256); d != "" {
+			h.Set("Repr-Digest", d)
+		}
 	}
+	// The file's modification time is shown, but never taken as proof
+	// that the bytes are unchanged: it can be set back, and it counts
+	// whole seconds. ServeContent gets no time, so If-Modified-Since
+	// never answers 304 and a date in If-Range sends the whole file; the
+	// ETag is the validator.
+	h.Set("Last-Modified", b.Modified.UTC().Format(http.TimeFormat))
 	dw := &stallWriter{
 		ResponseWriter: w,
 		rc:             http.NewResponseController(w),
@@ -62,18 +74,13 @@ func (s *site) download(w http.ResponseWriter, r *http.Request, name string) {
 		stall:          downloadStall,
 	}
 	defer dw.finish(r)
-	http.ServeContent(dw, r, b.Name, b.Modified, f)
+	http.ServeContent(dw, r, b.Name, time.Time{}, f)
 }
 
-// fileETag is a backup's strong ETag: its SHA-256 when a checksum file
-// gives it, else its size and modification time, which change whenever
-// a backup is rewritten (a backup is written once, then kept).
-func fileETag(b catalog.Backup) string {
-	if d := reprDigest(b.SHA256); d != "" {
-		return `"` + b.SHA256[:32] + `"`
-	}
-	return `"` + strconv.FormatInt(b.Size, 36) + "-" + strconv.FormatInt(b.Modified.UnixNano(), 36) + `"`
-}
+// checksumHeader tells, on a download whose checksum file is older than
+// the file, that the recorded SHA-256 may not be the file's: "stale". No
+// Repr-Digest is sent then.
+const checksumHeader = "Backupweb-Checksum"
 
 // stallWriter moves the connection's write deadline forward before each
 // piece of a download, so only a stalled transfer times out. Its ReadFrom

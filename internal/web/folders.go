@@ -153,27 +153,9 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 	}
 }
 
-// folderHref is the escaped address of the folder rel's page.
-func folderHref(rel string) string {
-	if rel == "" {
-		return "/"
-	}
-	return "/backups/" + escapePath(rel)
-}
-
-// escapePath escapes each element of a slash-separated path as one URL
-// path segment: spaces, '#', '?' and '%' included.
-func escapePath(p string) string {
-	parts := strings.Split(p, "/")
-	for i, e := range parts {
-		parts[i] = url.PathEscape(e)
-	}
-	return strings.Join(parts, "/")
-}
-
 // pageData is the view of one page of the folder rel.
 func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.Page) ui.CatalogPage {
-	href := folderHref(rel)
+	href := ui.BackupsHref(rel)
 	sortName, order := q.Sort, "asc"
 	if q.Desc {
 		order = "desc"
@@ -216,11 +198,11 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		d.Crumbs = append(d.Crumbs, ui.Link{Label: "Backups", Path: "/"})
 		for i := range parts[:len(parts)-1] {
 			sub := strings.Join(parts[:i+1], "/") + "/"
-			d.Crumbs = append(d.Crumbs, ui.Link{Label: parts[i], Path: folderHref(sub)})
+			d.Crumbs = append(d.Crumbs, ui.Link{Label: parts[i], Path: ui.BackupsHref(sub)})
 		}
 	}
 	for _, e := range p.Folders {
-		d.Folders = append(d.Folders, ui.FolderRow{Name: e.Name, Href: folderHref(e.Path), Count: e.Count, Size: e.Size, Newest: e.Newest, Stale: s.stale(e.Newest)})
+		d.Folders = append(d.Folders, ui.FolderRow{Name: e.Name, Href: ui.BackupsHref(e.Path), Count: e.Count, Size: e.Size, Newest: e.Newest, Stale: s.stale(e.Newest)})
 	}
 	for _, by := range []string{catalog.SortName, catalog.SortSize, catalog.SortModified} {
 		sl := ui.SortLink{Current: by == q.Sort}
@@ -276,6 +258,8 @@ type fileJSON struct {
 	Size     int64  `json:"size"`
 	Modified string `json:"modified"`
 	SHA256   string `json:"sha256,omitempty"`
+	// SHA256Stale: the checksum file is older than the backup.
+	SHA256Stale bool `json:"sha256_stale,omitempty"`
 }
 
 // listingJSON is GET /api/backups?path='s answer.
@@ -362,7 +346,7 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 		out.Folders = append(out.Folders, fj)
 	}
 	for _, b := range page.Backups {
-		out.Backups = append(out.Backups, fileJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339), SHA256: b.SHA256})
+		out.Backups = append(out.Backups, fileJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339), SHA256: b.SHA256, SHA256Stale: b.SumStale})
 	}
 	body, err := json.Marshal(out)
 	if err != nil {

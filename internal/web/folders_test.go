@@ -51,7 +51,7 @@ func treeFixture(t testing.TB) (dir, outside string) {
 		put("odd dir %#?/"+n, "odd "+n, base.Add(time.Duration(i)*time.Minute))
 	}
 	sum := sha256.Sum256([]byte("SITE-CONTENT"))
-	put("web/SHA256SUMS", hex.EncodeToString(sum[:])+"  site.tar.zst\n", base)
+	put("web/SHA256SUMS", hex.EncodeToString(sum[:])+"  site.tar.zst\n", base.Add(2*time.Hour))
 	if err := os.Symlink("/etc", filepath.Join(dir, "etc")); err != nil {
 		t.Skipf("cannot create symbolic links here: %v", err)
 	}
@@ -271,10 +271,11 @@ type listing struct {
 		Stale   bool   `json:"stale"`
 	} `json:"folders"`
 	Backups []struct {
-		Name     string `json:"name"`
-		Size     int64  `json:"size"`
-		Modified string `json:"modified"`
-		SHA256   string `json:"sha256"`
+		Name        string `json:"name"`
+		Size        int64  `json:"size"`
+		Modified    string `json:"modified"`
+		SHA256      string `json:"sha256"`
+		SHA256Stale bool   `json:"sha256_stale"`
 	} `json:"backups"`
 	Next string `json:"next"`
 }
@@ -416,8 +417,14 @@ func TestStaleFolders(t *testing.T) {
 	}
 	_, page := get(t, nil, srv.URL+"/backups/db/", nil)
 	testkit.Holds(t, page, []string{`id="stale"`, `No new backup here for more than 24h:`, `badge stale`}, nil)
+	// web/'s backup is newer than its checksum file: the checksum, not
+	// the folder, is stale.
 	_, page = get(t, nil, srv.URL+"/backups/web/", nil)
-	testkit.Holds(t, page, nil, []string{`id="stale"`, `badge stale`})
+	testkit.Holds(t, page, []string{`badge sum-stale`}, []string{`id="stale"`, `badge stale`})
+	l, _ = getListing(t, nil, srv.URL+"/api/backups?path=web/", nil)
+	if len(l.Backups) != 1 || !l.Backups[0].SHA256Stale || l.Backups[0].SHA256 == "" {
+		t.Errorf("web/: %+v", l.Backups)
+	}
 }
 
 // TestListingsFollowRules: the contract's example: db/ is for group dba

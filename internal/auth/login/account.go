@@ -21,8 +21,6 @@ const (
 	AccountPath        = sessionauth.AccountPath
 	AccountTokensPath  = AccountPath + "/tokens"
 	AccountRevokePath  = AccountPath + "/tokens/revoke"
-	maxTokenLabel      = 80
-	maxTokenPath       = 200
 	msgTokenRevoked    = "The token is revoked."
 	msgTokenMade       = "The token is made."
 	msgWrongPassword   = "The password is not right; no token was made."
@@ -99,10 +97,10 @@ func tokenRequest(f map[string][]string) (label, path string, lifetime time.Dura
 		lifetime = d
 	}
 	switch {
-	case len(label) > maxTokenLabel || strings.ContainsFunc(label, func(c rune) bool { return c < 0x20 || c == 0x7f }):
-		problem = "the label is too long or holds control characters"
-	case path != "" && (!strings.HasPrefix(path, "/") || len(path) > maxTokenPath):
-		problem = "the path must start with / (at most 200 characters)"
+	case tokens.CheckLabel(label) != nil:
+		problem = tokens.CheckLabel(label).Error()
+	case path != "" && tokens.CheckPath(path) != nil:
+		problem = tokens.CheckPath(path).Error()
 	}
 	return label, path, lifetime, problem
 }

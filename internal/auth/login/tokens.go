@@ -257,8 +257,10 @@ func (p *Provider) CreateToken(user, label string, lifetime time.Duration, scope
 // ReadTokens reads the tokens file (TokensFile, by default beside the user
 // file) as the provider will. path is the file read, "" when there is none
 // (no tokens yet), for the caller to check that it is private to its
-// owner. A file that cannot be read or parsed is a warning at tokens_file:
-// the service starts, and refuses every token until it is fixed.
+// owner. A file that cannot be read or parsed is an error at tokens_file
+// naming the file and line: the configuration does not start (check-config
+// exits 1). A file that breaks while the service runs makes it refuse every
+// token until it is fixed.
 func (c Config) ReadTokens() (path string, problems []error) {
 	if c.UsersFile == "" {
 		return "", nil
@@ -268,7 +270,7 @@ func (c Config) ReadTokens() (path string, problems []error) {
 		return "", nil
 	}
 	if _, err := tokens.Read(path); err != nil {
-		return path, []error{&auth.Warning{Err: &auth.KeyError{Key: "tokens_file", Err: fmt.Errorf("%v (every machine token is refused until it is fixed)", err)}}}
+		return path, []error{&auth.KeyError{Key: "tokens_file", Err: fmt.Errorf("%v (every machine token would be refused)", err)}}
 	}
 	return path, nil
 }

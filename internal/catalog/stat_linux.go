@@ -1,0 +1,17 @@
+package catalog
+
+import (
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// statIdentity fills b's Changed and Inode from the stat info carries.
+func statIdentity(b *Backup, info fs.FileInfo) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	b.Changed = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	b.Inode = st.Ino
+}
