@@ -1,7 +1,6 @@
 package backupweb
 
 import (
-	"errors"
 	"log/slog"
 	"strings"
 
@@ -16,40 +15,47 @@ import (
 // folder is an error naming the path); a near miss of the section's name
 // ([Authentication], [auth]) and an [authentication] key found in another
 // section (its header commented out) are errors; a section without a type
-// key is an error. Only a file without an [authentication] section at all
-// gives type none: {"type": "none"}. The other sections are not read.
+// key is an error, and so is a file without an [authentication] section
+// at all (the wrong file, an empty one): an error that wraps ErrNoType and
+// names the file. (The program reads such a file as type none, as the
+// specification says; a library never opens a door by default.) The
+// other sections are not read. Every error is a *ConfigError, or several
+// joined; a missing file's wraps fs.ErrNotExist.
 func ReadConfig(path string) (map[string]string, error) {
-	m, rep := app.ReadSection(path)
+	m, present, rep := app.ReadSection(path)
 	if err := report(rep, nil); err != nil {
 		return nil, err
+	}
+	if !present {
+		return nil, &ConfigError{File: path, Msg: "has no [" + app.Section + "] section; add one with a line type = <" +
+			strings.Join(app.Names(), "|") + "> (none must be named: it is never the library's default)", Err: ErrNoType}
 	}
 	return m, nil
 }
 
-// report logs rep's warnings to log (nil: not at all) and returns an
-// error holding every error problem, one a line, located as check-config
-// locates them (file, line, section, key; no line for keys given as a
-// map), or nil when there is none.
+// report logs rep's warnings to log (nil: not at all) and returns every
+// error problem as a *ConfigError (several joined, one a line), located as
+// check-config locates them (file, line, section, key; no line for keys
+// given as a map), or nil when there is none.
 func report(rep *ini.Report, log *slog.Logger) error {
-	var lines []string
+	var errs configErrors
 	for _, p := range rep.Problems() {
 		if p.File == "" {
 			p.Line = 0 // a line of the section SectionOf wrote, not of a file
 		}
-		text := strings.TrimPrefix(strings.TrimPrefix(p.String(), "error: "), "warning: ")
 		if p.Severity == ini.Warning {
 			if log != nil {
-				log.Warn("backupweb: configuration: " + text)
+				log.Warn("backupweb: configuration: " + strings.TrimPrefix(p.String(), "warning: "))
 			}
 			continue
 		}
-		lines = append(lines, text)
+		errs = append(errs, problemError(p))
 	}
-	switch len(lines) {
+	switch len(errs) {
 	case 0:
 		return nil
 	case 1:
-		return errors.New("backupweb: " + lines[0])
+		return errs[0]
 	}
-	return errors.New("backupweb: invalid configuration:\n" + strings.Join(lines, "\n"))
+	return errs
 }

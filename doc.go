@@ -52,6 +52,26 @@
 // the [authentication] section in docs/configuration.md; flask-login and
 // oauth need Options.SecretKey and Options.StateDir.
 //
+// # Pages
+//
+// Mount (or Routes, for another router) serves the type's own pages:
+// flask-login's login page and /logout, with second_factor its step,
+// enrolment, passkeys and password pages under /_backupweb/; oauth's
+// /oauth/login, /oauth/callback, /oauth/signed-out and /logout; for every
+// type the stylesheet and icon under /_backupweb/. The account page (a
+// user's sessions, and flask-login's machine-token forms) comes only with
+// Options.AccountPage, and machine tokens are accepted only with
+// Options.MachineTokens.
+//
+// # Errors
+//
+// A configuration problem is a *ConfigError naming its file, line,
+// section and key; ErrNoType, ErrUnknownType, ErrNoSecretKey and
+// ErrNoStateDir say the cases a program branches on, and a missing file
+// wraps fs.ErrNotExist. A zero or nil Provider refuses every request
+// (500) rather than panic; nil handlers are refused at once, naming the
+// call.
+//
 // # From the Flask-era interface
 //
 // The service this one replaces offered the same layer to Flask
@@ -60,7 +80,7 @@
 //	get_auth_provider(type, config)   NewProvider(typ, config, opts)
 //	provider.init_app(app)            (*Provider).Mount(mux)
 //	@provider.require_auth            (*Provider).RequireAuth(next)
-//	provider.get_current_user()       CurrentUser(r), User.Record()
+//	provider.get_current_user()       CurrentUser(r), FromContext(ctx), User.Record()
 //
 // # What it does not do
 //

@@ -23,19 +23,33 @@ import (
 
 // embedder is a program of another module that guards a net/http server
 // with nothing but the root package: the configuration file is its first
-// argument, the address its second.
+// argument, the address its second. With -checks DIR it instead checks
+// what a Go developer meets first (no type is an error, errors to test, no
+// panic on zero values, nil handlers refused at once, Routes on a router
+// of its own, FromContext) and prints "checks passed".
 const embedder = `package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/backupweb/backupweb"
 )
 
 func main() {
+	if os.Args[1] == "-checks" {
+		checks(os.Args[2])
+		fmt.Println("checks passed")
+		return
+	}
 	cfg, err := backupweb.ReadConfig(os.Args[1])
 	if err != nil {
 		log.Fatal(err)
@@ -52,13 +66,88 @@ func main() {
 	p.Mount(mux)
 	mux.Handle("GET /whoami", p.RequireAuth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, ok := backupweb.CurrentUser(r)
-		if !ok {
+		v, ok2 := backupweb.FromContext(r.Context())
+		if !ok || !ok2 || u.Username != v.Username {
 			http.Error(w, "no user", http.StatusInternalServerError)
 			return
 		}
 		json.NewEncoder(w).Encode(u.Record())
 	})))
 	log.Fatal(http.ListenAndServe(os.Args[2], p.Handler(mux)))
+}
+
+// prefixRouter is a router that is not http.ServeMux: exact paths, and
+// prefixes ending in "/".
+type prefixRouter map[string]http.Handler
+
+func (pr prefixRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for path, h := range pr {
+		if r.URL.Path == path || strings.HasSuffix(path, "/") && strings.HasPrefix(r.URL.Path, path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+	}
+	http.NotFound(w, r)
+}
+
+func must(ok bool, what string) {
+	if !ok {
+		log.Fatal("check failed: " + what)
+	}
+}
+
+func refusedAtOnce(call string, f func()) (ok bool) {
+	defer func() {
+		msg, _ := recover().(string)
+		ok = strings.Contains(msg, call)
+	}()
+	f()
+	return false
+}
+
+func checks(dir string) {
+	empty := filepath.Join(dir, "empty.ini")
+	os.WriteFile(empty, nil, 0o600)
+	_, err := backupweb.ReadConfig(empty)
+	must(errors.Is(err, backupweb.ErrNoType) && strings.Contains(err.Error(), empty), "an empty file is ErrNoType, naming it")
+	_, err = backupweb.NewProvider("", map[string]string{}, backupweb.Options{})
+	must(errors.Is(err, backupweb.ErrNoType), "no type is ErrNoType")
+	_, err = backupweb.ReadConfig(filepath.Join(dir, "missing.ini"))
+	must(errors.Is(err, fs.ErrNotExist), "a missing file is fs.ErrNotExist")
+	_, err = backupweb.NewProvider("basic", map[string]string{"username": "a", "password": "a long enough password", "max_failures": "x"}, backupweb.Options{})
+	var ce *backupweb.ConfigError
+	must(errors.As(err, &ce) && ce.Key == "max_failures", "a bad key is a *ConfigError naming it")
+
+	var zero backupweb.Provider
+	rec := httptest.NewRecorder()
+	zero.RequireAuth(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	must(rec.Code == http.StatusInternalServerError, "a zero Provider refuses with 500")
+	must(zero.Close() == nil && (*backupweb.Provider)(nil).Close() == nil, "Close on zero values")
+	_, ok := backupweb.CurrentUser(nil)
+	must(!ok, "CurrentUser(nil)")
+
+	p, err := backupweb.NewProvider("basic", map[string]string{"username": "admin", "password": "a long enough password"}, backupweb.Options{})
+	must(err == nil, "basic")
+	must(refusedAtOnce("RequireAuth", func() { p.RequireAuth(nil) }), "RequireAuth(nil) refused at once")
+	must(refusedAtOnce("Handler", func() { p.Handler(nil) }), "Handler(nil) refused at once")
+	must(refusedAtOnce("Mount", func() { p.Mount(nil) }), "Mount(nil) refused at once")
+
+	router := prefixRouter{}
+	for _, path := range p.Paths() {
+		router[path] = p.Routes()
+	}
+	router["/api/me"] = p.RequireAuth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, _ := backupweb.FromContext(r.Context())
+		fmt.Fprint(w, u.Username)
+	}))
+	rec = httptest.NewRecorder()
+	router.ServeHTTP(rec, httptest.NewRequest("GET", "/_backupweb/style.css", nil))
+	must(rec.Code == http.StatusOK, "the stylesheet through Routes on another router")
+	req := httptest.NewRequest("GET", "/api/me", nil)
+	req.SetBasicAuth("admin", "a long enough password")
+	rec = httptest.NewRecorder()
+	router.ServeHTTP(rec, req)
+	must(rec.Code == http.StatusOK && rec.Body.String() == "admin", "FromContext behind RequireAuth on another router")
 }
 `
 
@@ -99,6 +188,11 @@ func TestEmbedder(t *testing.T) {
 	base := "http://" + addr
 	c := testkit.Client()
 
+	checks := exec.Command(bin, "-checks", t.TempDir())
+	if out, err := checks.CombinedOutput(); err != nil || !strings.Contains(string(out), "checks passed") {
+		t.Fatalf("the embedding program's checks: %v\n%s", err, out)
+	}
+
 	resp, err := c.Get(base + "/whoami")
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +212,16 @@ func TestEmbedder(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || me["username"] != "alice" || me["auth_type"] != "flask-login" {
 		t.Errorf("GET /whoami after sign-in: %d %v %v, want alice of flask-login", resp.StatusCode, me, err)
+	}
+	// The account page (and its token forms) is not mounted unless
+	// Options asks for it.
+	resp, err = c.Get(base + "/_backupweb/account")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /_backupweb/account without Options.AccountPage: %d, want 404", resp.StatusCode)
 	}
 }
 

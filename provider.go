@@ -1,13 +1,13 @@
 package backupweb
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/auth"
@@ -50,15 +50,29 @@ type Options struct {
 	// LookupEnv reads the environment for ${NAME} in the configuration's
 	// values. Default: nil, which means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// AccountPage adds, for flask-login and oauth, the account page
+	// (/_backupweb/account: the user's own sessions, with buttons to end
+	// them, and for flask-login the user's machine tokens with a form
+	// that makes new ones) and its link on the pages. Default: off.
+	AccountPage bool
+	// MachineTokens makes flask-login accept machine tokens
+	// ("Authorization: Bearer bwt_...", made by `backupweb token add` in
+	// tokens_file, or on the account page) as their user. Default: off:
+	// a request is identified by its session alone.
+	MachineTokens bool
 }
 
 // Provider is one configured authentication type, ready to guard routes
 // of a net/http server. It is safe for concurrent use. Call Close when the
-// server is done with it.
+// server is done with it. Only NewProvider makes a working one: the zero
+// Provider (and a nil one) guards by refusing every request with 500.
 type Provider struct {
 	p      auth.Provider
 	errs   *refusal.Errors
 	groups *groupfile.File
+
+	routesOnce sync.Once
+	routes     http.Handler
 }
 
 // NewProvider builds the provider of type typ from config, the
@@ -94,13 +108,18 @@ func NewProvider(typ string, config map[string]string, opts Options) (*Provider,
 		app.CheckPasskeys(s, publicURL, "Options.PublicURL")
 	}
 	errs := web.NewErrors(log)
-	deps := auth.Deps{Errors: errs, Logger: log, StateDir: opts.StateDir, PublicURL: publicURL}
+	deps := auth.Deps{Errors: errs, Logger: log, StateDir: opts.StateDir, PublicURL: publicURL,
+		NoAccountPage: !opts.AccountPage, NoMachineTokens: !opts.MachineTokens}
 	_, p, buildErr := app.BuildProvider(s, deps, secret(opts.SecretKey))
 	out := &Provider{p: p, errs: errs}
 	if t.Reads("groups_file") {
 		out.groups = openGroups(s, log)
 	}
 	err = report(s.Report(), log)
+	if _, known := app.Lookup(strings.TrimSpace(name)); !known {
+		mark(err, func(ce *ConfigError) bool { return ce.Key == "type" }, ErrUnknownType)
+	}
+	mark(err, func(ce *ConfigError) bool { return strings.Contains(ce.Msg, "Options.SecretKey") }, ErrNoSecretKey)
 	if err == nil && buildErr != nil {
 		err = fmt.Errorf("backupweb: %w", buildErr)
 	}
@@ -116,6 +135,22 @@ func NewProvider(typ string, config map[string]string, opts Options) (*Provider,
 	return out, nil
 }
 
+// mark makes the problems of err (report's) that is picks, and that wrap
+// nothing yet, wrap cause.
+func mark(err error, is func(*ConfigError) bool, cause error) {
+	var all []error
+	if es, ok := err.(configErrors); ok {
+		all = es
+	} else if err != nil {
+		all = []error{err}
+	}
+	for _, e := range all {
+		if ce, ok := e.(*ConfigError); ok && ce.Err == nil && is(ce) {
+			ce.Err = cause
+		}
+	}
+}
+
 // withType returns config with its type key agreeing with typ, or an
 // error when they disagree or neither names a type.
 func withType(typ string, config map[string]string) (map[string]string, error) {
@@ -127,11 +162,11 @@ func withType(typ string, config map[string]string) (map[string]string, error) {
 	key := typeKey(m)
 	switch {
 	case typ == "" && key == "":
-		return nil, fmt.Errorf("backupweb: no authentication type: pass one of %s to NewProvider or set the type key", strings.Join(app.Names(), ", "))
+		return nil, &causeError{fmt.Sprintf("backupweb: no authentication type: pass one of %s to NewProvider or set the type key", strings.Join(app.Names(), ", ")), ErrNoType}
 	case key == "":
 		m["type"] = typ
 	case typ != "" && !sameType(typ, m[key]):
-		return nil, fmt.Errorf("backupweb: [authentication] type: the type key names another type than NewProvider was given (%q); give the type once, or make them agree", typ)
+		return nil, &ConfigError{Section: app.Section, Key: "type", Msg: fmt.Sprintf("the type key names another type than NewProvider was given (%q); give the type once, or make them agree", typ)}
 	}
 	return m, nil
 }
@@ -165,13 +200,13 @@ func checkOptions(t app.Type, opts Options) (*url.URL, error) {
 	if opts.PublicURL != "" {
 		u, err := config.ParsePublicURL(opts.PublicURL)
 		if err != nil {
-			return nil, fmt.Errorf("backupweb: Options.PublicURL: %v", err)
+			return nil, &causeError{fmt.Sprintf("backupweb: Options.PublicURL: %v", err), nil}
 		}
 		publicURL = u
 	}
 	if t.NeedsSecret {
 		if err := config.CheckStateDir(opts.StateDir); err != nil {
-			return nil, fmt.Errorf("backupweb: Options.StateDir: %v (type %s keeps sessions there)", err, t.Name)
+			return nil, &causeError{fmt.Sprintf("backupweb: Options.StateDir: %v (type %s keeps sessions there)", err, t.Name), ErrNoStateDir}
 		}
 	}
 	return publicURL, nil
@@ -183,9 +218,9 @@ func secret(key string) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		switch {
 		case key == "":
-			return nil, errors.New("this type keeps sessions and needs Options.SecretKey; make one with `backupweb gen-secret`")
+			return nil, &causeError{"this type keeps sessions and needs Options.SecretKey; make one with `backupweb gen-secret`", ErrNoSecretKey}
 		case len(key) < app.MinSecretLen:
-			return nil, fmt.Errorf("Options.SecretKey is shorter than %d characters; make a new one with `backupweb gen-secret`", app.MinSecretLen)
+			return nil, &causeError{fmt.Sprintf("Options.SecretKey is shorter than %d characters; make a new one with `backupweb gen-secret`", app.MinSecretLen), ErrNoSecretKey}
 		}
 		return []byte(key), nil
 	}
@@ -207,21 +242,79 @@ func openGroups(s *ini.Section, log *slog.Logger) *groupfile.File {
 }
 
 // Type returns the provider's type: "none", "basic", "flask-login" or
-// "oauth".
-func (p *Provider) Type() string { return p.p.Type() }
+// "oauth"; "" for a Provider that NewProvider did not make.
+func (p *Provider) Type() string {
+	if !p.made() {
+		return ""
+	}
+	return p.p.Type()
+}
+
+// made reports whether p was made by NewProvider: the zero Provider and
+// a nil one refuse every request instead of panicking.
+func (p *Provider) made() bool { return p != nil && p.p != nil }
 
 // Mount serves the type's own routes on mux (the specification's
-// init_app): for flask-login the login page, logout and the second-factor
-// pages; for oauth /oauth/login, /oauth/callback and logout; and for every
-// type the stylesheet and icon its pages use, under /_backupweb/ (unless
-// mux serves that path already). Call it once per mux: the routes cannot
-// be registered twice.
+// init_app):
+//
+//   - flask-login: the login page (login_view, /login by default), /logout,
+//     and under /_backupweb/ the second factor's step and enrolment, the
+//     passkeys page and the password page they need (with
+//     second_factor), and the account page with its token forms (with
+//     Options.AccountPage);
+//   - oauth: /oauth/login, /oauth/callback, /oauth/signed-out, /logout,
+//     and the account page (with Options.AccountPage);
+//   - every type: the stylesheet and icon its pages use, under
+//     /_backupweb/ (unless mux serves that path already).
+//
+// Paths lists them. Call it once per mux: the routes cannot be registered
+// twice. A nil mux is refused at once (a panic naming the call, as
+// http.Handle refuses a nil handler); a Provider that NewProvider did not
+// make mounts nothing. For another router, see Routes.
 func (p *Provider) Mount(mux *http.ServeMux) {
+	if mux == nil {
+		panic("backupweb: Mount: nil mux")
+	}
+	if !p.made() {
+		return
+	}
 	if m, ok := p.p.(auth.Mounter); ok {
 		m.Mount(mux)
 		return
 	}
 	ui.Mount(mux)
+}
+
+// Routes returns the type's own routes (those Mount adds) as one handler,
+// for a router other than http.ServeMux (chi, gorilla/mux): route each of
+// Paths to it. A path it does not serve answers 404.
+func (p *Provider) Routes() http.Handler {
+	if !p.made() {
+		return http.HandlerFunc(refuseUnmade)
+	}
+	p.routesOnce.Do(func() {
+		mux := http.NewServeMux()
+		p.Mount(mux)
+		p.routes = mux
+	})
+	return p.routes
+}
+
+// Paths returns what Routes serves: exact paths, and prefixes, which end
+// in "/" (as http.ServeMux reads a pattern; chi writes "/_backupweb/*").
+func (p *Provider) Paths() []string {
+	if !p.made() {
+		return nil
+	}
+	paths := []string{ownPrefix}
+	if po, ok := p.p.(auth.PathOwner); ok {
+		for _, path := range po.OwnPaths() {
+			if !strings.HasPrefix(path, ownPrefix) {
+				paths = append(paths, path)
+			}
+		}
+	}
+	return paths
 }
 
 // RequireAuth returns next behind authentication (the specification's
@@ -230,12 +323,28 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 // WWW-Authenticate for basic; for flask-login and oauth a redirect to the
 // sign-in page for a browser's GET, 401 for the rest). A refusal is JSON
 // under /api/ and for clients that prefer it, the styled page otherwise.
-// Every answer carries Cache-Control: no-store.
+// Every answer carries Cache-Control: no-store. A nil next is refused at
+// once (a panic naming the call, as http.Handle does); on a Provider that
+// NewProvider did not make, every request gets 500 and one error line.
 func (p *Provider) RequireAuth(next http.Handler) http.Handler {
+	if next == nil {
+		panic("backupweb: RequireAuth: nil handler")
+	}
+	if !p.made() {
+		return http.HandlerFunc(refuseUnmade)
+	}
 	if p.groups != nil {
 		next = withGroups(p.groups, next)
 	}
 	return auth.RequireAuth(p.p, p.errs, auth.Audit{Log: p.errs.Logger})(next)
+}
+
+// refuseUnmade answers a request guarded by a Provider that NewProvider
+// did not make: 500, and one error line, never the request through.
+func refuseUnmade(w http.ResponseWriter, r *http.Request) {
+	slog.Default().ErrorContext(r.Context(), "backupweb: a Provider that NewProvider did not make guards this route; every request is refused", "path", r.URL.Path)
+	w.Header().Set("Cache-Control", "no-store")
+	(&refusal.Errors{}).Refuse(w, r, refusal.NotConfigured)
 }
 
 // withGroups fills in the user's groups from the groups file before next.
@@ -258,9 +367,17 @@ func withGroups(g *groupfile.File, next http.Handler) http.Handler {
 // protection (a state-changing request a browser marks as coming from
 // another site is refused with 403), and a request body limit of 64 KiB
 // (413). Wrap the whole mux; a host whose own pages need scripts or other
-// sites' resources wraps only the routes Mount serves.
+// sites' resources wraps only the routes Mount serves. A nil h is refused
+// at once (a panic naming the call).
 func (p *Provider) Handler(h http.Handler) http.Handler {
-	return web.SecurityHeaders(web.CrossOrigin(p.errs)(limitBody(p.errs, h)))
+	if h == nil {
+		panic("backupweb: Handler: nil handler")
+	}
+	errs := &refusal.Errors{}
+	if p.made() {
+		errs = p.errs
+	}
+	return web.SecurityHeaders(web.CrossOrigin(errs)(limitBody(errs, h)))
 }
 
 // limitBody refuses a body announced larger than web.MaxBodyBytes with
@@ -281,10 +398,17 @@ func limitBody(errs *refusal.Errors, next http.Handler) http.Handler {
 
 // Close releases what the provider holds (flask-login and oauth write
 // their sessions' pending activity and close their store). Requests still
-// being answered may fail afterwards; later calls do nothing.
+// being answered may fail afterwards; later calls do nothing, and so does
+// Close on a Provider that NewProvider did not make.
 func (p *Provider) Close() error {
+	if !p.made() {
+		return nil
+	}
 	if c, ok := p.p.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
 }
+
+// ownPrefix is where backupweb's own pages, stylesheet and icon live.
+const ownPrefix = "/_backupweb/"

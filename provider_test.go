@@ -208,7 +208,9 @@ func TestReadConfig(t *testing.T) {
 		err  []string
 	}{
 		{"no file", "", nil, []string{"cannot read the configuration file"}},
-		{"no section means none", "[server]\nlisten = 127.0.0.1:8080\n", map[string]string{"type": "none"}, nil},
+		{"no section is no type", "[server]\nlisten = 127.0.0.1:8080\n", nil, []string{"has no [authentication] section", "none must be named"}},
+		{"an empty file", "\n", nil, []string{"has no [authentication] section"}},
+		{"none named", "[authentication]\ntype = none\n", map[string]string{"type": "none"}, nil},
 		{"keys as written", "[authentication]\nTYPE = basic\nusername = a\npassword = ${P}\n", map[string]string{"type": "basic", "username": "a", "password": "${P}"}, nil},
 		{"keys from DEFAULT", "[DEFAULT]\nrealm = r\n[authentication]\ntype = basic\n", map[string]string{"type": "basic", "realm": "r"}, nil},
 		{"section without type", "[authentication]\nusername = a\n", nil, []string{"[authentication]", "has no type key"}},

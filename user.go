@@ -1,6 +1,7 @@
 package backupweb
 
 import (
+	"context"
 	"net/http"
 	"slices"
 
@@ -41,9 +42,23 @@ func (u User) Record() map[string]any {
 
 // CurrentUser returns the user of a request that passed RequireAuth (the
 // specification's get_current_user). ok is false for a request that did
-// not: a route that is not protected has no user.
+// not (a route that is not protected has no user), and for a nil one.
 func CurrentUser(r *http.Request) (User, bool) {
-	u, ok := auth.FromContext(r.Context())
+	if r == nil {
+		return User{}, false
+	}
+	return FromContext(r.Context())
+}
+
+// FromContext returns the user of a request that passed RequireAuth, from
+// its context: for code below the handler that is handed the context
+// rather than the request (the specification's get_current_user(), which
+// needed no request). ok is false outside such a request.
+func FromContext(ctx context.Context) (User, bool) {
+	if ctx == nil {
+		return User{}, false
+	}
+	u, ok := auth.FromContext(ctx)
 	if !ok {
 		return User{}, false
 	}

@@ -73,14 +73,14 @@ func badEntry(key, value string) string {
 // under the rules serve applies to the file: the file must exist and be
 // readable; a near miss of the section's name ([Authentication], [auth])
 // and an [authentication] key in another section (its header commented
-// out) are errors; no [authentication] section means type none; a section
-// without a type key is an error, never a silent none. Problems, with file
-// and line, are in the returned report.
-func ReadSection(path string) (map[string]string, *ini.Report) {
-	rep := &ini.Report{}
+// out) are errors; no [authentication] section means type none (present
+// is false then); a section without a type key is an error, never a
+// silent none. Problems, with file and line, are in the returned report.
+func ReadSection(path string) (m map[string]string, present bool, rep *ini.Report) {
+	rep = &ini.Report{}
 	f := ini.ReadFile(path, rep, Section)
 	if rep.HasErrors() {
-		return nil, rep
+		return nil, false, rep
 	}
 	for _, name := range f.Sections() {
 		if name == Section {
@@ -94,13 +94,13 @@ func ReadSection(path string) (map[string]string, *ini.Report) {
 	s := f.Section(Section)
 	switch {
 	case !s.Present():
-		return map[string]string{"type": "none"}, rep
+		return map[string]string{"type": "none"}, false, rep
 	case !s.Has("type"):
 		s.Errorf("", "has no type key; add a line type = <%s> (only a file without an [%s] section means type none)", strings.Join(Names(), "|"), Section)
 	}
-	m := map[string]string{}
+	m = map[string]string{}
 	for _, k := range s.Keys() {
 		m[k], _ = s.Lookup(k)
 	}
-	return m, rep
+	return m, true, rep
 }

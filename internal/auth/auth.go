@@ -176,6 +176,15 @@ type Deps struct {
 	// Hooks observe what the provider does (the program's metrics).
 	// Zero: nothing is observed.
 	Hooks Hooks
+	// NoAccountPage leaves out the account page (the user's sessions,
+	// and flask-login's token forms) and its link: a library's host that
+	// did not ask for it gets no page it never mentioned. The program
+	// serves it.
+	NoAccountPage bool
+	// NoMachineTokens makes flask-login ignore machine tokens
+	// ("Authorization: Bearer bwt_..."): a request is identified by its
+	// session alone. The program accepts them.
+	NoMachineTokens bool
 }
 
 // Errs returns the error writer, never nil.

@@ -29,6 +29,9 @@ const (
 
 // mountAccount adds the account page and its forms.
 func (p *Provider) mountAccount(mux sessionauth.Routes) {
+	if !p.HasAccountPage() {
+		return
+	}
 	p.MountAccount(mux)
 	mux.HandleFunc("POST "+AccountTokensPath, p.serveCreateToken)
 	mux.HandleFunc("POST "+AccountRevokePath, p.serveRevokeToken)

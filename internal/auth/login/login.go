@@ -87,6 +87,7 @@ type Provider struct {
 	*sessionauth.Guard
 
 	cfg      Config
+	noTokens bool // machine tokens are ignored (auth.Deps.NoMachineTokens)
 	verifier *password.Verifier
 	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
 	byAddr   *throttle.Swap   // failures per client address
@@ -179,7 +180,8 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	}
 	wait := cfg.Wait(cfg.UseBcrypt, rd.set.decoyCost)
 	p := &Provider{
-		cfg: cfg,
+		cfg:      cfg,
+		noTokens: deps.NoMachineTokens,
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
 		verifier: password.NewVerifier(password.VerifierOptions{CacheSize: -1, Now: deps.Clock(), Observer: deps.Hooks.Password}),

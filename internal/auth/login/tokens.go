@@ -81,7 +81,7 @@ func (g bearerGate) HandleFunc(pattern string, h func(http.ResponseWriter, *http
 // Identify admits r by its machine token when it carries
 // "Authorization: Bearer", else by its session cookie (the Guard).
 func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
-	if tok, ok := bearerToken(r); ok {
+	if tok, ok := bearerToken(r); ok && !p.noTokens {
 		return p.identifyToken(r, tok)
 	}
 	return p.Guard.Identify(r)

@@ -38,14 +38,21 @@ type Routes interface {
 // MountAccount adds the account page (GET AccountPath) and the form that
 // ends sessions (POST AccountEndPath).
 func (g *Guard) MountAccount(mux Routes) {
+	if g.o.NoAccountPage {
+		return
+	}
 	mux.HandleFunc("GET "+AccountPath, g.serveAccount)
 	mux.HandleFunc("POST "+AccountEndPath, g.serveEndSessions)
 }
 
+// HasAccountPage reports whether MountAccount adds the account page
+// (Options.NoAccountPage is not set).
+func (g *Guard) HasAccountPage() bool { return !g.o.NoAccountPage }
+
 // AccountLinks is the account page, for a user signed in with a session
 // (auth.AccountLinker): the catalog page links to it.
 func (g *Guard) AccountLinks(u auth.User) []auth.AccountLink {
-	if !u.HasSession() {
+	if !u.HasSession() || g.o.NoAccountPage {
 		return nil
 	}
 	return []auth.AccountLink{{Label: msgAccountTitle, Path: AccountPath}}

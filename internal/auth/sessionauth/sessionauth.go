@@ -68,6 +68,9 @@ type Options struct {
 	// Refusal, when set, names why Admit refused d, for the log and the
 	// metrics (one of auth.RefusalReasons). Default auth.ReasonNotAdmitted.
 	Refusal func(d session.Data) string
+	// NoAccountPage leaves out the account page and its link
+	// (MountAccount adds nothing); Open takes deps.NoAccountPage.
+	NoAccountPage bool
 }
 
 // Guard identifies requests by session and serves logout. Made by Open,
@@ -107,6 +110,7 @@ func Open(deps auth.Deps, o Options) (*Guard, error) {
 	if o.RedirectHosts == nil {
 		o.RedirectHosts = RedirectHosts(deps)
 	}
+	o.NoAccountPage = o.NoAccountPage || deps.NoAccountPage
 	g := New(o)
 	g.sessions = s
 	return g, nil
