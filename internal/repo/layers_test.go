@@ -42,6 +42,7 @@ var allowed = map[string][]string{
 	"internal/factors":   {"internal/atomicfile", "internal/filewatch", "internal/userfile"},
 	"internal/tokens":    {"internal/atomicfile", "internal/filewatch"},
 	"internal/passkey":   {"internal/factors", "internal/once", "internal/session"},
+	"internal/userstate": {"internal/factors", "internal/tokens"},
 	"internal/ui":        {"internal/catalog"},
 
 	// The core and the types.
@@ -54,7 +55,7 @@ var allowed = map[string][]string{
 	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.
-	"internal/redisstore": {"internal/fspath", "internal/session", "internal/throttle"},
+	"internal/redisstore": {"internal/factors", "internal/fspath", "internal/session", "internal/throttle", "internal/tokens", "internal/userstate"},
 	"internal/web":        {"internal/access", "internal/accesslog", "internal/auth", "internal/catalog", "internal/peer", "internal/ui", "internal/refusal"},
 	"internal/proxy":      {"internal/access", "internal/auth", "internal/peer", "internal/session", "internal/refusal"},
 	"internal/metrics":    {"internal/access", "internal/auth", "internal/buildinfo", "internal/password", "internal/session"},
@@ -86,6 +87,7 @@ var allowed = map[string][]string{
 	"internal/testkit/logtest":      nil,
 	"internal/testkit/oidctest":     nil,
 	"internal/testkit/redistest":    {"internal/testkit/toolstest"},
+	"internal/userstate/storetest":  {"internal/factors", "internal/testkit", "internal/tokens", "internal/userstate"},
 	"internal/testkit":              {"internal/testkit/logtest"},
 	"internal/testkit/throttletest": {"internal/testkit/clocktest", "internal/throttle"},
 	"internal/testkit/toolstest":    nil,
