@@ -170,6 +170,9 @@ func (u *UserState) readFactors(ctx context.Context, user string) (*factors.Reco
 	}
 	rec.User = user
 	if rec.TOTP != nil {
+		if u.factors == nil {
+			return nil, "", broken(user, fk, errors.New("a TOTP secret, and second factors are off here"))
+		}
 		if _, err := u.factors.OpenTOTP(user, rec.TOTP.Sealed); err != nil {
 			return nil, "", broken(user, fk, err)
 		}
@@ -532,4 +535,10 @@ func (u *UserState) scan(ctx context.Context, pattern string) ([]string, error) 
 			return out, nil
 		}
 	}
+}
+
+// UserStore returns the user-state store (see UserState), as the
+// flask-login type asks for it (login.SharedUserState).
+func (c *Client) UserStore(keys *userstate.RecordKeys, fkeys *factors.Keys, now func() time.Time) userstate.Store {
+	return c.UserState(keys, fkeys, now)
 }

@@ -27,7 +27,8 @@ type FileStore struct {
 var _ Store = (*FileStore)(nil)
 
 // NewFileStore returns the store of the factors file f and the tokens
-// file t. isUser, when not nil, tells the users of the user file: a line
+// file t. f may be nil when second factors are off: then users have no
+// factors and a change to them is an error. isUser, when not nil, tells the users of the user file: a line
 // of the factors file that cannot be used and names someone who is not a
 // user is taken for a line whose user name was damaged, so that every
 // user without a good record is Broken (factors.Set.LookupAmong).
@@ -41,7 +42,13 @@ func (s *FileStore) FactorsFile() *factors.Store { return s.factors }
 // TokensFile returns the tokens file's store.
 func (s *FileStore) TokensFile() *tokens.Store { return s.tokens }
 
+// errNoFactorsFile refuses a change of factors without a factors file.
+var errNoFactorsFile = errors.New("userstate: second factors are off (no factors file)")
+
 func (s *FileStore) lookup(user string) (*factors.Record, factors.Status) {
+	if s.factors == nil {
+		return nil, factors.None
+	}
 	set := s.factors.Set()
 	if s.isUser == nil {
 		return set.Lookup(user)
@@ -52,6 +59,9 @@ func (s *FileStore) lookup(user string) (*factors.Record, factors.Status) {
 // Factors implements Store. The file is polled first, so that a change
 // made by a command is seen at once.
 func (s *FileStore) Factors(_ context.Context, user string) (*factors.Record, error) {
+	if s.factors == nil {
+		return nil, nil
+	}
 	s.factors.Poll()
 	rec, st := s.lookup(user)
 	if st == factors.Broken {
@@ -68,6 +78,9 @@ func (s *FileStore) Status(_ context.Context, user string) (factors.Status, erro
 
 // EditFactors implements Store under the factors file's lock.
 func (s *FileStore) EditFactors(_ context.Context, user string, fn func(*factors.Record) error) error {
+	if s.factors == nil {
+		return errNoFactorsFile
+	}
 	err := s.factors.Edit(func(d *factors.Doc) error {
 		rec, err := d.Get(user)
 		if err != nil {
@@ -94,6 +107,9 @@ func (s *FileStore) EditFactors(_ context.Context, user string, fn func(*factors
 
 // ResetFactors implements Store.
 func (s *FileStore) ResetFactors(_ context.Context, user string) (bool, error) {
+	if s.factors == nil {
+		return false, errNoFactorsFile
+	}
 	gone := false
 	err := s.factors.Edit(func(d *factors.Doc) error {
 		if gone = d.Delete(user); !gone {
@@ -109,6 +125,9 @@ func (s *FileStore) ResetFactors(_ context.Context, user string) (bool, error) {
 
 // Owner implements Store.
 func (s *FileStore) Owner(_ context.Context, handle []byte) (string, bool, error) {
+	if s.factors == nil {
+		return "", false, nil
+	}
 	s.factors.Poll()
 	user, ok := s.factors.Set().ByHandle(handle)
 	return user, ok, nil
@@ -119,6 +138,9 @@ func (s *FileStore) Owner(_ context.Context, handle []byte) (string, bool, error
 func (s *FileStore) UsePasskey(_ context.Context, user string, id []byte, count uint32, credential json.RawMessage, at time.Time) error {
 	if !json.Valid(credential) {
 		return errors.New("userstate: the credential is not valid JSON")
+	}
+	if s.factors == nil {
+		return errNoFactorsFile
 	}
 	return s.factors.Edit(func(d *factors.Doc) error {
 		owner, i, ok := d.FindCredential(id)
@@ -144,6 +166,9 @@ func (s *FileStore) UsePasskey(_ context.Context, user string, id []byte, count 
 
 // Users implements Store.
 func (s *FileStore) Users(context.Context) ([]string, error) {
+	if s.factors == nil {
+		return nil, nil
+	}
 	s.factors.Poll()
 	return s.factors.Set().Users(), nil
 }

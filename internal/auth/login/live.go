@@ -32,7 +32,7 @@ func (p *Provider) SetSecondFactor(v SecondFactor) error {
 	if v == cur {
 		return nil
 	}
-	if p.factors == nil || cur == SecondFactorOff || v == SecondFactorOff {
+	if p.fkeys == nil || cur == SecondFactorOff || v == SecondFactorOff {
 		return ErrSecondFactorRestart
 	}
 	p.sf.Store(int32(v))
@@ -45,7 +45,7 @@ func (p *Provider) SetSecondFactor(v SecondFactor) error {
 // factor is required, otherwise its user was removed or their password
 // changed.
 func (p *Provider) refusal(d session.Data) string {
-	if p.factors != nil && p.secondFactor() == SecondFactorRequired && d.Attrs[AttrSecondFactor] == "" && p.users.Load().admits(d.Username, d.Cred) {
+	if p.fkeys != nil && p.secondFactor() == SecondFactorRequired && d.Attrs[AttrSecondFactor] == "" && p.users.Load().admits(d.Username, d.Cred) {
 		return access.ReasonSecondFactor
 	}
 	return auth.ReasonNotAdmitted

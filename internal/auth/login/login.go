@@ -64,8 +64,8 @@ import (
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
-	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/ui"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
 // Name is the type's name in configuration.
@@ -108,18 +108,19 @@ type Provider struct {
 	// then what SetSecondFactor set (a reload).
 	sf atomic.Int32
 
-	// tokens is the tokens file (machine tokens); revocations, with a
-	// shared store that keeps them, tells every instance of a revocation.
-	tokens      *tokens.Store
-	revocations Revocations
+	// state keeps the users' second factors and machine tokens: the
+	// shared store's when there is one (every instance sees the same),
+	// else files, which files names (nil with a shared store).
+	state userstate.Store
+	files *userstate.FileStore
 
 	// passkeys runs the passkey ceremonies; nil when second_factor is
 	// off.
 	passkeys *passkey.Service
-	// factors is the factors file, nil when second_factor is off; spend
-	// marks a token used once (the shared store's, or this process's),
-	// spent tells whether one is.
-	factors     *factors.Store
+	// fkeys seal TOTP secrets and hash recovery codes, nil when
+	// second_factor is off; spend marks a token used once (the shared
+	// store's, or this process's), spent tells whether one is.
+	fkeys       *factors.Keys
 	spend       func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
 	spent       func(ctx context.Context, kind, token string) (bool, error)
 	passkeySlot func(r *http.Request, user string) template.HTML
@@ -225,17 +226,17 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		return nil, fmt.Errorf("login: %w", err)
 	}
 	p.users.Store(rd.set.bind(p.Manager().Fingerprint))
-	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
 	p.SetAccountExtra(p.fillAccount)
-	if rv, ok := deps.Shared.(Revocations); ok {
-		p.revocations = rv
-	}
 	if cfg.SecondFactor != SecondFactorOff {
-		keys, err := factors.NewKeys(deps.SecretKey)
-		if err != nil {
+		if p.fkeys, err = factors.NewKeys(deps.SecretKey); err != nil {
 			return nil, fmt.Errorf("login: %w", err)
 		}
-		p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
+	}
+	if err := p.openState(cfg, deps); err != nil {
+		p.Guard.Close()
+		return nil, fmt.Errorf("login: %w", err)
+	}
+	if cfg.SecondFactor != SecondFactorOff {
 		if p.spend, p.spent, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
 			p.Guard.Close()
 			return nil, fmt.Errorf("login: %w", err)
@@ -277,7 +278,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
 	p.mountPasskeys(mux)
 	p.mountAccount(mux)
-	if p.factors != nil {
+	if p.fkeys != nil {
 		mux.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
 		mux.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
 		mux.HandleFunc("GET "+EnrolPath, p.serveEnrol)
@@ -298,7 +299,7 @@ func (p *Provider) Ready(ctx context.Context) error {
 // OwnPaths returns the paths the provider serves: the login page and
 // logout, and with a second factor its step and the enrolment.
 func (p *Provider) OwnPaths() []string {
-	if p.factors != nil {
+	if p.fkeys != nil {
 		return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
 	}
 	return []string{p.cfg.LoginPath, sessionauth.LogoutPath}

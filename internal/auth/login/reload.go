@@ -41,11 +41,13 @@ func (p *Provider) Reload() error {
 	if err == nil && !changed {
 		p.log.Info("auth: user file read again; no user changed", "auth_type", Name, "file", p.cfg.UsersFile)
 	}
-	if p.factors != nil {
+	if f := p.Factors(); f != nil {
 		// Its problems are logged by the store, line by line.
-		err = errors.Join(err, p.factors.Reload())
+		err = errors.Join(err, f.Reload())
 	}
-	err = errors.Join(err, p.tokens.Reload())
+	if p.files != nil {
+		err = errors.Join(err, p.files.TokensFile().Reload())
+	}
 	return err
 }
 
@@ -123,11 +125,15 @@ func (p *Provider) Watch(ctx context.Context) {
 	p.PollRevocations() // requests left while the service was not running
 	filewatch.Every(ctx, p.cfg.PollInterval, func() {
 		p.poll()
-		if p.factors != nil {
-			p.factors.Poll()
+		if f := p.Factors(); f != nil {
+			f.Poll()
 		}
-		p.tokens.Poll()
+		if p.files != nil {
+			p.files.TokensFile().Poll()
+		}
 		p.PollRevocations()
 	})
-	p.tokens.Flush()
+	if p.files != nil {
+		p.files.TokensFile().Flush()
+	}
 }
