@@ -120,13 +120,6 @@ func (e *BrokenError) Error() string {
 // Unwrap returns ErrBroken and the cause.
 func (e *BrokenError) Unwrap() []error { return []error{ErrBroken, e.Err} }
 
-// Unavailable reports whether err says the store could not be reached
-// (rather than that a record is broken): the request is answered 503.
-func Unavailable(err error) bool {
-	var u interface{ Unavailable() bool }
-	return errors.As(err, &u) && u.Unavailable()
-}
-
 // CountAllowed reports whether a passkey assertion with sign count next
 // may follow the stored count: above it, or both 0 (an authenticator
 // that keeps no count).
