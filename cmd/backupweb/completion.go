@@ -42,11 +42,13 @@ func flagsOf(name string) []string {
 	case "hash-password":
 		return []string{"-cost"}
 	case "user":
-		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset", "-reset-factors", "-tokens", "-keep-tokens"}
+		return []string{"add", "passwd", "del", "list", "totp", "recovery-codes", "factors", "-file", "-config", "-cost", "-owner", "-factors", "-issuer", "-remove", "-reset", "-reset-factors", "-tokens", "-keep-tokens"}
 	case "session":
 		return []string{"list", "revoke", "-config", "-user"}
 	case "rotate-secret":
 		return []string{"-config"}
+	case "state":
+		return []string{"import", "export", "-config"}
 	case "token":
 		return []string{"add", "list", "revoke", "-file", "-tokens", "-label", "-expires", "-read-only", "-path", "-config"}
 	case "healthcheck":

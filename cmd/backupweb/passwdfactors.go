@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
 // passwdFactors ends `user passwd`: it says on standard error which second
@@ -51,6 +52,52 @@ func passwdFactors(c *cli, ua userArgs) error {
 		return nil
 	}
 	fmt.Fprintf(c.stderr, "removed every second factor of user %q from %s (%s); a running service ends their sessions made with one\n", ua.name, path, had)
+	return nil
+}
+
+// passwdState ends `user passwd -config F`: where that configuration
+// keeps its state (files or Redis), the user's tokens end (unless
+// -keep-tokens), and their second factors are named or, with
+// -reset-factors, removed, as passwdFactors does for files.
+func passwdState(c *cli, ua userArgs) error {
+	fs, err := openFactorState(c, &ua, nil)
+	if err != nil {
+		return fmt.Errorf("the password was changed, but its state cannot be reached: %w", err)
+	}
+	defer fs.done()
+	if !ua.keepTokens {
+		n, err := fs.store.RevokeTokensOf(c.ctx, ua.name)
+		if err != nil {
+			return fmt.Errorf("the password was changed, but the user's tokens were not ended: %w", err)
+		}
+		if n > 0 {
+			fmt.Fprintf(c.stderr, "ended %d token%s of user %q\n", n, plural(n), ua.name)
+		}
+	}
+	rec, err := fs.store.Factors(c.ctx, ua.name)
+	had := describeFactors(rec)
+	if errors.Is(err, userstate.ErrBroken) {
+		had = fmt.Sprintf("a record that cannot be read (%v)", err)
+	} else if err != nil {
+		return fmt.Errorf("the password was changed, but the second factors cannot be read: %w", err)
+	}
+	if !ua.fa.resetFactors {
+		if had == "" {
+			fmt.Fprintf(c.stderr, "user %q has no second factor in %s\n", ua.name, fs.where)
+		} else {
+			fmt.Fprintf(c.stderr, "user %q keeps these second factors in %s: %s; if any is not theirs, remove them all with -reset-factors\n", ua.name, fs.where, had)
+		}
+		return nil
+	}
+	found, err := fs.store.ResetFactors(c.ctx, ua.name)
+	if err != nil {
+		return fmt.Errorf("the password was changed, but the second factors were not removed: %w", err)
+	}
+	if !found {
+		fmt.Fprintf(c.stderr, "user %q had no second factor in %s\n", ua.name, fs.where)
+		return nil
+	}
+	fmt.Fprintf(c.stderr, "removed every second factor of user %q from %s (%s); every running instance ends their sessions made with one\n", ua.name, fs.where, had)
 	return nil
 }
 

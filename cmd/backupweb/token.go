@@ -11,11 +11,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth/login"
-	"github.com/backupweb/backupweb/internal/config"
-	"github.com/backupweb/backupweb/internal/redisstore"
+	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/userfile"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
 // tokenArgs is a parsed `backupweb token` command line.
@@ -32,28 +31,27 @@ type tokenArgs struct {
 }
 
 // tokenUsageText is the help of `backupweb token`.
-const tokenUsageText = `Usage: backupweb token ACTION -file USERS [-tokens PATH] ...
+const tokenUsageText = `Usage: backupweb token ACTION (-config F | -file USERS [-tokens PATH]) ...
 
 Actions:
-  add    -file USERS [-label TEXT] [-expires DURATION] [-read-only] [-path PREFIX] NAME
+  add    [-label TEXT] [-expires DURATION] [-read-only] [-path PREFIX] NAME
          make a token for user NAME and print it once on standard output
-  list   -file USERS [NAME]   print id, user, label, created, expires, last used, scope
-  revoke -file USERS [-config F] ID
-         remove the token with that id; with -config naming store = redis,
-         every instance refuses it at once
+  list   [NAME]   print id, user, label, created, expires, last used, scope
+  revoke ID       remove the token with that id; with -config naming
+                  store = redis, every instance refuses it at once
 
 Flags:
-  -file USERS      the user file of the users the tokens act as (required)
+  -config F        the service's configuration: act where it keeps tokens
+                   (its tokens_file, or Redis with store = redis)
+  -file USERS      the user file of the users the tokens act as (without -config)
   -tokens PATH     the tokens file (tokens_file; default: that of the service
-                   whose configuration names USERS, -config F or ./backupweb.ini
-                   or /etc/backupweb/backupweb.ini: state_dir/tokens; when none
+                   whose configuration names USERS, ./backupweb.ini or
+                   /etc/backupweb/backupweb.ini: state_dir/tokens; when none
                    names it, -file USERS + .tokens)
   -label TEXT      what the token is for, shown by list and on the account page
   -expires D       lifetime: 90d, 720h... (default: none)
   -read-only       allow GET and HEAD only
   -path PREFIX     allow only paths under PREFIX (/backups/db/)
-  -config F        revoke: the service's configuration; with store = redis the
-                   revocation is also marked in Redis for every instance
 `
 
 // runToken implements `backupweb token add|list|revoke`, which manages the
@@ -81,12 +79,13 @@ func runToken(c *cli, args []string) int {
 	return exitOK
 }
 
-// tokensFileOf sets ta.tokens, when -tokens did not, to the tokens file
-// of the service that uses the user file (userState), moved into its
-// state folder first when it is still at its old default place.
+// tokensFileOf sets ta.tokens, when neither -tokens nor -config did, to
+// the tokens file of the service that uses the user file (userState),
+// moved into its state folder first when it is still at its old default
+// place.
 func (c *cli) tokensFileOf(ta *tokenArgs) error {
-	if ta.tokens != "" {
-		return nil
+	if ta.tokens != "" || ta.config != "" {
+		return nil // -config: tokenState opens where it keeps them
 	}
 	sf, err := c.userState(ta.file, ta.config)
 	if err != nil {
@@ -123,7 +122,7 @@ func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
 	expires := flags.String("expires", "", "add: lifetime (90d, 720h)")
 	flags.BoolVar(&ta.readOnly, "read-only", false, "add: GET and HEAD only")
 	flags.StringVar(&ta.path, "path", "", "add: only paths under this prefix")
-	flags.StringVar(&ta.config, "config", "", "revoke: the service's configuration (store = redis: every instance refuses the token at once)")
+	flags.StringVar(&ta.config, "config", "", "the service's configuration: act where it keeps tokens (its tokens_file, or Redis with store = redis)")
 	var rest []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		rest, args = []string{args[0]}, args[1:]
@@ -136,11 +135,11 @@ func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
 		fmt.Fprintln(c.stderr, prefix+msg)
 		return ta, exitUsage, false
 	}
-	if ta.file == "" {
-		return usageErr("-file USERS is required")
+	if ta.file == "" && ta.config == "" {
+		return usageErr("-file USERS or -config F is required")
 	}
-	if ta.config != "" && ta.action != "revoke" {
-		return usageErr("-config applies to revoke only")
+	if ta.config != "" && ta.tokens != "" {
+		return usageErr("-tokens and -config exclude each other: the configuration names its tokens_file")
 	}
 	if ta.action != "add" && (ta.label != "" || *expires != "" || ta.readOnly || ta.path != "") {
 		return usageErr("-label, -expires, -read-only and -path apply to add only")
@@ -173,8 +172,35 @@ func parseTokenArgs(c *cli, args []string) (tokenArgs, int, bool) {
 	return ta, exitOK, true
 }
 
+// tokenState opens where ta's tokens are kept: with -config, where that
+// configuration keeps them (its tokens file, or Redis with store =
+// redis); otherwise the tokens file of -file (-tokens).
+func tokenState(c *cli, ta *tokenArgs) (userstate.Store, string, func(), error) {
+	if ta.config == "" {
+		quiet := slog.New(slog.DiscardHandler)
+		return userstate.NewFileStore(nil, tokens.Open(ta.tokens, quiet, nil), nil), ta.tokens, func() {}, nil
+	}
+	us, err := app.OpenUserState(ta.config, c.lookupEnv, slog.New(slog.NewTextHandler(c.stderr, nil)))
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if ta.file == "" {
+		ta.file = us.Login.UsersFile
+	}
+	where := us.Login.TokensFile
+	if us.Files == nil {
+		where = us.Where
+	}
+	return us.Store, where, us.Close, nil
+}
+
 // tokenAdd makes a token for an existing user and prints it once.
 func tokenAdd(c *cli, ta tokenArgs) error {
+	store, where, done, err := tokenState(c, &ta)
+	if err != nil {
+		return err
+	}
+	defer done()
 	if _, err := os.Stat(ta.file); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no user %q: %s does not exist", ta.arg, ta.file)
 	}
@@ -194,19 +220,36 @@ func tokenAdd(c *cli, ta tokenArgs) error {
 	if ta.expires > 0 {
 		t.Expires = t.Created.Add(ta.expires)
 	}
-	if err := tokens.Edit(ta.tokens, func(d *tokens.Doc) error { d.Add(t); return nil }); err != nil {
+	if err := store.AddToken(c.ctx, *t); err != nil {
 		return err
 	}
 	fmt.Fprintln(c.stdout, secret)
-	fmt.Fprintf(c.stderr, "added token %s for user %q to %s; it is shown only this once\n", t.ID, t.User, ta.tokens)
+	fmt.Fprintf(c.stderr, "added token %s for user %q to %s; it is shown only this once\n", t.ID, t.User, where)
 	return nil
 }
 
 // tokenList prints the tokens, of one user when a name is given.
 func tokenList(c *cli, ta tokenArgs) error {
-	list, err := tokens.Read(ta.tokens)
+	if ta.config == "" {
+		list, err := tokens.Read(ta.tokens)
+		if err != nil {
+			return err
+		}
+		printTokens(c.stdout, list, ta.arg)
+		return nil
+	}
+	store, _, done, err := tokenState(c, &ta)
 	if err != nil {
 		return err
+	}
+	defer done()
+	all, err := store.AllTokens(c.ctx)
+	if err != nil {
+		return err
+	}
+	list := make([]*tokens.Token, len(all))
+	for i := range all {
+		list[i] = &all[i]
 	}
 	printTokens(c.stdout, list, ta.arg)
 	return nil
@@ -226,49 +269,22 @@ func printTokens(w io.Writer, list []*tokens.Token, user string) {
 	tw.Flush()
 }
 
-// tokenRevoke removes one token by id.
+// tokenRevoke removes one token by id; with -config naming store =
+// redis, every instance refuses it at its next request.
 func tokenRevoke(c *cli, ta tokenArgs) error {
-	var gone *tokens.Token
-	err := tokens.Edit(ta.tokens, func(d *tokens.Doc) error {
-		if gone = d.Revoke(ta.arg); gone == nil {
-			return fmt.Errorf("no token with id %q in %s", ta.arg, ta.tokens)
-		}
-		return nil
-	})
+	store, where, done, err := tokenState(c, &ta)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "revoked token %s of user %q in %s\n", gone.ID, gone.User, ta.tokens)
-	if ta.config == "" {
-		return nil
+	defer done()
+	gone, err := store.RevokeToken(c.ctx, "", ta.arg)
+	if errors.Is(err, tokens.ErrNoToken) {
+		return fmt.Errorf("no token with id %q in %s", ta.arg, where)
 	}
-	return markRevoked(c, ta.config, gone)
-}
-
-// markRevoked marks t revoked in the Redis of the configuration at path,
-// when it has store = redis, so that every instance refuses it at its
-// next request rather than when it reads the tokens file again.
-func markRevoked(c *cli, path string, t *tokens.Token) error {
-	cfg := config.Load(path, c.lookupEnv)
-	if err := cfg.Report.Err(); err != nil {
-		return fmt.Errorf("the token is removed from the file, but the configuration cannot be read to tell Redis: %w", err)
-	}
-	if cfg.Server.Store != config.StoreRedis {
-		return nil
-	}
-	rc, err := redisstore.Open(cfg.Redis, slog.New(slog.NewTextHandler(c.stderr, nil)))
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
-	ttl := login.MaxRevocationMark
-	if !t.Expires.IsZero() {
-		ttl = min(ttl, time.Until(t.Expires)+time.Minute)
-	}
-	if err := rc.RevokeToken(c.ctx, t.ID, ttl); err != nil {
-		return fmt.Errorf("the token is removed from the file, but Redis was not told (instances refuse it once they read the file again): %w", err)
-	}
-	fmt.Fprintln(c.stderr, "marked revoked in Redis: every instance sharing it refuses the token from now on")
+	fmt.Fprintf(c.stderr, "revoked token %s of user %q in %s\n", gone.ID, gone.User, where)
 	return nil
 }
 

@@ -33,6 +33,9 @@ type userArgs struct {
 	cost   int
 	owner  string // -owner: the owner of a file add creates
 	fa     factorArgs
+	// config is -config: the service's configuration, whose state
+	// (files or Redis) the factor actions and passwd act on.
+	config string
 	// tokens is the tokens file whose tokens of the user passwd and del
 	// end; keepTokens (-keep-tokens) keeps them on passwd.
 	tokens     string
@@ -110,7 +113,8 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	prefix := "backupweb user " + ua.action + ": "
 	flags := c.flagSet("user " + ua.action)
 	flags.Usage = func() { userUsage(c.stderr) }
-	flags.StringVar(&ua.file, "file", "", "path of the user file (required)")
+	flags.StringVar(&ua.file, "file", "", "path of the user file (required unless -config)")
+	flags.StringVar(&ua.config, "config", "", "passwd, totp, recovery-codes, factors: the service's configuration; act where it keeps second factors and tokens (its files, or Redis with store = redis)")
 	flags.IntVar(&ua.cost, "cost", password.Cost, "bcrypt cost of new password hashes; lower it only for tests")
 	flags.StringVar(&ua.owner, "owner", "", "add, as root: the owner of a new file (mode 0600); default: see docs/authentication.md, \"The user file\"")
 	flags.StringVar(&ua.fa.factorsFile, "factors", "", "passwd, totp, recovery-codes, factors: the factors file (factors_file); default: the service's, in its state_dir")
@@ -133,7 +137,13 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 		return ua, exitUsage, false
 	}
 	switch {
-	case ua.file == "":
+	case ua.file == "" && ua.config == "":
+		return usageErr("-file PATH is required")
+	case ua.config != "" && !isFactorAction(ua.action) && ua.action != "passwd":
+		return usageErr("-config applies to passwd, totp, recovery-codes and factors only")
+	case ua.config != "" && (ua.fa.factorsFile != "" || ua.tokens != ""):
+		return usageErr("-factors and -tokens exclude -config: the configuration names its files")
+	case ua.file == "" && ua.action == "passwd":
 		return usageErr("-file PATH is required")
 	case ua.fa.remove && ua.action != "totp", ua.fa.reset && ua.action != "factors":
 		return usageErr("-remove applies to totp only, -reset to factors only")
@@ -166,12 +176,14 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 
 // userUsage prints the help of `backupweb user`.
 func userUsage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [-reset-factors] [-tokens PATH] [-keep-tokens] [USERNAME]")
+	fmt.Fprintln(w, "Usage: backupweb user ACTION -file PATH [-config F] [-cost N] [-owner USER] [-factors PATH] [-issuer NAME] [-remove] [-reset] [-reset-factors] [-tokens PATH] [-keep-tokens] [USERNAME]")
 	fmt.Fprintln(w, "\nActions:")
 	for _, a := range userActions {
 		fmt.Fprintf(w, "  %-14s %-30s %s\n", a.name, a.args, a.summary)
 	}
 	fmt.Fprintf(w, "\nFlags:\n  -file PATH  the user file; every change keeps its owner, group and mode\n"+
+		"  -config F   passwd, totp, recovery-codes, factors: the service's configuration; act where it\n"+
+		"              keeps second factors and tokens (its files, or Redis with store = redis)\n"+
 		"  -cost N     bcrypt cost of new hashes, %d to %d (default %d)\n"+
 		"  -owner USER add, as root: a new file is owned by USER, so a service run as USER reads it\n"+
 		"  -factors PATH passwd, totp, recovery-codes, factors: the factors file (default: the service's: see below);\n"+
@@ -264,6 +276,9 @@ func userPasswd(c *cli, ua userArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "changed the password of user %q in %s\n", ua.name, ua.file)
+	if ua.config != "" {
+		return passwdState(c, ua)
+	}
 	if !ua.keepTokens {
 		if err := endTokens(c, ua.tokens, ua.name); err != nil {
 			return err

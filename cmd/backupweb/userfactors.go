@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/qr"
 	"github.com/backupweb/backupweb/internal/secretkey"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
 // factorArgs are the flags of the second-factor actions of `backupweb
@@ -55,28 +57,69 @@ func (c *cli) factorKeys() (*factors.Keys, error) {
 	return factors.NewKeyring(k)
 }
 
+// factorState is where a factor action reads and writes: with -config,
+// where that configuration keeps second factors (its factors file, or
+// Redis with store = redis); otherwise the factors file of -factors
+// (default: -file + .factors).
+type factorState struct {
+	store userstate.Store
+	keys  *factors.Keys
+	where string
+	done  func()
+}
+
+// openFactorState opens ua's factor state. keys may be nil (for a reset
+// or a listing in a file, which decrypt nothing); -config always needs
+// the secret key.
+func openFactorState(c *cli, ua *userArgs, keys *factors.Keys) (factorState, error) {
+	if ua.config == "" {
+		f := factors.Open(ua.factorsPath(), keys, slog.New(slog.DiscardHandler))
+		return factorState{store: userstate.NewFileStore(f, nil, nil), keys: keys, where: ua.factorsPath(), done: func() {}}, nil
+	}
+	us, err := app.OpenUserState(ua.config, c.lookupEnv, slog.New(slog.NewTextHandler(c.stderr, nil)))
+	if err != nil {
+		return factorState{}, err
+	}
+	if ua.file == "" {
+		ua.file = us.Login.UsersFile
+	}
+	where := us.Login.FactorsFile
+	if us.Files == nil {
+		where = us.Where
+	}
+	return factorState{store: us.Store, keys: us.Keys, where: where, done: us.Close}, nil
+}
+
 // runFactorAction runs totp, recovery-codes or factors for ua.
 func runFactorAction(c *cli, ua userArgs) error {
+	var keys *factors.Keys
+	if ua.config == "" {
+		var err error
+		if keys, err = c.factorKeys(); err != nil {
+			return err
+		}
+	}
+	fs, err := openFactorState(c, &ua, keys)
+	if err != nil {
+		return err
+	}
+	defer fs.done()
 	if ua.action != "factors" || !ua.fa.reset {
 		if _, err := loadWithUser(ua); err != nil {
 			return err
 		}
 	}
-	keys, err := c.factorKeys()
-	if err != nil {
-		return err
-	}
 	switch {
 	case ua.action == "totp" && ua.fa.remove:
-		return totpRemove(c, ua, keys)
+		return totpRemove(c, ua, fs)
 	case ua.action == "totp":
-		return totpEnrol(c, ua, keys)
+		return totpEnrol(c, ua, fs)
 	case ua.action == "recovery-codes":
-		return recoveryCodes(c, ua, keys)
+		return recoveryCodes(c, ua, fs)
 	case ua.fa.reset:
-		return factorsReset(c, ua, keys)
+		return factorsReset(c, ua, fs)
 	default:
-		return factorsShow(c, ua, keys)
+		return factorsShow(c, ua, fs)
 	}
 }
 
@@ -84,13 +127,14 @@ func runFactorAction(c *cli, ua userArgs) error {
 // standard output (and its QR code on standard error when that is a
 // terminal), reads one current code on standard input and stores the
 // secret, sealed, only when the code is right.
-func totpEnrol(c *cli, ua userArgs, keys *factors.Keys) error {
-	path := ua.factorsPath()
-	set, err := factors.Read(path, keys)
-	if rec, st := set.Lookup(ua.name); st == factors.Broken {
-		return fmt.Errorf("the user's record in %s cannot be used (%v); reset it first with `backupweb user factors -reset -file %s %s`", path, err, ua.file, ua.name)
+func totpEnrol(c *cli, ua userArgs, fs factorState) error {
+	rec, err := fs.store.Factors(c.ctx, ua.name)
+	if errors.Is(err, userstate.ErrBroken) {
+		return fmt.Errorf("the user's record in %s cannot be used (%v); reset it first with `backupweb user factors -reset %s`", fs.where, err, ua.name)
+	} else if err != nil {
+		return err
 	} else if rec != nil && rec.TOTP != nil {
-		return fmt.Errorf("user %q has TOTP already; remove it first with `backupweb user totp -remove -file %s %s`", ua.name, ua.file, ua.name)
+		return fmt.Errorf("user %q has TOTP already; remove it first with `backupweb user totp -remove %s`", ua.name, ua.name)
 	}
 	key, err := factors.NewTOTPKey(ua.fa.issuer, ua.name)
 	if err != nil {
@@ -115,31 +159,26 @@ func totpEnrol(c *cli, ua userArgs, keys *factors.Keys) error {
 	if _, ok := factors.CheckTOTP(key.Secret(), code, time.Now()); !ok {
 		return errors.New("wrong code; nothing was stored (check the device's clock, then run the command again)")
 	}
-	err = factors.Edit(path, keys, func(d *factors.Doc) error {
-		rec, err := d.GetOrNew(ua.name)
-		if err != nil {
-			return err
-		}
+	recovery := 0
+	err = fs.store.EditFactors(c.ctx, ua.name, func(rec *factors.Record) error {
 		if rec.TOTP != nil {
 			return fmt.Errorf("user %q was given TOTP meanwhile; nothing was stored", ua.name)
 		}
-		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(ua.name, key.Secret()), Added: time.Now().UTC()}
-		return d.Put(rec)
+		if len(rec.Handle) == 0 {
+			rec.Handle = factors.NewHandle()
+		}
+		rec.TOTP = &factors.TOTP{Sealed: fs.keys.SealTOTP(ua.name, key.Secret()), Added: time.Now().UTC()}
+		recovery = len(rec.Recovery)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "enrolled TOTP for user %q in %s\n", ua.name, path)
-	if rec, _ := mustRead(path, keys).Lookup(ua.name); rec == nil || len(rec.Recovery) == 0 {
-		fmt.Fprintf(c.stderr, "the user has no recovery codes; make them with `backupweb user recovery-codes -file %s %s`\n", ua.file, ua.name)
+	fmt.Fprintf(c.stderr, "enrolled TOTP for user %q in %s\n", ua.name, fs.where)
+	if recovery == 0 {
+		fmt.Fprintf(c.stderr, "the user has no recovery codes; make them with `backupweb user recovery-codes %s`\n", ua.name)
 	}
 	return nil
-}
-
-// mustRead reads the factors file, whatever its problems.
-func mustRead(path string, keys *factors.Keys) *factors.Set {
-	s, _ := factors.Read(path, keys)
-	return s
 }
 
 // readCode reads one line from r: the code typed.
@@ -158,41 +197,34 @@ func readCode(r io.Reader) (string, error) {
 // totpRemove removes the user's TOTP secret. Their recovery codes go too
 // when no passkey is left: they stand in for a factor the user no longer
 // has.
-func totpRemove(c *cli, ua userArgs, keys *factors.Keys) error {
-	path := ua.factorsPath()
-	err := factors.Edit(path, keys, func(d *factors.Doc) error {
-		rec, err := d.Get(ua.name)
-		if err != nil {
-			return err
-		}
-		if rec == nil || rec.TOTP == nil {
-			return fmt.Errorf("user %q has no TOTP in %s", ua.name, path)
+func totpRemove(c *cli, ua userArgs, fs factorState) error {
+	err := fs.store.EditFactors(c.ctx, ua.name, func(rec *factors.Record) error {
+		if rec.TOTP == nil {
+			return fmt.Errorf("user %q has no TOTP in %s", ua.name, fs.where)
 		}
 		rec.TOTP = nil
 		if len(rec.Passkeys) == 0 {
 			rec.Recovery = nil
 		}
-		return d.Put(rec)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "removed TOTP of user %q from %s\n", ua.name, path)
+	fmt.Fprintf(c.stderr, "removed TOTP of user %q from %s\n", ua.name, fs.where)
 	return nil
 }
 
 // recoveryCodes makes ten new recovery codes for the user, replacing the
 // old ones, and prints them on standard output, one a line.
-func recoveryCodes(c *cli, ua userArgs, keys *factors.Keys) error {
-	path := ua.factorsPath()
+func recoveryCodes(c *cli, ua userArgs, fs factorState) error {
 	var codes []string
-	err := factors.Edit(path, keys, func(d *factors.Doc) error {
-		rec, err := d.GetOrNew(ua.name)
-		if err != nil {
-			return err
+	err := fs.store.EditFactors(c.ctx, ua.name, func(rec *factors.Record) error {
+		if len(rec.Handle) == 0 {
+			rec.Handle = factors.NewHandle()
 		}
-		codes, rec.Recovery = keys.NewRecoveryCodes(ua.name)
-		return d.Put(rec)
+		codes, rec.Recovery = fs.keys.NewRecoveryCodes(ua.name)
+		return nil
 	})
 	if err != nil {
 		return err
@@ -200,18 +232,22 @@ func recoveryCodes(c *cli, ua userArgs, keys *factors.Keys) error {
 	for _, code := range codes {
 		fmt.Fprintln(c.stdout, code)
 	}
-	fmt.Fprintf(c.stderr, "made %d recovery codes for user %q in %s, replacing the previous ones; each works once, keep them safe\n", len(codes), ua.name, path)
+	fmt.Fprintf(c.stderr, "made %d recovery codes for user %q in %s, replacing the previous ones; each works once, keep them safe\n", len(codes), ua.name, fs.where)
 	return nil
 }
 
-// factorsShow prints what the factors file holds for the user, secrets
-// aside.
-func factorsShow(c *cli, ua userArgs, keys *factors.Keys) error {
-	path := ua.factorsPath()
-	set, err := factors.Read(path, keys)
-	rec, st := set.Lookup(ua.name)
-	if st == factors.Broken {
-		return fmt.Errorf("the user's record in %s cannot be used, so they cannot sign in: %v", path, err)
+// factorsShow prints what the store holds for the user, secrets aside.
+func factorsShow(c *cli, ua userArgs, fs factorState) error {
+	rec, err := fs.store.Factors(c.ctx, ua.name)
+	if errors.Is(err, userstate.ErrBroken) {
+		return fmt.Errorf("the user's record in %s cannot be used, so they cannot sign in: %v", fs.where, err)
+	}
+	if err != nil {
+		return err
+	}
+	st := factors.None
+	if rec.HasFactor() {
+		st = factors.Enrolled
 	}
 	fmt.Fprintf(c.stdout, "status: %s\n", st)
 	if rec == nil {
@@ -230,20 +266,15 @@ func factorsShow(c *cli, ua userArgs, keys *factors.Keys) error {
 // factorsReset removes every factor of the user, broken record included:
 // what an administrator does for a user who lost their device. With
 // second_factor = required they enrol again at their next sign-in.
-func factorsReset(c *cli, ua userArgs, keys *factors.Keys) error {
-	path := ua.factorsPath()
-	found := false
-	err := factors.Edit(path, keys, func(d *factors.Doc) error {
-		found = d.Delete(ua.name)
-		return nil
-	})
+func factorsReset(c *cli, ua userArgs, fs factorState) error {
+	found, err := fs.store.ResetFactors(c.ctx, ua.name)
 	if err != nil {
 		return err
 	}
 	if !found {
-		fmt.Fprintf(c.stderr, "user %q had no factors in %s\n", ua.name, path)
+		fmt.Fprintf(c.stderr, "user %q had no factors in %s\n", ua.name, fs.where)
 		return nil
 	}
-	fmt.Fprintf(c.stderr, "removed every second factor of user %q from %s; a running service ends their sessions when second_factor = required\n", ua.name, path)
+	fmt.Fprintf(c.stderr, "removed every second factor of user %q from %s; every running instance ends their sessions made with one\n", ua.name, fs.where)
 	return nil
 }

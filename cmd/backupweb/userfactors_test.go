@@ -196,3 +196,9 @@ func TestUserFactorsResetBrokenRecord(t *testing.T) {
 		t.Errorf("after reset: %q", data)
 	}
 }
+
+// mustRead reads the factors file, whatever its problems.
+func mustRead(path string, keys *factors.Keys) *factors.Set {
+	s, _ := factors.Read(path, keys)
+	return s
+}

@@ -1,11 +1,8 @@
 package factors
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -42,9 +39,6 @@ func Open(path string, keys *Keys, log *slog.Logger) *Store {
 
 // Path returns the factors file's path.
 func (s *Store) Path() string { return s.path }
-
-// Keys returns the keys the store decrypts and hashes with.
-func (s *Store) Keys() *Keys { return s.keys }
 
 // Set returns the current reading.
 func (s *Store) Set() *Set { return s.set.Load() }
@@ -112,75 +106,4 @@ func (s *Store) Edit(fn func(*Doc) error) error {
 	err := Edit(s.path, s.keys, fn)
 	s.Reload()
 	return err
-}
-
-// ErrNoSuchCredential is returned by UpdateCredential for an id no user
-// holds.
-var ErrNoSuchCredential = errors.New("factors: no passkey has this credential id")
-
-// UpdateCredential replaces the stored credential JSON of the passkey with
-// credential id id (after a use, to record its new sign count).
-func (s *Store) UpdateCredential(id []byte, credential json.RawMessage) error {
-	if !json.Valid(credential) {
-		return errors.New("factors: the credential is not valid JSON")
-	}
-	return s.Edit(func(d *Doc) error {
-		user, i, ok := d.FindCredential(id)
-		if !ok {
-			return ErrNoSuchCredential
-		}
-		rec, err := d.Get(user)
-		if err != nil {
-			return err
-		}
-		rec.Passkeys[i].Credential = bytes.Clone(credential)
-		return d.Put(rec)
-	})
-}
-
-// UseRecovery spends one of user's recovery codes: it reports whether code
-// was one of them and, when it was, removes it from the file under its
-// lock, so that of two uses of one code at the same time exactly one
-// succeeds.
-func (s *Store) UseRecovery(user, code string) (bool, error) {
-	used := false
-	err := s.Edit(func(d *Doc) error {
-		rec, err := d.Get(user)
-		if err != nil {
-			return err
-		}
-		if rec == nil {
-			return errUnchanged
-		}
-		i := s.keys.MatchRecovery(user, code, rec.Recovery)
-		if i < 0 {
-			return errUnchanged
-		}
-		rec.Recovery = append(rec.Recovery[:i], rec.Recovery[i+1:]...)
-		used = true
-		return d.Put(rec)
-	})
-	if errors.Is(err, errUnchanged) {
-		err = nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("factors: spending a recovery code of %s: %w", user, err)
-	}
-	return used, nil
-}
-
-// errUnchanged ends an edit that has nothing to write.
-var errUnchanged = errors.New("nothing to change")
-
-// TOTPSecret returns user's TOTP secret (base32), decrypted, or "" when
-// they have none. A record that is Broken is an error.
-func (s *Store) TOTPSecret(user string) (string, error) {
-	rec, st := s.Lookup(user)
-	if st == Broken {
-		return "", fmt.Errorf("factors: the record of %s in %s cannot be used", user, s.path)
-	}
-	if rec == nil || rec.TOTP == nil {
-		return "", nil
-	}
-	return s.keys.OpenTOTP(user, rec.TOTP.Sealed)
 }

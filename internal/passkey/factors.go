@@ -12,41 +12,26 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
-// FactorsKeys keeps passkeys in the factors file (package factors): each
-// user's WebAuthn user handle and passkeys in their record, the credential
-// as go-webauthn's JSON. A user whose record is Broken is an error, never
-// "no passkeys": fail closed.
-type FactorsKeys struct {
-	store *factors.Store
+// StateKeys keeps passkeys in the users' state (package userstate: the
+// factors file, or the shared store): each user's WebAuthn user handle
+// and passkeys in their record, the credential as go-webauthn's JSON. A
+// user whose record cannot be read is an error, never "no passkeys":
+// fail closed.
+type StateKeys struct {
+	store userstate.Store
 }
 
-var _ Keys = (*FactorsKeys)(nil)
+var _ Keys = (*StateKeys)(nil)
 
-// NewFactorsKeys returns Keys over store.
-func NewFactorsKeys(store *factors.Store) *FactorsKeys { return &FactorsKeys{store: store} }
-
-// errBroken is the error for a user whose factors cannot be read.
-func errBroken(path, user string) error {
-	return fmt.Errorf("the factors of %s in %s cannot be read; fix the file or reset their factors", user, path)
-}
-
-// lookup returns user's record (nil: none) or an error when it is Broken.
-// The file is polled first, so that a change made with the user command
-// (a reset of the user's factors) is seen at once.
-func (k *FactorsKeys) lookup(user string) (*factors.Record, error) {
-	k.store.Poll()
-	rec, st := k.store.Lookup(user)
-	if st == factors.Broken {
-		return nil, errBroken(k.store.Path(), user)
-	}
-	return rec, nil
-}
+// NewStateKeys returns Keys over store.
+func NewStateKeys(store userstate.Store) *StateKeys { return &StateKeys{store: store} }
 
 // Handle implements Keys.
-func (k *FactorsKeys) Handle(_ context.Context, user string, create bool) ([]byte, bool, error) {
-	rec, err := k.lookup(user)
+func (k *StateKeys) Handle(ctx context.Context, user string, create bool) ([]byte, bool, error) {
+	rec, err := k.store.Factors(ctx, user)
 	if err != nil {
 		return nil, false, err
 	}
@@ -57,13 +42,12 @@ func (k *FactorsKeys) Handle(_ context.Context, user string, create bool) ([]byt
 		return nil, false, nil
 	}
 	var h []byte
-	err = k.store.Edit(func(d *factors.Doc) error {
-		rec, err := d.GetOrNew(user)
-		if err != nil {
-			return err
+	err = k.store.EditFactors(ctx, user, func(rec *factors.Record) error {
+		if len(rec.Handle) == 0 {
+			rec.Handle = factors.NewHandle()
 		}
 		h = bytes.Clone(rec.Handle)
-		return d.Put(rec)
+		return nil
 	})
 	if err != nil {
 		return nil, false, err
@@ -72,15 +56,13 @@ func (k *FactorsKeys) Handle(_ context.Context, user string, create bool) ([]byt
 }
 
 // Owner implements Keys.
-func (k *FactorsKeys) Owner(_ context.Context, handle []byte) (string, bool, error) {
-	k.store.Poll()
-	user, ok := k.store.Set().ByHandle(handle)
-	return user, ok, nil
+func (k *StateKeys) Owner(ctx context.Context, handle []byte) (string, bool, error) {
+	return k.store.Owner(ctx, handle)
 }
 
 // Passkeys implements Keys.
-func (k *FactorsKeys) Passkeys(_ context.Context, user string) ([]Passkey, error) {
-	rec, err := k.lookup(user)
+func (k *StateKeys) Passkeys(ctx context.Context, user string) ([]Passkey, error) {
+	rec, err := k.store.Factors(ctx, user)
 	if err != nil || rec == nil {
 		return nil, err
 	}
@@ -88,10 +70,10 @@ func (k *FactorsKeys) Passkeys(_ context.Context, user string) ([]Passkey, error
 	for i, p := range rec.Passkeys {
 		var c webauthn.Credential
 		if err := json.Unmarshal(p.Credential, &c); err != nil {
-			return nil, fmt.Errorf("%s: user %s: passkey %d: %w", k.store.Path(), user, i+1, err)
+			return nil, fmt.Errorf("user %s: passkey %d: %w", user, i+1, err)
 		}
 		if !bytes.Equal(c.ID, p.ID) {
-			return nil, fmt.Errorf("%s: user %s: passkey %d: the credential id does not match the record's", k.store.Path(), user, i+1)
+			return nil, fmt.Errorf("user %s: passkey %d: the credential id does not match the record's", user, i+1)
 		}
 		out = append(out, Passkey{Name: p.Name, Created: p.Created, LastUsed: p.LastUsed, Credential: c})
 	}
@@ -99,34 +81,33 @@ func (k *FactorsKeys) Passkeys(_ context.Context, user string) ([]Passkey, error
 }
 
 // Stamp implements Keys: the stamp of user's record (factors.Record.Stamp).
-func (k *FactorsKeys) Stamp(_ context.Context, user string) (string, error) {
-	rec, err := k.lookup(user)
+func (k *StateKeys) Stamp(ctx context.Context, user string) (string, error) {
+	rec, err := k.store.Factors(ctx, user)
 	if err != nil {
 		return "", err
 	}
 	return rec.Stamp(), nil
 }
 
-// AddPasskey implements Keys: under the factors file's lock, the user's
-// stamp is checked (factors.Doc.CheckStamp) before the passkey is added.
-func (k *FactorsKeys) AddPasskey(_ context.Context, user string, p Passkey, since string) error {
+// AddPasskey implements Keys: in the store's one edit step, the user's
+// stamp is checked before the passkey is added.
+func (k *StateKeys) AddPasskey(ctx context.Context, user string, p Passkey, since string) error {
 	body, err := json.Marshal(p.Credential)
 	if err != nil {
 		return err
 	}
-	err = k.store.Edit(func(d *factors.Doc) error {
-		if err := d.CheckStamp(user, since); err != nil {
-			return err
+	err = k.store.EditFactors(ctx, user, func(rec *factors.Record) error {
+		if rec.Stamp() != since {
+			return factors.ErrChanged
 		}
-		if _, _, taken := d.FindCredential(p.Credential.ID); taken {
+		if slices.ContainsFunc(rec.Passkeys, func(o factors.Passkey) bool { return bytes.Equal(o.ID, p.Credential.ID) }) {
 			return errors.New("this credential is registered already")
 		}
-		rec, err := d.GetOrNew(user)
-		if err != nil {
-			return err
+		if len(rec.Handle) == 0 {
+			rec.Handle = factors.NewHandle()
 		}
 		rec.Passkeys = append(rec.Passkeys, factors.Passkey{Name: p.Name, Created: p.Created, ID: bytes.Clone(p.Credential.ID), Credential: body})
-		return d.Put(rec)
+		return nil
 	})
 	if errors.Is(err, factors.ErrChanged) {
 		return fmt.Errorf("%w: %w", ErrFactorsChanged, err)
@@ -135,40 +116,25 @@ func (k *FactorsKeys) AddPasskey(_ context.Context, user string, p Passkey, sinc
 }
 
 // RemovePasskey implements Keys.
-func (k *FactorsKeys) RemovePasskey(_ context.Context, user string, id []byte) (bool, error) {
+func (k *StateKeys) RemovePasskey(ctx context.Context, user string, id []byte) (bool, error) {
 	removed := false
-	err := k.store.Edit(func(d *factors.Doc) error {
-		rec, err := d.Get(user)
-		if err != nil || rec == nil {
-			return err
-		}
+	err := k.store.EditFactors(ctx, user, func(rec *factors.Record) error {
 		n := len(rec.Passkeys)
 		rec.Passkeys = slices.DeleteFunc(rec.Passkeys, func(p factors.Passkey) bool { return bytes.Equal(p.ID, id) })
 		if removed = len(rec.Passkeys) != n; !removed {
-			return nil
+			return userstate.ErrUnchanged
 		}
-		return d.Put(rec)
+		return nil
 	})
 	return removed, err
 }
 
-// UsePasskey implements Keys.
-func (k *FactorsKeys) UsePasskey(_ context.Context, user string, cred webauthn.Credential, at time.Time) error {
+// UsePasskey implements Keys: the store compares the new sign count with
+// the stored one and updates it in one step.
+func (k *StateKeys) UsePasskey(ctx context.Context, user string, cred webauthn.Credential, at time.Time) error {
 	body, err := json.Marshal(cred)
 	if err != nil {
 		return err
 	}
-	return k.store.Edit(func(d *factors.Doc) error {
-		owner, i, ok := d.FindCredential(cred.ID)
-		if !ok || owner != user {
-			return factors.ErrNoSuchCredential
-		}
-		rec, err := d.Get(user)
-		if err != nil {
-			return err
-		}
-		rec.Passkeys[i].Credential = body
-		rec.Passkeys[i].LastUsed = at.UTC()
-		return d.Put(rec)
-	})
+	return k.store.UsePasskey(ctx, user, cred.ID, cred.Authenticator.SignCount, body, at)
 }

@@ -36,6 +36,8 @@ import (
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
 // Options configure a Service.
@@ -390,7 +392,13 @@ func (s *Service) used(ctx context.Context, a *account, c ceremony, cred *webaut
 		v.Cloned, v.User = true, a.name
 		return v, nil
 	}
-	if err := s.o.Keys.UsePasskey(ctx, a.name, *cred, s.o.Now()); err != nil {
+	if err := s.o.Keys.UsePasskey(ctx, a.name, *cred, s.o.Now()); errors.Is(err, userstate.ErrCountNotAbove) {
+		// Another assertion with this count or a higher one was accepted
+		// meanwhile (a clone, or a replay): the store compared them.
+		v := refused(ReasonCloned, err)
+		v.Cloned, v.User = true, a.name
+		return v, nil
+	} else if err != nil {
 		return Verdict{}, fmt.Errorf("passkey: recording the use of a passkey of %q: %w", a.name, err)
 	}
 	return Verdict{OK: true, User: a.name, Next: c.Next}, nil

@@ -43,7 +43,8 @@ var allowed = map[string][]string{
 	"internal/groupfile": {"internal/filewatch"},
 	"internal/factors":   {"internal/atomicfile", "internal/filewatch", "internal/secretkey", "internal/userfile"},
 	"internal/tokens":    {"internal/atomicfile", "internal/filewatch"},
-	"internal/passkey":   {"internal/factors", "internal/once", "internal/session"},
+	"internal/passkey":   {"internal/factors", "internal/once", "internal/session", "internal/userstate"},
+	"internal/userstate": {"internal/factors", "internal/tokens"},
 	"internal/ui":        {"internal/catalog"},
 
 	// The core and the types.
@@ -52,11 +53,11 @@ var allowed = map[string][]string{
 	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle", "internal/refusal"},
 	"internal/auth/basic":        {"internal/auth", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
 	"internal/auth/sessionauth":  {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session", "internal/refusal"},
-	"internal/auth/login":        {"internal/access", "internal/auth", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey"},
+	"internal/auth/login":        {"internal/access", "internal/auth", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
 	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.
-	"internal/redisstore": {"internal/fspath", "internal/session", "internal/throttle"},
+	"internal/redisstore": {"internal/factors", "internal/fspath", "internal/session", "internal/throttle", "internal/tokens", "internal/userstate"},
 	"internal/web":        {"internal/access", "internal/accesslog", "internal/auth", "internal/catalog", "internal/peer", "internal/ui", "internal/refusal"},
 	"internal/proxy":      {"internal/access", "internal/auth", "internal/peer", "internal/session", "internal/refusal"},
 	"internal/metrics":    {"internal/access", "internal/auth", "internal/buildinfo", "internal/password", "internal/session"},
@@ -66,7 +67,7 @@ var allowed = map[string][]string{
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"internal/access", "internal/auth", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens"},
+	"internal/app": {"internal/access", "internal/auth", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate"},
 
 	// The public face (the module root, package backupweb): the
 	// specification's interface for other Go programs, built on the
@@ -74,7 +75,7 @@ var allowed = map[string][]string{
 	".": {"internal/auth", "internal/groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web", "internal/refusal"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/userfile"},
+	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/userfile", "internal/userstate"},
 	"internal/cmd/loadtest": {"internal/testkit/redistest", "internal/testkit", "internal/testkit/toolstest"},
 
 	// The benchmark's plain server: the standard library only.
@@ -88,6 +89,7 @@ var allowed = map[string][]string{
 	"internal/testkit/logtest":      nil,
 	"internal/testkit/oidctest":     nil,
 	"internal/testkit/redistest":    {"internal/testkit/toolstest"},
+	"internal/userstate/storetest":  {"internal/factors", "internal/testkit", "internal/tokens", "internal/userstate"},
 	"internal/testkit":              {"internal/testkit/logtest"},
 	"internal/testkit/throttletest": {"internal/testkit/clocktest", "internal/throttle"},
 	"internal/testkit/toolstest":    nil,

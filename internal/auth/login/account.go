@@ -18,13 +18,15 @@ import (
 // its machine tokens. Each form posts csrf_token, and only a session
 // (never a machine token) can use them.
 const (
-	AccountPath        = sessionauth.AccountPath
-	AccountTokensPath  = AccountPath + "/tokens"
-	AccountRevokePath  = AccountPath + "/tokens/revoke"
-	msgTokenRevoked    = "The token is revoked."
-	msgTokenMade       = "The token is made."
-	msgWrongPassword   = "The password is not right; no token was made."
-	msgBadTokenRequest = "The token could not be made: "
+	AccountPath       = sessionauth.AccountPath
+	AccountTokensPath = AccountPath + "/tokens"
+	AccountRevokePath = AccountPath + "/tokens/revoke"
+	msgTokenRevoked   = "The token is revoked."
+	// msgTokensUnreadable replaces the list when the store did not answer.
+	msgTokensUnreadable = "Your tokens cannot be listed right now; try again in a moment."
+	msgTokenMade        = "The token is made."
+	msgWrongPassword    = "The password is not right; no token was made."
+	msgBadTokenRequest  = "The token could not be made: "
 )
 
 // mountAccount adds the account page and its forms.
@@ -47,7 +49,12 @@ func (p *Provider) fillAccount(r *http.Request, u auth.User, page *ui.AccountPag
 	if r.URL.Query().Has("revoked") {
 		page.Notice = msgTokenRevoked
 	}
-	for _, t := range p.tokens.Of(u.Name) {
+	list, err := p.state.TokensOf(r.Context(), u.Name)
+	if err != nil {
+		p.log.ErrorContext(r.Context(), "auth: listing a user's tokens failed", "auth_type", Name, "user", u.Name, "err", err)
+		page.Notice = msgTokensUnreadable
+	}
+	for _, t := range list {
 		page.TokenRows = append(page.TokenRows, ui.TokenRow{ID: t.ID, Label: t.Label, Scope: scopeText(t.Scope()), Created: t.Created, Expires: t.Expires, LastUsed: t.LastUsed})
 	}
 }

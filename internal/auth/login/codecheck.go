@@ -2,6 +2,7 @@ package login
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,21 +13,29 @@ import (
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
+
+// codeVerdict is what a check of a code found: the factor it is, whether
+// it is right, the refusal's reason when not, and spend, which spends the
+// code (a TOTP step, a recovery code) and reports whether it was still
+// unspent. A right code is spent only once the pending state is (see
+// complete), so that a pending state completed by one step spends no
+// other step's code.
+type codeVerdict struct {
+	factor, reason string
+	spend          func(ctx context.Context) (bool, error)
+}
 
 // attempt counts one second-factor attempt of user against the same
 // limits as a password (acquire, check, settle), and answers its
-// refusals. check returns the factor used, whether the code was right,
-// and the refusal's reason when not. ok is false when it answered.
-func (p *Provider) attempt(w http.ResponseWriter, r *http.Request, user, next string, check func(context.Context) (factor string, ok bool, reason string, err error)) (string, bool) {
-	type verdict struct{ factor, reason string }
-	v, ok, err := countAttempt(p, r, p.limitsFor(r, user), user, func(ctx context.Context) (verdict, bool, error) {
-		factor, ok, reason, err := check(ctx)
-		return verdict{factor, reason}, ok, err
-	})
+// refusals. check returns its verdict and whether the code was right. ok
+// is false when it answered.
+func (p *Provider) attempt(w http.ResponseWriter, r *http.Request, user, next string, check func(context.Context) (codeVerdict, bool, error)) (codeVerdict, bool) {
+	v, ok, err := countAttempt(p, r, p.limitsFor(r, user), user, check)
 	if err != nil {
 		p.renderSecondError(w, r, err, user, next)
-		return "", false
+		return codeVerdict{}, false
 	}
 	if !ok {
 		p.audit.Refused(r, Name, v.reason, user)
@@ -35,9 +44,9 @@ func (p *Provider) attempt(w http.ResponseWriter, r *http.Request, user, next st
 			answer = refusal.CodeUsed
 		}
 		p.renderAfterCode(w, r, answer.Reply(), user, next)
-		return "", false
+		return codeVerdict{}, false
 	}
-	return v.factor, true
+	return v, true
 }
 
 // renderAfterCode shows the page the code came from again, with msg.
@@ -68,49 +77,63 @@ func (p *Provider) limitsFor(r *http.Request, name string) []limit {
 }
 
 // checkCode checks a code of user: six digits are a TOTP code (right at
-// this step or one either side, and that step not used before: the step
-// is spent on success), anything else a recovery code (spent in the
-// factors file on success). It returns the factor used, whether the code
-// was right, and the refusal's reason when not.
-func (p *Provider) checkCode(ctx context.Context, user, code string) (factor string, ok bool, reason string, err error) {
+// this step or one either side, and that step not used before), anything
+// else a recovery code (one of the user's unused ones). Nothing is spent
+// here: the verdict's spend does it (see codeVerdict).
+func (p *Provider) checkCode(ctx context.Context, user, code string) (codeVerdict, bool, error) {
 	if len(code) == factors.Digits && strings.Trim(code, "0123456789") == "" {
-		secret, err := p.factors.TOTPSecret(user)
+		secret, err := userstate.TOTPSecret(ctx, p.state, p.fkeys, user)
+		if errors.Is(err, userstate.ErrBroken) {
+			p.log.ErrorContext(ctx, "auth: a TOTP secret cannot be used", "auth_type", Name, "user", user, "where", p.stateWhere(), "err", err)
+			return codeVerdict{reason: auth.ReasonFactorsBroken}, false, nil
+		}
 		if err != nil {
-			p.log.ErrorContext(ctx, "auth: a TOTP secret cannot be used", "auth_type", Name, "user", user, "file", p.factors.Path(), "err", err)
-			return "", false, auth.ReasonFactorsBroken, nil
+			return codeVerdict{}, false, fmt.Errorf("login: reading the TOTP secret: %w", err)
 		}
 		if secret == "" {
-			return "", false, auth.ReasonBadCode, nil
+			return codeVerdict{reason: auth.ReasonBadCode}, false, nil
 		}
 		return p.checkTOTP(ctx, user, secret, code)
 	}
 	if _, ok := factors.NormalizeRecovery(code); !ok {
-		return "", false, auth.ReasonBadCode, nil
+		return codeVerdict{reason: auth.ReasonBadCode}, false, nil
 	}
-	used, err := p.factors.UseRecovery(user, code)
+	rec, err := p.state.Factors(ctx, user)
+	if errors.Is(err, userstate.ErrBroken) {
+		return codeVerdict{reason: auth.ReasonFactorsBroken}, false, nil
+	}
 	if err != nil {
-		return "", false, "", err
+		return codeVerdict{}, false, fmt.Errorf("login: reading the recovery codes: %w", err)
 	}
-	if !used {
-		return "", false, auth.ReasonBadCode, nil
+	if rec == nil || p.fkeys.MatchRecovery(user, code, rec.Recovery) < 0 {
+		return codeVerdict{reason: auth.ReasonBadCode}, false, nil
 	}
-	return "recovery", true, "", nil
+	return codeVerdict{factor: "recovery", spend: func(ctx context.Context) (bool, error) {
+		return userstate.UseRecovery(ctx, p.state, p.fkeys, user, code)
+	}}, true, nil
 }
 
 // checkTOTP checks user's TOTP code against secret: right at this step or
-// one either side, and that step not used before (it is spent on
-// success). It answers as checkCode does.
-func (p *Provider) checkTOTP(ctx context.Context, user, secret, code string) (factor string, ok bool, reason string, err error) {
+// one either side, and that step not used before. It answers as checkCode
+// does; the verdict's spend marks the step used.
+func (p *Provider) checkTOTP(ctx context.Context, user, secret, code string) (codeVerdict, bool, error) {
 	step, ok := factors.CheckTOTP(secret, code, p.now())
 	if !ok {
-		return "", false, auth.ReasonBadCode, nil
+		return codeVerdict{reason: auth.ReasonBadCode}, false, nil
 	}
-	fresh, err := p.spend(ctx, spendTOTP, user+"\x00"+strconv.FormatInt(step, 10), factors.ReplayTTL)
+	mark := user + "\x00" + strconv.FormatInt(step, 10)
+	used, err := p.spent(ctx, spendTOTP, mark)
 	if err != nil {
-		return "", false, "", fmt.Errorf("login: recording the use of a TOTP code: %w", err)
+		return codeVerdict{}, false, fmt.Errorf("login: checking the use of a TOTP code: %w", err)
 	}
-	if !fresh {
-		return "", false, auth.ReasonCodeUsed, nil
+	if used {
+		return codeVerdict{reason: auth.ReasonCodeUsed}, false, nil
 	}
-	return "totp", true, "", nil
+	return codeVerdict{factor: "totp", spend: func(ctx context.Context) (bool, error) {
+		fresh, err := p.spend(ctx, spendTOTP, mark, factors.ReplayTTL)
+		if err != nil {
+			return false, fmt.Errorf("login: recording the use of a TOTP code: %w", err)
+		}
+		return fresh, nil
+	}}, true, nil
 }

@@ -60,13 +60,13 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, ok = p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
+	v, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (codeVerdict, bool, error) {
 		return p.checkTOTP(ctx, st.User, en.Secret, code)
 	})
 	if !ok {
 		return
 	}
-	p.complete(w, r, st, "totp", next, func() ([]string, bool) {
+	p.complete(w, r, st, v, next, func() ([]string, bool) {
 		codes, err := p.storeEnrolment(st.User, en.Secret)
 		switch {
 		case errors.Is(err, errEnrolled):
@@ -78,7 +78,7 @@ func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 			p.errs.Error(w, r, err)
 			return nil, false
 		}
-		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", "totp", "file", p.factors.Path())
+		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", "totp", "where", p.stateWhere())
 		return codes, true
 	})
 }
@@ -90,7 +90,7 @@ var errEnrolled = errors.New("login: the user has a second factor already")
 // storeEnrolment stores user's new TOTP secret and ten new recovery codes,
 // unless they have a factor by now, and returns the codes.
 func (p *Provider) storeEnrolment(user, secret string) ([]string, error) {
-	keys := p.factors.Keys()
+	keys := p.fkeys
 	return p.newRecovery(user, func(rec *factors.Record) error {
 		if rec.HasFactor() {
 			return errEnrolled
@@ -104,12 +104,11 @@ func (p *Provider) storeEnrolment(user, secret string) ([]string, error) {
 // (when not nil) does to their record first, and returns the codes. An
 // error of change stores nothing.
 func (p *Provider) newRecovery(user string, change func(*factors.Record) error) ([]string, error) {
-	keys := p.factors.Keys()
+	keys := p.fkeys
 	var codes []string
-	err := p.factors.Edit(func(d *factors.Doc) error {
-		rec, err := d.GetOrNew(user)
-		if err != nil {
-			return err
+	err := p.state.EditFactors(context.Background(), user, func(rec *factors.Record) error {
+		if len(rec.Handle) == 0 {
+			rec.Handle = factors.NewHandle()
 		}
 		if change != nil {
 			if err := change(rec); err != nil {
@@ -117,7 +116,7 @@ func (p *Provider) newRecovery(user string, change func(*factors.Record) error) 
 			}
 		}
 		codes, rec.Recovery = keys.NewRecoveryCodes(user)
-		return d.Put(rec)
+		return nil
 	})
 	if err != nil {
 		return nil, err

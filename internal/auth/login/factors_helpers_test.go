@@ -43,19 +43,15 @@ func (h *harness) enrol(user string) []string {
 	h.t.Helper()
 	keys := factorKeys(h.t)
 	var codes []string
-	err := factors.Edit(h.p.Factors().Path(), keys, func(d *factors.Doc) error {
-		rec, err := d.GetOrNew(user)
-		if err != nil {
-			return err
+	err := h.p.state.EditFactors(context.Background(), user, func(rec *factors.Record) error {
+		if len(rec.Handle) == 0 {
+			rec.Handle = factors.NewHandle()
 		}
 		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, testTOTPSecret), Added: time.Now()}
 		codes, rec.Recovery = keys.NewRecoveryCodes(user)
-		return d.Put(rec)
+		return nil
 	})
 	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := h.p.Factors().Reload(); err != nil {
 		h.t.Fatal(err)
 	}
 	return codes

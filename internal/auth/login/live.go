@@ -1,6 +1,7 @@
 package login
 
 import (
+	"context"
 	"time"
 
 	"github.com/backupweb/backupweb/internal/access"
@@ -35,8 +36,10 @@ func (p *Provider) SetSecondFactor(v SecondFactor) error {
 	}
 	if cur == SecondFactorOff {
 		// The factors file may have changed while it was not watched.
-		if err := p.factors.Reload(); err != nil {
-			p.log.Error("auth: the factors file has problems; the users concerned cannot sign in until it is fixed", "auth_type", Name, "file", p.factors.Path(), "err", err)
+		if f := p.Factors(); f != nil {
+			if err := f.Reload(); err != nil {
+				p.log.Error("auth: the factors file has problems; the users concerned cannot sign in until it is fixed", "auth_type", Name, "file", f.Path(), "err", err)
+			}
 		}
 	}
 	p.sf.Store(int32(v))
@@ -56,7 +59,7 @@ func (p *Provider) refusal(d session.Data) string {
 	if p.secondFactor() == SecondFactorRequired {
 		return access.ReasonSecondFactor
 	}
-	if _, st := p.factorsOf(d.Username); st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "" {
+	if st, err := p.state.Status(context.Background(), d.Username); err == nil && st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "" {
 		return access.ReasonSecondFactor
 	}
 	return auth.ReasonNotAdmitted

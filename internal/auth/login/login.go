@@ -65,8 +65,8 @@ import (
 	"github.com/backupweb/backupweb/internal/secretkey"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
-	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/ui"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
 // Name is the type's name in configuration.
@@ -113,18 +113,19 @@ type Provider struct {
 	// then what SetSecondFactor set (a reload).
 	sf atomic.Int32
 
-	// tokens is the tokens file (machine tokens); revocations, with a
-	// shared store that keeps them, tells every instance of a revocation.
-	tokens      *tokens.Store
-	revocations Revocations
+	// state keeps the users' second factors and machine tokens: the
+	// shared store's when there is one (every instance sees the same),
+	// else files, which files names (nil with a shared store).
+	state userstate.Store
+	files *userstate.FileStore
 
 	// passkeys runs the passkey ceremonies; nil when second_factor is
 	// off.
 	passkeys *passkey.Service
-	// factors is the factors file, nil when second_factor is off; spend
-	// marks a token used once (the shared store's, or this process's),
-	// spent tells whether one is.
-	factors     *factors.Store
+	// fkeys seal TOTP secrets and hash recovery codes, nil when
+	// second_factor is off; spend marks a token used once (the shared
+	// store's, or this process's), spent tells whether one is.
+	fkeys       *factors.Keys
 	spend       func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
 	spent       func(ctx context.Context, kind, token string) (bool, error)
 	passkeySlot func(r *http.Request, user string) template.HTML
@@ -237,19 +238,17 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	if deps.Shared == nil && p.Manager().HasPrevious() {
 		p.resealOwnSessions()
 	}
-	p.tokens = tokens.Open(cfg.TokensFile, p.log, p.now)
 	p.SetAccountExtra(p.fillAccount)
-	if rv, ok := deps.Shared.(Revocations); ok {
-		p.revocations = rv
-	}
 	// The second factor's parts are made whatever second_factor says, so
 	// that a reload can turn it on (or off) in a running service: with
 	// off they are there and unused, and its routes answer 404.
-	keys, err := factors.NewKeyring(secretkey.Keys{Current: deps.SecretKey, Previous: deps.PreviousSecretKey})
-	if err != nil {
+	if p.fkeys, err = factors.NewKeyring(secretkey.Keys{Current: deps.SecretKey, Previous: deps.PreviousSecretKey}); err != nil {
 		return nil, fmt.Errorf("login: %w", err)
 	}
-	p.factors = factors.Open(cfg.FactorsFile, keys, p.log)
+	if err := p.openState(cfg, deps); err != nil {
+		p.Guard.Close()
+		return nil, fmt.Errorf("login: %w", err)
+	}
 	if p.spend, p.spent, err = openSpent(deps, cmp.Or(cfg.maxSpent, MaxSpent)); err != nil {
 		p.Guard.Close()
 		return nil, fmt.Errorf("login: %w", err)

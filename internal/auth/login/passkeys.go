@@ -82,7 +82,7 @@ func (p *Provider) openPasskeys(deps auth.Deps) (*passkey.Service, error) {
 	}
 	return passkey.New(passkey.Options{
 		PublicURL: deps.PublicURL, Name: "backupweb",
-		Keys: passkey.NewFactorsKeys(p.factors), Ceremonies: cs, Now: deps.Clock(),
+		Keys: passkey.NewStateKeys(p.state), Ceremonies: cs, Now: deps.Clock(),
 	})
 }
 

@@ -50,8 +50,8 @@ func (p *Provider) mountPasskeySteps(mux sessionauth.Routes) {
 // passkeySlotFor is the passkey part of the second-factor page (see
 // SetPasskeySlot): a "Use a passkey" button for a user with a passkey.
 func (p *Provider) passkeySlotFor(r *http.Request, user string) template.HTML {
-	rec, st := p.factorsOf(user)
-	if st != factors.Enrolled || rec == nil || len(rec.Passkeys) == 0 {
+	rec, st, err := p.factorsOf(r.Context(), user)
+	if err != nil || st != factors.Enrolled || rec == nil || len(rec.Passkeys) == 0 {
 		return ""
 	}
 	next := p.Guard.SafeNext(r.FormValue("next"))
@@ -84,7 +84,10 @@ func (p *Provider) pendingJSON(w http.ResponseWriter, r *http.Request, want fact
 		p.errs.Refuse(w, r, refusal.SecondStepExpired)
 		return pending{}, false
 	}
-	switch _, got := p.factorsOf(st.User); {
+	switch _, got, err := p.factorsOf(r.Context(), st.User); {
+	case err != nil:
+		p.errs.Error(w, r, fmt.Errorf("login: reading the second factors: %w", err))
+		return pending{}, false
 	case got == factors.Broken:
 		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, st.User)
 		p.endPending(w, r)
@@ -198,7 +201,7 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 			p.errs.Error(w, r, err)
 			return nil, false
 		}
-		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", SecondFactorPasskey, "file", p.factors.Path())
+		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", SecondFactorPasskey, "where", p.stateWhere())
 		return codes, true
 	})
 }

@@ -41,9 +41,13 @@ func (p *Provider) Reload() error {
 	if err == nil && !changed {
 		p.log.Info("auth: user file read again; no user changed", "auth_type", Name, "file", p.cfg.UsersFile)
 	}
-	// Its problems are logged by the store, line by line.
-	err = errors.Join(err, p.factors.Reload())
-	err = errors.Join(err, p.tokens.Reload())
+	if f := p.Factors(); f != nil {
+		// Its problems are logged by the store, line by line.
+		err = errors.Join(err, f.Reload())
+	}
+	if p.files != nil {
+		err = errors.Join(err, p.files.TokensFile().Reload())
+	}
 	return err
 }
 
@@ -121,9 +125,15 @@ func (p *Provider) Watch(ctx context.Context) {
 	p.PollRevocations() // requests left while the service was not running
 	filewatch.Every(ctx, p.cfg.PollInterval, func() {
 		p.poll()
-		p.factors.Poll()
-		p.tokens.Poll()
+		if f := p.Factors(); f != nil {
+			f.Poll()
+		}
+		if p.files != nil {
+			p.files.TokensFile().Poll()
+		}
 		p.PollRevocations()
 	})
-	p.tokens.Flush()
+	if p.files != nil {
+		p.files.TokensFile().Flush()
+	}
 }

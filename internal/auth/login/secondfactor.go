@@ -41,10 +41,15 @@ const AttrSecondFactor = auth.AttrSecondFactor
 // required.
 const AttrStepSkipped = "factor_step_skipped"
 
-// Factors returns the factors file's store, made whatever second_factor
-// says (a reload may turn it on). The passkey sign-in and registration
-// use it.
-func (p *Provider) Factors() *factors.Store { return p.factors }
+// Factors returns the factors file's store, made whatever
+// second_factor says (a reload may turn it on); nil when the factors are
+// kept in a shared store.
+func (p *Provider) Factors() *factors.Store {
+	if p.files == nil {
+		return nil
+	}
+	return p.files.FactorsFile()
+}
 
 // SetPasskeySlot sets what the second-factor page shows in its passkey
 // place, above the code form: f returns trusted markup for the request
@@ -53,25 +58,24 @@ func (p *Provider) SetPasskeySlot(f func(r *http.Request, user string) template.
 	p.passkeySlot = f
 }
 
-// factorsOf returns what the factors file says about user. A line that
-// names no user of the user file counts as a damaged line that could be
-// anyone's (see factors.Set.LookupAmong).
-func (p *Provider) factorsOf(user string) (*factors.Record, factors.Status) {
-	return p.factors.Set().LookupAmong(user, p.users.Load().has)
-}
-
-// factorAdmits reports whether a session still stands with the factors
-// file as it is now: never for a user whose record is broken; with
-// required, only for a session made with a second factor of a user who
-// still has one; never for a session that skipped the step while it was
-// off (AttrStepSkipped) of a user who has a factor; a session made with a
-// second factor ends when the user's factors are reset. With
-// second_factor off, every session stands.
+// factorAdmits reports whether a session still stands with the user's
+// factors as they are now: never for a user whose record is broken or
+// cannot be read; with required, only for a session made with a second
+// factor of a user who still has one; a session made with a second
+// factor ends when the user's factors are reset; never for a session
+// that skipped the step while it was off (AttrStepSkipped) of a user who
+// has a factor. With second_factor off, every session stands. It reads the user's
+// status only (userstate.Store.Status, in memory or the shared store's
+// client-side cache), never a factor record.
 func (p *Provider) factorAdmits(d session.Data) bool {
 	if !p.factorsOn() {
 		return true
 	}
-	_, st := p.factorsOf(d.Username)
+	st, err := p.state.Status(context.Background(), d.Username)
+	if err != nil {
+		p.log.Error("auth: the store of second factors did not answer; the session is refused", "auth_type", Name, "user", d.Username, "err", err)
+		return false
+	}
 	used := d.Attrs[AttrSecondFactor] != ""
 	switch {
 	case st == factors.Broken:
@@ -102,9 +106,16 @@ func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred
 	if !p.factorsOn() {
 		return false
 	}
-	_, st := p.factorsOf(name)
+	_, st, err := p.factorsOf(r.Context(), name)
 	path := SecondFactorPath
 	switch {
+	case err != nil:
+		// Never the password alone: 503 with Retry-After.
+		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, logName(name))
+		if rp, ok := p.replyTo(w, r, err, "auth: reading the second factors failed"); ok {
+			p.render(w, r, rp, name, next)
+		}
+		return true
 	case st == factors.Broken:
 		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, logName(name))
 		p.render(w, r, refusal.FactorsUnusable.Reply(), name, next)
@@ -169,9 +180,12 @@ func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here stri
 // (409).
 // It reports whether it answered.
 func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, next, here string) bool {
-	_, st := p.factorsOf(user)
+	_, st, err := p.factorsOf(r.Context(), user)
 	want := SecondFactorPath
 	switch {
+	case err != nil:
+		p.renderSecondError(w, r, err, user, next)
+		return true
 	case st == factors.Broken:
 		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, user)
 		p.endPending(w, r)
@@ -237,13 +251,13 @@ func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return
 	}
-	factor, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (string, bool, string, error) {
+	v, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (codeVerdict, bool, error) {
 		return p.checkCode(ctx, st.User, code)
 	})
 	if !ok {
 		return
 	}
-	p.complete(w, r, st, factor, next, nil)
+	p.complete(w, r, st, v, next, nil)
 }
 
 // pendingForm reads the form posted to the second-factor step or the
@@ -291,12 +305,15 @@ func (p *Provider) postedCode(w http.ResponseWriter, r *http.Request, user, next
 }
 
 // complete ends a second-factor step that succeeded: the pending state is
-// spent (401 when it was already), commit runs when not nil (an
+// spent (401 when it was already), then the code v checked (401 when it
+// was spent meanwhile: of a TOTP code and a recovery code sent at once
+// for one pending state, one completes it and the other's code stays
+// unspent), commit runs when not nil (an
 // enrolment's: it stores the factor and returns the recovery codes to
 // show, or answers and returns false), the user's failure count is
 // forgotten, the session started with a fresh id and the factor named,
 // and the browser sent to next, or shown the recovery codes.
-func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, factor, next string, commit func() ([]string, bool)) {
+func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, v codeVerdict, next string, commit func() ([]string, bool)) {
 	fresh, err := p.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
 	if err != nil {
 		p.renderSecondError(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err), st.User, next)
@@ -306,6 +323,20 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 		p.pendingSpent(w, r, st.User, next)
 		return
 	}
+	if v.spend != nil {
+		fresh, err := v.spend(r.Context())
+		if err != nil {
+			p.renderSecondError(w, r, err, st.User, next)
+			return
+		}
+		if !fresh {
+			p.audit.Refused(r, Name, auth.ReasonCodeUsed, st.User)
+			p.endPending(w, r)
+			p.render(w, r, refusal.CodeUsed.Reply(), "", next)
+			return
+		}
+	}
+	factor := v.factor
 	var codes []string
 	if commit != nil {
 		var ok bool
@@ -338,7 +369,7 @@ func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp refus
 		p.errs.Send(w, r, rp)
 		return
 	}
-	rec, _ := p.factorsOf(user)
+	rec, _, _ := p.factorsOf(r.Context(), user)
 	page := ui.SecondFactorPage{StepForm: p.stepForm(w, r, msgSecondTitle, SecondFactorPath, user, next, rp), HasTOTP: rec != nil && rec.TOTP != nil}
 	if page.Next == "/" {
 		page.Next = ""

@@ -23,22 +23,6 @@ import (
 // was admitted with (its id, never the token).
 const AttrToken = "token"
 
-// Revocations is what several instances share about machine tokens
-// ([server] store = redis): a revocation made on one instance is seen by
-// every other at its next request, before their file watch reads the
-// tokens file again. auth.Deps.Shared implements it when it can.
-type Revocations interface {
-	// RevokeToken marks the token with id revoked for ttl.
-	RevokeToken(ctx context.Context, id string, ttl time.Duration) error
-	// TokenRevoked reports whether the token with id is marked revoked.
-	TokenRevoked(ctx context.Context, id string) (bool, error)
-}
-
-// MaxRevocationMark bounds how long a shared revocation mark is kept for
-// a token without an expiry: long enough for every instance to have read
-// the tokens file again many times over.
-const MaxRevocationMark = 30 * 24 * time.Hour
-
 // bearerToken returns the machine token of r's "Authorization: Bearer"
 // header, and whether it has one: a value that starts with tokens.Prefix.
 // Any other Authorization header (a guarded application's own bearer
@@ -107,18 +91,14 @@ func (p *Provider) identifyToken(r *http.Request, value string) (auth.User, bool
 	if err := passwordauth.Admit(p.audit, r, Name, v, client, ""); err != nil {
 		return auth.User{}, false, err
 	}
-	tok, st := p.tokens.Lookup(value)
+	tok, st, err := p.state.Token(ctx, value)
+	if err != nil {
+		return auth.User{}, false, fmt.Errorf("login: looking a token up: %w", err)
+	}
 	reason, user := auth.ReasonTokenUnknown, ""
 	switch st {
 	case tokens.Valid:
 		if !p.users.Load().has(tok.User) {
-			break
-		}
-		revoked, err := p.sharedRevoked(ctx, tok.ID)
-		if err != nil {
-			return auth.User{}, false, err
-		}
-		if revoked {
 			break
 		}
 		return p.tokenUser(r, tok), true, nil
@@ -128,20 +108,6 @@ func (p *Provider) identifyToken(r *http.Request, value string) (auth.User, bool
 		reason = auth.ReasonTokensBroken
 	}
 	return auth.User{}, false, p.tokenFailed(r, client, reason, user)
-}
-
-// sharedRevoked asks the shared store, when there is one, whether the
-// token was revoked on another instance. It fails closed: a store that
-// does not answer is an error (503), never an admission.
-func (p *Provider) sharedRevoked(ctx context.Context, id string) (bool, error) {
-	if p.revocations == nil {
-		return false, nil
-	}
-	revoked, err := p.revocations.TokenRevoked(ctx, id)
-	if err != nil {
-		return false, fmt.Errorf("login: checking a token's revocation: %w", err)
-	}
-	return revoked, nil
 }
 
 // tokenFailed counts a refused token against the client address (taking
@@ -169,7 +135,7 @@ func (p *Provider) tokenFailed(r *http.Request, client, reason, user string) err
 // first use from a new client address logged).
 func (p *Provider) tokenUser(r *http.Request, tok *tokens.Token) auth.User {
 	client := peer.Of(r).String()
-	if p.tokens.Used(tok, client) {
+	if p.state.TokenUsed(r.Context(), tok, client, p.now()) {
 		p.log.LogAttrs(r.Context(), slog.LevelInfo, "auth token used from a new address",
 			slog.String("auth_type", Name), slog.String("user", tok.User), slog.String("token", tok.ID), slog.String("client", client))
 	}
@@ -192,44 +158,30 @@ func (p *Provider) Recheck(r *http.Request, u auth.User) func(ctx context.Contex
 	if !ok {
 		return p.Guard.Recheck(r, u)
 	}
-	tok, st := p.tokens.Lookup(value)
 	return func(ctx context.Context) (bool, error) {
-		if st != tokens.Valid || !p.tokens.Still(tok) || tok.User != u.Name || !p.users.Load().has(tok.User) {
-			return false, nil
+		tok, st, err := p.state.Token(ctx, value)
+		if err != nil || st != tokens.Valid || tok.User != u.Name || tok.ID != u.Attrs[AttrToken] || !p.users.Load().has(tok.User) {
+			return false, err
 		}
-		revoked, err := p.sharedRevoked(ctx, tok.ID)
-		return !revoked && err == nil, err
+		return true, nil
 	}
 }
 
-// Tokens returns the tokens file as the provider reads it.
-func (p *Provider) Tokens() *tokens.Store { return p.tokens }
-
-// RevokeToken removes the token id of user from the tokens file and, with
-// a shared store, marks it revoked there so that every instance refuses
-// it at once. It logs the revocation; by is who asked ("account page").
-func (p *Provider) RevokeToken(ctx context.Context, user, id, by string) error {
-	var gone *tokens.Token
-	err := p.tokens.Edit(func(d *tokens.Doc) error {
-		for _, t := range d.List {
-			if t.ID == id && t.User == user {
-				gone = d.Revoke(id)
-				return nil
-			}
-		}
-		return tokens.ErrNoToken
-	})
-	if err != nil {
-		return err
+// Tokens returns the tokens file as the provider reads it, nil when the
+// tokens are kept in a shared store.
+func (p *Provider) Tokens() *tokens.Store {
+	if p.files == nil {
+		return nil
 	}
-	if p.revocations != nil {
-		ttl := MaxRevocationMark
-		if !gone.Expires.IsZero() {
-			ttl = min(ttl, time.Until(gone.Expires)+time.Minute)
-		}
-		if err := p.revocations.RevokeToken(ctx, id, ttl); err != nil {
-			p.log.Error("auth: marking a revoked token in the shared store failed; other instances refuse it once they read the tokens file again", "auth_type", Name, "token", id, "err", err)
-		}
+	return p.files.TokensFile()
+}
+
+// RevokeToken removes the token id of user from where tokens are kept
+// (with a shared store, every instance refuses it at its next request).
+// It logs the revocation; by is who asked ("account page").
+func (p *Provider) RevokeToken(ctx context.Context, user, id, by string) error {
+	if _, err := p.state.RevokeToken(ctx, user, id); err != nil {
+		return err
 	}
 	p.log.Info("auth token revoked", "auth_type", Name, "user", user, "token", id, "by", by)
 	return nil
@@ -247,7 +199,7 @@ func (p *Provider) CreateToken(user, label string, lifetime time.Duration, scope
 	if lifetime > 0 {
 		t.Expires = t.Created.Add(lifetime)
 	}
-	if err := p.tokens.Edit(func(d *tokens.Doc) error { d.Add(t); return nil }); err != nil {
+	if err := p.state.AddToken(context.Background(), *t); err != nil {
 		return "", nil, err
 	}
 	p.log.Info("auth token created", "auth_type", Name, "user", user, "token", t.ID, "by", by)

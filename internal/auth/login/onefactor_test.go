@@ -1,0 +1,47 @@
+package login
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestSecondFactorOneStepSpendsOneFactor: one pending state sent a TOTP
+// code and a recovery code at the same instant completes once (one 303,
+// one 401) and spends only the code that completed it: the loser's code
+// still signs in afterwards.
+func TestSecondFactorOneStepSpendsOneFactor(t *testing.T) {
+	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.MaxUserFailures = 1000; c.MaxFailures = 1000 })
+	codes := h.enrol("alice")
+	for round := range 6 {
+		h.clock.Advance(30 * time.Second) // a TOTP step no round used
+		b := h.passwordGiven("alice")
+		recovery, totp := codes[round], h.code()
+		var wg sync.WaitGroup
+		status := map[string]int{}
+		var mu sync.Mutex
+		for _, code := range []string{totp, recovery} {
+			wg.Go(func() {
+				r := b.secondFactor(code, "/")
+				mu.Lock()
+				status[code] = r.status
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		won, lost := totp, recovery
+		if status[recovery] == http.StatusSeeOther {
+			won, lost = recovery, totp
+		}
+		if status[won] != http.StatusSeeOther || status[lost] != http.StatusUnauthorized {
+			t.Fatalf("round %d: TOTP %d, recovery %d; want one 303 and one 401", round, status[totp], status[recovery])
+		}
+		if again := h.passwordGiven("alice"); again.secondFactor(lost, "/").status != http.StatusSeeOther {
+			t.Fatalf("round %d: the losing code (%s) was spent by a step it did not complete", round, map[bool]string{true: "TOTP", false: "recovery"}[lost == totp])
+		}
+		if again := h.passwordGiven("alice"); again.secondFactor(won, "/").status != http.StatusUnauthorized {
+			t.Fatalf("round %d: the winning code signs in again", round)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package login
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/redisstore"
+	"github.com/backupweb/backupweb/internal/testkit/clocktest"
+	"github.com/backupweb/backupweb/internal/testkit/redistest"
+)
+
+// redisHarness is a harness whose sessions, counters and user state are
+// in a real redis-server.
+func redisHarness(b *testing.B) *harness {
+	srv := redistest.Start(b, redistest.Options{})
+	h := newHarness(b, nil)
+	c, err := redisstore.Open(redisstore.Options(srv.Config()), h.env.Logger)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	h.stop()
+	h.env.Shared = c
+	h.clock = clocktest.New(time.Now())
+	h.env.Now = h.clock.Now
+	h.start()
+	return h
+}
+
+// BenchmarkRedisMeWithSession and BenchmarkRedisMeWithToken compare a
+// session request and a token request with store = redis: both are one
+// read answered from Redis's client-side cache, so their times should
+// be within 10% of each other.
+func BenchmarkRedisMeWithSession(b *testing.B) {
+	h := redisHarness(b)
+	br := h.browser()
+	br.mustLogin("alice")
+	req := httptest.NewRequest(http.MethodGet, "/api/me", nil)
+	req.AddCookie(&http.Cookie{Name: h.p.Manager().CookieName(), Value: br.sessionCookie()})
+	serveBench(b, h.handler, req, http.StatusOK)
+}
+
+func BenchmarkRedisMeWithToken(b *testing.B) {
+	h := redisHarness(b)
+	req := httptest.NewRequest(http.MethodGet, "/api/me", nil)
+	req.Header.Set("Authorization", "Bearer "+benchToken(b, h))
+	serveBench(b, h.handler, req, http.StatusOK)
+}
