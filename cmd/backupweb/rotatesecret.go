@@ -100,12 +100,12 @@ func resealers(c *cli, cfg *config.Config, keys secretkey.Keys) ([]secretkey.Res
 	closeAll := func() {}
 	var creds func(string) (string, bool)
 	if cfg.Auth.String("type", "") == login.Name {
-		lc := login.Config{UsersFile: cfg.Auth.String("users_file", ""), FactorsFile: cfg.Auth.String("factors_file", "")}.WithDefaults()
-		if lc.FactorsFile != "" {
-			rs = append(rs, factorsFile(lc.FactorsFile))
+		sf := app.StateFilesOf(cfg)
+		if cfg.Server.Store != config.StoreRedis && sf.Factors.Path != "" {
+			rs = append(rs, factorsFile(sf.Factors.InForce()))
 		}
 		var err error
-		if creds, err = userCredentials(lc.UsersFile, cfg.Auth.Bool("use_bcrypt", false)); err != nil {
+		if creds, err = userCredentials(sf.UsersFile, cfg.Auth.Bool("use_bcrypt", false)); err != nil {
 			return nil, closeAll, err
 		}
 	}

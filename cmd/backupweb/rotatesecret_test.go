@@ -33,7 +33,7 @@ func rotationDoc(t *testing.T, newKey, oldKey, config string) (env map[string]st
 	t.Helper()
 	const section = "## Rotating the secret key"
 	env = map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(docSnippet(t, "docs/operations.md", section, "ini")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(docSnippet(t, "docs/operations.md", section, "sh")), "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
 		if !ok {
 			t.Fatalf("step 2's environment has a line that is not NAME=VALUE: %q", line)
@@ -43,7 +43,7 @@ func rotationDoc(t *testing.T, newKey, oldKey, config string) (env map[string]st
 	if env["BACKUP_SECRET_KEY"] != newKey || env["BACKUP_SECRET_KEY_PREVIOUS"] != oldKey || len(env) != 2 {
 		t.Fatalf("step 2 no longer gives the new key as BACKUP_SECRET_KEY and the old one as BACKUP_SECRET_KEY_PREVIOUS: %v", env)
 	}
-	for _, line := range strings.Split(docSnippet(t, "docs/operations.md", section+"\n", "sh"), "\n") {
+	for _, line := range strings.Split(docSnippet(t, "docs/operations.md", "4. Once every instance runs with both keys", "sh"), "\n") {
 		if line = strings.TrimSpace(line); strings.HasPrefix(line, "backupweb rotate-secret") {
 			rotate = strings.Fields(strings.Replace(line, "/etc/backupweb/backupweb.ini", config, 1))[1:]
 		}

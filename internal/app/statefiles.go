@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/backupweb/backupweb/internal/atomicfile"
+	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/tokens"
@@ -132,4 +133,19 @@ func (f StateFile) LogMove(log *slog.Logger, left error) {
 		return
 	}
 	log.Warn("state: copied "+f.Key+" from its old default place into state_dir; the old file could not be removed and is no longer read: remove it", "from", f.Old, "to", f.Path, "err", left)
+}
+
+// StateFilesOf returns the files the flask-login configuration cfg keeps
+// about its users, defaults applied, as the service finds them.
+func StateFilesOf(cfg *config.Config) StateFiles {
+	return stateFiles(cfg.Auth.String("users_file", ""), cfg.Auth.String("factors_file", ""), cfg.Auth.String("tokens_file", ""), cfg.Server.StateDir)
+}
+
+// InForce is the file's path in force now: Old while the file is still
+// there (Pending), else Path.
+func (f StateFile) InForce() string {
+	if f.Pending() {
+		return f.Old
+	}
+	return f.Path
 }
