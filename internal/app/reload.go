@@ -226,7 +226,7 @@ var reloadSections = []string{"server", "backups", "proxy", "redis", "ui", "acce
 
 // liveKeys are the keys of reloadSections whose new value a reload
 // applies; every key of [access] is live too. The others ([server]
-// listen, state_dir, store, mode, metrics_listen, pprof, cookie_domain,
+// listen, state_dir, store, mode, metrics_listen, pprof, pprof_public, cookie_domain,
 // public_url; [backups] dir; [proxy] upstream, redirect_hosts; [redis])
 // need a restart.
 var liveKeys = map[string][]string{

@@ -50,6 +50,7 @@ var reloadValue = map[string]string{
 	// The sections.
 	"server.listen": "127.0.0.1:1", "server.trusted_proxies": "10.0.0.1", "server.state_dir": "DIR/state2",
 	"server.access_log": "false", "server.metrics_listen": "127.0.0.1:0", "server.pprof": "true",
+	"server.pprof_public":  "true",
 	"server.cookie_domain": "example.com", "server.store": "redis", "server.mode": "proxy",
 	"server.public_url": "https://backups.example.com",
 	"backups.dir":       "DIR/backups2", "backups.max_age": "24h",
