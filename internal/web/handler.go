@@ -248,6 +248,7 @@ func NewHandler(o Options) http.Handler {
 	if o.Proxy != nil {
 		own = proxyOrOwn(p, o.Proxy, protect, own)
 	}
+	own = oneCredential(p.Type(), errs, audit, own)
 	return front(frontOptions{log: log, site: s, brand: o.Brand, res: res, access: access, obs: o.Observer}, own)
 }
 
