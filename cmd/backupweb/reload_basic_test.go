@@ -82,3 +82,45 @@ func TestReloadRotatesBasicCredentials(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoCredentialsRefused: the program with type basic answers 400 to
+// two Authorization headers and to one holding two credentials, the
+// right password among them, and logs an auth refused line; the right
+// password alone is admitted.
+func TestTwoCredentialsRefused(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "backups"), 0o700)
+	r := &reloadRig{t: t, dir: dir, keys: map[string]string{
+		"server.listen": "127.0.0.1:0", "server.state_dir": filepath.Join(dir, "state"),
+		"backups.dir": filepath.Join(dir, "backups"), "authentication.type": "basic",
+		"authentication.username": "ops", "authentication.password": "a plain secret",
+	}}
+	r.s = startServe(t, nil, "-config", r.write())
+	right := "Basic b3BzOmEgcGxhaW4gc2VjcmV0" // ops:a plain secret
+	tests := []struct {
+		name   string
+		values []string
+		want   int
+	}{
+		{"one", []string{right}, http.StatusOK},
+		{"two headers", []string{right, "Basic bm9ib2R5Ong="}, http.StatusBadRequest},
+		{"two in one", []string{right + ", Bearer tok"}, http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest("GET", "http://"+r.s.addr+"/api/me", nil)
+		for _, v := range tt.values {
+			req.Header.Add("Authorization", v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, resp.StatusCode, tt.want)
+		}
+	}
+	if n := strings.Count(r.s.log.String(), `reason="more than one credential"`); n != 2 {
+		t.Errorf("%d auth refused lines for two credentials, want 2:\n%s", n, r.s.log)
+	}
+}
