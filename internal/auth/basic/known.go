@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +75,9 @@ type localMarks struct {
 	log  *slog.Logger
 	mu   sync.Mutex
 	m    map[string]time.Time // id → expiry
+	// unwritable tells that the last write of the file failed (logged
+	// once until a write succeeds again).
+	unwritable bool
 }
 
 // newLocalMarks reads path's records (none when path is empty or the file
@@ -148,7 +150,17 @@ func (l *localMarks) mark(_ context.Context, id string, ttl time.Duration) error
 		fmt.Fprintf(&b, "%s %d\n", id, t.Unix())
 	}
 	if err := atomicfile.Write(l.path, b.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", filepath.Base(l.path), err)
+		// Kept in memory all the same; said once, not at every sign-in.
+		if !l.unwritable {
+			l.unwritable = true
+			l.log.Warn("auth: the known addresses cannot be written; they are kept in memory only and forgotten at a restart (is [server] state_dir a folder the service can write?)",
+				"auth_type", Name, "file", l.path, "err", err)
+		}
+		return nil
+	}
+	if l.unwritable {
+		l.unwritable = false
+		l.log.Info("auth: the known addresses are written again", "auth_type", Name, "file", l.path)
 	}
 	return nil
 }

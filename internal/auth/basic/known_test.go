@@ -118,3 +118,28 @@ func FuzzParseMarks(f *testing.F) {
 		}
 	})
 }
+
+// TestKnownAddressesUnwritable: a state folder that cannot be written
+// keeps the known addresses in memory, and says so once.
+func TestKnownAddressesUnwritable(t *testing.T) {
+	logs := &logtest.Buffer{}
+	deps := auth.Deps{StateDir: filepath.Join(t.TempDir(), "missing"), Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	p, err := New(Config{Username: "ops", Password: "a long password"}, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{"192.0.2.1", "192.0.2.2"} {
+		r := httptest.NewRequest("GET", "/api/me", nil)
+		r.RemoteAddr = addr + ":4000"
+		r.SetBasicAuth("ops", "a long password")
+		if _, ok, err := p.Identify(r); !ok || err != nil {
+			t.Fatalf("the sign-in from %s: %v, %v", addr, ok, err)
+		}
+		if ok, _ := p.marks.marked(context.Background(), knownID(p.cred.Load().known, "ops", addr)); !ok {
+			t.Errorf("%s is not known in memory", addr)
+		}
+	}
+	if n := strings.Count(logs.String(), "cannot be written"); n != 1 {
+		t.Errorf("%d lines about the unwritable file, want 1:\n%s", n, logs)
+	}
+}
