@@ -93,7 +93,7 @@ func TestManyAddressesOneName(t *testing.T) {
 			if right != 200 {
 				t.Errorf("the right password from the known address during the flood: %d, want 200", right)
 			}
-			if took > 10*time.Second {
+			if took > 30*time.Second { // generous: the machine may be loaded; the figure is logged
 				t.Errorf("the right password from the known address took %s during the flood", took)
 			}
 			if statuses[401] > basicMaxUser+10 || statuses[503] != 0 || statuses[401]+statuses[429] != addrs*each {
