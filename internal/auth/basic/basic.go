@@ -6,10 +6,12 @@
 // check, so successful verifications are cached by package password (keyed
 // by a keyed hash, bounded, expiring, never holding the password). Wrong
 // passwords always pay the full bcrypt cost, run through a gate that caps
-// concurrent bcrypt work, and are throttled per client address with 429 and
-// Retry-After, so a flood of guesses neither succeeds quickly nor takes the
-// CPU from everyone else. There is no logout: browsers keep sending the
-// credentials until they are closed.
+// concurrent bcrypt work, and are throttled per client address and per user
+// name (an address the name signed in from before counting on its own, see
+// known.go) with 429 and Retry-After, so a flood of guesses from one address
+// or from many neither succeeds quickly nor takes the CPU from everyone
+// else. There is no logout: browsers keep sending the credentials until
+// they are closed.
 package basic
 
 import (
