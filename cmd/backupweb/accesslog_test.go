@@ -106,3 +106,32 @@ func TestCheckConfigPprofNeedsMetrics(t *testing.T) {
 		t.Errorf("the error does not name the keys:\n%s", out)
 	}
 }
+
+// TestCheckConfigPublicPprof: check-config refuses pprof on a
+// metrics_listen others can reach unless pprof_public says it is meant,
+// and warns of public metrics alone, naming the address.
+func TestCheckConfigPublicPprof(t *testing.T) {
+	tests := []struct {
+		name, server string
+		ok           bool
+		want         string
+	}{
+		{"pprof on every interface", "metrics_listen = 0.0.0.0:9464\npprof = true\n", false, "pprof_public"},
+		{"pprof public on purpose", "metrics_listen = 0.0.0.0:9464\npprof = true\npprof_public = true\n", true, "0.0.0.0:9464"},
+		{"public metrics alone", "metrics_listen = 0.0.0.0:9464\n", true, "0.0.0.0:9464 is not a loopback or private address"},
+		{"pprof on loopback", "metrics_listen = 127.0.0.1:9464\npprof = true\n", true, "configuration ok"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			os.Mkdir("backups", 0o700)
+			os.WriteFile("backupweb.ini", []byte("[server]\nlisten = 127.0.0.1:0\n"+tt.server+"[backups]\ndir = backups\n"), 0o600)
+			c, stdout, stderr := testCLI(context.Background(), "", nil)
+			code := c.main([]string{"check-config"})
+			out := stdout.String() + stderr.String()
+			if (code == exitOK) != tt.ok || !strings.Contains(out, tt.want) {
+				t.Errorf("exit %d, want ok %v, with %q:\n%s", code, tt.ok, tt.want, out)
+			}
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"fmt"
+
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/basic"
 	"github.com/backupweb/backupweb/internal/ini"
 )
@@ -14,16 +17,30 @@ import (
 func loadBasic(s *ini.Section) (cfg basic.Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = basic.Config{
-		Username:   s.String("username", ""),
-		Password:   s.String("password", ""),
-		UseBcrypt:  s.Bool("use_bcrypt", false),
-		Realm:      s.String("realm", ""),
-		Throttling: loadThrottling(s),
-		CacheTTL:   s.Duration("cache_ttl", 0),
+		Username:         s.String("username", ""),
+		Password:         s.String("password", ""),
+		UseBcrypt:        s.Bool("use_bcrypt", false),
+		Realm:            s.String("realm", ""),
+		Throttling:       loadThrottling(s),
+		MaxUserFailures:  s.Int("max_user_failures", 0, 1, 1_000_000),
+		KnownAddressDays: s.Int("known_address_days", 0, 1, 36500),
+		CacheTTL:         s.Duration("cache_ttl", 0),
 	}.WithDefaults()
 	s.Record(cfg.Validate())
 	if s.Report().ErrorCount() == before {
 		s.Record(cfg.Warnings()...)
 	}
 	return cfg, s.Report().ErrorCount() == before
+}
+
+// liveCredentials applies username, password and use_bcrypt to a running
+// basic provider (a reload that rotates a leaked password): the three
+// are read together, whichever of them changed, so that the provider
+// never holds a password of one reload with the use_bcrypt of another.
+func liveCredentials(p auth.Provider, s *ini.Section) error {
+	bp, ok := p.(*basic.Provider)
+	if !ok {
+		return fmt.Errorf("not a basic provider")
+	}
+	return bp.SetCredentials(s.String("username", ""), s.String("password", ""), s.Bool("use_bcrypt", false))
 }

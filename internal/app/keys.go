@@ -90,13 +90,16 @@ var groupsFile = Key{Name: "groups_file", Kind: ReadFile}
 
 // basicKeys are the keys of type basic (loadBasic).
 var basicKeys = slices.Concat([]Key{
-	{Name: "username", Kind: Text},
-	{Name: "password", Kind: Secret, Holds: "a password or password hash"},
-	{Name: "use_bcrypt", Kind: Bool},
+	{Name: "username", Kind: Text, Live: liveCredentials},
+	{Name: "password", Kind: Secret, Holds: "a password or password hash", Live: liveCredentials},
+	{Name: "use_bcrypt", Kind: Bool, Live: liveCredentials},
 	{Name: "realm", Kind: Text},
 	{Name: "cache_ttl", Kind: Duration},
 	groupsFile,
-}, throttlingKeys)
+}, throttlingKeys, []Key{
+	{Name: "max_user_failures", Kind: Number, Live: liveThrottling},
+	{Name: "known_address_days", Kind: Number},
+})
 
 // loginKeys are the keys of type flask-login (loadLogin).
 var loginKeys = slices.Concat([]Key{

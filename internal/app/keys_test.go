@@ -61,7 +61,7 @@ func TestKeyKinds(t *testing.T) {
 		{"basic", "files", fileNames, []string{"groups_file"}},
 		{"flask-login", "files", fileNames, []string{"users_file", "login_template", "factors_file", "groups_file", "tokens_file"}},
 		{"oauth", "files", fileNames, nil},
-		{"basic", "live", liveNames, []string{"attempt_wait", "failure_window", "max_failures"}},
+		{"basic", "live", liveNames, []string{"attempt_wait", "failure_window", "max_failures", "max_user_failures", "password", "use_bcrypt", "username"}},
 		{"flask-login", "live", liveNames, []string{"attempt_wait", "failure_window", "max_failures", "max_user_failures", "second_factor"}},
 		{"oauth", "live", liveNames, nil},
 	}

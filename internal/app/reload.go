@@ -226,7 +226,7 @@ var reloadSections = []string{"server", "backups", "proxy", "redis", "ui", "acce
 
 // liveKeys are the keys of reloadSections whose new value a reload
 // applies; every key of [access] is live too. The others ([server]
-// listen, state_dir, store, mode, metrics_listen, pprof, cookie_domain,
+// listen, state_dir, store, mode, metrics_listen, pprof, pprof_public, cookie_domain,
 // public_url; [backups] dir; [proxy] upstream, redirect_hosts; [redis])
 // need a restart.
 var liveKeys = map[string][]string{
@@ -254,13 +254,12 @@ func changedKeys(a, b *ini.Section) []string {
 	return out
 }
 
-// liveThrottling applies the throttling keys (and flask-login's
-// max_user_failures) to a running basic or flask-login provider.
+// liveThrottling applies the throttling keys (and max_user_failures) to a running basic or flask-login provider.
 func liveThrottling(p auth.Provider, s *ini.Section) error {
 	t := loadThrottling(s)
 	switch p := p.(type) {
 	case *basic.Provider:
-		p.SetThrottling(t)
+		p.SetThrottling(t, s.Int("max_user_failures", basic.DefaultMaxUserFailures, 1, 1_000_000))
 	case *login.Provider:
 		p.SetThrottling(t, s.Int("max_user_failures", login.DefaultMaxUserFailures, 1, 1_000_000))
 	default:

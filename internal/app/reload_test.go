@@ -41,8 +41,8 @@ var reloadValue = map[string]string{
 	"session_lifetime": "1h", "max_sessions_per_user": "3", "max_failures": "3",
 	"failure_window": "1h", "attempt_wait": "2s", "max_user_failures": "2",
 	"second_factor": "required", "factors_file": "DIR/other.factors", "tokens_file": "DIR/other.tokens", "flask-login.groups_file": "DIR/groups2",
-	"passkey_login": "true",
-	"provider":      "github", "client_id": "c2", "client_secret": "an0ther-s3cr3t", "redirect_uri": "https://backups2.example.com/oauth/callback",
+	"passkey_login": "true", "known_address_days": "7",
+	"provider": "github", "client_id": "c2", "client_secret": "an0ther-s3cr3t", "redirect_uri": "https://backups2.example.com/oauth/callback",
 	"authorized_domains": "example.org", "authorized_users": "a@example.com", "authorized_orgs": "acme",
 	"authorized_teams": "acme/ops", "authorized_groups": "ops", "groups_claim": "roles",
 	"authorization_endpoint": "https://idp.example.com/auth2", "token_endpoint": "https://idp.example.com/token2",
@@ -51,6 +51,7 @@ var reloadValue = map[string]string{
 	// The sections.
 	"server.listen": "127.0.0.1:1", "server.trusted_proxies": "10.0.0.1", "server.state_dir": "DIR/state2",
 	"server.access_log": "false", "server.metrics_listen": "127.0.0.1:0", "server.pprof": "true",
+	"server.pprof_public":  "true",
 	"server.cookie_domain": "example.com", "server.store": "redis", "server.mode": "proxy",
 	"server.public_url": "https://backups.example.com",
 	"backups.dir":       "DIR/backups2", "backups.max_age": "24h",
@@ -73,7 +74,8 @@ var wantLive = map[string]bool{
 	"proxy.dial_timeout": true, "proxy.response_header_timeout": true, "proxy.pass_host_header": true,
 	"proxy.rewrite_redirects": true, "proxy.skip_auth_routes": true, "proxy.allow_users": true, "proxy.allow_anonymous": true,
 	"ui.title": true, "ui.product_name": true, "ui.icon": true, "backups.max_age": true,
-	"basic.max_failures": true, "basic.failure_window": true, "basic.attempt_wait": true,
+	"basic.max_failures": true, "basic.failure_window": true, "basic.attempt_wait": true, "basic.max_user_failures": true,
+	"basic.username": true, "basic.password": true, "basic.use_bcrypt": true,
 	"flask-login.max_failures": true, "flask-login.failure_window": true, "flask-login.attempt_wait": true,
 	"flask-login.max_user_failures": true, "flask-login.second_factor": true,
 }

@@ -55,6 +55,10 @@ const (
 	// ReasonOutOfScope is a good token's request that its scope
 	// (-read-only, -path) does not permit.
 	ReasonOutOfScope = "outside the token's scope"
+	// ReasonTwoCredentials is a request with two Authorization headers,
+	// or one holding two credentials: which one counts would depend on
+	// who reads it.
+	ReasonTwoCredentials = "more than one credential"
 	// ReasonOther stands, in metrics, for any reason not listed here.
 	ReasonOther = "other"
 )
@@ -66,7 +70,7 @@ func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
 		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonAmbiguousAnswer, ReasonPasskeyRefused, ReasonPasskeyCloned,
-		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOutOfScope, ReasonOther}
+		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOutOfScope, ReasonTwoCredentials, ReasonOther}
 }
 
 // Audit writes the contract's lines for authentication outcomes to Log

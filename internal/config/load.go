@@ -78,6 +78,11 @@ type Server struct {
 	// metrics listener, [server] pprof, default false. It needs
 	// metrics_listen: profiles are never served on the main listener.
 	Pprof bool
+	// PprofPublic allows Pprof with a MetricsListen that is neither
+	// loopback nor private, [server] pprof_public, default false: without
+	// it that is an error, since profiles show the program's command line,
+	// memory and execution to whoever reaches the address.
+	PprofPublic bool
 	// Store is where shared state is kept, [server] store: StoreFile
 	// (default: sessions in StateDir, the rest in memory) or StoreRedis
 	// (everything several instances must agree on, in Config.Redis).
@@ -200,9 +205,30 @@ func (c *Config) CheckSecrets(s *ini.Section, secrets map[string]string) {
 	}
 }
 
+// checkPublicMetrics judges a metrics_listen (valid) that others may
+// reach, one neither loopback nor private (all interfaces, a public
+// address, or a host name, which is not resolved here): with pprof it is
+// an error unless pprof_public says it is meant, since profiles show the
+// program's command line, memory and execution; without it, a warning
+// naming the address.
+func checkPublicMetrics(s *ini.Section, srv Server) {
+	host, _, _ := net.SplitHostPort(srv.MetricsListen)
+	if host != "" && localHost(host) {
+		return
+	}
+	switch {
+	case srv.Pprof && !srv.PprofPublic:
+		s.Errorf("pprof", "would serve the program's profiles (its command line, memory, goroutines and execution traces) to anyone who reaches metrics_listen = %s, which is not a loopback or private address; put metrics_listen on loopback or a private network, or set pprof_public = true if that is meant", srv.MetricsListen)
+	case srv.Pprof:
+		s.Warnf("metrics_listen", "%s is not a loopback or private address, and pprof_public = true serves the program's profiles there to anyone who reaches it", srv.MetricsListen)
+	default:
+		s.Warnf("metrics_listen", "%s is not a loopback or private address: anyone who reaches it reads the metrics (request, sign-in and refusal counts); prefer loopback or a private network", srv.MetricsListen)
+	}
+}
+
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "cookie_domain", "store", "mode", "public_url"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "pprof_public", "cookie_domain", "store", "mode", "public_url"}
 	backupsKeys = []string{"dir", "max_age"}
 )
 
@@ -221,6 +247,7 @@ func loadServer(s *ini.Section) Server {
 		AccessLog:     s.Bool("access_log", true),
 		MetricsListen: s.String("metrics_listen", ""),
 		Pprof:         s.Bool("pprof", false),
+		PprofPublic:   s.Bool("pprof_public", false),
 	}
 	if srv.Pprof && srv.MetricsListen == "" {
 		s.Errorf("pprof", "needs metrics_listen: profiles are served only on the metrics listener")
@@ -230,6 +257,8 @@ func loadServer(s *ini.Section) Server {
 			s.Errorf("metrics_listen", "%v", err)
 		} else if srv.MetricsListen == srv.Listen && !strings.HasSuffix(srv.Listen, ":0") {
 			s.Errorf("metrics_listen", "must differ from listen: metrics are served on a second listener")
+		} else {
+			checkPublicMetrics(s, srv)
 		}
 	}
 	if err := CheckListen(srv.Listen); err != nil {

@@ -158,6 +158,9 @@ const (
 	FactorsChanged
 	// BadRequest is the 400 of a request body that cannot be read.
 	BadRequest
+	// TwoCredentials is the 400 of a request with more than one
+	// Authorization header, or one holding more than one credential.
+	TwoCredentials
 
 	// The access rules' refusals of a signed-in user.
 
@@ -268,6 +271,7 @@ var catalogue = [refusalEnd]refusalRow{
 	PasskeyName:             {http.StatusBadRequest, "", "Give the passkey a name of at most 64 characters."},
 	PageStale:               {http.StatusForbidden, "", "This page is out of date. Reload it and try again."},
 	BadRequest:              {http.StatusBadRequest, "", "The request could not be read."},
+	TwoCredentials:          {http.StatusBadRequest, "", "The request carries more than one set of credentials (Authorization), so it is refused. Send one."},
 	PasswordAgain:           {http.StatusForbidden, "", "Confirm your password first: this needs it given again within the last 5 minutes. Reload the page to do so."},
 	WrongPassword:           {http.StatusUnauthorized, "", "Wrong password."},
 	FactorsChanged:          {http.StatusConflict, "", "Your second factors changed while this one was being added, so it was not added. Reload the page and try again."},

@@ -251,6 +251,7 @@ func NewHandler(o Options) http.Handler {
 	if !o.NoCatalog {
 		own = servedHostsOnly(o.Rules, p.Type(), errs, audit, own)
 	}
+	own = oneCredential(p.Type(), errs, audit, own)
 	return front(frontOptions{log: log, site: s, brand: o.Brand, res: res, access: access, obs: o.Observer}, own)
 }
 
