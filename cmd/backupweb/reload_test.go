@@ -280,7 +280,7 @@ func TestReloadTurnsSecondFactorOn(t *testing.T) {
 	if code, _ := r.get(r.client(""), "/_backupweb/second-factor"); code != http.StatusNotFound {
 		t.Fatalf("the second-factor step with second_factor = off: %d, want 404", code)
 	}
-	if code, _, stderr := enrolPipeWith(t, strings.Repeat("ab", 32), r.keys["authentication.users_file"], "alice"); code != exitOK {
+	if code, _, stderr := enrolPipeWith(t, strings.Repeat("ab", 32), r.keys["authentication.users_file"], "alice", "-config", filepath.Join(r.dir, "backupweb.ini")); code != exitOK {
 		t.Fatalf("user totp: %d %s", code, stderr)
 	}
 	alice, bob := r.client("alice"), r.client("bob") // the password alone, since it is off

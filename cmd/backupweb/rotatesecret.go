@@ -121,8 +121,10 @@ func resealers(c *cli, cfg *config.Config, keys secretkey.Keys) ([]secretkey.Res
 	}
 	closeAll = func() { rc.Close() }
 	rs = append(rs, storeSessions{kind: "sessions (redis)", store: rc.SessionStore(), creds: creds})
-	if r, ok := any(rc).(secretkey.Resealer); ok {
-		rs = append(rs, r)
+	if cfg.Auth.String("type", "") == login.Name {
+		// The users' factors, passkey counters and tokens in Redis; its
+		// Reseal takes the keys it is given.
+		rs = append(rs, rc.UserState(nil, nil, nil))
 	}
 	return rs, closeAll, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/backupweb/backupweb/internal/app"
@@ -148,6 +150,13 @@ func stateExport(c *cli, us *app.UserState) error {
 	all, err := us.Store.AllTokens(c.ctx)
 	if err != nil {
 		return err
+	}
+	// The files' folder (state_dir by default) is made as the service
+	// makes it.
+	for _, f := range []string{us.Login.FactorsFile, us.Login.TokensFile} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			return err
+		}
 	}
 	err = factors.Edit(us.Login.FactorsFile, us.Keys, func(d *factors.Doc) error {
 		for _, rec := range recs {

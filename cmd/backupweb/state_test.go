@@ -67,7 +67,8 @@ func TestStateImportExport(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "factors: 2 users") || !strings.Contains(out, "tokens: 1 written") {
 		t.Fatalf("state export: %d %q %s", code, out, errs)
 	}
-	set, err := factors.Read(factors.DefaultPath(users), nil)
+	// Where the service would read them with store = file: state_dir.
+	set, err := factors.Read(filepath.Join(dir, "state", "factors"), nil)
 	if err != nil || set.Len() != 2 {
 		t.Fatalf("the exported factors file: %d users, %v", set.Len(), err)
 	}

@@ -48,8 +48,9 @@ func enrolPipe(t *testing.T, users, name string) (code int, stdout, stderr strin
 	return enrolPipeWith(t, testFactorSecret, users, name)
 }
 
-// enrolPipeWith is enrolPipe with secret as BACKUP_SECRET_KEY.
-func enrolPipeWith(t *testing.T, secret, users, name string) (code int, stdout, stderr string) {
+// enrolPipeWith is enrolPipe with secret as BACKUP_SECRET_KEY, and more
+// flags of user totp before the name.
+func enrolPipeWith(t *testing.T, secret, users, name string, more ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -60,7 +61,7 @@ func enrolPipeWith(t *testing.T, secret, users, name string) (code int, stdout, 
 	c, _, errs := bufferedCLI(r)
 	c.stdout = out
 	c.lookupEnv = func(k string) (string, bool) { return secret, k == "BACKUP_SECRET_KEY" }
-	code = runUser(c, []string{"totp", "-file", users, name})
+	code = runUser(c, append(append([]string{"totp", "-file", users}, more...), name))
 	w.Close()
 	return code, out.b.String(), errs.String()
 }

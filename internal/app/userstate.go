@@ -64,6 +64,11 @@ func OpenUserState(path string, lookupEnv func(string) (string, bool), log *slog
 		return nil, errors.Join(err, fmt.Errorf("%s: the [authentication] section cannot be used", path))
 	}
 	lc = lc.WithDefaults()
+	// The files as the service finds them: in state_dir, or still at
+	// their old place beside the user file until the service moves them.
+	if sf := StateFilesOf(cfg); sf.UsersFile != "" {
+		lc.FactorsFile, lc.TokensFile = sf.Factors.InForce(), sf.Tokens.InForce()
+	}
 	secret, set := lookupEnv(SecretEnv)
 	if !set || len(secret) < MinSecretLen {
 		return nil, fmt.Errorf("%s must be set to the service's secret key (at least %d characters)", SecretEnv, MinSecretLen)

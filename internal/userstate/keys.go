@@ -72,3 +72,10 @@ func (k *RecordKeys) sum(secret []byte, key string, parts []string) []byte {
 	}
 	return m.Sum(nil)
 }
+
+// CheckCurrent reports whether mac is the MAC of the record of key
+// holding parts under the current key (not a previous one): a record a
+// rotation has to write again when it is not.
+func (k *RecordKeys) CheckCurrent(key string, mac []byte, parts ...string) bool {
+	return hmac.Equal(mac, k.sum(k.keys[0], key, parts))
+}
