@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/userfile"
 	"github.com/backupweb/backupweb/internal/userstate"
@@ -84,14 +85,24 @@ func runToken(c *cli, args []string) int {
 // moved into its state folder first when it is still at its old default
 // place.
 func (c *cli) tokensFileOf(ta *tokenArgs) error {
-	if ta.tokens != "" || ta.config != "" {
-		return nil // -config: tokenState opens where it keeps them
+	if ta.tokens != "" {
+		return nil
+	}
+	if ta.config != "" {
+		a := app.Check(ta.config, c.options("", slog.New(slog.DiscardHandler)))
+		if a.Config != nil && a.Config.Server.Store == config.StoreRedis {
+			return nil // tokenState opens Redis, with the secret key
+		}
+		if sf, ok := a.StateFiles(); ok && ta.file == "" {
+			ta.file = sf.UsersFile
+		}
 	}
 	sf, err := c.userState(ta.file, ta.config)
 	if err != nil {
 		return err
 	}
-	ta.tokens = sf.Tokens.Path
+	// A tokens file: no secret key is needed to act in it.
+	ta.tokens, ta.config = sf.Tokens.Path, ""
 	return c.prepareState(sf.Tokens)
 }
 

@@ -57,7 +57,7 @@ var allowed = map[string][]string{
 	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.
-	"internal/redisstore": {"internal/factors", "internal/fspath", "internal/session", "internal/throttle", "internal/tokens", "internal/userstate"},
+	"internal/redisstore": {"internal/factors", "internal/fspath", "internal/session", "internal/throttle", "internal/tokens", "internal/userstate", "internal/secretkey"},
 	"internal/web":        {"internal/access", "internal/accesslog", "internal/auth", "internal/catalog", "internal/peer", "internal/ui", "internal/refusal"},
 	"internal/proxy":      {"internal/access", "internal/auth", "internal/peer", "internal/session", "internal/refusal"},
 	"internal/metrics":    {"internal/access", "internal/auth", "internal/buildinfo", "internal/password", "internal/session"},

@@ -137,19 +137,27 @@ func (p *Provider) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v, err := p.counted(r, p.limitsFor(r, st.User), st.User, func(ctx context.Context) (passkey.Verdict, error) {
-		return p.passkeys.FinishLogin(ctx, st.User, req.Ceremony, req.Credential)
+	// The pending state is spent before the assertion is checked, so
+	// that of a passkey and a code sent at once for one sign-in, the one
+	// that loses consumes nothing: its sign count is not moved, its code
+	// not spent. A refused assertion then ends the step too.
+	var next string
+	p.completeJSON(w, r, st, SecondFactorPasskey, &next, func() ([]string, bool) {
+		v, err := p.counted(r, p.limitsFor(r, st.User), st.User, func(ctx context.Context) (passkey.Verdict, error) {
+			return p.passkeys.FinishLogin(ctx, st.User, req.Ceremony, req.Credential)
+		})
+		if err != nil {
+			p.errs.Error(w, r, err)
+			return nil, false
+		}
+		if !v.OK {
+			v.User = st.User
+			p.refusePasskey(w, r, v)
+			return nil, false
+		}
+		next = v.Next
+		return nil, true
 	})
-	if err != nil {
-		p.errs.Error(w, r, err)
-		return
-	}
-	if !v.OK {
-		v.User = st.User
-		p.refusePasskey(w, r, v)
-		return
-	}
-	p.completeJSON(w, r, st, SecondFactorPasskey, v.Next, nil)
 }
 
 // beginEnrolPasskey is POST EnrolPasskeyBegin: a user who must enrol
@@ -179,7 +187,7 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
-	p.completeJSON(w, r, st, SecondFactorPasskey, next, func() ([]string, bool) {
+	p.completeJSON(w, r, st, SecondFactorPasskey, &next, func() ([]string, bool) {
 		v, err := p.passkeys.FinishRegistration(r.Context(), st.User, req.Ceremony, name, req.Credential)
 		if errors.Is(err, passkey.ErrFactorsChanged) {
 			// Another enrolment of the user finished first.
@@ -209,10 +217,10 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 // completeJSON is the end of a second-factor step the passkey script
 // made, as complete is for the forms: the pending state is spent (401
 // when it was already), commit runs when not nil (it answers and returns
-// false on failure), the user's failure count is forgotten, the session
+// false on failure; it may set *next), the user's failure count is forgotten, the session
 // started with a fresh id and the factor named, and the answer is
 // {"next": ..., "recovery": [...]} (the codes commit returned, if any).
-func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pending, factor, next string, commit func() ([]string, bool)) {
+func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pending, factor string, next *string, commit func() ([]string, bool)) {
 	fresh, err := p.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
 	if err != nil {
 		p.errs.Error(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err))
@@ -238,5 +246,5 @@ func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pendi
 	writeJSON(w, struct {
 		Next     string   `json:"next"`
 		Recovery []string `json:"recovery,omitempty"`
-	}{p.Guard.SafeNext(next), codes})
+	}{p.Guard.SafeNext(*next), codes})
 }
