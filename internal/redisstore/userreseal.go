@@ -176,4 +176,3 @@ func (u *UserState) resealTokens(ctx context.Context) (secretkey.Count, error) {
 	}
 	return n, nil
 }
-

@@ -100,6 +100,9 @@ func tagUser(user string) string {
 // untagUser reverses tagUser.
 func untagUser(tag string) (string, bool) {
 	s, ok := strings.CutPrefix(tag, "{")
+	if !ok {
+		return "", false
+	}
 	if s, ok = strings.CutSuffix(s, "}"); !ok {
 		return "", false
 	}

@@ -464,7 +464,7 @@ func testTokens(t *testing.T, h Harness) {
 	if err != nil || len(list) != 3 || !slices.ContainsFunc(list, func(x tokens.Token) bool { return x.ID == t1.ID }) {
 		t.Fatalf("TokensOf(alice) = %v, %v", list, err)
 	}
-	if h.A.TokenUsed(ctx, &t1, "192.0.2.1", now) != true || h.A.TokenUsed(ctx, &t1, "192.0.2.1", now) != false {
+	if first, again := h.A.TokenUsed(ctx, &t1, "192.0.2.1", now), h.A.TokenUsed(ctx, &t1, "192.0.2.1", now); !first || again {
 		t.Fatal("TokenUsed does not tell a new address from a known one")
 	}
 	if _, err := h.B.RevokeToken(ctx, "bob", t1.ID); !errors.Is(err, tokens.ErrNoToken) {
