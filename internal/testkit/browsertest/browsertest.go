@@ -21,8 +21,12 @@ import (
 )
 
 // Timeout bounds the whole browser run of one test: starting Chromium
-// and every action the test runs on the context New returns.
-const Timeout = 60 * time.Second
+// and every action the test runs on the context New returns. It is a
+// bound on a browser that hangs, not a speed check: a test that follows
+// every link of a catalog takes about 30 s alone, and `go test ./...`
+// and its -race run load the browser beside every other package on two
+// cores.
+const Timeout = 3 * time.Minute
 
 // candidates are the browser commands looked for on PATH, in order, after
 // $BACKUPWEB_CHROMIUM.
