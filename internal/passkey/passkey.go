@@ -27,6 +27,7 @@ package passkey
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -388,20 +389,30 @@ func (s *Service) used(ctx context.Context, a *account, c ceremony, cred *webaut
 		return v, nil
 	}
 	if cred.Authenticator.CloneWarning {
-		v := refused(ReasonCloned, fmt.Errorf("sign count %d, stored %d", cred.Authenticator.SignCount, storedCount(a, cred.ID)))
+		v := refused(ReasonCloned, fmt.Errorf("%s: sign count %d, stored %d", credentialName(a, cred.ID), cred.Authenticator.SignCount, storedCount(a, cred.ID)))
 		v.Cloned, v.User = true, a.name
 		return v, nil
 	}
 	if err := s.o.Keys.UsePasskey(ctx, a.name, *cred, s.o.Now()); errors.Is(err, userstate.ErrCountNotAbove) {
 		// Another assertion with this count or a higher one was accepted
 		// meanwhile (a clone, or a replay): the store compared them.
-		v := refused(ReasonCloned, err)
+		v := refused(ReasonCloned, fmt.Errorf("%s: %w", credentialName(a, cred.ID), err))
 		v.Cloned, v.User = true, a.name
 		return v, nil
 	} else if err != nil {
 		return Verdict{}, fmt.Errorf("passkey: recording the use of a passkey of %q: %w", a.name, err)
 	}
 	return Verdict{OK: true, User: a.name, Next: c.Next}, nil
+}
+
+// credentialName names a credential of a for a log line: the passkey's
+// name and its credential id (public; never a key).
+func credentialName(a *account, id []byte) string {
+	name := ""
+	if i := slices.IndexFunc(a.keys, func(k Passkey) bool { return bytes.Equal(k.Credential.ID, id) }); i >= 0 {
+		name = a.keys[i].Name
+	}
+	return fmt.Sprintf("passkey %q (credential %s)", name, base64.RawURLEncoding.EncodeToString(id))
 }
 
 // storedCount is the sign count stored for the credential id.

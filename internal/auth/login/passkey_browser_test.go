@@ -352,8 +352,9 @@ func TestBrowserPasskeyAttacks(t *testing.T) {
 			t.Errorf("error shown %q", got)
 		}
 		b.screenshot("login-passkey-refused", `#passkey-error`, `#passkey-sign-in`)
-		if logs := b.ph.logs.String(); !strings.Contains(logs, `reason="passkey sign count did not increase"`) || !strings.Contains(logs, "user=alice") {
-			t.Errorf("clone not logged: %s", logs)
+		if logs := b.ph.logs.String(); !strings.Contains(logs, `reason="passkey sign count did not increase"`) || !strings.Contains(logs, "user=alice") ||
+			!strings.Contains(logs, `(credential `) {
+			t.Errorf("clone not logged with its user and credential: %s", logs)
 		}
 		if u := browserUser(t, b.ctx, b.ph); u.Name != "" {
 			t.Errorf("a clone signed in %q", u.Name)
