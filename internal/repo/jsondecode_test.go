@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,38 +48,12 @@ var oidcDecoders = []string{"NewProvider", "Claims", "UserInfo"}
 func jsonDecoding(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	found := map[string][]string{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "dist") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
+	eachSourceFile(t, root, 0, func(fset *token.FileSet, rel string, f *ast.File) error {
 		for _, place := range decodingPlaces(fset, f) {
 			found[rel] = append(found[rel], rel+":"+place)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return found
 }
 

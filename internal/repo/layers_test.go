@@ -1,10 +1,11 @@
 package repo
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -101,30 +102,8 @@ var allowed = map[string][]string{
 func imports(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	got := map[string][]string{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "dist") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		pkg := filepath.ToSlash(rel)
+	eachSourceFile(t, root, parser.ImportsOnly, func(_ *token.FileSet, rel string, f *ast.File) error {
+		pkg := path.Dir(rel)
 		if _, ok := got[pkg]; !ok {
 			got[pkg] = nil
 		}
@@ -139,9 +118,6 @@ func imports(t *testing.T, root string) map[string][]string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return got
 }
 
