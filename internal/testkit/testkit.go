@@ -25,6 +25,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
+	"github.com/backupweb/backupweb/internal/testkit/porttest"
 )
 
 // Client returns an HTTP client with a cookie jar that does not follow
@@ -176,14 +177,15 @@ func WaitListening(t testing.TB, addr string, within time.Duration, detail func(
 
 // FreeAddr returns a loopback address, 127.0.0.1:port, that nothing
 // listened on a moment ago: where a server the test starts may listen.
+// The port lies outside the ephemeral range (porttest.Free), so that no
+// other test's connection takes it before the server binds it.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := porttest.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 // Start starts cmd, an outside program, for the rest of the test: in a

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/testkit/porttest"
 	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
 
@@ -77,7 +78,7 @@ func Start(t testing.TB, o Options) *Server {
 		t.Cleanup(func() { os.RemoveAll(d) })
 		s.Socket = filepath.Join(d, "redis.sock")
 	} else {
-		port, err := freePort()
+		port, err := porttest.Free()
 		s.must(err)
 		s.port = port
 	}
@@ -95,7 +96,7 @@ func Launch(bin, dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := porttest.Free()
 	if err != nil {
 		return nil, err
 	}
@@ -262,16 +263,6 @@ func (s *Server) Persist(on bool) { s.opts.Persist = on }
 
 // Start starts the server again after Stop, on the same address.
 func (s *Server) Start() { s.must(s.start()) }
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
 
 // writeCerts makes a test CA and a server certificate for localhost and
 // 127.0.0.1, signed by it.
