@@ -52,10 +52,12 @@ type Backup struct {
 	// SHA256SUMS line beside the file gives; "" when none does.
 	SHA256 string
 	// SumStale tells that the checksum file that gave SHA256 is older
-	// than the file (its modification time is earlier): the digest may
-	// describe bytes the file no longer holds, so it is shown as stale and
-	// never sent as the file's Repr-Digest. A verification of the bytes
-	// reports it as such.
+	// than the file by either clock: its modification time is earlier, or
+	// its status change time is (the file was written after it, even if
+	// its modification time was then set back). The digest may describe
+	// bytes the file no longer holds, so it is shown as stale and never
+	// sent as the file's Repr-Digest. A verification of the bytes reports
+	// it as such.
 	SumStale bool
 	// Changed is the file's status change time (ctime), which every
 	// write, and every change of its times, moves to the present; Modified
@@ -64,9 +66,8 @@ type Backup struct {
 	// the file: see Version.
 	Changed time.Time
 	Inode   uint64
-	// sumDate is the modification time of the checksum file that gave
-	// SHA256.
-	sumDate time.Time
+	// sumTimes are the times of the checksum file that gave SHA256.
+	sumTimes stamp
 }
 
 // Version is a strong validator of the file's bytes, built from the file
@@ -77,6 +78,31 @@ type Backup struct {
 func (b Backup) Version() string {
 	return strconv.FormatInt(b.Size, 36) + "-" + strconv.FormatInt(b.Modified.UnixNano(), 36) + "-" +
 		strconv.FormatUint(b.Inode, 36) + "-" + strconv.FormatInt(b.Changed.UnixNano(), 36)
+}
+
+// LastChanged is the later of the file's modification and status change
+// times: when its bytes last changed at the latest. Setting the
+// modification time back cannot move it earlier, so a client comparing
+// dates (If-Modified-Since, wget -N) is not told an old date for new
+// bytes.
+func (b Backup) LastChanged() time.Time {
+	if b.Changed.After(b.Modified) {
+		return b.Changed
+	}
+	return b.Modified
+}
+
+// stamp is a checksum file's two clocks: its modification time, which
+// says when it was written and can be set, and its status change time,
+// which moves to the present on every write and cannot be set back.
+type stamp struct{ modified, changed time.Time }
+
+func stampOf(b Backup) stamp { return stamp{b.Modified, b.Changed} }
+
+// olderThan reports whether a checksum file with these times is older
+// than the backup b by either clock, so its digest may not be b's.
+func (s stamp) olderThan(b Backup) bool {
+	return s.modified.Before(b.Modified) || s.changed.Before(b.Changed)
 }
 
 // Catalog reads one backups folder. It is safe for concurrent use. On

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 )
 
 // applySums gives each backup of one folder (opened as dir) the SHA-256 its
@@ -18,10 +17,10 @@ func applySums(dir *os.Root, backups []Backup, sums []string) {
 	for i, b := range backups {
 		index[b.Name] = i
 	}
-	set := func(name, sum string, date time.Time, override bool) {
+	set := func(name, sum string, at stamp, override bool) {
 		if i, ok := index[name]; ok && (override || backups[i].SHA256 == "") {
-			backups[i].SHA256, backups[i].sumDate = sum, date
-			backups[i].SumStale = date.Before(backups[i].Modified)
+			backups[i].SHA256, backups[i].sumTimes = sum, at
+			backups[i].SumStale = at.olderThan(backups[i])
 		}
 	}
 	for _, s := range sums {
@@ -29,25 +28,25 @@ func applySums(dir *os.Root, backups []Backup, sums []string) {
 			continue
 		}
 		name := strings.TrimSuffix(s, sumSuffix)
-		readSums(dir, s, func(sum, named string, date time.Time) {
+		readSums(dir, s, func(sum, named string, at stamp) {
 			if named == "" || named == name {
-				set(name, sum, date, true)
+				set(name, sum, at, true)
 			}
 		})
 	}
 	for _, s := range sums {
 		if s == sumsFile {
-			readSums(dir, s, func(sum, named string, date time.Time) { set(named, sum, date, false) })
+			readSums(dir, s, func(sum, named string, at stamp) { set(named, sum, at, false) })
 		}
 	}
 }
 
 // readSums calls fn with each digest in the checksum file name, the file
 // name its line gives ("" for a bare digest) and the checksum file's
-// modification time, for the lines in sha256sum's
+// times, for the lines in sha256sum's
 // format: "HASH  NAME" (text) or "HASH *NAME" (binary), a name inside
 // this folder ("./" allowed before it).
-func readSums(dir *os.Root, name string, fn func(sum, named string, date time.Time)) {
+func readSums(dir *os.Root, name string, fn func(sum, named string, at stamp)) {
 	f, file, err := openFile(dir, name)
 	if err != nil {
 		return
@@ -58,7 +57,7 @@ func readSums(dir *os.Root, name string, fn func(sum, named string, date time.Ti
 	for sc.Scan() {
 		sum, named, ok := parseSumLine(sc.Text())
 		if ok {
-			fn(sum, named, file.Modified)
+			fn(sum, named, stampOf(file))
 		}
 	}
 }

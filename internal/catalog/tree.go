@@ -326,19 +326,19 @@ func (c *Catalog) Open(path string) (*os.File, Backup, error) {
 	if err != nil {
 		return nil, Backup{}, err
 	}
-	if sum, date, ok := c.sumOf(path); ok {
+	if sum, at, ok := c.sumOf(path); ok {
 		// Against the file as it is now, not as the tree saw it.
-		b.SHA256, b.sumDate, b.SumStale = sum, date, date.Before(b.Modified)
+		b.SHA256, b.sumTimes, b.SumStale = sum, at, at.olderThan(b)
 	}
 	return f, b, nil
 }
 
 // sumOf is the checksum the current tree gives the backup at path and its
-// checksum file's modification time; false when it gives none.
-func (c *Catalog) sumOf(path string) (string, time.Time, bool) {
+// checksum file's times; false when it gives none.
+func (c *Catalog) sumOf(path string) (string, stamp, bool) {
 	top, err := c.Tree()
 	if err != nil || top == nil {
-		return "", time.Time{}, false
+		return "", stamp{}, false
 	}
 	dir, name := "", path
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
@@ -346,14 +346,14 @@ func (c *Catalog) sumOf(path string) (string, time.Time, bool) {
 	}
 	f, err := top.Lookup(dir)
 	if err != nil {
-		return "", time.Time{}, false
+		return "", stamp{}, false
 	}
 	for _, b := range f.Backups {
 		if b.Name == name && b.SHA256 != "" {
-			return b.SHA256, b.sumDate, true
+			return b.SHA256, b.sumTimes, true
 		}
 	}
-	return "", time.Time{}, false
+	return "", stamp{}, false
 }
 
 // openFile opens the regular file name directly inside root.

@@ -28,7 +28,8 @@ const (
 // ETag (catalog.Backup.Version: size, times and inode, which any rewrite
 // changes) work, as an attachment of type application/octet-stream, with
 // Repr-Digest (RFC 9530) when a checksum file gives its SHA-256 and is not
-// older than the file (else Backupweb-Checksum: stale). Anything
+// older than the file by its modification or change time (else
+// Backupweb-Checksum: stale). Anything
 // catalog.Open refuses is 404.
 func (s *site) download(w http.ResponseWriter, r *http.Request, name string) {
 	if s.cat == nil {
@@ -60,12 +61,13 @@ func (s *site) download(w http.ResponseWriter, r *http.Request, name string) {
 			h.Set("Repr-Digest", d)
 		}
 	}
-	// The file's modification time is shown, but never taken as proof
-	// that the bytes are unchanged: it can be set back, and it counts
-	// whole seconds. ServeContent gets no time, so If-Modified-Since
-	// never answers 304 and a date in If-Range sends the whole file; the
-	// ETag is the validator.
-	h.Set("Last-Modified", b.Modified.UTC().Format(http.TimeFormat))
+	// Last-Modified is the later of the modification and status change
+	// times, so setting the modification time back never shows an older
+	// date for new bytes. It is still never taken as proof that the bytes
+	// are unchanged: it counts whole seconds. ServeContent gets no time,
+	// so If-Modified-Since never answers 304 and a date in If-Range sends
+	// the whole file; the ETag is the validator.
+	h.Set("Last-Modified", b.LastChanged().UTC().Format(http.TimeFormat))
 	dw := &stallWriter{
 		ResponseWriter: w,
 		rc:             http.NewResponseController(w),

@@ -93,10 +93,25 @@ func TestDownloadOddNames(t *testing.T) {
 	}
 }
 
+// lastModified is the Last-Modified a download of rel in dir must carry:
+// the later of the file's modification and change times.
+func lastModified(t *testing.T, dir, rel string) string {
+	t.Helper()
+	cat := catalog.New(dir)
+	defer cat.Close()
+	f, b, err := cat.Open(rel)
+	must(t, err)
+	f.Close()
+	if b.LastChanged().Before(b.Modified) || b.LastChanged().Before(b.Changed) {
+		t.Fatalf("LastChanged %v is earlier than the modification time %v or the change time %v", b.LastChanged(), b.Modified, b.Changed)
+	}
+	return b.LastChanged().UTC().Format(http.TimeFormat)
+}
+
 func TestDownloadHeadersRangesAndConditionals(t *testing.T) {
-	srv, _ := downloadServer(t)
+	srv, dir := downloadServer(t)
 	target := srv.URL + "/backups/weekly%202024-05-01.tar.zst"
-	lastMod := base.Add(time.Hour).Format(http.TimeFormat)
+	lastMod := lastModified(t, dir, "weekly 2024-05-01.tar.zst")
 	tests := []struct {
 		name, method string
 		header       map[string]string
@@ -260,27 +275,34 @@ func TestStallWriterWriteSplitsLargeWrites(t *testing.T) {
 
 // TestDownloadRewrittenInPlace: a backup rewritten in place, with the same
 // size, keeps nothing that vouched for the old bytes. Its ETag changes even
-// when its modification time is set back to the very nanosecond, so
-// If-None-Match with the old one gets the new bytes and If-Range with the
-// old one the whole new file, never old bytes spliced with new ones; a
-// checksum file older than the file is reported stale, not sent as
-// Repr-Digest.
+// when its modification time is set back to the very nanosecond or stays
+// in the same second, so If-None-Match with the old one gets the new bytes
+// and If-Range with the old one the whole new file, never old bytes
+// spliced with new ones. Last-Modified never goes back. A checksum file
+// written before the rewrite is reported stale, not sent as Repr-Digest,
+// even when the modification time was set back under it; one written
+// after it is sent.
 func TestDownloadRewrittenInPlace(t *testing.T) {
 	const oldBytes, newBytes = "old bytes, 24 of them...", "NEW BYTES, 24 OF THEM!!!"
-	oldSum := sha256.Sum256([]byte(oldBytes))
+	oldSum, newSum := sha256.Sum256([]byte(oldBytes)), sha256.Sum256([]byte(newBytes))
 	oldDigest := "sha-256=:" + base64.StdEncoding.EncodeToString(oldSum[:]) + ":"
+	newDigest := "sha-256=:" + base64.StdEncoding.EncodeToString(newSum[:]) + ":"
+	sumsAt := base.Add(time.Minute)
 	for _, tt := range []struct {
-		name      string
-		keepTime  bool // set the modification time back as it was
-		wantStale bool // the checksum file is older than the file after
+		name    string
+		mtime   time.Time // the modification time set after the rewrite; zero: left as the write made it
+		newSums bool      // SHA256SUMS is written again, with the new digest and its old time, after the rewrite
+		stale   bool      // the checksum is stale after the rewrite
 	}{
-		{"time set back", true, false},
-		{"time moved", false, true},
+		{"time set back", base, false, true},
+		{"same second", base.Add(500 * time.Millisecond), false, true},
+		{"time moved", time.Time{}, false, true},
+		{"time set back, checksum written again", base, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeBackup(t, dir, "b.tar", oldBytes, base)
-			writeBackup(t, dir, "SHA256SUMS", hex.EncodeToString(oldSum[:])+"  b.tar\n", base.Add(time.Minute))
+			writeBackup(t, dir, "SHA256SUMS", hex.EncodeToString(oldSum[:])+"  b.tar\n", sumsAt)
 			log, _ := quietLogger()
 			cat := catalog.New(dir)
 			t.Cleanup(func() { cat.Close() })
@@ -289,26 +311,47 @@ func TestDownloadRewrittenInPlace(t *testing.T) {
 			target := srv.URL + "/backups/b.tar"
 
 			res, body := get(t, nil, target, nil)
-			etag := res.Header.Get("ETag")
+			etag, lastMod := res.Header.Get("ETag"), res.Header.Get("Last-Modified")
 			if res.StatusCode != 200 || body != oldBytes || etag == "" || res.Header.Get("Repr-Digest") != oldDigest || res.Header.Get(checksumHeader) != "" {
 				t.Fatalf("before: %d %q %v", res.StatusCode, body, res.Header)
 			}
 			p := filepath.Join(dir, "b.tar")
 			before, err := os.Stat(p)
 			must(t, err)
+			sums, err := os.Stat(filepath.Join(dir, "SHA256SUMS"))
+			must(t, err)
+			changedBefore, sumsChanged := changeTime(t, p), changeTime(t, filepath.Join(dir, "SHA256SUMS"))
 
-			// The same file, the same size, other bytes.
-			f, err := os.OpenFile(p, os.O_WRONLY, 0)
-			must(t, err)
-			_, err = f.WriteAt([]byte(newBytes), 0)
-			must(t, err)
-			must(t, f.Close())
-			if tt.keepTime {
-				must(t, os.Chtimes(p, base, base))
+			// The same file, the same size, other bytes. The file
+			// system's clock counts in ticks of a few milliseconds:
+			// the rewrite is repeated until its change time is past
+			// the checksum file's and the old one, which is what a
+			// rewrite a moment later is.
+			rewritten := time.Now().Add(-time.Second).Truncate(time.Second)
+			for i := 0; ; i++ {
+				f, err := os.OpenFile(p, os.O_WRONLY, 0)
+				must(t, err)
+				_, err = f.WriteAt([]byte(newBytes), 0)
+				must(t, err)
+				must(t, f.Close())
+				if !tt.mtime.IsZero() {
+					must(t, os.Chtimes(p, tt.mtime, tt.mtime))
+				}
+				if c := changeTime(t, p); c.After(sumsChanged) && c.After(changedBefore) {
+					break
+				}
+				if i == 1000 {
+					t.Fatal("the file's change time does not move on a rewrite")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if tt.newSums {
+				writeBackup(t, dir, "SHA256SUMS", hex.EncodeToString(newSum[:])+"  b.tar\n", sumsAt)
 			}
 			after, err := os.Stat(p)
 			must(t, err)
-			if !os.SameFile(before, after) || after.Size() != before.Size() || tt.keepTime != after.ModTime().Equal(before.ModTime()) {
+			if !os.SameFile(before, after) || after.Size() != before.Size() || after.ModTime().Unix() != before.ModTime().Unix() && !tt.mtime.IsZero() ||
+				tt.mtime.Equal(base) && !after.ModTime().Equal(before.ModTime()) || !sums.ModTime().After(after.ModTime()) && !tt.mtime.IsZero() {
 				t.Fatalf("the rewrite is not what the test means: %v %v", before, after)
 			}
 
@@ -316,6 +359,9 @@ func TestDownloadRewrittenInPlace(t *testing.T) {
 			newTag := res.Header.Get("ETag")
 			if res.StatusCode != 200 || body != newBytes || newTag == etag || newTag == "" {
 				t.Errorf("If-None-Match with the old ETag: %d %q %q", res.StatusCode, body, newTag)
+			}
+			if lm, err := http.ParseTime(res.Header.Get("Last-Modified")); err != nil || lm.Before(rewritten) {
+				t.Errorf("Last-Modified %q (before the rewrite %q), want the rewrite's time, %v or later", res.Header.Get("Last-Modified"), lastMod, rewritten)
 			}
 			res, body = get(t, nil, target, map[string]string{"Range": "bytes=10-", "If-Range": etag})
 			if res.StatusCode != 200 || body != newBytes {
@@ -329,11 +375,12 @@ func TestDownloadRewrittenInPlace(t *testing.T) {
 				t.Errorf("If-None-Match with the new ETag: %d", res.StatusCode)
 			}
 			digest, stale := res.Header.Get("Repr-Digest"), res.Header.Get(checksumHeader)
-			if tt.wantStale && (digest != "" || stale != "stale") {
-				t.Errorf("a checksum older than the file: Repr-Digest %q, %s %q", digest, checksumHeader, stale)
+			switch {
+			case tt.stale && (digest != "" || stale != "stale"):
+				t.Errorf("a checksum written before the rewrite: Repr-Digest %q, %s %q, want none and stale", digest, checksumHeader, stale)
+			case !tt.stale && (digest != newDigest || stale != ""):
+				t.Errorf("a checksum written after the rewrite: Repr-Digest %q, %s %q, want %q", digest, checksumHeader, stale, newDigest)
 			}
-			// With the time set back, the dates cannot tell the checksum
-			// stale (docs/http.md): reading the bytes can, not this.
 		})
 	}
 }
