@@ -41,7 +41,38 @@ func (s *site) browse(w http.ResponseWriter, r *http.Request) {
 		s.folderPage(w, r, p)
 		return
 	}
+	if s.toFolder(w, r, p) {
+		return
+	}
 	s.download(w, r, p)
+}
+
+// toFolder answers a request for the folder rel written without its final
+// slash with 301 to the folder (the path as the client spelled it, with a
+// slash, and the query kept), as web servers answer, and reports whether
+// it did. A folder the rules hide from the user is refused as the folder
+// itself would be, so the redirect tells no more than the folder's page.
+func (s *site) toFolder(w http.ResponseWriter, r *http.Request, rel string) bool {
+	if s.cat == nil {
+		return false
+	}
+	top, err := s.cat.Tree()
+	if err != nil {
+		return false // the download reports it
+	}
+	if _, err := top.Lookup(rel); err != nil {
+		return false
+	}
+	if visible, _ := s.visibility(r); visible != nil && !visible(rel+"/") {
+		s.refuseFolder(w, r, rel+"/")
+		return true
+	}
+	target := r.URL.EscapedPath() + "/"
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r, target, http.StatusMovedPermanently)
+	return true
 }
 
 // catalogPage serves GET /: the top folder's page.

@@ -125,7 +125,8 @@ func NewErrors(log *slog.Logger) *refusal.Errors {
 //	                      one page of a folder: {"path","folders","backups","next"}
 //	GET /api/me           the current-user record: username, auth_type, ...
 //	GET /backups/PATH/    a folder's page (/backups/ is the top folder)
-//	GET /backups/PATH     the backup's bytes, as an attachment
+//	GET /backups/PATH     the backup's bytes, as an attachment; for a folder
+//	                      written without its slash, 301 to PATH/
 //	GET /_backupweb/userinfo  the signed-in user as JSON, or 401 JSON
 //	GET /_backupweb/refused   nginx's page for a 403 of /auth/request
 //
