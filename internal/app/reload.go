@@ -32,9 +32,10 @@ type Live struct {
 	log    *slog.Logger
 	finish func(o *web.Options, cfg *config.Config)
 
-	catalog *catalog.Catalog // catalog mode; nil otherwise
-	recheck *ruleCheck       // the proxy's recheck of open connections
-	maxAge  atomic.Int64     // [backups] max_age in force, for the metrics
+	catalog *catalog.Catalog               // catalog mode; nil otherwise
+	recheck *ruleCheck                     // the proxy's recheck of open connections
+	maxAge  atomic.Int64                   // [backups] max_age in force, for the metrics
+	shrink  atomic.Pointer[catalog.Shrink] // [backups] shrink_ratio and shrink_window in force
 
 	mu    sync.Mutex // serialises reloads; guards proxy and po
 	proxy *proxy.Handler
@@ -52,10 +53,12 @@ func (a *App) Live(path string, opts Options, log *slog.Logger, finish func(o *w
 		l.recheck.rc = rc
 	}
 	cfg := a.Config
+	rule := shrinkOf(cfg)
+	l.shrink.Store(&rule)
 	if cfg.Server.Mode == config.ModeCatalog {
 		l.catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
 		if a.Metrics != nil {
-			a.Metrics.WatchBackups(backupFolders(l.catalog), func() time.Duration { return time.Duration(l.maxAge.Load()) })
+			a.Metrics.WatchBackups(backupFolders(l.catalog, func() catalog.Shrink { return *l.shrink.Load() }), func() time.Duration { return time.Duration(l.maxAge.Load()) })
 		}
 	}
 	if a.Metrics != nil {
@@ -80,6 +83,8 @@ func (l *Live) install(cfg *config.Config) {
 	o := l.run.webOptions(cfg, l.log)
 	o.Catalog = l.catalog
 	l.maxAge.Store(int64(cfg.Backups.MaxAge))
+	rule := shrinkOf(cfg)
+	l.shrink.Store(&rule)
 	l.recheck.set(o.Rules, o.Groups)
 	if cfg.Proxy.Upstream != nil {
 		po := proxyOptions(cfg, l.log, l.run.Errors)
@@ -201,6 +206,7 @@ func (l *Live) merge(next *App) (*config.Config, []string) {
 		}
 	}
 	cfg.UI = nc.UI
+	cfg.Backups.MaxAge, cfg.Backups.ShrinkRatio, cfg.Backups.ShrinkWindow = nc.Backups.MaxAge, nc.Backups.ShrinkRatio, nc.Backups.ShrinkWindow
 	cfg.Server.TrustedProxies, cfg.Server.AccessLog = nc.Server.TrustedProxies, nc.Server.AccessLog
 	if sameMode {
 		cfg.Access = nc.Access
@@ -234,7 +240,7 @@ var liveKeys = map[string][]string{
 	"proxy": {"user_header", "email_header", "groups_header", "pass_authorization", "dial_timeout", "response_header_timeout",
 		"pass_host_header", "rewrite_redirects", "skip_auth_routes", "allow_users", "allow_anonymous"},
 	"ui":      {"title", "product_name", "icon"},
-	"backups": {"max_age"},
+	"backups": {"max_age", "shrink_ratio", "shrink_window"},
 }
 
 // changedKeys returns the keys (those inherited from [DEFAULT] included)

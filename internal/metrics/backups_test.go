@@ -30,7 +30,8 @@ func TestBackupMetrics(t *testing.T) {
 	for i := range 150 {
 		folders = append(folders, BackupFolder{Name: fmt.Sprintf("host%03d", i), Newest: now.Add(-time.Duration(i) * time.Hour)})
 	}
-	folders = append(folders, BackupFolder{Name: "/", Newest: now}, BackupFolder{Name: "empty"})
+	folders = append(folders, BackupFolder{Name: "/", Newest: now, Shrunk: 1}, BackupFolder{Name: "empty"})
+	folders[3].Shrunk = 2
 	m := New()
 	m.WatchBackups(func() ([]BackupFolder, error) { return folders, nil }, func() time.Duration { return 100 * time.Hour })
 	text := scrape(t, m)
@@ -42,6 +43,7 @@ func TestBackupMetrics(t *testing.T) {
 		`backupweb_backups_newest_timestamp_seconds{folder="(other)"}`,
 		// host100..host149 are older than 100 hours at the scrape.
 		"backupweb_backups_stale_folders 50\n",
+		"backupweb_backups_shrunk_folders 3\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q in\n%s", want, text)

@@ -48,6 +48,9 @@ type CatalogPage struct {
 	// ([backups] max_age, as Go writes a duration; "" when off).
 	Stale  bool
 	MaxAge string
+	// Shrunk marks a folder whose newest backup is empty or much smaller
+	// than those before it ([backups] shrink_ratio, shrink_window).
+	Shrunk bool
 	// Q is the search text; Sort ("modified", "name", "size") and Order
 	// ("asc", "desc") the order shown.
 	Q, Sort, Order string
@@ -66,6 +69,7 @@ type FolderRow struct {
 	Size   int64
 	Newest time.Time // zero: no backup
 	Stale  bool
+	Shrunk bool // its own newest backup shrank
 }
 
 // SortLink is a column header's link: Href sorts by the column, in the

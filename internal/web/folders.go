@@ -177,7 +177,7 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 		return
 	}
 	u, _ := auth.FromContext(r.Context())
-	data := s.pageData(r, rel, q, page)
+	data := s.pageData(r, f, q, page)
 	data.Brand, data.User = ui.BrandOf(r.Context()), s.viewer(u)
 	if err := ui.Render(w, http.StatusOK, "catalog", data); err != nil {
 		s.log.ErrorContext(r.Context(), "web: rendering the catalog page", "err", err)
@@ -185,7 +185,8 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 }
 
 // pageData is the view of one page of the folder rel.
-func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.Page) ui.CatalogPage {
+func (s *site) pageData(r *http.Request, f *catalog.Folder, q catalog.Query, p catalog.Page) ui.CatalogPage {
+	rel := f.Path
 	href := ui.BackupsHref(rel)
 	sortName, order := q.Sort, "asc"
 	if q.Desc {
@@ -216,7 +217,8 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 	d := ui.CatalogPage{
 		Title: "Backups", Path: rel, Href: href,
 		Count: p.Folder.Count, Size: p.Folder.Size, Newest: p.Folder.Newest, Stale: s.stale(p.Folder.Newest),
-		Q: q.Q, Sort: sortName, Order: order, Backups: p.Backups,
+		Shrunk: f.Shrunk(s.shrink, q.Visible),
+		Q:      q.Q, Sort: sortName, Order: order, Backups: p.Backups,
 		Sorts:      map[string]ui.SortLink{},
 		ConfigFile: s.configFile, NoConfigFile: s.configMissing,
 	}
@@ -233,7 +235,8 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		}
 	}
 	for _, e := range p.Folders {
-		d.Folders = append(d.Folders, ui.FolderRow{Name: e.Name, Href: ui.BackupsHref(e.Path), Count: e.Count, Size: e.Size, Newest: e.Newest, Stale: s.stale(e.Newest)})
+		d.Folders = append(d.Folders, ui.FolderRow{Name: e.Name, Href: ui.BackupsHref(e.Path), Count: e.Count, Size: e.Size, Newest: e.Newest, Stale: s.stale(e.Newest),
+			Shrunk: s.shrunk(f, e.Name, q.Visible)})
 	}
 	for _, by := range []string{catalog.SortName, catalog.SortSize, catalog.SortModified} {
 		sl := ui.SortLink{Current: by == q.Sort}
@@ -261,6 +264,13 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 	return d
 }
 
+// shrunk reports whether the subfolder name of f shrank (see
+// catalog.Folder.Shrunk), over what visible lets through.
+func (s *site) shrunk(f *catalog.Folder, name string, visible func(string) bool) bool {
+	sub, err := f.Lookup(name)
+	return err == nil && sub.Shrunk(s.shrink, visible)
+}
+
 // shortDuration writes d as Go does, without its zero tails: "26h", not
 // "26h0m0s"; "1h30m"; "90s" stays "1m30s".
 func shortDuration(d time.Duration) string {
@@ -281,6 +291,8 @@ type folderJSON struct {
 	Size    int64   `json:"size"`
 	Newest  *string `json:"newest"` // null: no backup below it
 	Stale   bool    `json:"stale,omitempty"`
+	// Shrunk: its own newest backup shrank (catalog.Folder.Shrunk).
+	Shrunk bool `json:"shrunk,omitempty"`
 }
 
 // fileJSON is a backup in GET /api/backups?path=.
@@ -297,6 +309,7 @@ type fileJSON struct {
 type listingJSON struct {
 	Path    string       `json:"path"`
 	Stale   bool         `json:"stale,omitempty"`
+	Shrunk  bool         `json:"shrunk,omitempty"`
 	Folders []folderJSON `json:"folders"`
 	Backups []fileJSON   `json:"backups"`
 	Next    string       `json:"next,omitempty"`
@@ -367,9 +380,9 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, refusal.BadListing)
 		return
 	}
-	out := listingJSON{Path: rel, Stale: s.stale(page.Folder.Newest), Folders: make([]folderJSON, 0, len(page.Folders)), Backups: make([]fileJSON, 0, len(page.Backups)), Next: page.Next}
+	out := listingJSON{Path: rel, Stale: s.stale(page.Folder.Newest), Shrunk: f.Shrunk(s.shrink, q.Visible), Folders: make([]folderJSON, 0, len(page.Folders)), Backups: make([]fileJSON, 0, len(page.Backups)), Next: page.Next}
 	for _, e := range page.Folders {
-		fj := folderJSON{Name: e.Name, Backups: e.Count, Size: e.Size, Stale: s.stale(e.Newest)}
+		fj := folderJSON{Name: e.Name, Backups: e.Count, Size: e.Size, Stale: s.stale(e.Newest), Shrunk: s.shrunk(f, e.Name, q.Visible)}
 		if !e.Newest.IsZero() {
 			t := e.Newest.UTC().Format(time.RFC3339)
 			fj.Newest = &t

@@ -88,6 +88,10 @@ type Options struct {
 	// MaxAge is [backups] max_age: a folder whose newest backup is older
 	// is marked stale on its page and in JSON. Zero: never.
 	MaxAge time.Duration
+	// Shrink is [backups] shrink_ratio and shrink_window: a folder whose
+	// newest backup shrank under it is marked on its page and in JSON
+	// ("shrunk"). Zero: never.
+	Shrink catalog.Shrink
 	// Brand names the service and what it guards on every page, the
 	// providers' included ([ui] title and product_name). Zero:
 	// backupweb's own wording.
@@ -162,7 +166,7 @@ func NewHandler(o Options) http.Handler {
 		p = missingProvider{errs: errs}
 	}
 	res := o.Resolver.WithNotice(log, nil)
-	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge, configFile: o.ConfigFile, configMissing: o.ConfigMissing}
+	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge, shrink: o.Shrink, configFile: o.ConfigFile, configMissing: o.ConfigMissing}
 	if l, ok := p.(auth.AccountLinker); ok {
 		s.links = l.AccountLinks
 	}
