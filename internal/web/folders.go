@@ -165,6 +165,10 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 	if f == nil {
 		return
 	}
+	if r.URL.Query().Has(archiveParam) {
+		s.archiveFolder(w, r, f)
+		return
+	}
 	q, ok := listingQuery(r, catalog.DefaultLimit, catalog.MaxPageLimit)
 	if !ok {
 		s.fail(w, r, refusal.BadListing)
