@@ -54,6 +54,9 @@ type CatalogPage struct {
 	// Q is the search text; Sort ("modified", "name", "size") and Order
 	// ("asc", "desc") the order shown.
 	Q, Sort, Order string
+	// Checks are the last verifications of the backups against their
+	// recorded SHA-256, by name; a backup without one is not there.
+	Checks map[string]*Check
 	// Sorts are the column headers' links, by sort name.
 	Sorts map[string]SortLink
 	// Next and Prev are the addresses of the following and preceding
@@ -70,6 +73,13 @@ type FolderRow struct {
 	Newest time.Time // zero: no backup
 	Stale  bool
 	Shrunk bool // its own newest backup shrank
+}
+
+// Check is the last verification of a backup: Result is "ok",
+// "mismatch" or "unreadable", At when it was reached.
+type Check struct {
+	Result string
+	At     time.Time
 }
 
 // SortLink is a column header's link: Href sorts by the column, in the

@@ -222,7 +222,7 @@ func (s *site) pageData(r *http.Request, f *catalog.Folder, q catalog.Query, p c
 		Title: "Backups", Path: rel, Href: href,
 		Count: p.Folder.Count, Size: p.Folder.Size, Newest: p.Folder.Newest, Stale: s.stale(p.Folder.Newest),
 		Shrunk: f.Shrunk(s.shrink, q.Visible),
-		Q:      q.Q, Sort: sortName, Order: order, Backups: p.Backups,
+		Q:      q.Q, Sort: sortName, Order: order, Backups: p.Backups, Checks: s.checks(rel, p.Backups),
 		Sorts:      map[string]ui.SortLink{},
 		ConfigFile: s.configFile, NoConfigFile: s.configMissing,
 	}
@@ -268,6 +268,24 @@ func (s *site) pageData(r *http.Request, f *catalog.Folder, q catalog.Query, p c
 	return d
 }
 
+// checks returns the last verification of each of backups of the folder
+// rel that has one for the file as it is now, by name; nil when none has.
+func (s *site) checks(rel string, backups []catalog.Backup) map[string]*ui.Check {
+	var out map[string]*ui.Check
+	for _, b := range backups {
+		if b.SHA256 == "" {
+			continue
+		}
+		if res, at, ok := s.cat.LastCheck(rel+b.Name, b); ok {
+			if out == nil {
+				out = map[string]*ui.Check{}
+			}
+			out[b.Name] = &ui.Check{Result: res, At: at}
+		}
+	}
+	return out
+}
+
 // shrunk reports whether the subfolder name of f shrank (see
 // catalog.Folder.Shrunk), over what visible lets through.
 func (s *site) shrunk(f *catalog.Folder, name string, visible func(string) bool) bool {
@@ -307,6 +325,11 @@ type fileJSON struct {
 	SHA256   string `json:"sha256,omitempty"`
 	// SHA256Stale: the checksum file is older than the backup.
 	SHA256Stale bool `json:"sha256_stale,omitempty"`
+	// Verified is the last verification of the bytes against SHA256
+	// ("ok", "mismatch", "unreadable"), VerifiedAt when; both left out
+	// when the file as it is now was never verified.
+	Verified   string `json:"verified,omitempty"`
+	VerifiedAt string `json:"verified_at,omitempty"`
 }
 
 // listingJSON is GET /api/backups?path='s answer.
@@ -394,7 +417,13 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 		out.Folders = append(out.Folders, fj)
 	}
 	for _, b := range page.Backups {
-		out.Backups = append(out.Backups, fileJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339), SHA256: b.SHA256, SHA256Stale: b.SumStale})
+		fj := fileJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339), SHA256: b.SHA256, SHA256Stale: b.SumStale}
+		if b.SHA256 != "" {
+			if res, at, ok := s.cat.LastCheck(rel+b.Name, b); ok {
+				fj.Verified, fj.VerifiedAt = res, at.UTC().Format(time.RFC3339)
+			}
+		}
+		out.Backups = append(out.Backups, fj)
 	}
 	body, err := json.Marshal(out)
 	if err != nil {
