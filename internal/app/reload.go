@@ -33,6 +33,7 @@ type Live struct {
 	finish func(o *web.Options, cfg *config.Config)
 
 	catalog *catalog.Catalog               // catalog mode; nil otherwise
+	verify  *verifier                      // [backups] verify_every's passes; nil when off
 	recheck *ruleCheck                     // the proxy's recheck of open connections
 	maxAge  atomic.Int64                   // [backups] max_age in force, for the metrics
 	shrink  atomic.Pointer[catalog.Shrink] // [backups] shrink_ratio and shrink_window in force
@@ -59,7 +60,9 @@ func (a *App) Live(path string, opts Options, log *slog.Logger, finish func(o *w
 		l.catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
 		if a.Metrics != nil {
 			a.Metrics.WatchBackups(backupFolders(l.catalog, func() catalog.Shrink { return *l.shrink.Load() }), func() time.Duration { return time.Duration(l.maxAge.Load()) })
+			a.Metrics.WatchVerify(l.catalog.VerifyMismatches)
 		}
+		l.verify = startVerifier(l.catalog, cfg.Backups.VerifyEvery, cfg.Backups.VerifyRate, log)
 	}
 	if a.Metrics != nil {
 		if sc, ok := a.Provider.(auth.SessionCounter); ok {
@@ -73,8 +76,12 @@ func (a *App) Live(path string, opts Options, log *slog.Logger, finish func(o *w
 // ServeHTTP serves r with the web layer in force.
 func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*l.h.Load()).ServeHTTP(w, r) }
 
-// Close stops watching the backups folder (catalog mode).
-func (l *Live) Close() { l.catalog.Close() }
+// Close stops the verification passes and watching the backups folder
+// (catalog mode).
+func (l *Live) Close() {
+	l.verify.stop()
+	l.catalog.Close()
+}
 
 // install builds the web layer of cfg and puts it in force; the
 // connections the proxy still answers are checked against its rules at
@@ -233,7 +240,8 @@ var reloadSections = []string{"server", "backups", "proxy", "redis", "ui", "acce
 // liveKeys are the keys of reloadSections whose new value a reload
 // applies; every key of [access] is live too. The others ([server]
 // listen, state_dir, store, mode, metrics_listen, pprof, pprof_public, cookie_domain,
-// public_url; [backups] dir; [proxy] upstream, redirect_hosts; [redis])
+// public_url; [backups] dir, verify_every, verify_rate; [proxy] upstream,
+// redirect_hosts; [redis])
 // need a restart.
 var liveKeys = map[string][]string{
 	"server": {"trusted_proxies", "access_log"},

@@ -85,6 +85,8 @@ tests:
     input_series:
       - series: 'backupweb_backups_shrunk_folders{instance="b:9464",job="backupweb"}'
         values: '0x10 1x10 0x10 2x60'
+      - series: 'backupweb_backups_verify_mismatches{instance="b:9464",job="backupweb"}'
+        values: '0x50 1x50'
       - series: 'backupweb_backups_stale_folders{instance="b:9464",job="backupweb"}'
         values: '0x100'
     alert_rule_test:
@@ -100,6 +102,15 @@ tests:
           - exp_labels: {severity: page, instance: "b:9464", job: backupweb}
             exp_annotations:
               summary: "2 backup folder(s) on b:9464 hold a newest backup that is empty or much smaller than those before it"
+      - eval_time: 45m
+        alertname: BackupChecksumMismatch
+        exp_alerts: []
+      - eval_time: 51m
+        alertname: BackupChecksumMismatch
+        exp_alerts:
+          - exp_labels: {severity: page, instance: "b:9464", job: backupweb}
+            exp_annotations:
+              summary: "1 backup(s) on b:9464 no longer match their recorded SHA-256: run backupweb verify"
 `
 
 // TestAlertRuleDocumented runs promtool over the alert rules of

@@ -98,3 +98,29 @@ func (c *backupsCollector) Collect(ch chan<- prometheus.Metric) {
 
 // seconds is t as Unix seconds, with its fraction.
 func seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// WatchVerify exports backupweb_backups_verify_mismatches, read from
+// mismatches at each scrape: the backups, as they are now, whose last
+// verification found bytes other than their recorded SHA-256 ([backups]
+// verify_every, or backupweb verify). A failed reading exports nothing.
+func (m *Metrics) WatchVerify(mismatches func() (int, error)) {
+	m.reg.MustRegister(&verifyCollector{mismatches: mismatches})
+}
+
+var verifyDesc = prometheus.NewDesc("backupweb_backups_verify_mismatches",
+	"Backups whose last verification found bytes other than their recorded SHA-256 (sidecar or SHA256SUMS).", nil, nil)
+
+// verifyCollector is WatchVerify's collector.
+type verifyCollector struct {
+	mismatches func() (int, error)
+}
+
+func (c *verifyCollector) Describe(ch chan<- *prometheus.Desc) { ch <- verifyDesc }
+
+func (c *verifyCollector) Collect(ch chan<- prometheus.Metric) {
+	n, err := c.mismatches()
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(verifyDesc, prometheus.GaugeValue, float64(n))
+}

@@ -59,3 +59,23 @@ func TestBackupMetrics(t *testing.T) {
 		t.Error("a failed reading still exports backup metrics")
 	}
 }
+
+// TestVerifyMetric: the gauge is what the catalog counts at the scrape,
+// and absent when it cannot count.
+func TestVerifyMetric(t *testing.T) {
+	n := 0
+	m := New()
+	m.WatchVerify(func() (int, error) { return n, nil })
+	if text := scrape(t, m); !strings.Contains(text, "backupweb_backups_verify_mismatches 0\n") {
+		t.Errorf("missing the zero gauge in\n%s", text)
+	}
+	n = 3
+	if text := scrape(t, m); !strings.Contains(text, "backupweb_backups_verify_mismatches 3\n") {
+		t.Errorf("missing the gauge at 3 in\n%s", text)
+	}
+	broken := New()
+	broken.WatchVerify(func() (int, error) { return 0, errors.New("disk gone") })
+	if text := scrape(t, broken); strings.Contains(text, "backupweb_backups_verify") {
+		t.Error("a failed reading still exports the gauge")
+	}
+}
