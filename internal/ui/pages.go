@@ -51,6 +51,9 @@ type CatalogPage struct {
 	// Shrunk marks a folder whose newest backup is empty or much smaller
 	// than those before it ([backups] shrink_ratio, shrink_window).
 	Shrunk bool
+	// Chart is the history of the folder's own backups (NewChart); nil
+	// when it has none.
+	Chart *Chart
 	// Q is the search text; Sort ("modified", "name", "size") and Order
 	// ("asc", "desc") the order shown.
 	Q, Sort, Order string

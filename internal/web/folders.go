@@ -218,11 +218,12 @@ func (s *site) pageData(r *http.Request, f *catalog.Folder, q catalog.Query, p c
 		}
 		return href + "?" + v.Encode()
 	}
+	shrunk := f.Shrunk(s.shrink, q.Visible)
 	d := ui.CatalogPage{
 		Title: "Backups", Path: rel, Href: href,
 		Count: p.Folder.Count, Size: p.Folder.Size, Newest: p.Folder.Newest, Stale: s.stale(p.Folder.Newest),
-		Shrunk: f.Shrunk(s.shrink, q.Visible),
-		Q:      q.Q, Sort: sortName, Order: order, Backups: p.Backups, Checks: s.checks(rel, p.Backups),
+		Shrunk: shrunk, Chart: chartOf(f, q.Visible, shrunk),
+		Q: q.Q, Sort: sortName, Order: order, Backups: p.Backups, Checks: s.checks(rel, p.Backups),
 		Sorts:      map[string]ui.SortLink{},
 		ConfigFile: s.configFile, NoConfigFile: s.configMissing,
 	}
@@ -266,6 +267,25 @@ func (s *site) pageData(r *http.Request, f *catalog.Folder, q catalog.Query, p c
 		d.Prev = link(q.Sort, keepOrder, p.Prev)
 	}
 	return d
+}
+
+// chartOf is the history chart of f's own backups that visible lets
+// through (nil: all), the newest ui.MaxChartPoints drawn; nil when there
+// are none.
+func chartOf(f *catalog.Folder, visible func(string) bool, shrunk bool) *ui.Chart {
+	points := make([]ui.ChartPoint, 0, min(len(f.Backups), ui.MaxChartPoints))
+	total := 0
+	for i := range f.Backups {
+		b := &f.Backups[i]
+		if visible != nil && !visible(f.Path+b.Name) {
+			continue
+		}
+		total++
+		if len(points) < ui.MaxChartPoints {
+			points = append(points, ui.ChartPoint{Name: b.Name, Size: b.Size, At: b.Modified})
+		}
+	}
+	return ui.NewChart(points, total, shrunk)
 }
 
 // checks returns the last verification of each of backups of the folder
