@@ -222,13 +222,18 @@ func (s *site) pageData(r *http.Request, f *catalog.Folder, q catalog.Query, p c
 	d := ui.CatalogPage{
 		Title: "Backups", Path: rel, Href: href,
 		Count: p.Folder.Count, Size: p.Folder.Size, Newest: p.Folder.Newest, Stale: s.stale(p.Folder.Newest),
-		Shrunk: shrunk, Chart: chartOf(f, q.Visible, shrunk),
-		Q: q.Q, Sort: sortName, Order: order, Backups: p.Backups, Checks: s.checks(rel, p.Backups),
+		Shrunk: shrunk,
+		Q:      q.Q, Sort: sortName, Order: order, Backups: p.Backups, Checks: s.checks(rel, p.Backups),
 		Sorts:      map[string]ui.SortLink{},
 		ConfigFile: s.configFile, NoConfigFile: s.configMissing,
 	}
 	if s.maxAge > 0 {
 		d.MaxAge = shortDuration(s.maxAge)
+	}
+	if q.Q == "" {
+		// A search's answer names only what matches: no chart of the
+		// rest.
+		d.Chart = chartOf(f, q.Visible, shrunk)
 	}
 	if rel != "" {
 		parts := strings.Split(strings.TrimSuffix(rel, "/"), "/")
