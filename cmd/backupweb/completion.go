@@ -51,6 +51,8 @@ func flagsOf(name string) []string {
 		return []string{"import", "export", "-config"}
 	case "token":
 		return []string{"add", "list", "revoke", "-file", "-tokens", "-label", "-expires", "-read-only", "-path", "-config"}
+	case "verify":
+		return []string{"-config"}
 	case "healthcheck":
 		return []string{"-url", "-timeout"}
 	case "completion":

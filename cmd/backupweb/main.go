@@ -55,6 +55,7 @@ func commands() []command {
 		{"state", "state import|export [-config F]", "copy the factors and tokens files into the configuration's Redis, or write them out again", runState},
 		{"session", "session list|revoke -config F [-user NAME] [ID]", "list the signed-in sessions, or end one or all of a user's", runSession},
 		{"rotate-secret", "rotate-secret -config F", "put every stored record under BACKUP_SECRET_KEY, read under it or BACKUP_SECRET_KEY_PREVIOUS, and print counts", runRotateSecret},
+		{"verify", "verify [-config PATH] [PATH]", "read every backup below PATH that has a recorded SHA-256 and compare; exit 1 on any mismatch", runVerify},
 		{"version", "version (also -version, --version)", "print the version, revision, build time and Go version", runVersion},
 		{"healthcheck", "healthcheck [-url URL] [-timeout D]", "exit 0 when a running backupweb answers 200 (for container health checks)", runHealthcheck},
 		{"completion", "completion bash", "print the bash completion script", runCompletion},

@@ -32,9 +32,11 @@ type Live struct {
 	log    *slog.Logger
 	finish func(o *web.Options, cfg *config.Config)
 
-	catalog *catalog.Catalog // catalog mode; nil otherwise
-	recheck *ruleCheck       // the proxy's recheck of open connections
-	maxAge  atomic.Int64     // [backups] max_age in force, for the metrics
+	catalog *catalog.Catalog               // catalog mode; nil otherwise
+	verify  *verifier                      // [backups] verify_every's passes; nil when off
+	recheck *ruleCheck                     // the proxy's recheck of open connections
+	maxAge  atomic.Int64                   // [backups] max_age in force, for the metrics
+	shrink  atomic.Pointer[catalog.Shrink] // [backups] shrink_ratio and shrink_window in force
 
 	mu    sync.Mutex // serialises reloads; guards proxy and po
 	proxy *proxy.Handler
@@ -52,11 +54,15 @@ func (a *App) Live(path string, opts Options, log *slog.Logger, finish func(o *w
 		l.recheck.rc = rc
 	}
 	cfg := a.Config
+	rule := shrinkOf(cfg)
+	l.shrink.Store(&rule)
 	if cfg.Server.Mode == config.ModeCatalog {
 		l.catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
 		if a.Metrics != nil {
-			a.Metrics.WatchBackups(backupFolders(l.catalog), func() time.Duration { return time.Duration(l.maxAge.Load()) })
+			a.Metrics.WatchBackups(backupFolders(l.catalog, func() catalog.Shrink { return *l.shrink.Load() }), func() time.Duration { return time.Duration(l.maxAge.Load()) })
+			a.Metrics.WatchVerify(l.catalog.VerifyMismatches)
 		}
+		l.verify = startVerifier(l.catalog, cfg.Backups.VerifyEvery, cfg.Backups.VerifyRate, log)
 	}
 	if a.Metrics != nil {
 		if sc, ok := a.Provider.(auth.SessionCounter); ok {
@@ -70,8 +76,12 @@ func (a *App) Live(path string, opts Options, log *slog.Logger, finish func(o *w
 // ServeHTTP serves r with the web layer in force.
 func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*l.h.Load()).ServeHTTP(w, r) }
 
-// Close stops watching the backups folder (catalog mode).
-func (l *Live) Close() { l.catalog.Close() }
+// Close stops the verification passes and watching the backups folder
+// (catalog mode).
+func (l *Live) Close() {
+	l.verify.stop()
+	l.catalog.Close()
+}
 
 // install builds the web layer of cfg and puts it in force; the
 // connections the proxy still answers are checked against its rules at
@@ -80,6 +90,8 @@ func (l *Live) install(cfg *config.Config) {
 	o := l.run.webOptions(cfg, l.log)
 	o.Catalog = l.catalog
 	l.maxAge.Store(int64(cfg.Backups.MaxAge))
+	rule := shrinkOf(cfg)
+	l.shrink.Store(&rule)
 	l.recheck.set(o.Rules, o.Groups)
 	if cfg.Proxy.Upstream != nil {
 		po := proxyOptions(cfg, l.log, l.run.Errors)
@@ -201,6 +213,7 @@ func (l *Live) merge(next *App) (*config.Config, []string) {
 		}
 	}
 	cfg.UI = nc.UI
+	cfg.Backups.MaxAge, cfg.Backups.ShrinkRatio, cfg.Backups.ShrinkWindow = nc.Backups.MaxAge, nc.Backups.ShrinkRatio, nc.Backups.ShrinkWindow
 	cfg.Server.TrustedProxies, cfg.Server.AccessLog = nc.Server.TrustedProxies, nc.Server.AccessLog
 	if sameMode {
 		cfg.Access = nc.Access
@@ -227,14 +240,15 @@ var reloadSections = []string{"server", "backups", "proxy", "redis", "ui", "acce
 // liveKeys are the keys of reloadSections whose new value a reload
 // applies; every key of [access] is live too. The others ([server]
 // listen, state_dir, store, mode, metrics_listen, pprof, pprof_public, cookie_domain,
-// public_url; [backups] dir; [proxy] upstream, redirect_hosts; [redis])
+// public_url; [backups] dir, verify_every, verify_rate; [proxy] upstream,
+// redirect_hosts; [redis])
 // need a restart.
 var liveKeys = map[string][]string{
 	"server": {"trusted_proxies", "access_log"},
 	"proxy": {"user_header", "email_header", "groups_header", "pass_authorization", "dial_timeout", "response_header_timeout",
 		"pass_host_header", "rewrite_redirects", "skip_auth_routes", "allow_users", "allow_anonymous"},
 	"ui":      {"title", "product_name", "icon"},
-	"backups": {"max_age"},
+	"backups": {"max_age", "shrink_ratio", "shrink_window"},
 }
 
 // changedKeys returns the keys (those inherited from [DEFAULT] included)

@@ -29,7 +29,7 @@ func (a *App) WebOptions(log *slog.Logger) web.Options {
 	if cfg.Server.Mode == config.ModeCatalog {
 		opts.Catalog = catalog.New(cfg.Backups.Dir).WithLogger(log)
 		if a.Metrics != nil {
-			a.Metrics.WatchBackups(backupFolders(opts.Catalog), func() time.Duration { return cfg.Backups.MaxAge })
+			a.Metrics.WatchBackups(backupFolders(opts.Catalog, func() catalog.Shrink { return shrinkOf(cfg) }), func() time.Duration { return cfg.Backups.MaxAge })
 		}
 	}
 	if cfg.Proxy.Upstream != nil {
@@ -60,6 +60,7 @@ func (a *App) webOptions(cfg *config.Config, log *slog.Logger) web.Options {
 		NoCatalog:    cfg.Server.Mode == config.ModeForwardAuth,
 		Brand:        brand(cfg),
 		MaxAge:       cfg.Backups.MaxAge,
+		Shrink:       shrinkOf(cfg),
 	}
 	opts.ConfigFile, opts.ConfigMissing = configFile(cfg)
 	if a.Shared != nil {
@@ -95,21 +96,32 @@ func proxyOptions(cfg *config.Config, log *slog.Logger, errs *refusal.Errors) pr
 	}
 }
 
+// shrinkOf is cfg's rule of a shrunk folder.
+func shrinkOf(cfg *config.Config) catalog.Shrink {
+	return catalog.Shrink{Ratio: cfg.Backups.ShrinkRatio, Window: cfg.Backups.ShrinkWindow}
+}
+
 // backupFolders reads the catalog's top-level folders for the backup
-// metrics: each folder's newest backup, and "/" for the backups directly
+// metrics: each folder's newest backup and how many folders below it
+// shrank under the rule shrink gives, and "/" for the backups directly
 // inside the backups folder.
-func backupFolders(cat *catalog.Catalog) func() ([]metrics.BackupFolder, error) {
+func backupFolders(cat *catalog.Catalog, shrink func() catalog.Shrink) func() ([]metrics.BackupFolder, error) {
 	return func() ([]metrics.BackupFolder, error) {
 		top, err := cat.Tree()
 		if err != nil {
 			return nil, err
 		}
+		rule := shrink()
 		out := make([]metrics.BackupFolder, 0, len(top.Folders)+1)
 		if len(top.Backups) > 0 {
-			out = append(out, metrics.BackupFolder{Name: "/", Newest: top.Backups[0].Modified})
+			n := 0
+			if top.Shrunk(rule, nil) {
+				n = 1
+			}
+			out = append(out, metrics.BackupFolder{Name: "/", Newest: top.Backups[0].Modified, Shrunk: n})
 		}
 		for _, f := range top.Folders {
-			out = append(out, metrics.BackupFolder{Name: f.Name, Newest: f.Newest})
+			out = append(out, metrics.BackupFolder{Name: f.Name, Newest: f.Newest, Shrunk: f.ShrunkFolders(rule)})
 		}
 		return out, nil
 	}

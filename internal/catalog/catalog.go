@@ -130,6 +130,9 @@ type Catalog struct {
 	closed  bool            // Close was called: no new watch
 	dirty   map[string]bool // folders the watcher saw change since the last reading; allDirty: every one
 	skipped map[string]bool
+
+	// checks are the last verification results, by backup path.
+	checks results
 }
 
 // allDirty in Catalog.dirty asks for the whole tree to be read again.

@@ -109,6 +109,18 @@ type Backups struct {
 	// MaxAge is [backups] max_age: a folder whose newest backup is older
 	// is stale (on its page, in JSON and in the metrics). Zero: off.
 	MaxAge time.Duration
+	// ShrinkRatio and ShrinkWindow are [backups] shrink_ratio (default
+	// 0.5, from 0 to 1) and shrink_window (default 7): a folder whose
+	// newest backup is smaller than ShrinkRatio times the median size of
+	// the ShrinkWindow backups before it, or empty, is shrunk.
+	ShrinkRatio  float64
+	ShrinkWindow int
+	// VerifyEvery is [backups] verify_every: how long after one pass over
+	// the recorded checksums the service starts the next. Zero (the
+	// default): no pass. VerifyRate is verify_rate, the bytes a pass
+	// reads per second at most (default DefaultVerifyRate).
+	VerifyEvery time.Duration
+	VerifyRate  int64
 }
 
 // Built-in defaults, used for keys (or the whole file) that are absent.
@@ -116,6 +128,14 @@ const (
 	DefaultListen   = "127.0.0.1:8080"
 	DefaultStateDir = "./state"
 	DefaultBackups  = "./backups"
+	// DefaultShrinkRatio and DefaultShrinkWindow are [backups]
+	// shrink_ratio's and shrink_window's defaults.
+	DefaultShrinkRatio  = 0.5
+	DefaultShrinkWindow = 7
+	// DefaultVerifyRate is [backups] verify_rate's default: 50MB/s.
+	DefaultVerifyRate = 50_000_000
+	// MinVerifyEvery is the shortest [backups] verify_every.
+	MinVerifyEvery = time.Minute
 )
 
 // knownSections are the sections this program reads.
@@ -229,7 +249,7 @@ func checkPublicMetrics(s *ini.Section, srv Server) {
 // serverKeys and backupsKeys are the keys Load understands.
 var (
 	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "pprof_public", "cookie_domain", "store", "mode", "public_url"}
-	backupsKeys = []string{"dir", "max_age"}
+	backupsKeys = []string{"dir", "max_age", "shrink_ratio", "shrink_window", "verify_every", "verify_rate"}
 )
 
 // SectionKeys returns, for each section Load reads besides
@@ -345,9 +365,31 @@ func parseProxy(item string) (netip.Prefix, error) {
 // loadBackups reads [backups].
 func loadBackups(s *ini.Section) Backups {
 	warnUnknown(s, backupsKeys)
-	b := Backups{Dir: s.String("dir", DefaultBackups), MaxAge: s.Duration("max_age", 0)}
+	b := Backups{Dir: s.String("dir", DefaultBackups), MaxAge: s.Duration("max_age", 0),
+		ShrinkRatio: DefaultShrinkRatio, ShrinkWindow: s.Int("shrink_window", DefaultShrinkWindow, 1, 1000),
+		VerifyEvery: s.Duration("verify_every", 0), VerifyRate: DefaultVerifyRate}
 	if b.Dir == "" {
 		s.Errorf("dir", "must not be empty; the default is %s", DefaultBackups)
+	}
+	if v, ok := s.Lookup("shrink_ratio"); ok {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(r >= 0 && r <= 1) {
+			s.Errorf("shrink_ratio", "must be a number from 0 to 1 such as 0.5 (0: only an empty backup counts as shrunk)")
+		} else {
+			b.ShrinkRatio = r
+		}
+	}
+	if b.VerifyEvery > 0 && b.VerifyEvery < MinVerifyEvery {
+		s.Errorf("verify_every", "must be at least %s", MinVerifyEvery)
+		b.VerifyEvery = 0
+	}
+	if v, ok := s.Lookup("verify_rate"); ok {
+		r, err := ParseRate(v)
+		if err != nil {
+			s.Errorf("verify_rate", "%v", err)
+		} else {
+			b.VerifyRate = r
+		}
 	}
 	return b
 }

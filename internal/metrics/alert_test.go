@@ -35,7 +35,8 @@ func alertRules(t *testing.T) string {
 
 // ruleTests are promtool unit tests of the documented rules: a folder
 // that stops receiving backups pages, one that keeps receiving them does
-// not, and a catalog that exports nothing pages too.
+// not, a catalog that exports nothing pages too, and a shrunk backup
+// pages when it stays shrunk for 30 minutes (not while it is written).
 const ruleTests = `rule_files:
   - rules.yml
 evaluation_interval: 1m
@@ -80,6 +81,36 @@ tests:
           - exp_labels: {severity: page}
             exp_annotations:
               summary: "backupweb exports no backup metrics: the catalog cannot be read, or metrics_listen is off"
+  - interval: 1m
+    input_series:
+      - series: 'backupweb_backups_shrunk_folders{instance="b:9464",job="backupweb"}'
+        values: '0x10 1x10 0x10 2x60'
+      - series: 'backupweb_backups_verify_mismatches{instance="b:9464",job="backupweb"}'
+        values: '0x50 1x50'
+      - series: 'backupweb_backups_stale_folders{instance="b:9464",job="backupweb"}'
+        values: '0x100'
+    alert_rule_test:
+      - eval_time: 25m
+        alertname: BackupShrunk
+        exp_alerts: []
+      - eval_time: 45m
+        alertname: BackupShrunk
+        exp_alerts: []
+      - eval_time: 70m
+        alertname: BackupShrunk
+        exp_alerts:
+          - exp_labels: {severity: page, instance: "b:9464", job: backupweb}
+            exp_annotations:
+              summary: "2 backup folder(s) on b:9464 hold a newest backup that is empty or much smaller than those before it"
+      - eval_time: 45m
+        alertname: BackupChecksumMismatch
+        exp_alerts: []
+      - eval_time: 51m
+        alertname: BackupChecksumMismatch
+        exp_alerts:
+          - exp_labels: {severity: page, instance: "b:9464", job: backupweb}
+            exp_annotations:
+              summary: "1 backup(s) on b:9464 no longer match their recorded SHA-256: run backupweb verify"
 `
 
 // TestAlertRuleDocumented runs promtool over the alert rules of

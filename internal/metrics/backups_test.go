@@ -30,7 +30,8 @@ func TestBackupMetrics(t *testing.T) {
 	for i := range 150 {
 		folders = append(folders, BackupFolder{Name: fmt.Sprintf("host%03d", i), Newest: now.Add(-time.Duration(i) * time.Hour)})
 	}
-	folders = append(folders, BackupFolder{Name: "/", Newest: now}, BackupFolder{Name: "empty"})
+	folders = append(folders, BackupFolder{Name: "/", Newest: now, Shrunk: 1}, BackupFolder{Name: "empty"})
+	folders[3].Shrunk = 2
 	m := New()
 	m.WatchBackups(func() ([]BackupFolder, error) { return folders, nil }, func() time.Duration { return 100 * time.Hour })
 	text := scrape(t, m)
@@ -42,6 +43,7 @@ func TestBackupMetrics(t *testing.T) {
 		`backupweb_backups_newest_timestamp_seconds{folder="(other)"}`,
 		// host100..host149 are older than 100 hours at the scrape.
 		"backupweb_backups_stale_folders 50\n",
+		"backupweb_backups_shrunk_folders 3\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q in\n%s", want, text)
@@ -55,5 +57,25 @@ func TestBackupMetrics(t *testing.T) {
 	broken.WatchBackups(func() ([]BackupFolder, error) { return nil, errors.New("disk gone") }, func() time.Duration { return time.Hour })
 	if text := scrape(t, broken); strings.Contains(text, "backupweb_backups_") {
 		t.Error("a failed reading still exports backup metrics")
+	}
+}
+
+// TestVerifyMetric: the gauge is what the catalog counts at the scrape,
+// and absent when it cannot count.
+func TestVerifyMetric(t *testing.T) {
+	n := 0
+	m := New()
+	m.WatchVerify(func() (int, error) { return n, nil })
+	if text := scrape(t, m); !strings.Contains(text, "backupweb_backups_verify_mismatches 0\n") {
+		t.Errorf("missing the zero gauge in\n%s", text)
+	}
+	n = 3
+	if text := scrape(t, m); !strings.Contains(text, "backupweb_backups_verify_mismatches 3\n") {
+		t.Errorf("missing the gauge at 3 in\n%s", text)
+	}
+	broken := New()
+	broken.WatchVerify(func() (int, error) { return 0, errors.New("disk gone") })
+	if text := scrape(t, broken); strings.Contains(text, "backupweb_backups_verify") {
+		t.Error("a failed reading still exports the gauge")
 	}
 }

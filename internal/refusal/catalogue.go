@@ -60,6 +60,9 @@ const (
 	// BadListing is the 400 of a catalog listing whose q, sort, order,
 	// limit or cursor cannot be read.
 	BadListing
+	// BadArchive is the 400 of a folder asked as an archive of a kind
+	// other than tar.
+	BadArchive
 	// WrongMethod is the 405 of a known address asked with another method.
 	WrongMethod
 	// BadForm is the 400 of a login form that cannot be read.
@@ -236,6 +239,7 @@ var catalogue = [refusalEnd]refusalRow{
 	NoBackup:            {http.StatusNotFound, "", "There is no backup of that name."},
 	NoFolder:            {http.StatusNotFound, "", "There is no folder of that name."},
 	BadListing:          {http.StatusBadRequest, "", "The search, sort, order, limit or page of this listing could not be read."},
+	BadArchive:          {http.StatusBadRequest, "", "A folder can be downloaded whole as a tar archive only: ask for ?archive=tar."},
 	WrongMethod:         {http.StatusMethodNotAllowed, "", "This address does not accept that method."},
 	BadForm:             {http.StatusBadRequest, "", "The sign-in form could not be read."},
 	FormTooLarge:        {http.StatusRequestEntityTooLarge, "", "The form is too large."},

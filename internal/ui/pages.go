@@ -48,9 +48,18 @@ type CatalogPage struct {
 	// ([backups] max_age, as Go writes a duration; "" when off).
 	Stale  bool
 	MaxAge string
+	// Shrunk marks a folder whose newest backup is empty or much smaller
+	// than those before it ([backups] shrink_ratio, shrink_window).
+	Shrunk bool
+	// Chart is the history of the folder's own backups (NewChart); nil
+	// when it has none.
+	Chart *Chart
 	// Q is the search text; Sort ("modified", "name", "size") and Order
 	// ("asc", "desc") the order shown.
 	Q, Sort, Order string
+	// Checks are the last verifications of the backups against their
+	// recorded SHA-256, by name; a backup without one is not there.
+	Checks map[string]*Check
 	// Sorts are the column headers' links, by sort name.
 	Sorts map[string]SortLink
 	// Next and Prev are the addresses of the following and preceding
@@ -66,6 +75,14 @@ type FolderRow struct {
 	Size   int64
 	Newest time.Time // zero: no backup
 	Stale  bool
+	Shrunk bool // its own newest backup shrank
+}
+
+// Check is the last verification of a backup: Result is "ok",
+// "mismatch" or "unreadable", At when it was reached.
+type Check struct {
+	Result string
+	At     time.Time
 }
 
 // SortLink is a column header's link: Href sorts by the column, in the

@@ -185,6 +185,10 @@ func TestBrowserFollowsEveryLink(t *testing.T) {
 				continue
 			}
 			followed++
+			if l.Download && strings.HasSuffix(l.Attr, "?archive=tar") {
+				fetched(l) // the folder as a tar: 200, its content tested elsewhere
+				continue
+			}
 			if l.Download {
 				body := fetched(l)
 				n, ok := strings.CutPrefix(body, "bytes of ")

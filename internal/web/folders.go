@@ -41,7 +41,38 @@ func (s *site) browse(w http.ResponseWriter, r *http.Request) {
 		s.folderPage(w, r, p)
 		return
 	}
+	if s.toFolder(w, r, p) {
+		return
+	}
 	s.download(w, r, p)
+}
+
+// toFolder answers a request for the folder rel written without its final
+// slash with 301 to the folder (the path as the client spelled it, with a
+// slash, and the query kept), as web servers answer, and reports whether
+// it did. A folder the rules hide from the user is refused as the folder
+// itself would be, so the redirect tells no more than the folder's page.
+func (s *site) toFolder(w http.ResponseWriter, r *http.Request, rel string) bool {
+	if s.cat == nil {
+		return false
+	}
+	top, err := s.cat.Tree()
+	if err != nil {
+		return false // the download reports it
+	}
+	if _, err := top.Lookup(rel); err != nil {
+		return false
+	}
+	if visible, _ := s.visibility(r); visible != nil && !visible(rel+"/") {
+		s.refuseFolder(w, r, rel+"/")
+		return true
+	}
+	target := r.URL.EscapedPath() + "/"
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r, target, http.StatusMovedPermanently)
+	return true
 }
 
 // catalogPage serves GET /: the top folder's page.
@@ -134,6 +165,10 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 	if f == nil {
 		return
 	}
+	if r.URL.Query().Has(archiveParam) {
+		s.archiveFolder(w, r, f)
+		return
+	}
 	q, ok := listingQuery(r, catalog.DefaultLimit, catalog.MaxPageLimit)
 	if !ok {
 		s.fail(w, r, refusal.BadListing)
@@ -146,7 +181,7 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 		return
 	}
 	u, _ := auth.FromContext(r.Context())
-	data := s.pageData(r, rel, q, page)
+	data := s.pageData(r, f, q, page)
 	data.Brand, data.User = ui.BrandOf(r.Context()), s.viewer(u)
 	if err := ui.Render(w, http.StatusOK, "catalog", data); err != nil {
 		s.log.ErrorContext(r.Context(), "web: rendering the catalog page", "err", err)
@@ -154,7 +189,8 @@ func (s *site) folderPage(w http.ResponseWriter, r *http.Request, rel string) {
 }
 
 // pageData is the view of one page of the folder rel.
-func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.Page) ui.CatalogPage {
+func (s *site) pageData(r *http.Request, f *catalog.Folder, q catalog.Query, p catalog.Page) ui.CatalogPage {
+	rel := f.Path
 	href := ui.BackupsHref(rel)
 	sortName, order := q.Sort, "asc"
 	if q.Desc {
@@ -182,15 +218,22 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		}
 		return href + "?" + v.Encode()
 	}
+	shrunk := f.Shrunk(s.shrink, q.Visible)
 	d := ui.CatalogPage{
 		Title: "Backups", Path: rel, Href: href,
 		Count: p.Folder.Count, Size: p.Folder.Size, Newest: p.Folder.Newest, Stale: s.stale(p.Folder.Newest),
-		Q: q.Q, Sort: sortName, Order: order, Backups: p.Backups,
+		Shrunk: shrunk,
+		Q:      q.Q, Sort: sortName, Order: order, Backups: p.Backups, Checks: s.checks(rel, p.Backups),
 		Sorts:      map[string]ui.SortLink{},
 		ConfigFile: s.configFile, NoConfigFile: s.configMissing,
 	}
 	if s.maxAge > 0 {
 		d.MaxAge = shortDuration(s.maxAge)
+	}
+	if q.Q == "" {
+		// A search's answer names only what matches: no chart of the
+		// rest.
+		d.Chart = chartOf(f, q.Visible, shrunk)
 	}
 	if rel != "" {
 		parts := strings.Split(strings.TrimSuffix(rel, "/"), "/")
@@ -202,7 +245,8 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 		}
 	}
 	for _, e := range p.Folders {
-		d.Folders = append(d.Folders, ui.FolderRow{Name: e.Name, Href: ui.BackupsHref(e.Path), Count: e.Count, Size: e.Size, Newest: e.Newest, Stale: s.stale(e.Newest)})
+		d.Folders = append(d.Folders, ui.FolderRow{Name: e.Name, Href: ui.BackupsHref(e.Path), Count: e.Count, Size: e.Size, Newest: e.Newest, Stale: s.stale(e.Newest),
+			Shrunk: s.shrunk(f, e.Name, q.Visible)})
 	}
 	for _, by := range []string{catalog.SortName, catalog.SortSize, catalog.SortModified} {
 		sl := ui.SortLink{Current: by == q.Sort}
@@ -230,6 +274,50 @@ func (s *site) pageData(r *http.Request, rel string, q catalog.Query, p catalog.
 	return d
 }
 
+// chartOf is the history chart of f's own backups that visible lets
+// through (nil: all), the newest ui.MaxChartPoints drawn; nil when there
+// are none.
+func chartOf(f *catalog.Folder, visible func(string) bool, shrunk bool) *ui.Chart {
+	points := make([]ui.ChartPoint, 0, min(len(f.Backups), ui.MaxChartPoints))
+	total := 0
+	for i := range f.Backups {
+		b := &f.Backups[i]
+		if visible != nil && !visible(f.Path+b.Name) {
+			continue
+		}
+		total++
+		if len(points) < ui.MaxChartPoints {
+			points = append(points, ui.ChartPoint{Name: b.Name, Size: b.Size, At: b.Modified})
+		}
+	}
+	return ui.NewChart(points, total, shrunk)
+}
+
+// checks returns the last verification of each of backups of the folder
+// rel that has one for the file as it is now, by name; nil when none has.
+func (s *site) checks(rel string, backups []catalog.Backup) map[string]*ui.Check {
+	var out map[string]*ui.Check
+	for _, b := range backups {
+		if b.SHA256 == "" {
+			continue
+		}
+		if res, at, ok := s.cat.LastCheck(rel+b.Name, b); ok {
+			if out == nil {
+				out = map[string]*ui.Check{}
+			}
+			out[b.Name] = &ui.Check{Result: res, At: at}
+		}
+	}
+	return out
+}
+
+// shrunk reports whether the subfolder name of f shrank (see
+// catalog.Folder.Shrunk), over what visible lets through.
+func (s *site) shrunk(f *catalog.Folder, name string, visible func(string) bool) bool {
+	sub, err := f.Lookup(name)
+	return err == nil && sub.Shrunk(s.shrink, visible)
+}
+
 // shortDuration writes d as Go does, without its zero tails: "26h", not
 // "26h0m0s"; "1h30m"; "90s" stays "1m30s".
 func shortDuration(d time.Duration) string {
@@ -250,6 +338,8 @@ type folderJSON struct {
 	Size    int64   `json:"size"`
 	Newest  *string `json:"newest"` // null: no backup below it
 	Stale   bool    `json:"stale,omitempty"`
+	// Shrunk: its own newest backup shrank (catalog.Folder.Shrunk).
+	Shrunk bool `json:"shrunk,omitempty"`
 }
 
 // fileJSON is a backup in GET /api/backups?path=.
@@ -260,12 +350,18 @@ type fileJSON struct {
 	SHA256   string `json:"sha256,omitempty"`
 	// SHA256Stale: the checksum file is older than the backup.
 	SHA256Stale bool `json:"sha256_stale,omitempty"`
+	// Verified is the last verification of the bytes against SHA256
+	// ("ok", "mismatch", "unreadable"), VerifiedAt when; both left out
+	// when the file as it is now was never verified.
+	Verified   string `json:"verified,omitempty"`
+	VerifiedAt string `json:"verified_at,omitempty"`
 }
 
 // listingJSON is GET /api/backups?path='s answer.
 type listingJSON struct {
 	Path    string       `json:"path"`
 	Stale   bool         `json:"stale,omitempty"`
+	Shrunk  bool         `json:"shrunk,omitempty"`
 	Folders []folderJSON `json:"folders"`
 	Backups []fileJSON   `json:"backups"`
 	Next    string       `json:"next,omitempty"`
@@ -336,9 +432,9 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, refusal.BadListing)
 		return
 	}
-	out := listingJSON{Path: rel, Stale: s.stale(page.Folder.Newest), Folders: make([]folderJSON, 0, len(page.Folders)), Backups: make([]fileJSON, 0, len(page.Backups)), Next: page.Next}
+	out := listingJSON{Path: rel, Stale: s.stale(page.Folder.Newest), Shrunk: f.Shrunk(s.shrink, q.Visible), Folders: make([]folderJSON, 0, len(page.Folders)), Backups: make([]fileJSON, 0, len(page.Backups)), Next: page.Next}
 	for _, e := range page.Folders {
-		fj := folderJSON{Name: e.Name, Backups: e.Count, Size: e.Size, Stale: s.stale(e.Newest)}
+		fj := folderJSON{Name: e.Name, Backups: e.Count, Size: e.Size, Stale: s.stale(e.Newest), Shrunk: s.shrunk(f, e.Name, q.Visible)}
 		if !e.Newest.IsZero() {
 			t := e.Newest.UTC().Format(time.RFC3339)
 			fj.Newest = &t
@@ -346,7 +442,13 @@ func (s *site) apiFolder(w http.ResponseWriter, r *http.Request) {
 		out.Folders = append(out.Folders, fj)
 	}
 	for _, b := range page.Backups {
-		out.Backups = append(out.Backups, fileJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339), SHA256: b.SHA256, SHA256Stale: b.SumStale})
+		fj := fileJSON{Name: b.Name, Size: b.Size, Modified: b.Modified.UTC().Format(time.RFC3339), SHA256: b.SHA256, SHA256Stale: b.SumStale}
+		if b.SHA256 != "" {
+			if res, at, ok := s.cat.LastCheck(rel+b.Name, b); ok {
+				fj.Verified, fj.VerifiedAt = res, at.UTC().Format(time.RFC3339)
+			}
+		}
+		out.Backups = append(out.Backups, fj)
 	}
 	body, err := json.Marshal(out)
 	if err != nil {

@@ -206,7 +206,8 @@ func TestHostilePaths(t *testing.T) {
 		"/backups/db/pg-1.sql.zst/",
 		"/backups/db/pg-1.sql.zst%00",
 		"/backups/nothing/",
-		"/backups/db",
+		"/backups/nothing",
+		"/backups/db/web-link",
 		"/backups/" + strings.TrimPrefix(outside, "/") + "/secret.txt",
 	} {
 		t.Run(target, func(t *testing.T) {

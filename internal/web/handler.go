@@ -88,6 +88,10 @@ type Options struct {
 	// MaxAge is [backups] max_age: a folder whose newest backup is older
 	// is marked stale on its page and in JSON. Zero: never.
 	MaxAge time.Duration
+	// Shrink is [backups] shrink_ratio and shrink_window: a folder whose
+	// newest backup shrank under it is marked on its page and in JSON
+	// ("shrunk"). Zero: never.
+	Shrink catalog.Shrink
 	// Brand names the service and what it guards on every page, the
 	// providers' included ([ui] title and product_name). Zero:
 	// backupweb's own wording.
@@ -125,7 +129,8 @@ func NewErrors(log *slog.Logger) *refusal.Errors {
 //	                      one page of a folder: {"path","folders","backups","next"}
 //	GET /api/me           the current-user record: username, auth_type, ...
 //	GET /backups/PATH/    a folder's page (/backups/ is the top folder)
-//	GET /backups/PATH     the backup's bytes, as an attachment
+//	GET /backups/PATH     the backup's bytes, as an attachment; for a folder
+//	                      written without its slash, 301 to PATH/
 //	GET /_backupweb/userinfo  the signed-in user as JSON, or 401 JSON
 //	GET /_backupweb/refused   nginx's page for a 403 of /auth/request
 //
@@ -161,7 +166,7 @@ func NewHandler(o Options) http.Handler {
 		p = missingProvider{errs: errs}
 	}
 	res := o.Resolver.WithNotice(log, nil)
-	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge, configFile: o.ConfigFile, configMissing: o.ConfigMissing}
+	s := &site{cat: o.Catalog, log: log, errs: errs, now: time.Now, maxAge: o.MaxAge, shrink: o.Shrink, configFile: o.ConfigFile, configMissing: o.ConfigMissing}
 	if l, ok := p.(auth.AccountLinker); ok {
 		s.links = l.AccountLinks
 	}

@@ -33,6 +33,9 @@ type site struct {
 	// maxAge is [backups] max_age: a folder whose newest backup is older
 	// is stale. Zero: never.
 	maxAge time.Duration
+	// shrink is [backups] shrink_ratio and shrink_window: a folder whose
+	// newest backup shrank is marked.
+	shrink catalog.Shrink
 	// configFile and configMissing are Options.ConfigFile and
 	// ConfigMissing, for the notice that authentication is off.
 	configFile    string

@@ -1,6 +1,9 @@
 package web
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +36,10 @@ const (
 	scalePage    = 300 << 10
 	scaleHeap    = 64 << 20
 )
+
+// scaleShrink is the default rule of a shrunk folder: the pages at scale
+// judge every folder and draw its chart.
+var scaleShrink = catalog.Shrink{Ratio: 0.5, Window: 7}
 
 // scaleDir makes, in a temporary folder, fNNNN/backup-NNN.tar.zst, and
 // returns the folder. Each is a hard link to an empty file: one system
@@ -114,9 +122,12 @@ func TestScale(t *testing.T) {
 	runtime.KeepAlive(top)
 
 	log, _ := quietLogger()
-	srv := httptest.NewServer(NewHandler(Options{Provider: none.Provider{}, Catalog: cat, Logger: log, MaxAge: 24 * time.Hour}))
+	srv := httptest.NewServer(NewHandler(Options{Provider: none.Provider{}, Catalog: cat, Logger: log, MaxAge: 24 * time.Hour, Shrink: scaleShrink}))
 	defer srv.Close()
 	c := srv.Client()
+	if _, page := get(t, c, srv.URL+"/backups/f0500/", nil); !strings.Contains(page, `<figure class="history">`) || strings.Count(page, `class="mark`) != scalePer {
+		t.Error("a folder's page at scale lacks its history chart, or a mark of it")
+	}
 	for _, path := range []string{
 		"/",
 		"/?sort=name&order=desc",
@@ -183,6 +194,55 @@ func TestScale(t *testing.T) {
 	t.Logf("after the change: /backups/f0123/ %v", d.Round(10*time.Microsecond))
 }
 
+// BenchmarkFolderPagesWhileVerifying100k serves folder pages from a
+// watched catalog of 100,000 backups in 1,000 folders, every one with a
+// recorded SHA-256 (a SHA256SUMS per folder), while verification passes
+// over all of them run back to back at the service's default rate: what
+// a page costs while the service checks its backups. It reports the
+// backups the passes checked per second beside the page's time.
+func BenchmarkFolderPagesWhileVerifying100k(b *testing.B) {
+	dir := scaleDir(b)
+	empty := sha256.Sum256(nil)
+	for f := range scaleFolders {
+		var sums strings.Builder
+		for i := range scalePer {
+			fmt.Fprintf(&sums, "%s  backup-%03d.tar.zst\n", hex.EncodeToString(empty[:]), i)
+		}
+		must(b, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d", f), "SHA256SUMS"), []byte(sums.String()), 0o600))
+	}
+	cat := catalog.New(dir)
+	defer cat.Close()
+	if _, err := cat.Tree(); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var checked atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			cat.Verify(ctx, "", catalog.VerifyOptions{Rate: 50_000_000, Done: func(catalog.Check) { checked.Add(1) }})
+		}
+	}()
+	defer func() { cancel(); <-done }()
+	log, _ := quietLogger()
+	h := NewHandler(Options{Provider: none.Provider{}, Catalog: cat, Logger: log, MaxAge: 24 * time.Hour, Shrink: scaleShrink})
+	for _, path := range []string{"/", "/backups/f0500/", "/api/backups?path=f0500/"} {
+		b.Run(strings.TrimPrefix(path, "/"), func(b *testing.B) {
+			b.ReportAllocs()
+			start, from := time.Now(), checked.Load()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+				if w.Code != 200 {
+					b.Fatal(w.Code)
+				}
+			}
+			b.ReportMetric(float64(checked.Load()-from)/time.Since(start).Seconds(), "verified/s")
+		})
+	}
+}
+
 // BenchmarkFolderPages100k serves the pages and answers of TestScale
 // from a watched catalog of 100,000 backups in 1,000 folders, in process
 // (no network): what a page costs once the catalog holds the folders.
@@ -193,7 +253,7 @@ func BenchmarkFolderPages100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	log, _ := quietLogger()
-	h := NewHandler(Options{Provider: none.Provider{}, Catalog: cat, Logger: log, MaxAge: 24 * time.Hour})
+	h := NewHandler(Options{Provider: none.Provider{}, Catalog: cat, Logger: log, MaxAge: 24 * time.Hour, Shrink: scaleShrink})
 	for _, path := range []string{"/", "/backups/f0500/", "/?q=f09", "/?limit=500", "/api/backups?path=f0500/", "/api/backups?path="} {
 		b.Run(strings.TrimPrefix(path, "/"), func(b *testing.B) {
 			b.ReportAllocs()
