@@ -73,7 +73,10 @@ func (p *Provider) endSessionURL(r *http.Request, d session.Data) string {
 		return ""
 	}
 	u, err := url.Parse(ep)
-	if err != nil {
+	if err != nil || checkEndpoint(ep) != nil {
+		// Never a redirect to what is not a plain web address.
+		p.log.LogAttrs(r.Context(), slog.LevelWarn, "oauth: signed out here only: the identity provider's end_session_endpoint is not an absolute http(s) URL",
+			slog.String("auth_type", Name), slog.String("provider", p.cfg.Provider))
 		return ""
 	}
 	if !slices.Contains(p.FormTargets(), origin(u)) {

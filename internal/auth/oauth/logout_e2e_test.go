@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/testkit/oidctest"
 )
 
@@ -346,3 +348,51 @@ func TestBackchannelLogoutRefusals(t *testing.T) {
 }
 
 func jsonNum(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestEndSessionURLIsSafe: sign-out leads on only to an absolute http(s)
+// end_session_endpoint on a site the pages' form-action names (the
+// issuer's, or the configured endpoint's); anything else, or none, leaves
+// the sign-out local.
+func TestEndSessionURLIsSafe(t *testing.T) {
+	tests := []struct {
+		name       string
+		discovered string // "ISSUER" stands for the issuer's address
+		configured string
+		want       string // prefix; "" for a local sign-out
+		warning    string
+	}{
+		{"none", "", "", "", ""},
+		{"on the issuer's site", "ISSUER/logout?from=doc", "", "ISSUER/logout?", ""},
+		{"script", "javascript:alert(1)", "", "", "not an absolute http(s) URL"},
+		{"relative", "/logout", "", "", "not an absolute http(s) URL"},
+		{"another site", "https://elsewhere.example/logout", "", "", "on another site than its issuer"},
+		{"configured on another site", "https://elsewhere.example/logout", "https://sso.example.com/end", "https://sso.example.com/end?", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newFakeDiscovery(t)
+			d.endSession = strings.ReplaceAll(tt.discovered, "ISSUER", d.URL)
+			s := newService(t)
+			s.use(Config{Provider: "generic", Issuer: d.URL, ClientID: "c", ClientSecret: "s", Rule: Rule{All: true}, EndSessionURL: tt.configured}, auth.Deps{})
+			data := session.Data{Attrs: map[string]string{idTokenAttr: "h.p.s"}}
+			got := s.p.endSessionURL(httptest.NewRequest(http.MethodPost, "/logout", nil), data)
+			want := strings.ReplaceAll(tt.want, "ISSUER", d.URL)
+			if want == "" && got != "" || want != "" && !strings.HasPrefix(got, want) {
+				t.Fatalf("endSessionURL = %q, want %q", got, want)
+			}
+			if got != "" {
+				u, _ := url.Parse(got)
+				q := u.Query()
+				if q.Get("id_token_hint") != "h.p.s" || q.Get("client_id") != "c" || q.Get("post_logout_redirect_uri") != s.URL+"/" {
+					t.Errorf("parameters %v", q)
+				}
+				if tt.name == "on the issuer's site" && q.Get("from") != "doc" {
+					t.Errorf("the endpoint's own query was lost: %v", q)
+				}
+			}
+			if tt.warning != "" && !strings.Contains(s.logs.String(), tt.warning) {
+				t.Errorf("no warning %q:\n%s", tt.warning, s.logs.String())
+			}
+		})
+	}
+}

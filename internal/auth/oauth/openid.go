@@ -60,8 +60,9 @@ type discovered struct {
 	endpoint oauth2.Endpoint
 	userinfo string
 	verifier *oidc.IDTokenVerifier
-	// endSession is end_session_endpoint (configured, else discovered):
-	// an absolute http(s) URL, or "" when the provider has none.
+	// endSession is end_session_endpoint (configured, else discovered),
+	// as written: endSessionURL checks it before any redirect; "" when
+	// the provider has none.
 	endSession string
 	// logoutVerifier checks a logout token's signature, issuer and
 	// audience; its expiry is checked by verifyLogoutToken, since a
@@ -152,10 +153,6 @@ func (o *openID) discover() (*discovered, error) {
 		logoutVerifier: p.Verifier(&oidc.Config{ClientID: o.clientID, Now: o.now, SkipExpiryCheck: true}),
 	}
 	d.endSession = cmp.Or(o.endSessionURL, doc.EndSession)
-	if d.endSession != "" && checkEndpoint(d.endSession) != nil {
-		// Never a redirect to what is not a plain web address.
-		return nil, fmt.Errorf("%w at %s: its end_session_endpoint is not an absolute http(s) URL; set end_session_endpoint to the right one", errDiscovery, o.issuer)
-	}
 	d.endpoint.AuthURL = cmp.Or(o.authURL, d.endpoint.AuthURL)
 	d.endpoint.TokenURL = cmp.Or(o.tokenURL, d.endpoint.TokenURL)
 	if d.endpoint.AuthURL == "" || d.endpoint.TokenURL == "" {
