@@ -396,3 +396,29 @@ func TestEndSessionURLIsSafe(t *testing.T) {
 		})
 	}
 }
+
+// TestForgedLogoutTokensDoNotFloodTheProvider: a signature that does not
+// verify makes go-oidc fetch the key set again; a flood of forged logout
+// tokens, which anyone may post, fetches it at most once per
+// keysRefetchInterval.
+func TestForgedLogoutTokensDoNotFloodTheProvider(t *testing.T) {
+	w := newLogoutWorld(t, false)
+	w.serve(t, Config{}, auth.Deps{})
+	s := w.signIn(t, browser(t), "alice") // the key set is fetched
+	before := w.op.KeySetRequests()
+	if before == 0 {
+		t.Fatal("the sign-in did not fetch the key set")
+	}
+	forged, err := w.op.ForgeLogoutToken(w.op.LogoutClaims(logoutClient, s, time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if st, body := w.backchannel(t, forged); st != http.StatusBadRequest {
+			t.Fatalf("forged token: %d %s", st, body)
+		}
+	}
+	if n := w.op.KeySetRequests() - before; n > 1 {
+		t.Errorf("20 forged tokens fetched the key set %d times, want at most once", n)
+	}
+}

@@ -92,6 +92,7 @@ type Provider struct {
 	mu            sync.Mutex
 	rejectNext    string
 	tokenRequests int
+	keyRequests   int
 	sessions      map[string]Session // by sid
 	lastSession   Session
 }
@@ -196,12 +197,22 @@ func (p *Provider) TokenRequests() int {
 	return p.tokenRequests
 }
 
-// intercept counts token requests and applies RejectNextAuthorization.
+// KeySetRequests returns how many requests reached the key set (jwks_uri).
+func (p *Provider) KeySetRequests() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.keyRequests
+}
+
+// intercept counts token and key set requests and applies
+// RejectNextAuthorization.
 func (p *Provider) intercept(next http.Handler) http.Handler {
-	token := op.DefaultEndpoints.Token.Relative()
+	token, keys := op.DefaultEndpoints.Token.Relative(), op.DefaultEndpoints.JwksURI.Relative()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		switch r.URL.Path {
+		case keys:
+			p.keyRequests++
 		case token:
 			p.tokenRequests++
 		case "/auth":
