@@ -376,6 +376,7 @@ func (p *Provider) Handler(h http.Handler) http.Handler {
 	errs := &refusal.Errors{}
 	if p.made() {
 		errs = p.errs
+		return web.SecurityHeadersFor(p.p, web.CrossOrigin(errs)(limitBody(errs, h)))
 	}
 	return web.SecurityHeaders(web.CrossOrigin(errs)(limitBody(errs, h)))
 }

@@ -126,4 +126,4 @@ var oauthKeys = slices.Concat([]Key{
 	{Name: "groups_claim", Kind: Text},
 }, keys(URL, "authorization_endpoint", "token_endpoint", "userinfo_endpoint"), []Key{
 	{Name: "scopes", Kind: List},
-}, keys(URL, "issuer", "base_url"), settingsKeys)
+}, keys(URL, "issuer", "base_url", "end_session_endpoint", "post_logout_redirect_uri"), settingsKeys)

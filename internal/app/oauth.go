@@ -22,19 +22,21 @@ func loadOAuth(s *ini.Section) (cfg oauth.Config, ok bool) {
 		s.Errorf("provider", "unknown provider %q; valid providers are %s", name, strings.Join(oauth.ProviderNames(), ", "))
 	}
 	cfg = oauth.Config{
-		Provider:     name,
-		ClientID:     s.RequireHint("client_id", "set it to the client (application) id the identity provider issued"),
-		ClientSecret: s.RequireHint("client_secret", "set it to the client secret the identity provider issued, preferably as ${NAME} of an environment variable"),
-		RedirectURL:  loadRedirect(s),
-		Rule:         loadRule(s),
-		GroupsClaim:  loadClaim(s),
-		AuthURL:      loadURL(s, "authorization_endpoint"),
-		TokenURL:     loadURL(s, "token_endpoint"),
-		UserinfoURL:  loadURL(s, "userinfo_endpoint"),
-		Scopes:       s.List("scopes"),
-		Issuer:       loadURL(s, "issuer"),
-		BaseURL:      strings.TrimRight(loadURL(s, "base_url"), "/"),
-		Settings:     loadSettings(s),
+		Provider:      name,
+		ClientID:      s.RequireHint("client_id", "set it to the client (application) id the identity provider issued"),
+		ClientSecret:  s.RequireHint("client_secret", "set it to the client secret the identity provider issued, preferably as ${NAME} of an environment variable"),
+		RedirectURL:   loadRedirect(s),
+		Rule:          loadRule(s),
+		GroupsClaim:   loadClaim(s),
+		AuthURL:       loadURL(s, "authorization_endpoint"),
+		TokenURL:      loadURL(s, "token_endpoint"),
+		UserinfoURL:   loadURL(s, "userinfo_endpoint"),
+		Scopes:        s.List("scopes"),
+		Issuer:        loadURL(s, "issuer"),
+		BaseURL:       strings.TrimRight(loadURL(s, "base_url"), "/"),
+		EndSessionURL: loadURL(s, "end_session_endpoint"),
+		PostLogoutURL: loadURL(s, "post_logout_redirect_uri"),
+		Settings:      loadSettings(s),
 	}
 	if known {
 		var problems []error

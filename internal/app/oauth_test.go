@@ -186,6 +186,10 @@ func TestLoadOAuthErrors(t *testing.T) {
 			"scopes", "must include openid"},
 		{"bad session duration", "provider = google\n" + oauthBase + "session_lifetime = forever\n",
 			"session_lifetime", "must be a duration"},
+		{"bad end_session_endpoint", "provider = generic\n" + oauthBase + "issuer = https://id.example.com\nend_session_endpoint = javascript:alert(1)\n",
+			"end_session_endpoint", "absolute http:// or https:// URL"},
+		{"bad post_logout_redirect_uri", "provider = google\n" + oauthBase + "post_logout_redirect_uri = /signed-out\n",
+			"post_logout_redirect_uri", "absolute http:// or https:// URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,6 +222,7 @@ func TestLoadOAuthWarnings(t *testing.T) {
 			"redirect_uri", "behind a TLS proxy write https://"},
 		{"issuer ignored", "provider = github\n" + oauthBase + "issuer = https://github.com\n", "issuer", "not used by provider github"},
 		{"base_url ignored", "provider = google\n" + oauthBase + "base_url = https://gitlab.example.com\n", "base_url", "only by provider gitlab"},
+		{"end_session_endpoint ignored", "provider = google\n" + oauthBase + "end_session_endpoint = https://accounts.google.com/logout\n", "end_session_endpoint", "only by provider generic"},
 		{"github without user:email", "provider = github\n" + oauthBase + "scopes = read:user\n", "scopes", "user:email"},
 		{"http endpoint", "provider = github\n" + oauthBase + "token_endpoint = http://github.example.com/token\n", "token_endpoint", "unencrypted"},
 		{"idle longer than lifetime", "provider = google\n" + oauthBase + "session_idle_timeout = 2h\nsession_lifetime = 1h\n", "session_idle_timeout", "longer than session_lifetime"},

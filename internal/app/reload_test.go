@@ -47,7 +47,8 @@ var reloadValue = map[string]string{
 	"authorized_teams": "acme/ops", "authorized_groups": "ops", "groups_claim": "roles",
 	"authorization_endpoint": "https://idp.example.com/auth2", "token_endpoint": "https://idp.example.com/token2",
 	"userinfo_endpoint": "https://idp.example.com/userinfo2", "scopes": "openid email", "issuer": "https://idp.example.com",
-	"base_url": "https://gitlab.example.com",
+	"base_url": "https://gitlab.example.com", "end_session_endpoint": "https://idp.example.com/logout2",
+	"post_logout_redirect_uri": "https://backups2.example.com/",
 	// The sections.
 	"server.listen": "127.0.0.1:1", "server.trusted_proxies": "10.0.0.1", "server.state_dir": "DIR/state2",
 	"server.access_log": "false", "server.metrics_listen": "127.0.0.1:0", "server.pprof": "true",

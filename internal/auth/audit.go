@@ -33,6 +33,10 @@ const (
 	ReasonEmailUnverified  = "e-mail not verified"
 	ReasonEmailNotAdmitted = "e-mail not admitted"
 	ReasonIDTokenRejected  = "id token rejected"
+	// ReasonLogoutToken is a back-channel logout whose logout token was
+	// refused: not signed by the provider, for another client, too old,
+	// already used, or not a logout token.
+	ReasonLogoutToken = "logout token rejected"
 	// ReasonAmbiguousAnswer is an identity provider's answer (claims,
 	// user information, an API's answer, discovery, key set) holding an
 	// object that names a member twice, or a letter-case variant of a
@@ -69,7 +73,7 @@ const (
 func RefusalReasons() []string {
 	return []string{ReasonBadCredentials, ReasonMalformed, ReasonThrottled, ReasonBadCSRF, ReasonTooLong,
 		ReasonExpired, ReasonNotAdmitted, ReasonBadCode, ReasonCodeUsed, ReasonPendingExpired, ReasonFactorsBroken, ReasonBadState, ReasonNoCode, ReasonProviderRefused, ReasonNoEmail,
-		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonAmbiguousAnswer, ReasonPasskeyRefused, ReasonPasskeyCloned,
+		ReasonEmailUnverified, ReasonEmailNotAdmitted, ReasonIDTokenRejected, ReasonLogoutToken, ReasonAmbiguousAnswer, ReasonPasskeyRefused, ReasonPasskeyCloned,
 		ReasonTokenUnknown, ReasonTokenExpired, ReasonTokensBroken, ReasonOutOfScope, ReasonTwoCredentials, ReasonOther}
 }
 

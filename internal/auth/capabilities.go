@@ -116,3 +116,13 @@ type AccountLink struct {
 type AccountLinker interface {
 	AccountLinks(u User) []AccountLink
 }
+
+// FormTargeter is implemented by providers whose sign-out form leads the
+// browser on to another site (oauth: the identity provider's
+// end_session_endpoint, RP-initiated logout). Browsers hold a form's
+// submission, redirects included, to the page's Content-Security-Policy
+// form-action; FormTargets returns the origins ("https://idp.example.com")
+// to add to it, besides the service's own.
+type FormTargeter interface {
+	FormTargets() []string
+}

@@ -214,6 +214,9 @@ const (
 	OAuthProvider
 	// OAuthServer: the sign-in failed because of this service.
 	OAuthServer
+	// OAuthLogoutToken: a back-channel logout that ended nothing, because
+	// its logout token was refused or could not be applied; %s says why.
+	OAuthLogoutToken
 
 	refusalEnd
 )
@@ -307,6 +310,8 @@ var catalogue = [refusalEnd]refusalRow{
 		"The identity provider could not be reached or sent an answer that could not be used. Try again in a moment; if it persists, the administrator will find the details in the service log."},
 	OAuthServer: {http.StatusInternalServerError, "Sign-in failed",
 		"The sign-in could not be completed because of a server error."},
+	OAuthLogoutToken: {http.StatusBadRequest, "Logout refused",
+		"The logout was not carried out: %s."},
 }
 
 // Refusals returns every row of the catalogue, in its order.

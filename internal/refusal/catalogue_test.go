@@ -23,7 +23,7 @@ func TestCatalogueRows(t *testing.T) {
 		}
 		seen[row.message] = f
 		formatted := strings.Contains(row.message, "%")
-		if want := f == StaleForm || f == TooManyAttempts || f == TooManyBegun; formatted != want {
+		if want := f == StaleForm || f == TooManyAttempts || f == TooManyBegun || f == OAuthLogoutToken; formatted != want {
 			t.Errorf("row %d: takes arguments %v, want %v", f, formatted, want)
 		}
 	}

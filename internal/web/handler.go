@@ -249,7 +249,7 @@ func NewHandler(o Options) http.Handler {
 			access = accesslog.Slog{L: log}
 		}
 	}
-	own := SecurityHeaders(limitBody(s, CrossOrigin(errs)(root)))
+	own := SecurityHeadersFor(p, limitBody(s, CrossOrigin(errs)(root)))
 	if o.Proxy != nil {
 		own = proxyOrOwn(p, o.Proxy, protect, own)
 	}

@@ -3,8 +3,10 @@ package web
 import (
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/refusal"
 )
 
@@ -25,6 +27,24 @@ const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'se
 func SecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setSecurityHeaders(w.Header())
+		next.ServeHTTP(w, r)
+	})
+}
+
+// SecurityHeadersFor is SecurityHeaders for the pages of provider p: when
+// p's sign-out leads on to another site (auth.FormTargeter), the
+// policy's form-action names those origins too, so that the browser
+// follows the sign-out's redirect there.
+func SecurityHeadersFor(p auth.Provider, next http.Handler) http.Handler {
+	ft, ok := p.(auth.FormTargeter)
+	if !ok || len(ft.FormTargets()) == 0 {
+		return SecurityHeaders(next)
+	}
+	csp := []string{strings.Replace(contentSecurityPolicy, "form-action 'self'", "form-action 'self' "+strings.Join(ft.FormTargets(), " "), 1)}[:1:1]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		setSecurityHeaders(h)
+		h["Content-Security-Policy"] = csp
 		next.ServeHTTP(w, r)
 	})
 }

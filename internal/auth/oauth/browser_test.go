@@ -14,11 +14,15 @@ import (
 // catalog sends it to /oauth/login, which sends it to the identity
 // provider's login page; the test types the credentials there, and the
 // provider's redirect to the callback lands it on the catalog, signed in.
-// Then it logs out.
+// Then it logs out: the service ends its session and sends the browser to
+// the provider's end_session_endpoint, which ends the provider's and sends
+// it back to post_logout_redirect_uri, here the signed-out page.
 func TestBrowserSignIn(t *testing.T) {
 	ctx := browsertest.New(t)
 	w := newWorld(t)
-	s := w.serve(t, "google", Rule{Domains: []string{"example.com"}}, auth.Deps{})
+	s := w.services["google"]
+	s.use(Config{Provider: "google", Issuer: w.op.Issuer, ClientID: "client-google", ClientSecret: "secret-google",
+		Rule: Rule{Domains: []string{"example.com"}}, PostLogoutURL: s.URL + SignedOutPath}, auth.Deps{})
 
 	must := func(err error) {
 		t.Helper()

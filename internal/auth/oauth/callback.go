@@ -105,6 +105,7 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 	if acct.HostedDomain != "" {
 		d.Attrs[hostedDomainAttr] = acct.HostedDomain
 	}
+	p.keepLogoutFacts(&d, id)
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.serverError(w, r, err)
 		return

@@ -51,6 +51,17 @@ type Config struct {
 	// (authorization_endpoint, token_endpoint, userinfo_endpoint). Empty:
 	// the provider's built-in or discovered ones.
 	AuthURL, TokenURL, UserinfoURL string
+	// EndSessionURL is end_session_endpoint: where sign-out sends the
+	// browser to end the identity provider's session too (OpenID Connect
+	// RP-initiated logout), in place of the one discovery gives. Provider
+	// generic only. Empty: the discovered one, or none (sign-out ends the
+	// local session only, as for GitHub).
+	EndSessionURL string
+	// PostLogoutURL is post_logout_redirect_uri: where the identity
+	// provider sends the browser back after its sign-out; it must be
+	// registered with the provider exactly. Empty: the top page of
+	// RedirectURL's site.
+	PostLogoutURL string
 	// Scopes are requested at the authorization endpoint. Default: the
 	// provider's (google, generic: openid email profile; github:
 	// user:email; gitlab: read_user email).
@@ -124,6 +135,10 @@ func (c Config) Resolve(isSet func(key string) bool) (Config, []error) {
 	if c.BaseURL != "" && k.baseURL == "" {
 		warn("base_url", "is used only by provider gitlab; it is ignored")
 		c.BaseURL = ""
+	}
+	if c.EndSessionURL != "" && k.name != "generic" {
+		warn("end_session_endpoint", fmt.Sprintf("is used only by provider generic (provider %s's sign-out address, when it has one, comes from discovery); it is ignored", k.name))
+		c.EndSessionURL = ""
 	}
 	if k.name == "generic" && c.Issuer == "" {
 		for _, key := range []string{"authorization_endpoint", "token_endpoint", "userinfo_endpoint"} {
@@ -209,7 +224,8 @@ func (c Config) Validate() error {
 			bad("redirect_uri", err)
 		}
 	}
-	for key, v := range map[string]string{"authorization_endpoint": c.AuthURL, "token_endpoint": c.TokenURL, "userinfo_endpoint": c.UserinfoURL, "issuer": c.Issuer, "base_url": c.BaseURL} {
+	for key, v := range map[string]string{"authorization_endpoint": c.AuthURL, "token_endpoint": c.TokenURL, "userinfo_endpoint": c.UserinfoURL, "issuer": c.Issuer, "base_url": c.BaseURL,
+		"end_session_endpoint": c.EndSessionURL, "post_logout_redirect_uri": c.PostLogoutURL} {
 		if v != "" {
 			if err := checkEndpoint(v); err != nil {
 				bad(key, err)
@@ -320,6 +336,19 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// postLogoutURL is post_logout_redirect_uri in force: PostLogoutURL, or
+// the top page of RedirectURL's site.
+func (c Config) postLogoutURL() string {
+	if c.PostLogoutURL != "" {
+		return c.PostLogoutURL
+	}
+	u, err := url.Parse(c.RedirectURL)
+	if err != nil {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String()
 }
 
 // String describes the configuration for logs, without the secret.

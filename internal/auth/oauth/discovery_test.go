@@ -20,7 +20,9 @@ type fakeDiscovery struct {
 	mu     sync.Mutex
 	fail   bool
 	issuer string // the issuer the document claims; default URL
-	asked  int
+	// endSession is the document's end_session_endpoint; "" leaves it out.
+	endSession string
+	asked      int
 }
 
 func newFakeDiscovery(t *testing.T) *fakeDiscovery {
@@ -32,21 +34,25 @@ func newFakeDiscovery(t *testing.T) *fakeDiscovery {
 		}
 		d.mu.Lock()
 		d.asked++
-		fail, issuer := d.fail, cmp.Or(d.issuer, d.URL)
+		fail, issuer, endSession := d.fail, cmp.Or(d.issuer, d.URL), d.endSession
 		d.mu.Unlock()
 		if fail {
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
+		doc := map[string]any{
 			"issuer":                                issuer,
 			"authorization_endpoint":                d.URL + "/authorize",
 			"token_endpoint":                        d.URL + "/token",
 			"userinfo_endpoint":                     d.URL + "/userinfo",
 			"jwks_uri":                              d.URL + "/keys",
 			"id_token_signing_alg_values_supported": []string{"RS256"},
-		})
+		}
+		if endSession != "" {
+			doc["end_session_endpoint"] = endSession
+		}
+		json.NewEncoder(w).Encode(doc)
 	}))
 	t.Cleanup(srv.Close)
 	d.URL = srv.URL

@@ -163,7 +163,7 @@ func (p *Provider) takeFlow(w http.ResponseWriter, r *http.Request, state string
 	if err != nil || subtle.ConstantTimeCompare([]byte(f.State), []byte(state)) != 1 {
 		return flow{}, errState
 	}
-	unused, err := p.spend(r.Context(), state)
+	unused, err := p.spend(r.Context(), "oauth-state", state, FlowTTL)
 	if err != nil {
 		return flow{}, fmt.Errorf("oauth: marking the sign-in's state used: %w", err)
 	}

@@ -16,14 +16,20 @@
 // sign-in.
 //
 // Routes: GET /oauth/login starts a sign-in; GET /oauth/callback (the path
-// of redirect_uri) completes it; POST /logout ends the session; GET
-// /oauth/signed-out says so. OpenID Connect discovery happens on the first
+// of redirect_uri) completes it; POST /logout ends the session, and with an
+// OpenID Connect provider that has an end_session_endpoint sends the
+// browser there to end the provider's session too (RP-initiated logout);
+// GET /oauth/signed-out says so; POST /oauth/backchannel-logout takes the
+// provider's logout tokens and ends the sessions they name on every
+// instance (back-channel logout). OpenID Connect discovery happens on the first
 // sign-in, not at start-up, so the service starts while the provider is
 // down; a failed discovery is retried by later sign-ins.
 //
-// The package keeps no token: access and ID tokens live only while the
-// callback reads the account. It does not refresh tokens, call the
-// provider again during a session, or sign the user out of the provider.
+// The package keeps no access token: it lives only while the callback
+// reads the account. The ID token is kept in the session's server-side
+// record, never in a cookie, as the hint RP-initiated logout sends. The
+// package does not refresh tokens or call the provider again during a
+// session.
 package oauth
 
 import (
@@ -33,6 +39,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -60,6 +67,10 @@ const (
 	// LoginPath, which would sign the user straight back in while the
 	// identity provider still remembers them.
 	SignedOutPath = "/oauth/signed-out"
+	// BackchannelLogoutPath takes the identity provider's logout tokens
+	// (OpenID Connect Back-Channel Logout 1.0): the backchannel_logout_uri
+	// to register is the service's public address followed by it.
+	BackchannelLogoutPath = "/oauth/backchannel-logout"
 )
 
 // requestTimeout bounds each request to the identity provider made with
@@ -79,10 +90,17 @@ type Provider struct {
 	kind   *kind
 	client *http.Client
 	log    *slog.Logger
+	now    func() time.Time
 	audit  auth.Audit // refusals and sign-ins logged and counted, each line naming the provider
 	errs   *refusal.Errors
-	spend  func(ctx context.Context, state string) (unused bool, err error)
-	openID *openID // nil without OpenID Connect
+	// spend marks token of kind used for ttl, across instances with a
+	// shared state, and reports whether it was unused until now: the
+	// sign-in states and the logout tokens' jti.
+	spend func(ctx context.Context, kind, token string, ttl time.Duration) (unused bool, err error)
+	// logoutErrs is errs answering JSON whatever the client asks: the
+	// back-channel logout's caller is the identity provider.
+	logoutErrs *refusal.Errors
+	openID     *openID // nil without OpenID Connect
 	// begins limits the sign-ins /oauth/login starts, per client address
 	// and in total: each is a state the callback spends.
 	begins *throttle.Rate
@@ -98,6 +116,8 @@ var (
 	_ auth.Provider = (*Provider)(nil)
 	_ auth.Mounter  = (*Provider)(nil)
 	_ io.Closer     = (*Provider)(nil)
+
+	_ auth.FormTargeter = (*Provider)(nil)
 )
 
 // New returns a Provider for cfg, its empty fields taking the defaults; it
@@ -121,6 +141,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		kind:   k,
 		client: client,
 		log:    deps.Log(),
+		now:    deps.Clock(),
 		audit:  deps.Audit().With("provider", cfg.Provider),
 		errs:   deps.Errors,
 		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
@@ -132,22 +153,26 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		// page with the sign-in's own title.
 		p.errs = &refusal.Errors{Logger: p.log, Page: ui.ErrorWriter(p.log)}
 	}
+	jsonErrs := *p.errs
+	jsonErrs.JSONPaths = append(slices.Clone(jsonErrs.JSONPaths), BackchannelLogoutPath)
+	p.logoutErrs = &jsonErrs
 	if deps.Shared != nil {
-		p.spend = func(ctx context.Context, state string) (bool, error) {
-			return deps.Shared.SpendOnce(ctx, "oauth-state", state, FlowTTL)
-		}
+		p.spend = deps.Shared.SpendOnce
 	} else {
 		spent, err := once.New(once.Options{Max: MaxSpent, Now: deps.Clock()})
 		if err != nil {
 			return nil, fmt.Errorf("oauth: %w", err)
 		}
-		p.spend = func(_ context.Context, state string) (bool, error) { return spent.Spend("oauth-state", state, FlowTTL) }
+		p.spend = func(_ context.Context, kind, token string, ttl time.Duration) (bool, error) {
+			return spent.Spend(kind, token, ttl)
+		}
 	}
 	var err error
 	p.Guard, err = sessionauth.Open(deps, sessionauth.Options{
 		Type:           Name,
 		LoginPath:      LoginPath,
 		LogoutRedirect: SignedOutPath,
+		SignedOut:      p.endSessionURL,
 		Settings:       cfg.Settings,
 		Admit:          p.admits,
 	})
@@ -158,7 +183,8 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		p.openID = &openID{
 			issuer: cfg.Issuer, clientID: cfg.ClientID,
 			authURL: cfg.AuthURL, tokenURL: cfg.TokenURL, userinfoURL: cfg.UserinfoURL,
-			client: client, now: deps.Clock(),
+			endSessionURL: cfg.EndSessionURL,
+			client:        client, now: deps.Clock(),
 		}
 	}
 	return p, nil
@@ -200,16 +226,24 @@ func accountOf(d session.Data, withGroups bool) Account {
 // Identify admits r when it carries the cookie of a live session still
 // admitted (see sessionauth.Guard.Identify). The user's groups are those
 // recorded at sign-in, moved from the session's attributes to
-// auth.User.Groups.
+// auth.User.Groups. What the session keeps for the identity provider's
+// logout (the ID token, its subject and session id) stays in the store:
+// it never reaches the user record, /api/me or an upstream.
 func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	u, ok, err := p.Guard.Identify(r)
 	if !ok || err != nil {
 		return u, ok, err
 	}
-	if g, has := u.Attrs[groupsAttr]; has {
+	g, has := u.Attrs[groupsAttr]
+	if has {
 		u.Groups = decodeGroups(g)
+	}
+	if has || slices.ContainsFunc(logoutAttrs, func(a string) bool { _, ok := u.Attrs[a]; return ok }) {
 		u.Attrs = maps.Clone(u.Attrs)
 		delete(u.Attrs, groupsAttr)
+		for _, a := range logoutAttrs {
+			delete(u.Attrs, a)
+		}
 	}
 	return u, true, nil
 }
@@ -224,6 +258,7 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+SignedOutPath, p.signedOut)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
+	mux.HandleFunc("POST "+BackchannelLogoutPath, p.backchannelLogout)
 	p.MountAccount(mux)
 }
 
@@ -243,9 +278,9 @@ func (p *Provider) signedOut(w http.ResponseWriter, r *http.Request) {
 }
 
 // OwnPaths returns the paths the provider serves: the sign-in, the
-// callback, the signed-out page and logout.
+// callback, the signed-out page, logout and the back-channel logout.
 func (p *Provider) OwnPaths() []string {
-	return []string{LoginPath, CallbackPath, SignedOutPath, sessionauth.LogoutPath}
+	return []string{LoginPath, CallbackPath, SignedOutPath, sessionauth.LogoutPath, BackchannelLogoutPath}
 }
 
 // endpoints are the provider's endpoints for one sign-in.

@@ -75,6 +75,7 @@ func newWorldOf(t *testing.T, accounts []oidctest.User, extra ...oidctest.Client
 		clients = append(clients, oidctest.Client{
 			ID: "client-" + m.name, Secret: "secret-" + m.name,
 			RedirectURIs: []string{s.RedirectURL()}, ClaimsInIDToken: m.claimsInIDToken,
+			PostLogoutRedirectURIs: []string{s.URL + "/", s.URL + SignedOutPath},
 		})
 	}
 	users := make([]oidctest.User, len(accounts))
@@ -280,8 +281,11 @@ func TestUnsafeNextStaysLocal(t *testing.T) {
 }
 
 func TestSignOut(t *testing.T) {
+	// Plain OAuth 2.0: no end_session_endpoint, so the local sign-out
+	// leads to the signed-out page (the identity provider's own sign-out
+	// is TestRPInitiatedLogout's).
 	w := newWorld(t)
-	s := w.serve(t, "generic-oidc", Rule{Domains: []string{"example.com"}}, auth.Deps{})
+	s := w.serve(t, "generic-oauth2", Rule{Domains: []string{"example.com"}}, auth.Deps{})
 	c := browser(t)
 	if resp, _ := w.signIn(t, s, c, "/", "alice"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("sign-in: %d", resp.StatusCode)

@@ -41,10 +41,11 @@ var errDiscovery = errors.New("oauth: OpenID Connect discovery failed")
 type openID struct {
 	issuer   string
 	clientID string
-	// authURL, tokenURL, userinfoURL override the discovered endpoints.
-	authURL, tokenURL, userinfoURL string
-	client                         *http.Client
-	now                            func() time.Time
+	// authURL, tokenURL, userinfoURL, endSessionURL override the
+	// discovered endpoints.
+	authURL, tokenURL, userinfoURL, endSessionURL string
+	client                                        *http.Client
+	now                                           func() time.Time
 
 	flight singleflight.Group
 
@@ -59,6 +60,14 @@ type discovered struct {
 	endpoint oauth2.Endpoint
 	userinfo string
 	verifier *oidc.IDTokenVerifier
+	// endSession is end_session_endpoint (configured, else discovered),
+	// as written: endSessionURL checks it before any redirect; "" when
+	// the provider has none.
+	endSession string
+	// logoutVerifier checks a logout token's signature, issuer and
+	// audience; its expiry is checked by verifyLogoutToken, since a
+	// logout token need not have one.
+	logoutVerifier *oidc.IDTokenVerifier
 	// keys tells whether the key set, read by go-oidc through a client
 	// whose answers exactjson.CheckRead checks, was last refused as
 	// ambiguous.
@@ -104,6 +113,7 @@ type document struct {
 	TokenURL   string   `json:"token_endpoint"`
 	Userinfo   string   `json:"userinfo_endpoint"`
 	JWKS       string   `json:"jwks_uri"`
+	EndSession string   `json:"end_session_endpoint"`
 	Algorithms []string `json:"id_token_signing_alg_values_supported"`
 }
 
@@ -138,7 +148,11 @@ func (o *openID) discover() (*discovered, error) {
 		userinfo: cmp.Or(o.userinfoURL, p.UserInfoEndpoint()),
 		verifier: p.Verifier(&oidc.Config{ClientID: o.clientID, Now: o.now}),
 		keys:     keys,
+		// A logout token's exp is optional in the specification's first
+		// version: verifyLogoutToken checks it when present, and iat.
+		logoutVerifier: p.Verifier(&oidc.Config{ClientID: o.clientID, Now: o.now, SkipExpiryCheck: true}),
 	}
+	d.endSession = cmp.Or(o.endSessionURL, doc.EndSession)
 	d.endpoint.AuthURL = cmp.Or(o.authURL, d.endpoint.AuthURL)
 	d.endpoint.TokenURL = cmp.Or(o.tokenURL, d.endpoint.TokenURL)
 	if d.endpoint.AuthURL == "" || d.endpoint.TokenURL == "" {
@@ -221,6 +235,7 @@ func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.T
 		}
 	}
 	id.Subject = idt.Subject
+	id.IDToken = raw
 	all := id.Claims
 	_, hasGroups := all[groupsClaim]
 	if id.Email != "" && (groupsClaim == "" || hasGroups) || d.userinfo == "" {
@@ -236,6 +251,8 @@ func (d *discovered) identify(ctx context.Context, c *http.Client, tok *oauth2.T
 	out := id
 	if id.Email == "" {
 		out = more
+		// The logout facts are the verified ID token's.
+		out.Subject, out.SessionID, out.IDToken = id.Subject, id.SessionID, id.IDToken
 	}
 	// The signed ID token's groups claim, when it has one, wins over the
 	// user-information answer's.

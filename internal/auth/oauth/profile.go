@@ -31,6 +31,12 @@ type identity struct {
 	Verified verified
 	Name     string
 	Subject  string
+	// SessionID is the ID token's sid claim: the identity provider's
+	// session the sign-in belongs to, which a logout token may name.
+	SessionID string
+	// IDToken is the verified ID token, kept with the session as the
+	// id_token_hint of RP-initiated logout; empty without OpenID Connect.
+	IDToken string
 	// HostedDomain is Google's hd claim: the Workspace domain that hosts
 	// the account; empty for a personal account.
 	HostedDomain string
@@ -113,10 +119,11 @@ type claims struct {
 	Name              string    `json:"name"`
 	PreferredUsername string    `json:"preferred_username"`
 	HostedDomain      string    `json:"hd"`
+	SessionID         string    `json:"sid"`
 }
 
 func (c claims) identity() identity {
-	id := identity{Email: c.Email, Subject: c.Subject, Name: cmp.Or(c.Name, c.PreferredUsername), HostedDomain: c.HostedDomain}
+	id := identity{Email: c.Email, Subject: c.Subject, Name: cmp.Or(c.Name, c.PreferredUsername), HostedDomain: c.HostedDomain, SessionID: c.SessionID}
 	if c.EmailVerified != nil {
 		id.Verified = verifiedNo
 		if *c.EmailVerified {

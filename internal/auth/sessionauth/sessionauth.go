@@ -49,6 +49,12 @@ type Options struct {
 	// A type whose login page signs the user straight back in (oauth, while
 	// the identity provider remembers them) names a signed-out page here.
 	LogoutRedirect string
+	// SignedOut, when set, is asked where the browser goes once Logout has
+	// ended the session d: an absolute URL that takes the place of next
+	// and LogoutRedirect, or "" for those. A type whose identity provider
+	// keeps a session of its own (oauth: OpenID Connect RP-initiated
+	// logout) names the provider's end-session address here.
+	SignedOut func(r *http.Request, d session.Data) string
 	// Logger receives refused attempts. Default slog.Default().
 	Logger *slog.Logger
 	// Events is told of refused attempts and sign-outs. Default: nobody;
@@ -289,7 +295,8 @@ func shortAgent(ua string) string {
 // revokes the session on the server, clears the cookie and answers 303 to
 // the form's next (or the query's next or rd) when SafeNext accepts it,
 // else to Options.LogoutRedirect (the login page, saying "You have been
-// signed out", by default). Without a session it still clears the cookie
+// signed out", by default); Options.SignedOut, when it names a place for
+// the session just ended, wins over both. Without a session it still clears the cookie
 // and redirects, so a stale tab's sign-out button does what the user
 // expects.
 func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
@@ -320,6 +327,12 @@ func (g *Guard) Logout(w http.ResponseWriter, r *http.Request) {
 	}
 	if ok {
 		g.audit().SignedOut(r, g.o.Type, s.Username)
+		if g.o.SignedOut != nil {
+			if to := g.o.SignedOut(r, s.Data); to != "" {
+				SeeOther(w, to)
+				return
+			}
+		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if next := g.logoutNext(r); next != "" {

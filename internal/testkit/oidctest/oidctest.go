@@ -68,6 +68,10 @@ type Client struct {
 	// token even with ClaimsInIDToken, as providers do that put groups in
 	// the user-information answer only.
 	UserClaimsFromUserinfo bool
+	// PostLogoutRedirectURIs are the registered post_logout_redirect_uri
+	// values: the provider's end_session_endpoint sends the browser back
+	// only to one of them.
+	PostLogoutRedirectURIs []string
 }
 
 // Options configure a Provider.
@@ -82,11 +86,43 @@ type Provider struct {
 	// base of its discovery document.
 	Issuer string
 
-	server *httptest.Server
+	server  *httptest.Server
+	storage *store
 
 	mu            sync.Mutex
 	rejectNext    string
 	tokenRequests int
+	keyRequests   int
+	sessions      map[string]Session // by sid
+	lastSession   Session
+}
+
+// Session is one sign-in at the provider as an ID token tells it: the
+// account's subject and the provider's session id (the sid claim, which
+// every ID token carries), for the logout tokens a test makes.
+type Session struct {
+	Subject, SID, ClientID string
+}
+
+// issued records the session of an ID token the provider made.
+func (p *Provider) issued(s Session) {
+	p.mu.Lock()
+	p.sessions[s.SID] = s
+	p.lastSession = s
+	p.mu.Unlock()
+}
+
+// LastSession returns the session of the last ID token the provider made.
+func (p *Provider) LastSession() Session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastSession
+}
+
+// EndSessionEndpoint is the provider's end_session_endpoint (RP-initiated
+// logout), which its discovery document names.
+func (p *Provider) EndSessionEndpoint() string {
+	return p.Issuer + op.DefaultEndpoints.EndSession.Relative()
 }
 
 // Start runs a provider for the duration of the test t.
@@ -107,18 +143,21 @@ func Start(t testing.TB, o Options) *Provider {
 	}
 	clients := map[string]*storage.Client{}
 	inIDToken, ownInIDToken := map[string]bool{}, map[string]bool{}
+	postLogout := map[string][]string{}
 	for _, c := range o.Clients {
 		clients[c.ID] = storage.WebClient(c.ID, c.Secret, c.RedirectURIs...)
 		inIDToken[c.ID] = c.ClaimsInIDToken
 		ownInIDToken[c.ID] = c.ClaimsInIDToken && !c.UserClaimsFromUserinfo
+		postLogout[c.ID] = c.PostLogoutRedirectURIs
 	}
 	extra := map[string]map[string]any{}
 	for i, u := range o.Users {
 		extra[fmt.Sprintf("user%d", i+1)] = u.Claims
 	}
-	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, inIDToken: inIDToken, ownInIDToken: ownInIDToken, claims: extra}
-
-	p := &Provider{}
+	p := &Provider{sessions: map[string]Session{}}
+	st := &store{Storage: storage.NewStorageWithClients(users, clients), users: users, inIDToken: inIDToken, ownInIDToken: ownInIDToken,
+		postLogout: postLogout, claims: extra, issued: p.issued}
+	p.storage = st
 	p.server = httptest.NewUnstartedServer(nil)
 	p.Issuer = "http://" + p.server.Listener.Addr().String()
 	router := exampleop.SetupServer(p.Issuer, st, slog.New(slog.DiscardHandler), false)
@@ -158,12 +197,22 @@ func (p *Provider) TokenRequests() int {
 	return p.tokenRequests
 }
 
-// intercept counts token requests and applies RejectNextAuthorization.
+// KeySetRequests returns how many requests reached the key set (jwks_uri).
+func (p *Provider) KeySetRequests() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.keyRequests
+}
+
+// intercept counts token and key set requests and applies
+// RejectNextAuthorization.
 func (p *Provider) intercept(next http.Handler) http.Handler {
-	token := op.DefaultEndpoints.Token.Relative()
+	token, keys := op.DefaultEndpoints.Token.Relative(), op.DefaultEndpoints.JwksURI.Relative()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		switch r.URL.Path {
+		case keys:
+			p.keyRequests++
 		case token:
 			p.tokenRequests++
 		case "/auth":

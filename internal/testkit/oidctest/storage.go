@@ -33,22 +33,30 @@ type store struct {
 	users        userStore
 	inIDToken    map[string]bool
 	ownInIDToken map[string]bool           // users' own claims in the ID token
+	postLogout   map[string][]string       // post_logout_redirect_uris by client
 	claims       map[string]map[string]any // by subject
+	issued       func(Session)             // told of each ID token's session
 }
 
 // GetClientByClientID returns the client, asking for the claims in the ID
-// token when it was registered with ClaimsInIDToken.
+// token when it was registered with ClaimsInIDToken, with its registered
+// post-logout addresses.
 func (s *store) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	c, err := s.Storage.GetClientByClientID(ctx, id)
-	if err != nil || !s.inIDToken[id] {
+	if err != nil {
 		return c, err
 	}
-	return claimsClient{c}, nil
+	return client{Client: c, claims: s.inIDToken[id], postLogout: s.postLogout[id]}, nil
 }
 
-type claimsClient struct{ op.Client }
+type client struct {
+	op.Client
+	claims     bool
+	postLogout []string
+}
 
-func (claimsClient) IDTokenUserinfoClaimsAssertion() bool { return true }
+func (c client) IDTokenUserinfoClaimsAssertion() bool { return c.claims }
+func (c client) PostLogoutRedirectURIs() []string     { return c.postLogout }
 
 // SetUserinfoFromRequest fills the ID token's claims.
 func (s *store) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
@@ -58,6 +66,14 @@ func (s *store) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInfo,
 	s.sayUnverified(info, req.GetSubject())
 	if s.ownInIDToken[req.GetClientID()] {
 		s.addClaims(info, req.GetSubject())
+	}
+	if a, ok := req.(interface{ GetID() string }); ok {
+		// The provider's session of this sign-in: the authorization
+		// request's id, as sid (OpenID Connect Back-Channel Logout 1.0,
+		// section 2.1).
+		sid := "sid-" + a.GetID()
+		info.AppendClaims("sid", sid)
+		s.issued(Session{Subject: req.GetSubject(), SID: sid, ClientID: req.GetClientID()})
 	}
 	return nil
 }
