@@ -42,10 +42,10 @@ var reservedPrefixes = []string{"/api/", "/backups/", "/oauth/", "/_backupweb/"}
 
 // Config is the typed configuration of a flask-login provider.
 type Config struct {
-	// Users says where users and their passwords are checked:
+	// UsersFrom says where users and their passwords are checked:
 	// UsersFromFile (default: UsersFile) or UsersFromDirectory (Directory).
-	Users string
-	// Directory is the [ldap] section, with Users = UsersFromDirectory.
+	UsersFrom string
+	// Directory is the [ldap] section, with UsersFrom = UsersFromDirectory.
 	Directory directory.Config
 	// UsersFile is the path of the user file. Required with users from a
 	// file; not read with users from the directory.
@@ -125,10 +125,10 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.LoginPath == "" {
 		cfg.LoginPath = DefaultLoginPath
 	}
-	if cfg.Users == "" {
-		cfg.Users = UsersFromFile
+	if cfg.UsersFrom == "" {
+		cfg.UsersFrom = UsersFromFile
 	}
-	if cfg.Users == UsersFromDirectory {
+	if cfg.UsersFrom == UsersFromDirectory {
 		cfg.Directory = cfg.Directory.WithDefaults()
 	}
 	cfg.Settings = cfg.Settings.WithDefaults()
@@ -154,7 +154,7 @@ func (cfg Config) WithDefaults() Config {
 // keys; New returns them.
 func (c Config) Validate() error {
 	var errs []error
-	switch c.Users {
+	switch c.UsersFrom {
 	case "", UsersFromFile:
 		if c.UsersFile == "" {
 			errs = append(errs, &auth.KeyError{Key: "users_file", Err: errors.New("missing required key; set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)")})
@@ -162,7 +162,7 @@ func (c Config) Validate() error {
 	case UsersFromDirectory:
 		errs = append(errs, c.validateDirectory()...)
 	default:
-		errs = append(errs, &auth.KeyError{Key: "users", Err: fmt.Errorf("unknown value %q; valid values are %s and %s", c.Users, UsersFromFile, UsersFromDirectory)})
+		errs = append(errs, &auth.KeyError{Key: "users", Err: fmt.Errorf("unknown value %q; valid values are %s and %s", c.UsersFrom, UsersFromFile, UsersFromDirectory)})
 	}
 	if _, err := LoginPath(c.LoginPath); err != nil {
 		errs = append(errs, &auth.KeyError{Key: "login_view", Err: err})
@@ -192,7 +192,7 @@ func (c Config) validateDirectory() []error {
 
 // hasUsers reports whether users are configured at all: a user file, or
 // the directory.
-func (c Config) hasUsers() bool { return c.UsersFile != "" || c.Users == UsersFromDirectory }
+func (c Config) hasUsers() bool { return c.UsersFile != "" || c.UsersFrom == UsersFromDirectory }
 
 // LoginPath turns a login_view value into the login page's path: a value
 // starting with "/" is the path itself, a bare view name such as "login"

@@ -19,7 +19,7 @@ func newDirectoryHarness(t *testing.T, srv *ldaptest.Server, mode SecondFactor) 
 	t.Helper()
 	dir := t.TempDir()
 	return newHarness(t, func(c *Config) {
-		c.Users, c.UsersFile, c.UseBcrypt = UsersFromDirectory, "", false
+		c.UsersFrom, c.UsersFile, c.UseBcrypt = UsersFromDirectory, "", false
 		c.SecondFactor = mode
 		c.FactorsFile, c.TokensFile = filepath.Join(dir, "factors"), filepath.Join(dir, "tokens")
 		c.Directory = directory.Config{

@@ -176,7 +176,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	var err error
 	var dir *directory.Directory
 	switch {
-	case cfg.Users == UsersFromDirectory:
+	case cfg.UsersFrom == UsersFromDirectory:
 		if dir, err = directory.New(cfg.Directory); err != nil {
 			return nil, fmt.Errorf("login: [ldap]: %w", err)
 		}
