@@ -189,3 +189,65 @@ func TestFailClosed(t *testing.T) {
 		unavailable(t, d, "service account refused")
 	})
 }
+
+// TestInChainOnSlapd: slapd has no in-chain matching rule, so the Active
+// Directory preset's groups filter, sent to it, must not give more than
+// it means: either no group or an error (a 503), never every group.
+func TestInChainOnSlapd(t *testing.T) {
+	srv := ldaptest.Start(t, "")
+	d := open(t, srv, func(c *Config) {
+		c.Preset = PresetActiveDirectory
+		c.UserFilter = "(&(objectClass=person)(uid={username}))" // slapd's people are not AD users
+	})
+	e, ok, err := d.SignIn(context.Background(), "alice", []byte("alice-password"))
+	t.Logf("the in-chain filter on slapd: %v, %v, %v", e.Groups, ok, err)
+	switch {
+	case err != nil:
+		if !refusal.IsUnavailable(err) {
+			t.Fatalf("SignIn: %v", err)
+		}
+	case !ok:
+		t.Fatal("alice refused")
+	case len(e.Groups) != 0:
+		t.Fatalf("groups %v from a filter the server cannot evaluate", e.Groups)
+	}
+}
+
+// TestGroupInGroup: with the OpenLDAP preset, a user's groups are the
+// groups that list the user: alice is in backup-readers, which is in
+// staff, and staff is not one of alice's groups (groups inside groups are
+// Active Directory's in-chain rule's to follow).
+func TestGroupInGroup(t *testing.T) {
+	srv := ldaptest.Start(t, "")
+	d := open(t, srv, nil)
+	e, ok, err := d.SignIn(context.Background(), "alice", []byte("alice-password"))
+	if err != nil || !ok || !slices.Equal(e.Groups, []string{"backup-readers"}) {
+		t.Fatalf("SignIn = %+v, %v, %v", e, ok, err)
+	}
+}
+
+// BenchmarkSignIn measures sign-ins per second against a local slapd
+// (LDAPS, the pool's four connections): each is a search, a bind as the
+// user, a bind as the service account and a groups search.
+func BenchmarkSignIn(b *testing.B) {
+	srv := ldaptest.Start(b, "")
+	d, err := New(Config{
+		URL: srv.TLSURL(), CAFile: srv.CAFile,
+		BindDN: ldaptest.ServiceDN, BindPassword: ldaptest.ServicePassword, BaseDN: ldaptest.Base,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, ok, err := d.SignIn(ctx, "alice", []byte("alice-password")); err != nil || !ok {
+				b.Errorf("SignIn: %v %v", ok, err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sign-ins/s")
+}
