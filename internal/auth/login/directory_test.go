@@ -3,6 +3,7 @@ package login
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/testkit/ldaptest"
+	"github.com/backupweb/backupweb/internal/tokens"
 )
 
 // newDirectoryHarness is a harness whose users are srv's (users = ldap,
@@ -57,7 +59,7 @@ func TestDirectorySignIn(t *testing.T) {
 		{"not UTF-8", "alic\xe9", "alice-password", http.StatusUnauthorized, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := h.browserFrom("192.0.2." + string(rune('1'+len(tc.name)%8)))
+			b := h.browser()
 			r := b.login(tc.user, tc.pw, "/")
 			if r.status != tc.status {
 				t.Fatalf("login: %d, want %d: %s", r.status, tc.status, r.body)
@@ -171,5 +173,35 @@ func (b *browser) mustLoginWith(user, pw string) {
 	b.t.Helper()
 	if r := b.login(user, pw, "/"); r.status != http.StatusSeeOther {
 		b.t.Fatalf("login %s: %d %s", user, r.status, r.body)
+	}
+}
+
+// TestDirectoryTokensAndThrottling: a directory user's machine token
+// admits them by their name (without groups: rules that name one refuse
+// it); wrong passwords for one name, in any letter case, are counted
+// together, and past max_user_failures the name gets 429 without the
+// directory being asked.
+func TestDirectoryTokensAndThrottling(t *testing.T) {
+	srv := ldaptest.Start(t, "")
+	h := newDirectoryHarness(t, srv, SecondFactorOff)
+	secret, _, err := h.p.CreateToken("alice", "script", time.Hour, tokens.Scope{}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", "/api/backups", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	if u, ok, err := h.p.Identify(req); err != nil || !ok || u.Name != "alice" || len(u.Groups) != 0 {
+		t.Fatalf("token: %+v %v %v", u, ok, err)
+	}
+
+	for i, name := range []string{"bob", "BOB", "Bob", "bOb", "boB"} {
+		if r := h.browser().login(name, "wrong", "/"); r.status != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d", i, r.status)
+		}
+	}
+	srv.Pause() // a name past its limit is refused before the directory is asked
+	defer srv.Resume()
+	if r := h.browser().login("bob", "bob-password", "/"); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+		t.Fatalf("past the name's limit: %d", r.status)
 	}
 }
