@@ -80,3 +80,44 @@ func TestLDAPExampleAsPasted(t *testing.T) {
 		t.Errorf("no error line:\n%s", log)
 	}
 }
+
+// TestLDAPGroupsFeedAccessRules: the directory's groups decide [access]
+// rules for flask-login and basic users alike: alice (backup-readers)
+// reads the API, bob (staff) is refused 403.
+func TestLDAPGroupsFeedAccessRules(t *testing.T) {
+	srv := ldaptest.Start(t, "")
+	for _, typ := range []string{"flask-login", "basic"} {
+		t.Run(typ, func(t *testing.T) {
+			dir := t.TempDir()
+			os.Mkdir(filepath.Join(dir, "backups"), 0o700)
+			ini := "[server]\nlisten = 127.0.0.1:0\nstate_dir = " + filepath.Join(dir, "state") + "\n[backups]\ndir = " + filepath.Join(dir, "backups") +
+				"\n[authentication]\ntype = " + typ + "\nusers = ldap\n[ldap]\nurl = " + srv.StartTLSURL() + "\nstart_tls = true\nca_file = " + srv.CAFile +
+				"\nbind_dn = " + ldaptest.ServiceDN + "\nbind_password = ${LDAP_PASSWORD}\nbase_dn = " + ldaptest.Base +
+				"\n[access]\nrule1 = GET ^/api/ allow group:backup-readers\nrule2 = * ^/api/ deny\n"
+			addr, _ := serveInProcess(t, dir, ini, map[string]string{
+				"BACKUP_SECRET_KEY": strings.Repeat("ab", 32), "LDAP_PASSWORD": ldaptest.ServicePassword,
+			})
+			base := "http://" + addr
+			for _, tc := range []struct {
+				user string
+				want int
+			}{{"alice", http.StatusOK}, {"bob", http.StatusForbidden}} {
+				c := testkit.Client()
+				req, _ := http.NewRequest("GET", base+"/api/backups", nil)
+				if typ == "basic" {
+					req.SetBasicAuth(tc.user, ldaptest.Passwords[tc.user])
+				} else {
+					testkit.SignIn(t, c, testkit.Login{Page: base + "/login", User: tc.user, Password: ldaptest.Passwords[tc.user]})
+				}
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != tc.want {
+					t.Errorf("%s: %d, want %d", tc.user, resp.StatusCode, tc.want)
+				}
+			}
+		})
+	}
+}
