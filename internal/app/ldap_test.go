@@ -128,3 +128,24 @@ func ldapEnv(k string) (string, bool) {
 	}
 	return "", false
 }
+
+// TestReloadLDAP: a changed [ldap] key keeps its running value until a
+// restart, and the reload's error line names it.
+func TestReloadLDAP(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "backupweb.ini")
+	conf := func(url string) string {
+		return "[server]\nlisten = 127.0.0.1:0\nstate_dir = " + filepath.Join(dir, "state") + "\n[backups]\ndir = " + dir +
+			"\n[authentication]\ntype = flask-login\nusers = ldap\n[ldap]\nurl = " + url +
+			"\nbind_dn = cn=svc,dc=example,dc=org\nbind_password = pw\nbase_dn = dc=example,dc=org\n"
+	}
+	writeFile(t, path, conf("ldaps://ldap.example.org"))
+	buf, l := openLive(t, path)
+	writeFile(t, path, conf("ldaps://ldap2.example.org"))
+	if err := l.Reload(); err != nil {
+		t.Fatalf("reload: %v\n%s", err, buf)
+	}
+	if line := restartLine(buf.String()); !strings.Contains(line, "ldap.url") {
+		t.Fatalf("no restart line names ldap.url:\n%s", buf)
+	}
+}
