@@ -235,8 +235,32 @@ func (s *Server) StartTLSURL() string {
 }
 
 // Pause stops the server's process (SIGSTOP): it keeps its connections
-// and listeners but answers nothing, as a hung directory does.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+// and listeners but answers nothing, as a hung directory does. It returns
+// once every thread of it is stopped (a thread busy on another CPU stops
+// a moment after the signal is sent), as /proc tells.
+func (s *Server) Pause() {
+	s.t.Helper()
+	s.signal(syscall.SIGSTOP)
+	tasks := fmt.Sprintf("/proc/%d/task", s.cmd.Process.Pid)
+	if _, err := os.Stat(tasks); err != nil {
+		return // no /proc to ask
+	}
+	testkit.WaitUntil(s.t, 5*time.Second, func() bool {
+		stats, _ := filepath.Glob(filepath.Join(tasks, "*", "stat"))
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue // a thread that ended
+			}
+			// pid (comm) STATE ...: comm may hold spaces, so the state
+			// follows the last ")".
+			if i := strings.LastIndexByte(string(b), ')'); i < 0 || i+2 >= len(b) || b[i+2] != 'T' && b[i+2] != 't' {
+				return false
+			}
+		}
+		return len(stats) > 0
+	}, func() string { return "slapd's threads did not all stop after SIGSTOP" })
+}
 
 // Resume continues a paused server (SIGCONT).
 func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
