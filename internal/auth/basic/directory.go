@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/directory"
@@ -141,6 +142,9 @@ func (p *Provider) checkDirectory(ctx context.Context, user, pass string) (auth.
 		return auth.User{}, false, nil
 	}
 	u := auth.User{Name: e.Name, Type: Name, Groups: e.Groups}
+	if e.Email != "" && len(e.Email) <= 254 && !strings.ContainsFunc(e.Email, unicode.IsControl) {
+		u.Attrs = map[string]string{"email": e.Email}
+	}
 	p.dcache.add(user, pass, u, gen)
 	return u, true, nil
 }

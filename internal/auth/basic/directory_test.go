@@ -90,7 +90,8 @@ func TestDirectoryBasic(t *testing.T) {
 			req := httptest.NewRequest("GET", "/api/backups", nil)
 			req.SetBasicAuth(tc.user, tc.pw)
 			u, ok, err := p.Identify(req)
-			if err != nil && tc.status == 200 || ok != (tc.status == 200) || u.Name != tc.name || !slices.Equal(u.Groups, tc.groups) {
+			if err != nil && tc.status == 200 || ok != (tc.status == 200) || u.Name != tc.name || !slices.Equal(u.Groups, tc.groups) ||
+				ok && u.Attrs["email"] != tc.name+"@example.org" {
 				t.Fatalf("Identify = %+v, %v, %v", u, ok, err)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/directory"
@@ -31,7 +32,13 @@ const AttrGroups = "groups"
 type verdict struct {
 	name, cred string
 	groups     []string
+	email      string // the directory's e-mail address, "" without one
 }
+
+// AttrEmail is the session attribute of a directory user's e-mail address
+// (as type oauth records it), what the proxy and forward authentication
+// send as the user's e-mail.
+const AttrEmail = "email"
 
 // checkDirectory asks the directory about name and pw. A directory that
 // does not answer is an error (a 503, logged once here), never a "no"
@@ -46,7 +53,7 @@ func (p *Provider) checkDirectory(ctx context.Context, name, pw string) (verdict
 		return verdict{}, false, nil
 	}
 	cred, _ := p.users.Load().cred(e.Name)
-	return verdict{name: e.Name, cred: cred, groups: e.Groups}, true, nil
+	return verdict{name: e.Name, cred: cred, groups: e.Groups, email: cleanEmail(e.Email)}, true, nil
 }
 
 // throttleName is the name a sign-in attempt is counted against: the
@@ -64,6 +71,24 @@ func (p *Provider) throttleName(name string) string {
 func encodeGroups(groups []string) string {
 	kept := slices.DeleteFunc(slices.Clone(groups), func(g string) bool { return strings.ContainsAny(g, "\r\n") })
 	return strings.Join(kept, "\n")
+}
+
+// cleanEmail is the directory's e-mail address when it can go in a header
+// as it is: no control characters, at most 254 bytes; else "".
+func cleanEmail(s string) string {
+	if len(s) > 254 || strings.ContainsFunc(s, unicode.IsControl) {
+		return ""
+	}
+	return s
+}
+
+// directoryAttrs adds a directory user's groups and e-mail address to a
+// session's attributes.
+func directoryAttrs(attrs map[string]string, groups []string, email string) {
+	attrs[AttrGroups] = encodeGroups(groups)
+	if email != "" {
+		attrs[AttrEmail] = email
+	}
 }
 
 // withGroups moves AttrGroups of a session's user to its Groups.

@@ -71,6 +71,9 @@ func TestDirectorySignIn(t *testing.T) {
 			if _, has := u.Attrs[AttrGroups]; has {
 				t.Error("the groups stayed in the attributes")
 			}
+			if want := map[string]string{"alice": "alice@example.org", "bob": "bob@example.org"}[tc.want]; u.Attrs[AttrEmail] != want {
+				t.Errorf("e-mail %q, want %q", u.Attrs[AttrEmail], want)
+			}
 		})
 	}
 	if !strings.Contains(h.logs.String(), "auth refused") {
@@ -163,7 +166,7 @@ func TestDirectorySecondFactor(t *testing.T) {
 		t.Fatalf("code: %d %s", r.status, r.body)
 	}
 	u, ok := b.user()
-	if !ok || u.Name != "alice" || u.SecondFactor != "totp" || !slices.Equal(u.Groups, []string{"backup-readers"}) {
+	if !ok || u.Name != "alice" || u.SecondFactor != "totp" || !slices.Equal(u.Groups, []string{"backup-readers"}) || u.Attrs[AttrEmail] != "alice@example.org" {
 		t.Fatalf("user = %+v, %v", u, ok)
 	}
 }

@@ -101,7 +101,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// failures stand until the second factor is right.
 	// From here on the user is named as the source spells the name.
 	name, cred := v.name, v.cred
-	if p.secondStep(w, r, name, cred, v.groups, next) {
+	if p.secondStep(w, r, name, cred, v, next) {
 		return
 	}
 	// A success forgets the failures of its own name (or device) only:
@@ -119,7 +119,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 		d.Attrs[AttrStepSkipped] = "1"
 	}
 	if p.dir != nil {
-		d.Attrs[AttrGroups] = encodeGroups(v.groups)
+		directoryAttrs(d.Attrs, v.groups, v.email)
 	}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
