@@ -64,7 +64,7 @@ func TestDocsQuoteWhatReadyzSends(t *testing.T) {
 	if !sent["ready"] || !sent["not ready: the shared store does not answer"] {
 		t.Fatalf("the scenarios did not give the answers they stand for: %v", sent)
 	}
-	for _, src := range []string{"internal/web/ready.go", "internal/auth/sessionauth/open.go", "internal/auth/login/login.go"} {
+	for _, src := range []string{"internal/web/ready.go", "internal/auth/sessionauth/open.go", "internal/auth/login/login.go", "internal/auth/login/directory.go"} {
 		b, err := os.ReadFile(filepath.Join(root, src))
 		if err != nil {
 			t.Fatal(err)

@@ -2,12 +2,20 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // excerptMark starts the first line of an ini snippet of the docs that is
@@ -56,7 +64,7 @@ func iniSnippets(t *testing.T) []iniSnippet {
 }
 
 // snippetPath matches the absolute paths a snippet names.
-var snippetPath = regexp.MustCompile(`(?m)^(\s*(?:users_file|groups_file|state_dir|dir|login_template|tls_ca|icon|factors_file|tokens_file)\s*[=:]\s*)(/\S+)\s*$`)
+var snippetPath = regexp.MustCompile(`(?m)^(\s*(?:users_file|groups_file|state_dir|dir|login_template|tls_ca|ca_file|icon|factors_file|tokens_file)\s*[=:]\s*)(/\S+)\s*$`)
 
 // snippetEnv matches the ${NAME} references of a snippet.
 var snippetEnv = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -99,6 +107,8 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 					os.WriteFile(local, []byte("admins: alice\noperators: bob\nmedia: alice\n"), 0o600)
 				case "dir":
 					os.MkdirAll(local, 0o755)
+				case "ca_file":
+					os.WriteFile(local, snippetCA(t), 0o644)
 				}
 				return sub[1] + local
 			})
@@ -118,4 +128,24 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// snippetCA is the PEM of a self-signed CA certificate, for the ca_file a
+// snippet names.
+func snippetCA(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "snippet CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/access"
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/groupfile"
 	"github.com/backupweb/backupweb/internal/metrics"
@@ -81,6 +82,9 @@ type App struct {
 	// state is where type flask-login keeps what it writes about its
 	// users (Check only); nil for the other types.
 	state *StateFiles
+	// directoryUsers is set with [authentication] users = ldap: users,
+	// passwords and groups are the directory's.
+	directoryUsers bool
 	// groupsPath is the value of groups_file when the type reads it.
 	groupsPath string
 	// clientLabel is the value of the type's ClientLabel key, lower-cased.
@@ -168,7 +172,7 @@ func Open(path string, opts Options) *App {
 		}
 	}
 	deps.PreviousSecretKey = PreviousSecret(lookupEnv)
-	t, p, err := BuildProvider(cfg.Auth, deps, EnvSecret(lookupEnv))
+	t, p, err := buildProvider(cfg.Auth, cfg.File.Section(LDAPSection), deps, EnvSecret(lookupEnv))
 	if err == nil && !cfg.Report.HasErrors() {
 		a.Provider, a.TypeName = p, p.Type()
 	}
@@ -238,6 +242,9 @@ func (a *App) readWiring() {
 	if a.Type.Reads(groupsFile.Name) {
 		a.groupsPath = strings.TrimSpace(s.String(groupsFile.Name, ""))
 	}
+	if a.Type.Reads(usersKey.Name) {
+		a.directoryUsers = strings.EqualFold(strings.TrimSpace(s.String(usersKey.Name, "")), login.UsersFromDirectory)
+	}
 	if a.Type.ClientLabel != "" {
 		a.clientLabel = strings.ToLower(s.String(a.Type.ClientLabel, ""))
 	}
@@ -247,7 +254,7 @@ func (a *App) readWiring() {
 // connected.
 func (a *App) check(lookupEnv func(string) (string, bool)) {
 	cfg := a.Config
-	env := &loadEnv{stateDir: cfg.Server.StateDir}
+	env := &loadEnv{stateDir: cfg.Server.StateDir, ldap: cfg.File.Section(LDAPSection)}
 	t, typed, err := checkProvider(cfg.Auth, lookupEnv, env)
 	a.state = env.state
 	a.files = map[string]string{groupsFile.Name: a.groupsPath}
@@ -288,13 +295,18 @@ func (a *App) openGroups(log *slog.Logger) *groupfile.File {
 		return nil
 	}
 	var g *groupfile.File
+	if a.directoryUsers && a.groupsPath != "" {
+		// One source of groups: the directory's, read at each sign-in.
+		cfg.Auth.Errorf(groupsFile.Name, "cannot go with users = ldap: the users' groups are the directory's (groups_filter in [%s]); remove groups_file", LDAPSection)
+		return nil
+	}
 	if a.groupsPath != "" {
 		var err error
 		if g, err = groupfile.Open(a.groupsPath, log); err != nil {
 			cfg.Auth.Errorf("groups_file", "%v", err)
 		}
 	}
-	noGroups := g == nil && !t.ProviderGroups
+	noGroups := g == nil && !t.ProviderGroups && !a.directoryUsers
 	for _, r := range cfg.Access.Rules.List {
 		switch {
 		case noGroups && len(r.Groups) > 0:

@@ -8,15 +8,17 @@ import (
 	"github.com/backupweb/backupweb/internal/ini"
 )
 
-// loadBasic reads a basic.Config from the [authentication] section.
+// loadBasic reads a basic.Config from the [authentication] section (and
+// [ldap], with users = ldap).
 // Problems (missing keys, a malformed hash, a realm with control
 // characters) are recorded in the section's report with their key and
 // line, and warnings for plain-text passwords and weak hashes too; ok is
 // false when the configuration cannot be used. Problem messages never
 // contain the password or hash.
-func loadBasic(s *ini.Section) (cfg basic.Config, ok bool) {
+func loadBasic(s *ini.Section, env *loadEnv) (cfg basic.Config, ok bool) {
 	before := s.Report().ErrorCount()
 	cfg = basic.Config{
+		UsersFrom:        readUsers(s),
 		Username:         s.String("username", ""),
 		Password:         s.String("password", ""),
 		UseBcrypt:        s.Bool("use_bcrypt", false),
@@ -26,6 +28,9 @@ func loadBasic(s *ini.Section) (cfg basic.Config, ok bool) {
 		KnownAddressDays: s.Int("known_address_days", 0, 1, 36500),
 		CacheTTL:         s.Duration("cache_ttl", 0),
 	}.WithDefaults()
+	if cfg.UsersFrom == basic.UsersFromDirectory {
+		cfg.Directory, _ = loadDirectory(s, env.ldap) // its problems are counted in the report
+	}
 	s.Record(cfg.Validate())
 	if s.Report().ErrorCount() == before {
 		s.Record(cfg.Warnings()...)

@@ -90,6 +90,7 @@ var groupsFile = Key{Name: "groups_file", Kind: ReadFile}
 
 // basicKeys are the keys of type basic (loadBasic).
 var basicKeys = slices.Concat([]Key{
+	usersKey,
 	{Name: "username", Kind: Text, Live: liveCredentials},
 	{Name: "password", Kind: Secret, Holds: "a password or password hash", Live: liveCredentials},
 	{Name: "use_bcrypt", Kind: Bool, Live: liveCredentials},
@@ -103,6 +104,7 @@ var basicKeys = slices.Concat([]Key{
 
 // loginKeys are the keys of type flask-login (loadLogin).
 var loginKeys = slices.Concat([]Key{
+	usersKey,
 	{Name: "users_file", Kind: ReadFile},
 	{Name: "use_bcrypt", Kind: Bool},
 	{Name: "login_view", Kind: Text},

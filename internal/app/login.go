@@ -1,6 +1,9 @@
 package app
 
 import (
+	"cmp"
+	"path/filepath"
+
 	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ini"
@@ -38,6 +41,16 @@ func loadLogin(s *ini.Section, env *loadEnv) (cfg login.Config, ok bool) {
 		s.Errorf("second_factor", "%v", err)
 	}
 	cfg.SecondFactor = sf
+	cfg.UsersFrom = readUsers(s)
+	if cfg.UsersFrom == login.UsersFromDirectory {
+		// The files about the users have no user file to sit beside:
+		// they are in state_dir unless set.
+		if env.stateDir != "" {
+			cfg.FactorsFile = cmp.Or(cfg.FactorsFile, filepath.Join(env.stateDir, FactorsName))
+			cfg.TokensFile = cmp.Or(cfg.TokensFile, filepath.Join(env.stateDir, TokensName))
+		}
+		cfg.Directory, _ = loadDirectory(s, env.ldap) // its problems are counted in the report
+	}
 	state := stateFiles(cfg.UsersFile, cfg.FactorsFile, cfg.TokensFile, env.stateDir)
 	env.state = &state
 	if state.UsersFile != "" {

@@ -87,7 +87,7 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatalf("loadLogin refused: %v", problems)
 	}
 	want := login.Config{
-		UsersFile: users, UseBcrypt: true, LoginPath: "/login",
+		UsersFrom: login.UsersFromFile, UsersFile: users, UseBcrypt: true, LoginPath: "/login",
 		Settings:        sessionauth.Settings{IdleTimeout: 30 * time.Minute, Lifetime: 12 * time.Hour, MaxSessionsPerUser: 20},
 		Throttling:      passwordauth.Throttling{MaxFailures: 10, FailureWindow: 15 * time.Minute},
 		MaxUserFailures: 5,
@@ -118,7 +118,7 @@ func TestLoadAllKeys(t *testing.T) {
 		t.Fatalf("loadLogin refused: %v", problems)
 	}
 	want := login.Config{
-		UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
+		UsersFrom: login.UsersFromFile, UsersFile: users, UseBcrypt: true, LoginPath: "/signin", LoginTemplate: tmpl,
 		Settings:        sessionauth.Settings{IdleTimeout: 10 * time.Minute, Lifetime: 2 * time.Hour, MaxSessionsPerUser: 4, IdleRenewal: session.RenewAny},
 		Throttling:      passwordauth.Throttling{MaxFailures: 20, FailureWindow: 10 * time.Minute, AttemptWait: 3 * time.Second},
 		MaxUserFailures: 3,

@@ -235,7 +235,7 @@ func sameProxy(a, b proxy.Options) bool {
 
 // reloadSections are the sections besides [authentication] whose keys a
 // reload compares.
-var reloadSections = []string{"server", "backups", "proxy", "redis", "ui", "access"}
+var reloadSections = []string{"server", "backups", "ldap", "proxy", "redis", "ui", "access"}
 
 // liveKeys are the keys of reloadSections whose new value a reload
 // applies; every key of [access] is live too. The others ([server]

@@ -36,7 +36,7 @@ var reloadValue = map[string]string{
 	// [authentication], by type where they differ.
 	"basic.username": "bob", "basic.password": "another long password", "basic.use_bcrypt": "False",
 	"basic.realm": "Backups", "basic.cache_ttl": "1m", "basic.groups_file": "DIR/groups",
-	"users_file": "DIR/users2", "flask-login.use_bcrypt": "True", "login_view": "/signin",
+	"users": "file", "users_file": "DIR/users2", "flask-login.use_bcrypt": "True", "login_view": "/signin",
 	"login_template": "DIR/login.html", "session_idle_timeout": "5m", "idle_renewal": "any",
 	"session_lifetime": "1h", "max_sessions_per_user": "3", "max_failures": "3",
 	"failure_window": "1h", "attempt_wait": "2s", "max_user_failures": "2",

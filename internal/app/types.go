@@ -63,7 +63,7 @@ type Type struct {
 	// after recording why not in s's report. secretOK is false when the type
 	// needs BACKUP_SECRET_KEY and it is missing or too short: the keys are
 	// still checked, so every problem is reported, but nothing is built.
-	build func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider
+	build func(s *ini.Section, ldap *ini.Section, deps auth.Deps, secretOK bool) auth.Provider
 	// check reads and validates the section as build does, and builds
 	// nothing: what check-config runs. It returns the type's typed
 	// configuration (nil for none), from which App reads the files it
@@ -78,7 +78,7 @@ var types = []Type{
 		Name:    none.Name,
 		Summary: "no authentication (default; not for production)",
 		AuthOff: true,
-		build:   func(*ini.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
+		build:   func(*ini.Section, *ini.Section, auth.Deps, bool) auth.Provider { return none.Provider{} },
 		check:   func(*ini.Section, *loadEnv) (any, bool) { return nil, true },
 	},
 	{
@@ -86,8 +86,8 @@ var types = []Type{
 		Summary:     "HTTP Basic authentication with one user",
 		Keys:        basicKeys,
 		SharedState: true,
-		build:       builder(plain(loadBasic), basic.New),
-		check:       loader(plain(loadBasic)),
+		build:       builder(loadBasic, basic.New),
+		check:       loader(loadBasic),
 	},
 	{
 		Name:         login.Name,
@@ -117,9 +117,9 @@ var types = []Type{
 // problems) and New (build the provider) into a Type's build function. New
 // is not called when the loader found errors, or when the type needs the
 // secret key and it is missing (NewProvider has recorded why).
-func builder[C any, P auth.Provider](load loadFunc[C], create func(C, auth.Deps) (P, error)) func(*ini.Section, auth.Deps, bool) auth.Provider {
-	return func(s *ini.Section, deps auth.Deps, secretOK bool) auth.Provider {
-		cfg, ok := load(s, &loadEnv{stateDir: deps.StateDir, log: deps.Log()})
+func builder[C any, P auth.Provider](load loadFunc[C], create func(C, auth.Deps) (P, error)) func(*ini.Section, *ini.Section, auth.Deps, bool) auth.Provider {
+	return func(s, ldap *ini.Section, deps auth.Deps, secretOK bool) auth.Provider {
+		cfg, ok := load(s, &loadEnv{stateDir: deps.StateDir, log: deps.Log(), ldap: ldap})
 		if !ok || !secretOK {
 			return nil
 		}
@@ -153,6 +153,9 @@ type loadEnv struct {
 	// state is set by the loader of type flask-login: where it keeps what
 	// it writes about its users.
 	state *StateFiles
+	// ldap is the [ldap] section, read with users = ldap; nil (or absent)
+	// when the configuration has none (a provider made in code).
+	ldap *ini.Section
 }
 
 // loadFunc reads a type's keys from its section into its configuration,
@@ -271,13 +274,19 @@ func NewProvider(s *ini.Section, deps auth.Deps, lookupEnv func(string) (string,
 // secret's error is recorded at the type key. It also returns the type s
 // names.
 func BuildProvider(s *ini.Section, deps auth.Deps, secret func() ([]byte, error)) (Type, auth.Provider, error) {
+	return buildProvider(s, nil, deps, secret)
+}
+
+// buildProvider is BuildProvider with the [ldap] section of the file, for
+// users = ldap.
+func buildProvider(s, ldap *ini.Section, deps auth.Deps, secret func() ([]byte, error)) (Type, auth.Provider, error) {
 	before := s.Report().ErrorCount()
 	t, key, secretOK, err := resolve(s, secret)
 	if err != nil {
 		return Type{}, nil, err
 	}
 	deps.SecretKey = key
-	p := t.build(s, deps, secretOK)
+	p := t.build(s, ldap, deps, secretOK)
 	if p == nil || s.Report().ErrorCount() > before {
 		return t, nil, ErrInvalid
 	}

@@ -139,7 +139,7 @@ const (
 )
 
 // knownSections are the sections this program reads.
-var knownSections = []string{"server", "backups", "authentication", "proxy", "redis", "ui", "access"}
+var knownSections = []string{"server", "backups", "authentication", "ldap", "proxy", "redis", "ui", "access"}
 
 // Load reads the configuration. With path == "" it reads ./backupweb.ini
 // when that file exists and otherwise uses the built-in defaults; a path that
@@ -175,6 +175,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	cfg.Auth = f.Section("authentication")
 	f.Expand(lookup)
 	cfg.CheckSecrets(f.Section("redis"), map[string]string{"password": "the Redis password"})
+	cfg.CheckSecrets(f.Section("ldap"), map[string]string{"bind_password": "the directory service account's password"})
 	cfg.Server = loadServer(f.Section("server"))
 	cfg.Backups = loadBackups(f.Section("backups"))
 	cfg.Proxy = loadProxy(f.Section("proxy"))

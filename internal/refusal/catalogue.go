@@ -94,6 +94,10 @@ const (
 	// StoreNotAnswering is the 503 of a session store that does not answer
 	// (an error that is StoreDown).
 	StoreNotAnswering
+	// DirectoryNotAnswering is the 503 of a sign-in the directory ([ldap])
+	// could not answer (an error that is DirectoryDown): unreachable,
+	// slower than its timeout, or not verifiable.
+	DirectoryNotAnswering
 	// Busy is the 503 of work at capacity (bcrypt).
 	Busy
 	// TokensFull is the 503 of a table of single-use tokens that is full
@@ -230,36 +234,37 @@ type refusalRow struct {
 
 // catalogue is the one table of refusals.
 var catalogue = [refusalEnd]refusalRow{
-	AskPassword:         {http.StatusUnauthorized, "", "Authentication required: this service asks for a user name and password."},
-	SignInFirst:         {http.StatusUnauthorized, "", "Authentication required: sign in first."},
-	NoCredentials:       {http.StatusUnauthorized, "", "authentication required"},
-	SignInEnded:         {http.StatusUnauthorized, "", "Your sign-in has ended: sign in again."},
-	StaleForm:           {http.StatusForbidden, "", "This page is out of date, so the request was not carried out. Go back to %s, reload the page and try again."},
-	CrossOrigin:         {http.StatusForbidden, "", "Cross-origin requests are not allowed."},
-	NotAllowed:          {http.StatusForbidden, "", "You are signed in, but your account may not use this application. Sign out and sign in with another account, or ask the administrator."},
-	ForwardThrottled:    {http.StatusForbidden, "", "Too many failed attempts."},
-	NoRoute:             {http.StatusNotFound, "", "There is nothing at this address."},
-	NoBackup:            {http.StatusNotFound, "", "There is no backup of that name."},
-	NoFolder:            {http.StatusNotFound, "", "There is no folder of that name."},
-	BadListing:          {http.StatusBadRequest, "", "The search, sort, order, limit or page of this listing could not be read."},
-	BadArchive:          {http.StatusBadRequest, "", "A folder can be downloaded whole as a tar archive only: ask for ?archive=tar."},
-	WrongMethod:         {http.StatusMethodNotAllowed, "", "This address does not accept that method."},
-	BadForm:             {http.StatusBadRequest, "", "The sign-in form could not be read."},
-	FormTooLarge:        {http.StatusRequestEntityTooLarge, "", "The form is too large."},
-	TooLarge:            {http.StatusRequestEntityTooLarge, "", "The request is too large."},
-	TooManyAttempts:     {http.StatusTooManyRequests, "", "Too many failed attempts. Try again in %s."},
-	ServerError:         {http.StatusInternalServerError, "", "Authentication failed because of a server error."},
-	Panicked:            {http.StatusInternalServerError, "", "Something went wrong on the server."},
-	NotConfigured:       {http.StatusInternalServerError, "", "Authentication is not configured."},
-	ListFailed:          {http.StatusInternalServerError, "", "The list of backups could not be read."},
-	ReadFailed:          {http.StatusInternalServerError, "", "The backup could not be read."},
-	EncodeFailed:        {http.StatusInternalServerError, "", "The answer could not be encoded."},
-	UpstreamUnreachable: {http.StatusBadGateway, "", "The guarded service could not be reached. Try again in a moment."},
-	UpstreamTimeout:     {http.StatusGatewayTimeout, "", "The guarded service did not answer in time. Try again in a moment."},
-	StoreNotAnswering:   {http.StatusServiceUnavailable, "", "Sign-in is unavailable right now: the session store does not answer. Try again in a moment."},
-	Busy:                {http.StatusServiceUnavailable, "", "The server is busy. Try again in a moment."},
-	TokensFull:          {http.StatusServiceUnavailable, "", "Too many sign-ins are in progress right now. Try again in a moment."},
-	TooManyBegun:        {http.StatusTooManyRequests, "", "Too many sign-ins or passkey requests were started. Try again in %s."},
+	AskPassword:           {http.StatusUnauthorized, "", "Authentication required: this service asks for a user name and password."},
+	SignInFirst:           {http.StatusUnauthorized, "", "Authentication required: sign in first."},
+	NoCredentials:         {http.StatusUnauthorized, "", "authentication required"},
+	SignInEnded:           {http.StatusUnauthorized, "", "Your sign-in has ended: sign in again."},
+	StaleForm:             {http.StatusForbidden, "", "This page is out of date, so the request was not carried out. Go back to %s, reload the page and try again."},
+	CrossOrigin:           {http.StatusForbidden, "", "Cross-origin requests are not allowed."},
+	NotAllowed:            {http.StatusForbidden, "", "You are signed in, but your account may not use this application. Sign out and sign in with another account, or ask the administrator."},
+	ForwardThrottled:      {http.StatusForbidden, "", "Too many failed attempts."},
+	NoRoute:               {http.StatusNotFound, "", "There is nothing at this address."},
+	NoBackup:              {http.StatusNotFound, "", "There is no backup of that name."},
+	NoFolder:              {http.StatusNotFound, "", "There is no folder of that name."},
+	BadListing:            {http.StatusBadRequest, "", "The search, sort, order, limit or page of this listing could not be read."},
+	BadArchive:            {http.StatusBadRequest, "", "A folder can be downloaded whole as a tar archive only: ask for ?archive=tar."},
+	WrongMethod:           {http.StatusMethodNotAllowed, "", "This address does not accept that method."},
+	BadForm:               {http.StatusBadRequest, "", "The sign-in form could not be read."},
+	FormTooLarge:          {http.StatusRequestEntityTooLarge, "", "The form is too large."},
+	TooLarge:              {http.StatusRequestEntityTooLarge, "", "The request is too large."},
+	TooManyAttempts:       {http.StatusTooManyRequests, "", "Too many failed attempts. Try again in %s."},
+	ServerError:           {http.StatusInternalServerError, "", "Authentication failed because of a server error."},
+	Panicked:              {http.StatusInternalServerError, "", "Something went wrong on the server."},
+	NotConfigured:         {http.StatusInternalServerError, "", "Authentication is not configured."},
+	ListFailed:            {http.StatusInternalServerError, "", "The list of backups could not be read."},
+	ReadFailed:            {http.StatusInternalServerError, "", "The backup could not be read."},
+	EncodeFailed:          {http.StatusInternalServerError, "", "The answer could not be encoded."},
+	UpstreamUnreachable:   {http.StatusBadGateway, "", "The guarded service could not be reached. Try again in a moment."},
+	UpstreamTimeout:       {http.StatusGatewayTimeout, "", "The guarded service did not answer in time. Try again in a moment."},
+	StoreNotAnswering:     {http.StatusServiceUnavailable, "", "Sign-in is unavailable right now: the session store does not answer. Try again in a moment."},
+	DirectoryNotAnswering: {http.StatusServiceUnavailable, "", "Sign-in is unavailable right now: the directory does not answer. Try again in a moment."},
+	Busy:                  {http.StatusServiceUnavailable, "", "The server is busy. Try again in a moment."},
+	TokensFull:            {http.StatusServiceUnavailable, "", "Too many sign-ins are in progress right now. Try again in a moment."},
+	TooManyBegun:          {http.StatusTooManyRequests, "", "Too many sign-ins or passkey requests were started. Try again in %s."},
 
 	BadCredentials:   {http.StatusUnauthorized, "", "Wrong user name or password."},
 	EmptyCredentials: {http.StatusUnauthorized, "", "Enter your user name and password."},

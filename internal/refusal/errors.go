@@ -43,6 +43,17 @@ func IsStoreDown(err error) bool {
 	return errors.As(err, &d) && d.StoreDown()
 }
 
+// DirectoryDown is the behaviour of Unavailable errors whose cause is the
+// directory users sign in against ([ldap]) not answering in time or not
+// verifiably: answered 503 with Retry-After and a sentence that names the
+// directory, never with a verdict on the password.
+type DirectoryDown interface {
+	DirectoryDown() bool
+}
+
+// DirectoryRetry is the Retry-After of a directory that does not answer.
+const DirectoryRetry = 5 * time.Second
+
 // TableFull is the behaviour of Unavailable errors whose cause is a full
 // table of single-use tokens (package once): answered 503 with the
 // TokensFull sentence and Retry-After the time RetryIn says, when the
@@ -140,13 +151,16 @@ type Reply struct {
 // Reply, by behaviour: Throttled is 429 saying in how many minutes to try
 // again (for failures, or for too many begun when it is also
 // RateLimited), InvalidToken is 401 with a Bearer challenge, Unavailable is 503 saying that the session store does not
-// answer when the error is also StoreDown (retry in a second), that too
+// answer when the error is also StoreDown (retry in a second), that the
+// directory does not answer when it is DirectoryDown (retry in
+// DirectoryRetry), that too
 // many sign-ins are in progress when it is TableFull (retry when it has
 // room), and that the server is busy otherwise, anything else 500.
 func ReplyTo(err error) Reply {
 	var t Throttled
 	var rl RateLimited
 	var full TableFull
+	var dir DirectoryDown
 	var bad InvalidToken
 	switch {
 	case errors.As(err, &bad) && bad.InvalidToken():
@@ -161,6 +175,8 @@ func ReplyTo(err error) Reply {
 		return reply(TokensFull, retryAfterSeconds(full.RetryIn()))
 	case IsUnavailable(err) && IsStoreDown(err):
 		return reply(StoreNotAnswering, 1)
+	case IsUnavailable(err) && errors.As(err, &dir) && dir.DirectoryDown():
+		return reply(DirectoryNotAnswering, retryAfterSeconds(DirectoryRetry))
 	case IsUnavailable(err):
 		return reply(Busy, 1)
 	default:

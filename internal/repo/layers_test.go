@@ -51,10 +51,11 @@ var allowed = map[string][]string{
 	// The core and the types.
 	"internal/auth":              {"internal/peer", "internal/refusal"},
 	"internal/auth/none":         {"internal/auth", "internal/refusal"},
+	"internal/directory":         {"internal/auth"},
 	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle", "internal/refusal"},
-	"internal/auth/basic":        {"internal/atomicfile", "internal/auth", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
+	"internal/auth/basic":        {"internal/atomicfile", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
 	"internal/auth/sessionauth":  {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session", "internal/refusal"},
-	"internal/auth/login":        {"internal/access", "internal/auth", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
+	"internal/auth/login":        {"internal/access", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
 	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.
@@ -68,7 +69,7 @@ var allowed = map[string][]string{
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"internal/access", "internal/auth", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate", "internal/secretkey"},
+	"internal/app": {"internal/access", "internal/auth", "internal/directory", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate", "internal/secretkey"},
 
 	// The public face (the module root, package backupweb): the
 	// specification's interface for other Go programs, built on the
@@ -91,6 +92,7 @@ var allowed = map[string][]string{
 	"internal/testkit/oidctest":     nil,
 	"internal/testkit/redistest":    {"internal/testkit/porttest", "internal/testkit/toolstest"},
 	"internal/testkit/porttest":     nil,
+	"internal/testkit/ldaptest":     {"internal/testkit", "internal/testkit/toolstest"},
 	"internal/userstate/storetest":  {"internal/factors", "internal/testkit", "internal/tokens", "internal/userstate"},
 	"internal/testkit":              {"internal/testkit/logtest", "internal/testkit/porttest"},
 	"internal/testkit/throttletest": {"internal/testkit/clocktest", "internal/throttle"},

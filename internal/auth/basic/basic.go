@@ -29,6 +29,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
+	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/refusal"
@@ -60,7 +61,14 @@ const maxUserBlock = time.Hour
 
 // Config is the typed configuration of a Basic provider.
 type Config struct {
-	// Username is the one accepted user name. Required.
+	// UsersFrom says where users and passwords are checked: UsersFromConfig
+	// (default: Username and Password) or UsersFromDirectory (Directory,
+	// every user of the directory).
+	UsersFrom string
+	// Directory is the [ldap] section, with UsersFrom = UsersFromDirectory.
+	Directory directory.Config
+	// Username is the one accepted user name. Required with users from
+	// the configuration.
 	Username string
 	// Password is the accepted password: a bcrypt hash ($2a$, $2b$ or $2y$)
 	// when UseBcrypt is true, else the password itself. Required.
@@ -120,6 +128,10 @@ type Provider struct {
 	now      func() time.Time
 	header   string // WWW-Authenticate value
 	flights  *flights
+	// dir is the directory users sign in against (users = ldap), nil
+	// with one configured user; dcache remembers its "yes".
+	dir    *directory.Directory
+	dcache *dirCache
 }
 
 // limits are the throttling keys in force.
@@ -140,6 +152,12 @@ func (c Config) WithDefaults() Config {
 	if c.Realm == "" {
 		c.Realm = DefaultRealm
 	}
+	if c.UsersFrom == "" {
+		c.UsersFrom = UsersFromConfig
+	}
+	if c.UsersFrom == UsersFromDirectory {
+		c.Directory = c.Directory.WithDefaults()
+	}
 	c.Throttling = c.Throttling.WithDefaults()
 	if c.MaxUserFailures <= 0 {
 		c.MaxUserFailures = DefaultMaxUserFailures
@@ -153,8 +171,14 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Users returns the one user c admits: its Username.
-func (c Config) Users() []string { return []string{c.Username} }
+// Users returns the one user c admits: its Username; none when the
+// users are the directory's.
+func (c Config) Users() []string {
+	if c.UsersFrom == UsersFromDirectory {
+		return nil
+	}
+	return []string{c.Username}
+}
 
 // New returns a Provider for cfg, its zero fields taking the defaults. It
 // refuses a configuration Validate refuses (an empty or malformed hash is
@@ -184,8 +208,16 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		}
 		m = newLocalMarks(path, deps.Clock(), deps.Log())
 	}
+	var dir *directory.Directory
+	if cfg.UsersFrom == UsersFromDirectory {
+		if dir, err = directory.New(cfg.Directory); err != nil {
+			return nil, fmt.Errorf("basic: [ldap]: %w", err)
+		}
+	}
 	p := &Provider{
 		cfg:      cfg,
+		dir:      dir,
+		dcache:   newDirCache(cfg.CacheTTL, deps.Clock()),
 		secret:   deps.SecretKey,
 		verifier: password.NewVerifier(password.VerifierOptions{CacheTTL: cfg.CacheTTL, Now: deps.Clock(), Observer: deps.Hooks.Password}),
 		marks:    m,
@@ -273,8 +305,8 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if perr != nil {
 		return p.malformed(r, client)
 	}
-	if c := p.cred.Load(); c.userIs(user) && c.match.Cached(ctx, c.password, []byte(pass)) {
-		return auth.User{Name: c.username, Type: Name}, true, nil
+	if u, ok := p.cached(ctx, user, pass); ok {
+		return u, true, nil
 	}
 	// The same credential being checked by another request: wait for
 	// that check rather than take a slot (see flights).
@@ -288,11 +320,23 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 		case <-ctx.Done():
 			return auth.User{}, false, fmt.Errorf("basic: waiting for the same credential's check: %w", ctx.Err())
 		}
-		if c := p.cred.Load(); c.userIs(user) && c.match.Cached(ctx, c.password, []byte(pass)) {
-			return auth.User{Name: c.username, Type: Name}, true, nil
+		if u, ok := p.cached(ctx, user, pass); ok {
+			return u, true, nil
 		}
 	}
 	return p.attempt(r, client, user, pass)
+}
+
+// cached returns the user of a credential verified within the cache's
+// lifetime: no bcrypt, no directory.
+func (p *Provider) cached(ctx context.Context, user, pass string) (auth.User, bool) {
+	if p.dir != nil {
+		return p.cachedDirectory(user, pass)
+	}
+	if c := p.cred.Load(); c.userIs(user) && c.match.Cached(ctx, c.password, []byte(pass)) {
+		return auth.User{Name: c.username, Type: Name}, true
+	}
+	return auth.User{}, false
 }
 
 // malformed counts a malformed credential as a failure of client.
@@ -314,7 +358,7 @@ func (p *Provider) malformed(r *http.Request, client string) (auth.User, bool, e
 func (p *Provider) attempt(r *http.Request, client, user, pass string) (auth.User, bool, error) {
 	ctx := r.Context()
 	c := p.cred.Load()
-	nl := p.nameLimit(r, c, user, client)
+	nl := p.nameLimit(r, c, p.throttleName(user), client)
 	nv, err := nl.c.Check(ctx, nl.key)
 	if err != nil {
 		return auth.User{}, false, fmt.Errorf("basic: counting the attempt: %w", err)
@@ -357,8 +401,13 @@ func (p *Provider) attempt(r *http.Request, client, user, pass string) (auth.Use
 	}()
 	cctx, cancel := context.WithTimeout(ctx, throttle.MaxCheck)
 	defer cancel()
-	ok, err := p.check(cctx, c, user, pass)
+	admitted, ok, err := p.verify(cctx, c, user, pass)
 	if err != nil {
+		if de := (*directory.Error)(nil); errors.As(err, &de) {
+			// The directory did not answer: 503, never a verdict, and
+			// not held against the client.
+			return auth.User{}, false, err
+		}
 		if ctx.Err() == nil && (errors.Is(err, password.ErrBusy) || errors.Is(err, context.DeadlineExceeded)) {
 			// No room for the check in time: answered 429 rather than
 			// 503, and the address pays a slot for it (the name does not:
@@ -387,8 +436,19 @@ func (p *Provider) attempt(r *http.Request, client, user, pass string) (auth.Use
 	if err := nl.c.Reset(context.WithoutCancel(ctx), nl.key); err != nil {
 		p.log.WarnContext(ctx, "auth: forgetting the failures of a good sign-in failed", "auth_type", Name, "err", err)
 	}
-	p.remember(r, c, user, client)
-	return auth.User{Name: c.username, Type: Name}, true, nil
+	p.remember(r, c, p.throttleName(user), client)
+	return admitted, true, nil
+}
+
+// verify checks user and pass: against the directory (users = ldap),
+// else against the configured credential (check). It returns the user
+// to admit.
+func (p *Provider) verify(ctx context.Context, c *cred, user, pass string) (auth.User, bool, error) {
+	if p.dir != nil {
+		return p.checkDirectory(ctx, user, pass)
+	}
+	ok, err := p.check(ctx, c, user, pass)
+	return auth.User{Name: c.username, Type: Name}, ok, err
 }
 
 // nameLimit is the limit an attempt at user from client counts against:
@@ -468,6 +528,7 @@ func (p *Provider) Challenge(w http.ResponseWriter, r *http.Request) {
 // locked-out client in without a restart.
 func (p *Provider) Reload() error {
 	p.verifier.Purge()
+	p.dcache.purge()
 	n, err := p.limiter.Clear(context.Background())
 	for _, c := range []throttle.Counter{p.byUser, p.byKnown} {
 		if err == nil {

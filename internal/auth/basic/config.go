@@ -21,6 +21,22 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &auth.KeyError{Key: key, Err: fmt.Errorf(format, args...)})
 	}
+	switch c.UsersFrom {
+	case "", UsersFromConfig:
+	case UsersFromDirectory:
+		// Every user is the directory's: no user of the configuration.
+		for _, k := range []struct{ key, value string }{{"username", c.Username}, {"password", c.Password}} {
+			if k.value != "" {
+				bad(k.key, "is not read with users = ldap: users and passwords are the directory's; remove one of the two")
+			}
+		}
+		if strings.ContainsFunc(c.Realm, unicode.IsControl) {
+			bad("realm", "must not contain control characters")
+		}
+		return errors.Join(errs...)
+	default:
+		bad("users", "unknown value %q; valid values are %s and %s", c.UsersFrom, UsersFromConfig, UsersFromDirectory)
+	}
 	if c.Username == "" {
 		bad("username", "missing required key; add a line \"username = ...\" under [authentication]")
 	}
@@ -46,6 +62,9 @@ func (c Config) Validate() error {
 // each an *auth.Warning of a *auth.KeyError naming its key: a password stored in plain text, a
 // weak bcrypt cost. Messages never hold the password or hash.
 func (c Config) Warnings() []error {
+	if c.UsersFrom == UsersFromDirectory {
+		return nil
+	}
 	if !c.UseBcrypt {
 		return []error{&auth.Warning{Err: &auth.KeyError{Key: "password", Err: fmt.Errorf("is %s%s", password.PlainWarning("`backupweb hash-password`"), inlineCommentHint(c.Password))}}}
 	}

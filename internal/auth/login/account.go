@@ -130,8 +130,11 @@ func (p *Provider) serveCreateToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pw := r.PostForm.Get("password")
-	_, right, err := countAttempt(p, r, p.limitsFor(r, u.Name), u.Name, func(ctx context.Context) (string, bool, error) {
-		return p.check(ctx, u.Name, pw)
+	_, right, err := countAttempt(p, r, p.limitsFor(r, u.Name), u.Name, func(ctx context.Context) (bool, bool, error) {
+		v, ok, err := p.check(ctx, u.Name, pw)
+		// The password is right for this very user: the directory's
+		// spelling of the name is the session's.
+		return ok, ok && v.name == u.Name, err
 	})
 	if err != nil {
 		p.errs.Error(w, r, err)

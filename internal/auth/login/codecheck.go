@@ -69,6 +69,7 @@ func (p *Provider) addrLimit(r *http.Request) limit {
 // the name's or, for a browser with a device cookie for that name, the
 // device's. Logs name the user as logName bounds it.
 func (p *Provider) limitsFor(r *http.Request, name string) []limit {
+	name = p.throttleName(name)
 	limits := []limit{p.addrLimit(r)}
 	if dev, ok := p.device(r, name); ok {
 		return append(limits, limit{p.byDevice, dev, "device of user " + logName(name)})

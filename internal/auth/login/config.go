@@ -12,6 +12,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/password"
@@ -41,7 +42,13 @@ var reservedPrefixes = []string{"/api/", "/backups/", "/oauth/", "/_backupweb/"}
 
 // Config is the typed configuration of a flask-login provider.
 type Config struct {
-	// UsersFile is the path of the user file. Required.
+	// UsersFrom says where users and their passwords are checked:
+	// UsersFromFile (default: UsersFile) or UsersFromDirectory (Directory).
+	UsersFrom string
+	// Directory is the [ldap] section, with UsersFrom = UsersFromDirectory.
+	Directory directory.Config
+	// UsersFile is the path of the user file. Required with users from a
+	// file; not read with users from the directory.
 	UsersFile string
 	// UseBcrypt tells whether the user file holds bcrypt hashes. Default
 	// false, as Flask-era files assume; plain passwords draw a warning.
@@ -118,6 +125,12 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.LoginPath == "" {
 		cfg.LoginPath = DefaultLoginPath
 	}
+	if cfg.UsersFrom == "" {
+		cfg.UsersFrom = UsersFromFile
+	}
+	if cfg.UsersFrom == UsersFromDirectory {
+		cfg.Directory = cfg.Directory.WithDefaults()
+	}
 	cfg.Settings = cfg.Settings.WithDefaults()
 	def(&cfg.PollInterval, DefaultPollInterval)
 	if cfg.FactorsFile == "" && cfg.UsersFile != "" {
@@ -141,8 +154,15 @@ func (cfg Config) WithDefaults() Config {
 // keys; New returns them.
 func (c Config) Validate() error {
 	var errs []error
-	if c.UsersFile == "" {
-		errs = append(errs, &auth.KeyError{Key: "users_file", Err: errors.New("missing required key; set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)")})
+	switch c.UsersFrom {
+	case "", UsersFromFile:
+		if c.UsersFile == "" {
+			errs = append(errs, &auth.KeyError{Key: "users_file", Err: errors.New("missing required key; set it to the path of the user file (`backupweb user add -file PATH NAME` makes one)")})
+		}
+	case UsersFromDirectory:
+		errs = append(errs, c.validateDirectory()...)
+	default:
+		errs = append(errs, &auth.KeyError{Key: "users", Err: fmt.Errorf("unknown value %q; valid values are %s and %s", c.UsersFrom, UsersFromFile, UsersFromDirectory)})
 	}
 	if _, err := LoginPath(c.LoginPath); err != nil {
 		errs = append(errs, &auth.KeyError{Key: "login_view", Err: err})
@@ -152,6 +172,27 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// validateDirectory reports the keys of [authentication] that cannot go
+// with users = ldap. The [ldap] keys themselves are the directory's
+// (directory.Config.Validate), recorded at their own section.
+func (c Config) validateDirectory() []error {
+	var errs []error
+	if c.UsersFile != "" {
+		errs = append(errs, &auth.KeyError{Key: "users_file", Err: errors.New("is not read with users = ldap: users and passwords are the directory's; remove one of the two")})
+	}
+	if c.PasskeyLogin {
+		errs = append(errs, &auth.KeyError{Key: "passkey_login", Err: errors.New("cannot go with users = ldap: a sign-in with a passkey alone would not ask the directory whether the user may still sign in")})
+	}
+	if c.FactorsFile == "" && c.SecondFactor != SecondFactorOff {
+		errs = append(errs, &auth.KeyError{Key: "factors_file", Err: errors.New("missing: with users = ldap it has no place beside a user file; set it, or set [server] state_dir")})
+	}
+	return errs
+}
+
+// hasUsers reports whether users are configured at all: a user file, or
+// the directory.
+func (c Config) hasUsers() bool { return c.UsersFile != "" || c.UsersFrom == UsersFromDirectory }
 
 // LoginPath turns a login_view value into the login page's path: a value
 // starting with "/" is the path itself, a bare view name such as "login"

@@ -52,7 +52,7 @@ func (p *Provider) issueDevice(w http.ResponseWriter, r *http.Request, name stri
 	rand.Read(raw)
 	id := base64.RawURLEncoding.EncodeToString(raw)
 	expiry := p.now().Add(DeviceLifetime).Unix()
-	value := id + "." + strconv.FormatInt(expiry, 10) + "." + base64.RawURLEncoding.EncodeToString(p.deviceMAC(id, expiry, name))
+	value := id + "." + strconv.FormatInt(expiry, 10) + "." + base64.RawURLEncoding.EncodeToString(p.deviceMAC(id, expiry, p.throttleName(name)))
 	p.Manager().SetCookie(w, r, DeviceCookie, value, DeviceLifetime)
 }
 

@@ -60,7 +60,7 @@ func ParseSecondFactor(v string) (SecondFactor, error) {
 // warnings (*auth.Warning) at their file and line (the service starts, and
 // refuses those users), others warnings at factors_file.
 func (c Config) ReadFactors() (path string, problems []error) {
-	if c.SecondFactor == SecondFactorOff || c.UsersFile == "" {
+	if c.SecondFactor == SecondFactorOff || !c.hasUsers() || c.FactorsFile == "" && c.UsersFile == "" {
 		return "", nil
 	}
 	path = c.WithDefaults().FactorsFile

@@ -80,7 +80,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// The address's limit, and the name's, or instead the device's when
 	// the browser carries a device cookie signed for this name.
 	limits := p.limitsFor(r, name)
-	cred, ok, err := countAttempt(p, r, limits, logged, func(ctx context.Context) (string, bool, error) {
+	v, ok, err := countAttempt(p, r, limits, logged, func(ctx context.Context) (verdict, bool, error) {
 		return p.check(ctx, name, pw)
 	})
 	if err != nil {
@@ -99,7 +99,9 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// A user with a second factor (or any user, when one is required)
 	// is not signed in yet: the pending state begins, and the name's
 	// failures stand until the second factor is right.
-	if p.secondStep(w, r, name, cred, next) {
+	// From here on the user is named as the source spells the name.
+	name, cred := v.name, v.cred
+	if p.secondStep(w, r, name, cred, v, next) {
 		return
 	}
 	// A success forgets the failures of its own name (or device) only:
@@ -115,6 +117,9 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	d := session.Data{Username: name, Cred: cred, Attrs: map[string]string{AttrReauth: strconv.FormatInt(p.now().Unix(), 10)}}
 	if !p.factorsOn() {
 		d.Attrs[AttrStepSkipped] = "1"
+	}
+	if p.dir != nil {
+		directoryAttrs(d.Attrs, v.groups, v.email)
 	}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
@@ -228,15 +233,22 @@ func (p *Provider) settle(r *http.Request, limits []limit, slots []throttle.Slot
 // costs the same work as a wrong password: in bcrypt mode a check against
 // a decoy hash of the users' usual cost, in plain mode a constant-time
 // comparison against nothing.
-func (p *Provider) check(ctx context.Context, name, pw string) (cred string, ok bool, err error) {
+//
+// With users = ldap the directory is asked instead (checkDirectory), and
+// the verdict carries the directory's spelling of the name and the
+// user's groups.
+func (p *Provider) check(ctx context.Context, name, pw string) (v verdict, ok bool, err error) {
+	if p.dir != nil {
+		return p.checkDirectory(ctx, name, pw)
+	}
 	set := p.users.Load()
 	stored, known := set.hashes[name]
 	switch {
 	case known:
 		ok, err = p.match.Match(ctx, stored, []byte(pw))
-		return set.creds[name], ok, err
+		return verdict{name: name, cred: set.creds[name]}, ok, err
 	default:
-		return "", false, p.match.Decoy(ctx, set.decoyCost, []byte(pw))
+		return verdict{}, false, p.match.Decoy(ctx, set.decoyCost, []byte(pw))
 	}
 }
 

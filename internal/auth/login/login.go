@@ -57,6 +57,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/filewatch"
 	"github.com/backupweb/backupweb/internal/passkey"
@@ -90,9 +91,12 @@ type Provider struct {
 	noTokens bool // machine tokens are ignored (auth.Deps.NoMachineTokens)
 	verifier *password.Verifier
 	match    password.Matcher // bcrypt or plain, chosen at load by use_bcrypt
-	byAddr   *throttle.Swap   // failures per client address
-	byUser   *throttle.Swap   // failures per user name, from any address
-	byDevice *throttle.Swap   // failures per device cookie, instead of byUser
+	// dir is the directory users sign in against (users = ldap); nil with
+	// a user file.
+	dir      *directory.Directory
+	byAddr   *throttle.Swap // failures per client address
+	byUser   *throttle.Swap // failures per user name, from any address
+	byDevice *throttle.Swap // failures per device cookie, instead of byUser
 	// counters makes the three counters for a reload's limits
 	// (SetThrottling); limits are those in force.
 	counters func(t passwordauth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter)
@@ -170,10 +174,19 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	// What ReadUsers and ReadTemplate read is not read again.
 	var rd reading
 	var err error
-	if cfg.read != nil && cfg.read.users != nil {
+	var dir *directory.Directory
+	switch {
+	case cfg.UsersFrom == UsersFromDirectory:
+		if dir, err = directory.New(cfg.Directory); err != nil {
+			return nil, fmt.Errorf("login: [ldap]: %w", err)
+		}
+		rd = reading{set: directoryUsers()}
+	case cfg.read != nil && cfg.read.users != nil:
 		rd = *cfg.read.users
-	} else if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
-		return nil, err
+	default:
+		if rd, err = readUsers(cfg.UsersFile, cfg.UseBcrypt); err != nil {
+			return nil, err
+		}
 	}
 	count, err := passwordauth.Counters(deps)
 	if err != nil {
@@ -182,6 +195,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	wait := cfg.Wait(cfg.UseBcrypt, rd.set.decoyCost)
 	p := &Provider{
 		cfg:      cfg,
+		dir:      dir,
 		noTokens: deps.NoMachineTokens,
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.
@@ -325,6 +339,11 @@ func (p *Provider) Ready(ctx context.Context) error {
 	if p.users.Load() == nil {
 		return &auth.NotReady{Part: "the user file is not loaded"}
 	}
+	if p.dir != nil {
+		if err := p.directoryReady(ctx); err != nil {
+			return err
+		}
+	}
 	return p.Guard.Ready(ctx)
 }
 
@@ -339,6 +358,9 @@ func (p *Provider) OwnPaths() []string {
 // refreshes. Later calls do nothing.
 func (p *Provider) Close() error {
 	p.closeOnce.Do(func() {
+		if p.dir != nil {
+			p.dir.Close()
+		}
 		if err := p.Guard.Close(); err != nil {
 			p.closeErr = fmt.Errorf("login: %w", err)
 		}

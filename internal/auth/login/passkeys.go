@@ -406,7 +406,7 @@ func (p *Provider) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 		p.errs.Error(w, r, err)
 		return
 	}
-	cred, known := p.users.Load().creds[v.User]
+	cred, known := p.users.Load().cred(v.User)
 	if !v.OK || !known {
 		p.refusePasskey(w, r, v)
 		return

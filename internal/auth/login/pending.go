@@ -61,6 +61,11 @@ type pending struct {
 	// At is when the password was checked, Unix seconds: the session the
 	// state leads to counts it as the password given (AttrReauth).
 	At int64 `json:"t,omitempty"`
+	// Groups are the directory user's groups read at the password step
+	// (users = ldap), for the session the state leads to.
+	Groups []string `json:"g,omitempty"`
+	// Email is the directory user's e-mail address (users = ldap).
+	Email string `json:"m,omitempty"`
 }
 
 // formBinding returns the hash of r's form cookie (the CSRF cookie of the
@@ -75,7 +80,7 @@ func (p *Provider) formBinding(r *http.Request) (string, bool) {
 }
 
 // beginPending sets the pending state of a right password for user.
-func (p *Provider) beginPending(w http.ResponseWriter, r *http.Request, user, cred string, enrol bool) error {
+func (p *Provider) beginPending(w http.ResponseWriter, r *http.Request, user, cred string, v verdict, enrol bool) error {
 	bind, ok := p.formBinding(r)
 	if !ok {
 		// CheckFormToken passed, so the cookie is there; refuse anyway.
@@ -83,7 +88,7 @@ func (p *Provider) beginPending(w http.ResponseWriter, r *http.Request, user, cr
 	}
 	raw := make([]byte, 16)
 	rand.Read(raw)
-	st := pending{User: user, Cred: cred, Nonce: base64.RawURLEncoding.EncodeToString(raw), Bind: bind, Enrol: enrol, At: p.now().Unix()}
+	st := pending{User: user, Cred: cred, Groups: v.groups, Email: v.email, Nonce: base64.RawURLEncoding.EncodeToString(raw), Bind: bind, Enrol: enrol, At: p.now().Unix()}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err

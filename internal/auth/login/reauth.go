@@ -103,8 +103,11 @@ func (p *Provider) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limits := p.limitsFor(r, u.Name)
-	_, ok, err := countAttempt(p, r, limits, u.Name, func(ctx context.Context) (string, bool, error) {
-		return p.check(ctx, u.Name, pw)
+	_, ok, err := countAttempt(p, r, limits, u.Name, func(ctx context.Context) (bool, bool, error) {
+		v, ok, err := p.check(ctx, u.Name, pw)
+		// The password is right for this very user: the directory's
+		// spelling of the name is the session's.
+		return ok, ok && v.name == u.Name, err
 	})
 	if err != nil {
 		if rp, ok := p.replyTo(w, r, err, "auth: checking a password given again failed with an error"); ok {

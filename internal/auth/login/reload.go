@@ -37,10 +37,20 @@ func (p *Provider) Reload() error {
 	p.log.Info("auth: throttling blocks lifted and counts forgotten on reload", "auth_type", Name, "blocks_cleared", nAddr+nUser+nDev)
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
+	if p.dir != nil {
+		// No user file: the directory is asked at every sign-in.
+		return p.reloadState()
+	}
 	changed, err := p.reloadLocked()
 	if err == nil && !changed {
 		p.log.Info("auth: user file read again; no user changed", "auth_type", Name, "file", p.cfg.UsersFile)
 	}
+	return errors.Join(err, p.reloadState())
+}
+
+// reloadState reads the factors file and the tokens file again.
+func (p *Provider) reloadState() error {
+	var err error
 	if f := p.Factors(); f != nil {
 		// Its problems are logged by the store, line by line.
 		err = errors.Join(err, f.Reload())
@@ -105,6 +115,9 @@ func (p *Provider) reloadLocked() (changed bool, err error) {
 // poll reloads the user file when stat says it changed, or when the last
 // reading was too close to the file's modification time to trust stat.
 func (p *Provider) poll() {
+	if p.dir != nil {
+		return // no user file
+	}
 	st, _ := filewatch.Stat(p.cfg.UsersFile) // a missing file is the zero stamp
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()

@@ -102,7 +102,7 @@ func withNext(path, next string) string {
 // step; with required, a user without one goes to the enrolment; a user
 // whose record cannot be used is refused. It reports whether it answered
 // (false: the password alone signs in).
-func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred, next string) bool {
+func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred string, v verdict, next string) bool {
 	if !p.factorsOn() {
 		return false
 	}
@@ -126,7 +126,7 @@ func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred
 	default:
 		return false
 	}
-	if err := p.beginPending(w, r, name, cred, st != factors.Enrolled); err != nil {
+	if err := p.beginPending(w, r, name, cred, v, st != factors.Enrolled); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the second-factor step: %w", err))
 		return true
 	}
@@ -430,6 +430,9 @@ func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st p
 	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
 	if st.At != 0 {
 		d.Attrs[AttrReauth] = strconv.FormatInt(st.At, 10)
+	}
+	if p.dir != nil {
+		directoryAttrs(d.Attrs, st.Groups, st.Email)
 	}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))

@@ -68,7 +68,11 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if tok, ok := bearerToken(r); ok && !p.noTokens {
 		return p.identifyToken(r, tok)
 	}
-	return p.Guard.Identify(r)
+	u, ok, err := p.Guard.Identify(r)
+	if !ok || err != nil {
+		return u, ok, err
+	}
+	return withGroups(u), true, nil
 }
 
 // identifyToken admits r as the user of the machine token value: a hash
@@ -214,7 +218,7 @@ func (p *Provider) CreateToken(user, label string, lifetime time.Duration, scope
 // exits 1). A file that breaks while the service runs makes it refuse every
 // token until it is fixed.
 func (c Config) ReadTokens() (path string, problems []error) {
-	if c.UsersFile == "" {
+	if !c.hasUsers() || c.TokensFile == "" && c.UsersFile == "" {
 		return "", nil
 	}
 	path = c.WithDefaults().TokensFile

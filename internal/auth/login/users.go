@@ -29,18 +29,57 @@ type userSet struct {
 	// cost most of the hashes have, so that a failed login for an unknown
 	// name takes as long as one for most known names.
 	decoyCost int
+	// directory is set when users are the directory's (users = ldap):
+	// hashes is empty, every name may be a user, and a session's
+	// credential fingerprint is that of directoryCred(name), made with fp
+	// (and prevFp, during a secret key rotation).
+	directory bool
+	fp        func(credential string) string
+	prevFp    func(credential string) (string, bool)
 }
 
-// has reports whether name is a user.
+// directoryUsers is the userSet of users = ldap: who is a user is the
+// directory's to say at each sign-in, never asked again by a signed-in
+// request.
+func directoryUsers() *userSet {
+	return &userSet{hashes: map[string]string{}, decoyCost: password.Cost, directory: true}
+}
+
+// directoryCred is the stored value a directory user's sessions are bound
+// to: the source and the name, so that a session made while users came
+// from a user file is not one of the directory's, nor the reverse.
+func directoryCred(name string) string { return "ldap\x00" + name }
+
+// has reports whether name is a user (any name, for the directory: its
+// tokens and second factors are the name's).
 func (u *userSet) has(name string) bool {
+	if u.directory {
+		return name != ""
+	}
 	_, ok := u.hashes[name]
 	return ok
+}
+
+// cred returns name's credential fingerprint under the current key.
+func (u *userSet) cred(name string) (string, bool) {
+	if u.directory {
+		if name == "" {
+			return "", false
+		}
+		return u.fp(directoryCred(name)), true
+	}
+	c, ok := u.creds[name]
+	return c, ok
 }
 
 // bind computes the credential fingerprint of every user with fp, and
 // with prev (the previous secret key's, when it has one). It must run
 // before the set is published.
 func (u *userSet) bind(fp func(credential string) string, prev func(credential string) (string, bool)) *userSet {
+	if u.directory {
+		u.fp, u.prevFp = fp, prev
+		return u
+	}
 	u.creds = make(map[string]string, len(u.hashes))
 	u.prevCreds = nil
 	for name, h := range u.hashes {
@@ -58,6 +97,9 @@ func (u *userSet) bind(fp func(credential string) string, prev func(credential s
 // credential returns name's stored value (hash or plain password), what
 // its sessions' credential fingerprints are made from.
 func (u *userSet) credential(name string) (string, bool) {
+	if u.directory {
+		return directoryCred(name), name != ""
+	}
 	h, ok := u.hashes[name]
 	return h, ok
 }
@@ -66,6 +108,16 @@ func (u *userSet) credential(name string) (string, bool) {
 // fingerprint cred is still good: the user is listed, with the same stored
 // value as when the session began.
 func (u *userSet) admits(name, cred string) bool {
+	if u.directory {
+		if name == "" || cred == "" {
+			return false
+		}
+		if equalConstantTime(u.fp(directoryCred(name)), cred) {
+			return true
+		}
+		prev, ok := u.prevFp(directoryCred(name))
+		return ok && equalConstantTime(prev, cred)
+	}
 	want, ok := u.creds[name]
 	if ok && cred != "" && equalConstantTime(want, cred) {
 		return true

@@ -1,0 +1,314 @@
+// Package directory signs users in against an LDAP directory (OpenLDAP,
+// Active Directory, FreeIPA, Samba AD) over github.com/go-ldap/ldap/v3.
+//
+// A sign-in searches, as the service account, for the one entry the user
+// filter finds for the name given (escaped as RFC 4515 says, so that no
+// name can widen the search), binds as that entry with the password given,
+// and reads the entry's name, e-mail address and groups. An empty password
+// is refused before any bind: many servers take a simple bind with an
+// empty password as an anonymous bind that succeeds. Zero entries, several
+// entries and a wrong password are one and the same "no".
+//
+// It fails closed: a directory that cannot be reached, answers slower than
+// the timeout, or whose certificate cannot be verified gives an error that
+// is Unavailable (refusal.IsUnavailable), never a "yes", and nothing falls
+// back to another source of users. Connections are TLS (ldaps:// or
+// StartTLS) unless the configuration says insecure, and are verified
+// against ca_file or the system's roots; there is no switch that skips
+// verification.
+//
+// What it does not do: cache anything (the types that use it decide what
+// to remember), follow referrals, or write to the directory.
+package directory
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-ldap/ldap/v3"
+)
+
+// Entry is what a sign-in read of its user.
+type Entry struct {
+	// Name is the user's name as the directory spells it (the value of
+	// the attribute the user filter compares with {username}).
+	Name string
+	// DN is the user's entry.
+	DN string
+	// Email is the first value of the e-mail attribute, "" without one.
+	Email string
+	// Groups are the names of the user's groups, sorted, without repeats.
+	Groups []string
+}
+
+// Directory signs users in against one directory. It is safe for
+// concurrent use; Close it to close its connections.
+type Directory struct {
+	cfg      Config
+	nameAttr string
+	tls      *tls.Config
+	pool     *pool
+}
+
+// New returns a Directory for cfg (defaults applied), refusing what
+// Validate refuses. It connects to nothing: connections are made when
+// first needed.
+func New(cfg Config) (*Directory, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("directory: %w", err)
+	}
+	u, _ := url.Parse(cfg.URL) // checked by Validate
+	tc := &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12}
+	if cfg.CAFile != "" {
+		roots, err := readCA(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("directory: ca_file: %w", err)
+		}
+		tc.RootCAs = roots
+	}
+	d := &Directory{cfg: cfg, nameAttr: cfg.NameAttribute(), tls: tc}
+	d.pool = newPool(cfg.URL, cfg.PoolSize, d.dial)
+	return d, nil
+}
+
+// URL returns the directory's address, for messages.
+func (d *Directory) URL() string { return d.cfg.URL }
+
+// Close closes the idle connections; connections in use are closed when
+// they come back.
+func (d *Directory) Close() error {
+	d.pool.close()
+	return nil
+}
+
+// SignIn checks name and password. ok false with a nil error is "no": an
+// empty password or name, no entry or several entries for the name, a
+// wrong password, an account the directory refuses to bind (disabled,
+// locked, expired). An error means the directory could not answer within
+// the timeout, or not verifiably: it is an *Error (Unavailable), and never
+// says whether the password was right.
+func (d *Directory) SignIn(ctx context.Context, name string, password []byte) (e Entry, ok bool, err error) {
+	if name == "" || len(password) == 0 {
+		return Entry{}, false, nil // before any bind: an empty password is an anonymous bind
+	}
+	c, err := d.pool.get(ctx)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	healthy := false
+	defer func() { d.pool.put(c, healthy) }()
+	e, found, err := d.find(c, name)
+	if err != nil || !found {
+		healthy = err == nil
+		return Entry{}, false, err
+	}
+	// Bind as the user on the same connection, then as the service
+	// account again before the connection is used for anything else.
+	bindErr := c.Bind(e.DN, string(password))
+	if bindErr != nil && !refusedBind(bindErr) {
+		return Entry{}, false, d.fail("binding as the user", bindErr)
+	}
+	if err := c.Bind(d.cfg.BindDN, d.cfg.BindPassword); err != nil {
+		return Entry{}, false, d.fail("binding as the service account (bind_dn)", err)
+	}
+	if bindErr != nil {
+		healthy = true
+		return Entry{}, false, nil
+	}
+	if e.Groups, err = d.groups(c, e); err != nil {
+		return Entry{}, false, err
+	}
+	healthy = true
+	return e, true, nil
+}
+
+// find searches for the one entry of name. Several entries are "no",
+// as none is: nobody learns which names exist.
+func (d *Directory) find(c *ldap.Conn, name string) (Entry, bool, error) {
+	res, err := c.Search(&ldap.SearchRequest{
+		BaseDN:       d.cfg.BaseDN,
+		Scope:        ldap.ScopeWholeSubtree,
+		DerefAliases: ldap.NeverDerefAliases,
+		SizeLimit:    2,
+		TimeLimit:    d.timeLimit(),
+		Filter:       fill(d.cfg.UserFilter, name, ""),
+		Attributes:   []string{d.nameAttr, d.cfg.EmailAttribute},
+	})
+	switch {
+	case ldap.IsErrorWithCode(err, ldap.LDAPResultSizeLimitExceeded):
+		return Entry{}, false, nil // several
+	case ldap.IsErrorWithCode(err, ldap.LDAPResultNoSuchObject):
+		return Entry{}, false, d.fail("searching for the user (base_dn does not exist)", err)
+	case err != nil:
+		return Entry{}, false, d.fail("searching for the user", err)
+	}
+	var found []*ldap.Entry
+	for _, en := range res.Entries {
+		if en.DN != "" {
+			found = append(found, en)
+		}
+	}
+	if len(found) != 1 {
+		return Entry{}, false, nil
+	}
+	en := found[0]
+	names := en.GetEqualFoldAttributeValues(d.nameAttr)
+	if len(names) != 1 || names[0] == "" {
+		return Entry{}, false, nil // no one name to key the user by
+	}
+	return Entry{Name: names[0], DN: en.DN, Email: en.GetEqualFoldAttributeValue(d.cfg.EmailAttribute)}, true, nil
+}
+
+// groups reads the names of e's groups.
+func (d *Directory) groups(c *ldap.Conn, e Entry) ([]string, error) {
+	res, err := c.Search(&ldap.SearchRequest{
+		BaseDN:       d.cfg.BaseDN,
+		Scope:        ldap.ScopeWholeSubtree,
+		DerefAliases: ldap.NeverDerefAliases,
+		TimeLimit:    d.timeLimit(),
+		Filter:       fill(d.cfg.GroupsFilter, e.Name, e.DN),
+		Attributes:   []string{d.cfg.GroupNameAttribute},
+	})
+	if err != nil {
+		return nil, d.fail("searching for the user's groups", err)
+	}
+	var gs []string
+	for _, en := range res.Entries {
+		gs = append(gs, en.GetEqualFoldAttributeValues(d.cfg.GroupNameAttribute)...)
+	}
+	slices.Sort(gs)
+	return slices.Compact(gs), nil
+}
+
+// Ready reports whether the directory answers: a service-account
+// connection is made (or taken) and the base DN read, within the timeout.
+func (d *Directory) Ready(ctx context.Context) error {
+	c, err := d.pool.get(ctx)
+	if err != nil {
+		return err
+	}
+	healthy := false
+	defer func() { d.pool.put(c, healthy) }()
+	_, err = c.Search(&ldap.SearchRequest{
+		BaseDN: d.cfg.BaseDN, Scope: ldap.ScopeBaseObject, DerefAliases: ldap.NeverDerefAliases,
+		SizeLimit: 1, TimeLimit: d.timeLimit(), Filter: "(objectClass=*)", Attributes: []string{"1.1"},
+	})
+	if err != nil {
+		return d.fail("reading base_dn", err)
+	}
+	healthy = true
+	return nil
+}
+
+// timeLimit is the server-side time limit of a search: the timeout in
+// whole seconds, at least one.
+func (d *Directory) timeLimit() int { return max(int(d.cfg.Timeout/time.Second), 1) }
+
+// dial connects to the directory, secures the connection and binds as
+// the service account, each step within the timeout.
+func (d *Directory) dial(ctx context.Context) (*ldap.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	dialer := &net.Dialer{Timeout: d.cfg.Timeout}
+	if deadline, ok := dctx.Deadline(); ok {
+		dialer.Deadline = deadline
+	}
+	c, err := ldap.DialURL(d.cfg.URL, ldap.DialWithDialer(dialer), ldap.DialWithTLSConfig(d.tls))
+	if err != nil {
+		return nil, d.fail("connecting", err)
+	}
+	c.SetTimeout(d.cfg.Timeout)
+	if d.cfg.StartTLS {
+		if err := c.StartTLS(d.tls); err != nil {
+			c.Close()
+			return nil, d.fail("StartTLS", err)
+		}
+	}
+	if err := c.Bind(d.cfg.BindDN, d.cfg.BindPassword); err != nil {
+		c.Close()
+		return nil, d.fail("binding as the service account (bind_dn)", err)
+	}
+	return c, nil
+}
+
+// refusedBind reports whether a user's bind failed with a verdict on the
+// credentials (wrong password; account disabled, locked or expired; a
+// bind the server will not take) rather than a failure to answer.
+func refusedBind(err error) bool {
+	for _, code := range []uint16{
+		ldap.LDAPResultInvalidCredentials,
+		ldap.LDAPResultInappropriateAuthentication,
+		ldap.LDAPResultUnwillingToPerform,
+		ldap.LDAPResultInsufficientAccessRights,
+		ldap.LDAPResultConstraintViolation,
+		ldap.LDAPResultInvalidDNSyntax,
+		ldap.LDAPResultNoSuchObject,
+	} {
+		if ldap.IsErrorWithCode(err, code) {
+			return true
+		}
+	}
+	return false
+}
+
+// Error is a directory that did not answer: unreachable, slower than the
+// timeout, a certificate that cannot be verified, an answer that is not
+// a verdict. It is Unavailable and DirectoryDown (package refusal's
+// behaviours): the client is answered 503 with Retry-After.
+type Error struct {
+	// URL is the directory's address.
+	URL string
+	// Op is what was being done.
+	Op string
+	// Why names the kind of failure: "timeout", "tls", "unreachable"
+	// or "error".
+	Why string
+	// Err is the library's error.
+	Err error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("directory %s: %s: %s: %v", e.URL, e.Op, e.Why, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Unavailable reports true: the client should retry shortly.
+func (e *Error) Unavailable() bool { return true }
+
+// DirectoryDown reports true: what does not answer is the directory.
+func (e *Error) DirectoryDown() bool { return true }
+
+// fail wraps err as an *Error of op, naming its kind.
+func (d *Directory) fail(op string, err error) *Error {
+	return &Error{URL: d.cfg.URL, Op: op, Why: kind(err), Err: err}
+}
+
+// kind names the kind of a directory failure for logs and /readyz.
+func kind(err error) string {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var ne net.Error
+	msg := err.Error()
+	switch {
+	case errors.As(err, &cv) || errors.As(err, &ua) || strings.Contains(msg, "x509:") || strings.Contains(msg, "tls:") || strings.Contains(msg, "TLS handshake"):
+		return "tls"
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() || strings.Contains(msg, "timed out"):
+		return "timeout"
+	case errors.As(err, &ne) || strings.Contains(msg, "connection refused") || strings.Contains(msg, "connection closed") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "EOF"):
+		return "unreachable"
+	case ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials):
+		return "service account refused"
+	}
+	return "error"
+}
