@@ -315,6 +315,9 @@ func userDel(c *cli, ua userArgs) error {
 // user file (userState), each moved into its state folder first when it is
 // still at its old default place.
 func (c *cli) userStateOf(ua *userArgs) error {
+	if ua.config != "" {
+		return nil // the configuration names where its state is
+	}
 	needTokens := (ua.action == "passwd" || ua.action == "del") && ua.tokens == ""
 	needFactors := (ua.action == "passwd" || isFactorAction(ua.action)) && ua.fa.factorsFile == ""
 	if !needTokens && !needFactors {
