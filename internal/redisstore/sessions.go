@@ -28,9 +28,12 @@ import (
 // expires at the deadline. The store does not check the MAC: the session
 // manager does, at every read, whatever Redis's TTL says. "u:USER" is
 // a sorted set of USER's session keys by creation time, which expires
-// with the last of them: it is how a removed user's or a changed
-// password's sessions end on every instance at once. Each change is one
-// script, so the index and the sessions never disagree.
+// with the last of them: what the listings and max_sessions_per_user
+// count. Each change is one script, so the index and the sessions never
+// disagree, and Find refuses a session the index does not name (taken
+// out by hand), which could otherwise escape the count. Ending a user's
+// sessions does not depend on the index: "g:USER" is the user's
+// generation (session.Generations).
 type Store struct {
 	c *Client
 
@@ -83,11 +86,11 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m", "u").Cache(), cacheTTL).ToArray()
 	if err = c.result("find session", err); err != nil {
 		return session.Record{}, false, err
 	}
-	if len(vals) != 4 || vals[0].IsNil() {
+	if len(vals) != 5 || vals[0].IsNil() {
 		return session.Record{}, false, nil
 	}
 	raw, err0 := vals[0].ToString()
@@ -109,7 +112,32 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	if !time.Now().Before(rec.Expires) {
 		return session.Record{}, false, nil
 	}
+	if indexed, err := s.indexed(ctx, key, rec.Username); err != nil || !indexed {
+		return session.Record{}, false, err
+	}
 	return rec, true, nil
+}
+
+// indexed reports whether username's index names the session under key.
+// Every script that writes a session indexes it in the same step, and
+// every one that ends it removes both, so a live session its index does
+// not name was taken out of it by hand, or the index was lost: it is
+// refused, so that it can neither escape max_sessions_per_user (which
+// counts the index) nor hide from the account page and `session list`.
+// Read through the client-side cache, like the record.
+func (s *Store) indexed(ctx context.Context, key, username string) (bool, error) {
+	c := s.c
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	_, err := c.rd.DoCache(ctx, c.rd.B().Zscore().Key(c.key("u", username)).Member(key).Cache(), cacheTTL).AsFloat64()
+	switch {
+	case rueidis.IsRedisNil(err):
+		c.log.Warn("redis: a session its user's index does not name is refused (the index was changed by hand, or lost)", "user", username)
+		return false, nil
+	case err != nil:
+		return false, c.result("find session", err)
+	}
+	return true, nil
 }
 
 // decode returns the record raw holds, a copy the caller may modify.
