@@ -73,3 +73,71 @@ func TestFactorsResetEndsEverySession(t *testing.T) {
 		})
 	}
 }
+
+// TestUserDelAndPasswdWithConfig: `user del -config F` removes the user's
+// line from F's users_file, their tokens and second factors from the
+// store F names and ends their sessions on every instance;
+// `user passwd -config F` needs no -file (F's users_file); a -file that is
+// not F's users_file is refused, changing nothing.
+func TestUserDelAndPasswdWithConfig(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
+	dir := t.TempDir()
+	users := addUsers(t, dir, "alice", "bob")
+	conf := redisConfig(srv, dir, users, "prefix = del:", "second_factor = optional")
+	path := filepath.Join(dir, "backupweb.ini")
+	must(t, os.WriteFile(path, []byte(conf), 0o600))
+	a, b := startInstance(t, conf), startInstance(t, conf)
+	for _, name := range []string{"alice", "bob"} {
+		if code, _, errs := stateCmd(t, "user", "recovery-codes", "-config", path, name); code != exitOK {
+			t.Fatalf("recovery-codes %s: %s", name, errs)
+		}
+		tokenCmdAt(t, conf, "add", name)
+	}
+	aliceTok := strings.TrimSpace(tokenCmdAt(t, conf, "add", "alice"))
+	sid, _ := signIn(t, a.url, "alice", "pw-alice")
+	if code, _, _ := send(t, "GET", b.url+"/api/me", sid, nil, ""); code != http.StatusOK {
+		t.Fatalf("alice's session before: %d", code)
+	}
+
+	other := addUsers(t, t.TempDir(), "alice")
+	if code, _, errs := stateCmd(t, "user", "del", "-config", path, "-file", other, "alice"); code != exitError || !strings.Contains(errs, "is not the users_file of") {
+		t.Fatalf("del with another -file: %d %s", code, errs)
+	}
+	code, _, errs := stateCmd(t, "user", "del", "-config", path, "alice")
+	if code != exitOK || !strings.Contains(errs, `ended 2 tokens of user "alice" in redis`) || !strings.Contains(errs, `removed every second factor of user "alice" from redis`) ||
+		!strings.Contains(errs, `removed user "alice" from `+users) || !strings.Contains(errs, `session(s) of user "alice"`) {
+		t.Fatalf("user del -config: %d\n%s", code, errs)
+	}
+	text, err := os.ReadFile(users)
+	must(t, err)
+	if strings.Contains(string(text), "alice:") || !strings.Contains(string(text), "bob:") {
+		t.Fatalf("the user file after del:\n%s", text)
+	}
+	// The instances' user file still names alice until they read it
+	// again; her session and token end everywhere at once all the same.
+	for _, in := range []*instance{a, b} {
+		if code, _, _ := send(t, "GET", in.url+"/api/me", sid, nil, ""); code != http.StatusUnauthorized {
+			t.Errorf("%s: alice's session after del: %d", in.url, code)
+		}
+		if code := bearer(t, "GET", in.url+"/api/backups", aliceTok, nil).StatusCode; code != http.StatusUnauthorized {
+			t.Errorf("%s: alice's token after del: %d", in.url, code)
+		}
+	}
+	if out := tokenCmdAt(t, conf, "list"); strings.Contains(out, "alice") || !strings.Contains(out, "bob") {
+		t.Errorf("token list after del:\n%s", out)
+	}
+	if code, out, _ := stateCmd(t, "user", "factors", "-config", path, "bob"); code != exitOK || !strings.Contains(out, "recovery codes left: 10") {
+		t.Errorf("bob's factors after alice's removal: %q", out)
+	}
+	before, err := os.ReadFile(users)
+	must(t, err)
+	c, _, errs2 := testCLI(t.Context(), "new-pw-bob\nnew-pw-bob\n", map[string]string{"BACKUP_SECRET_KEY": instancesKey, "REDIS_PASSWORD": redisPassword})
+	if code := c.main([]string{"user", "passwd", "-config", path, "-cost", "4", "-keep-tokens", "bob"}); code != exitOK || !strings.Contains(errs2.String(), `changed the password of user "bob" in `+users) {
+		t.Fatalf("passwd -config without -file: %d\n%s", code, errs2)
+	}
+	after, err := os.ReadFile(users)
+	must(t, err)
+	if string(after) == string(before) || !strings.HasPrefix(string(after), "bob:$2") {
+		t.Fatalf("the user file after passwd -config:\n%s", after)
+	}
+}
