@@ -197,6 +197,9 @@ func endUserSessions(c *cli, path, user string) error {
 		return err
 	}
 	if cfg.Server.Store != config.StoreRedis {
+		if _, err := os.Stat(cfg.Server.StateDir); errors.Is(err, fs.ErrNotExist) {
+			return nil // no service has kept a session there yet
+		}
 		req, err := session.RequestRevocation(cfg.Server.StateDir, "user", user)
 		if err != nil {
 			return err
