@@ -30,8 +30,9 @@ import (
 // a sorted set of USER's session keys by creation time, which expires
 // with the last of them: what the listings and max_sessions_per_user
 // count. Each change is one script, so the index and the sessions never
-// disagree, and Find refuses a session the index does not name (taken
-// out by hand), which could otherwise escape the count. Ending a user's
+// disagree, and the session manager refuses a session the index does not
+// name (Indexed: taken out by hand), which could otherwise escape the
+// count. Ending a user's
 // sessions does not depend on the index: "g:USER" is the user's
 // generation (session.Generations).
 type Store struct {
@@ -75,6 +76,7 @@ var (
 	_ session.UserLimiter = (*Store)(nil)
 	_ session.Pinger      = (*Store)(nil)
 	_ session.Generations = (*Store)(nil)
+	_ session.Indexer     = (*Store)(nil)
 )
 
 // Find reads the record under key, from the client-side cache while Redis
@@ -86,11 +88,11 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m", "u").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m").Cache(), cacheTTL).ToArray()
 	if err = c.result("find session", err); err != nil {
 		return session.Record{}, false, err
 	}
-	if len(vals) != 5 || vals[0].IsNil() {
+	if len(vals) != 4 || vals[0].IsNil() {
 		return session.Record{}, false, nil
 	}
 	raw, err0 := vals[0].ToString()
@@ -112,32 +114,26 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	if !time.Now().Before(rec.Expires) {
 		return session.Record{}, false, nil
 	}
-	if indexed, err := s.indexed(ctx, key, rec.Username); err != nil || !indexed {
-		return session.Record{}, false, err
-	}
 	return rec, true, nil
 }
 
-// indexed reports whether username's index names the session under key.
-// Every script that writes a session indexes it in the same step, and
-// every one that ends it removes both, so a live session its index does
-// not name was taken out of it by hand, or the index was lost: it is
-// refused, so that it can neither escape max_sessions_per_user (which
-// counts the index) nor hide from the account page and `session list`.
-// Read through the client-side cache, like the record.
-func (s *Store) indexed(ctx context.Context, key, username string) (bool, error) {
+// Indexed reports whether username's index names the session under key
+// (session.Indexer). Every script that writes a session indexes it in the
+// same step, and every one that ends it removes both, so a live session
+// its index does not name was taken out of it by hand, or the index was
+// lost: the manager refuses it, so that it can neither escape
+// max_sessions_per_user (which counts the index) nor hide from the
+// account page and `session list`. Read through the client-side cache,
+// like the record.
+func (s *Store) Indexed(ctx context.Context, key, username string) (bool, error) {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
 	_, err := c.rd.DoCache(ctx, c.rd.B().Zscore().Key(c.key("u", username)).Member(key).Cache(), cacheTTL).AsFloat64()
-	switch {
-	case rueidis.IsRedisNil(err):
-		c.log.Warn("redis: a session its user's index does not name is refused (the index was changed by hand, or lost)", "user", username)
+	if err = c.result("read a user's index", err); rueidis.IsRedisNil(err) {
 		return false, nil
-	case err != nil:
-		return false, c.result("find session", err)
 	}
-	return true, nil
+	return err == nil, err
 }
 
 // decode returns the record raw holds, a copy the caller may modify.
