@@ -101,6 +101,30 @@ func passwdState(c *cli, ua userArgs) error {
 	return nil
 }
 
+// delState ends `user del -config F`'s part in the configuration's
+// state: the user's tokens and every second factor of theirs, broken
+// record included, where F keeps them (files or Redis).
+func delState(c *cli, ua userArgs) error {
+	fs, err := openFactorState(c, &ua, nil)
+	if err != nil {
+		return fmt.Errorf("nothing was removed: %w", err)
+	}
+	defer fs.done()
+	n, err := fs.store.RevokeTokensOf(c.ctx, ua.name)
+	if err != nil {
+		return fmt.Errorf("nothing was removed: the user's tokens were not ended: %w", err)
+	}
+	fmt.Fprintf(c.stderr, "ended %d token%s of user %q in %s\n", n, plural(n), ua.name, fs.where)
+	found, err := fs.store.ResetFactors(c.ctx, ua.name)
+	if err != nil {
+		return fmt.Errorf("the user's tokens were ended, but their second factors were not removed (the user is still in %s): %w", ua.file, err)
+	}
+	if found {
+		fmt.Fprintf(c.stderr, "removed every second factor of user %q from %s\n", ua.name, fs.where)
+	}
+	return nil
+}
+
 // describeFactors names what rec holds, secrets aside: "TOTP, passkeys
 // Laptop and Phone, 8 recovery codes"; "" for nothing.
 func describeFactors(rec *factors.Record) string {

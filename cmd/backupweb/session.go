@@ -183,6 +183,51 @@ func requestFileRevocation(c *cli, dir string, sa sessionArgs) error {
 	return fmt.Errorf("no running service took the request within %s; it is left in %s, and the service ends the sessions when it starts (is it running, with this state_dir?)", revokeWait, req)
 }
 
+// endUserSessions ends every session of user in the store the
+// configuration at path keeps its sessions in, as `session revoke -user`
+// does: with store = redis the user's generation moves, so every session
+// of theirs made before now is refused on every instance at its next
+// request, whether or not the user's index names it; with store = file the
+// request is left in state_dir for the running service, which takes it at
+// its next poll or, when stopped, when it starts. What was done is said on
+// standard error.
+func endUserSessions(c *cli, path, user string) error {
+	cfg := config.Load(path, c.lookupEnv)
+	if err := cfg.Report.Err(); err != nil {
+		return err
+	}
+	if cfg.Server.Store != config.StoreRedis {
+		if _, err := os.Stat(cfg.Server.StateDir); errors.Is(err, fs.ErrNotExist) {
+			return nil // no service has kept a session there yet
+		}
+		req, err := session.RequestRevocation(cfg.Server.StateDir, "user", user)
+		if err != nil {
+			return err
+		}
+		for deadline := time.Now().Add(revokeWait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(req); errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(c.stderr, "ended the sessions of user %q: the running service took the request\n", user)
+				return nil
+			}
+		}
+		fmt.Fprintf(c.stderr, "no running service took the request to end the sessions of user %q within %s; it is left in %s, and the service ends them when it reads it\n", user, revokeWait, req)
+		return nil
+	}
+	rc, err := redisstore.Open(cfg.Redis, slog.New(slog.NewTextHandler(c.stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer cancel()
+	n, err := rc.SessionStore().(*redisstore.Store).DeleteUser(ctx, user)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "ended %d session(s) of user %q; any other session of theirs made before now is refused too, on every instance\n", n, user)
+	return nil
+}
+
 // revokeWait bounds how long session revoke waits for the running service
 // (file store) to take its request: twice its file watch and some.
 const revokeWait = 5 * time.Second

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/userfile"
@@ -17,8 +19,8 @@ import (
 // userActions describes the actions of `backupweb user`, in help order.
 var userActions = []struct{ name, args, summary string }{
 	{"add", "-file PATH [-owner USER] USERNAME", "add a user; the password is read like hash-password reads it"},
-	{"passwd", "-file PATH [-reset-factors] [-keep-tokens] USERNAME", "set a new password; ends their tokens, says which second factors the user has, -reset-factors removes them"},
-	{"del", "-file PATH USERNAME", "remove a user and their tokens"},
+	{"passwd", "-file PATH|-config F [-reset-factors] [-keep-tokens] USERNAME", "set a new password; ends their tokens, says which second factors the user has, -reset-factors removes them"},
+	{"del", "-file PATH|-config F USERNAME", "remove a user and their tokens (-config: their factors and sessions too)"},
 	{"list", "-file PATH", "print the user names, one a line"},
 	{"totp", "-file PATH [-remove] USERNAME", "enrol TOTP: print the otpauth:// URI, read one code to confirm"},
 	{"recovery-codes", "-file PATH USERNAME", "print ten new single-use recovery codes, replacing the old ones"},
@@ -61,7 +63,10 @@ func runUser(c *cli, args []string) int {
 		return code
 	}
 	prefix := "backupweb user " + ua.action + ": "
-	err := c.userStateOf(&ua)
+	err := c.usersFileOf(&ua)
+	if err == nil {
+		err = c.userStateOf(&ua)
+	}
 	switch {
 	case err != nil:
 	case ua.action == "list":
@@ -114,7 +119,7 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	flags := c.flagSet("user " + ua.action)
 	flags.Usage = func() { userUsage(c.stderr) }
 	flags.StringVar(&ua.file, "file", "", "path of the user file (required unless -config)")
-	flags.StringVar(&ua.config, "config", "", "passwd, totp, recovery-codes, factors: the service's configuration; act where it keeps second factors and tokens (its files, or Redis with store = redis)")
+	flags.StringVar(&ua.config, "config", "", "passwd, del, totp, recovery-codes, factors: the service's configuration; act where it keeps second factors, tokens and sessions (its files, or Redis with store = redis)")
 	flags.IntVar(&ua.cost, "cost", password.Cost, "bcrypt cost of new password hashes; lower it only for tests")
 	flags.StringVar(&ua.owner, "owner", "", "add, as root: the owner of a new file (mode 0600); default: see docs/authentication.md, \"The user file\"")
 	flags.StringVar(&ua.fa.factorsFile, "factors", "", "passwd, totp, recovery-codes, factors: the factors file (factors_file); default: the service's, in its state_dir")
@@ -139,12 +144,10 @@ func parseUserArgs(c *cli, args []string) (userArgs, int, bool) {
 	switch {
 	case ua.file == "" && ua.config == "":
 		return usageErr("-file PATH is required")
-	case ua.config != "" && !isFactorAction(ua.action) && ua.action != "passwd":
-		return usageErr("-config applies to passwd, totp, recovery-codes and factors only")
+	case ua.config != "" && !isFactorAction(ua.action) && ua.action != "passwd" && ua.action != "del":
+		return usageErr("-config applies to passwd, del, totp, recovery-codes and factors only")
 	case ua.config != "" && (ua.fa.factorsFile != "" || ua.tokens != ""):
 		return usageErr("-factors and -tokens exclude -config: the configuration names its files")
-	case ua.file == "" && ua.action == "passwd":
-		return usageErr("-file PATH is required")
 	case ua.fa.remove && ua.action != "totp", ua.fa.reset && ua.action != "factors":
 		return usageErr("-remove applies to totp only, -reset to factors only")
 	case ua.fa.resetFactors && ua.action != "passwd":
@@ -182,8 +185,9 @@ func userUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-14s %-30s %s\n", a.name, a.args, a.summary)
 	}
 	fmt.Fprintf(w, "\nFlags:\n  -file PATH  the user file; every change keeps its owner, group and mode\n"+
-		"  -config F   passwd, totp, recovery-codes, factors: the service's configuration; act where it\n"+
-		"              keeps second factors and tokens (its files, or Redis with store = redis)\n"+
+		"  -config F   passwd, del, totp, recovery-codes, factors: the service's configuration; act where it\n"+
+		"              keeps second factors, tokens and sessions (its files, or Redis with store = redis);\n"+
+		"              its users_file is the user file unless -file names it too\n"+
 		"  -cost N     bcrypt cost of new hashes, %d to %d (default %d)\n"+
 		"  -owner USER add, as root: a new file is owned by USER, so a service run as USER reads it\n"+
 		"  -factors PATH passwd, totp, recovery-codes, factors: the factors file (default: the service's: see below);\n"+
@@ -277,7 +281,16 @@ func userPasswd(c *cli, ua userArgs) error {
 	}
 	fmt.Fprintf(c.stderr, "changed the password of user %q in %s\n", ua.name, ua.file)
 	if ua.config != "" {
-		return passwdState(c, ua)
+		if err := passwdState(c, ua); err != nil {
+			return err
+		}
+		// The other instances' copies of the user file keep the old
+		// line until they are distributed again: the sessions end
+		// everywhere now.
+		if err := endUserSessions(c, ua.config, ua.name); err != nil {
+			return fmt.Errorf("the password was changed, but the user's sessions were not ended: %w", err)
+		}
+		return nil
 	}
 	if !ua.keepTokens {
 		if err := endTokens(c, ua.tokens, ua.name); err != nil {
@@ -287,11 +300,21 @@ func userPasswd(c *cli, ua userArgs) error {
 	return passwdFactors(c, ua)
 }
 
-// userDel removes a user.
+// userDel removes a user. With -config, their records go first from
+// where that configuration keeps them (tokens and second factors, in its
+// files or in Redis), so that a failure there leaves the user as they
+// were, then their line, then every session of theirs ends
+// (endUserSessions): the other instances' copies of the user file may
+// name them until they are distributed again.
 func userDel(c *cli, ua userArgs) error {
 	doc, err := loadWithUser(ua)
 	if err != nil {
 		return err
+	}
+	if ua.config != "" {
+		if err := delState(c, ua); err != nil {
+			return err
+		}
 	}
 	if err := doc.Delete(ua.name); err != nil {
 		return err
@@ -300,7 +323,11 @@ func userDel(c *cli, ua userArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "removed user %q from %s\n", ua.name, ua.file)
-	if err := endTokens(c, ua.tokens, ua.name); err != nil {
+	if ua.config != "" {
+		if err := endUserSessions(c, ua.config, ua.name); err != nil {
+			return fmt.Errorf("the user was removed, but their sessions were not ended: %w", err)
+		}
+	} else if err := endTokens(c, ua.tokens, ua.name); err != nil {
 		return err
 	}
 	if len(doc.Names()) == 0 {
@@ -315,6 +342,9 @@ func userDel(c *cli, ua userArgs) error {
 // user file (userState), each moved into its state folder first when it is
 // still at its old default place.
 func (c *cli) userStateOf(ua *userArgs) error {
+	if ua.config != "" {
+		return nil // the configuration names where its state is
+	}
 	needTokens := (ua.action == "passwd" || ua.action == "del") && ua.tokens == ""
 	needFactors := (ua.action == "passwd" || isFactorAction(ua.action)) && ua.fa.factorsFile == ""
 	if !needTokens && !needFactors {
@@ -335,6 +365,29 @@ func (c *cli) userStateOf(ua *userArgs) error {
 		if err := c.prepareState(sf.Factors); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// usersFileOf sets, with -config, the user file the command works on:
+// the configuration's users_file when -file is not given; both given,
+// they must name the same file.
+func (c *cli) usersFileOf(ua *userArgs) error {
+	if ua.config == "" || isFactorAction(ua.action) {
+		return nil // the factor actions read it with their state
+	}
+	us, err := app.OpenUserState(ua.config, c.lookupEnv, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer us.Close()
+	switch {
+	case us.Login.UsersFile == "":
+		return fmt.Errorf("%s names no users_file", ua.config)
+	case ua.file == "":
+		ua.file = us.Login.UsersFile
+	case !sameFile(ua.file, us.Login.UsersFile):
+		return fmt.Errorf("-file %s is not the users_file of %s (%s); give one of them", ua.file, ua.config, us.Login.UsersFile)
 	}
 	return nil
 }

@@ -264,8 +264,13 @@ func factorsShow(c *cli, ua userArgs, fs factorState) error {
 }
 
 // factorsReset removes every factor of the user, broken record included:
-// what an administrator does for a user who lost their device. With
-// second_factor = required they enrol again at their next sign-in.
+// what an administrator does for a user who lost their device (or whose
+// account was taken over). With -config it then ends every session of the
+// user where that configuration keeps sessions, those made with the
+// password alone included (endUserSessions), whether or not they had a
+// factor: a session that outlives the reset could enrol a factor of its
+// own. With second_factor = required they enrol again at their next
+// sign-in.
 func factorsReset(c *cli, ua userArgs, fs factorState) error {
 	found, err := fs.store.ResetFactors(c.ctx, ua.name)
 	if err != nil {
@@ -273,8 +278,15 @@ func factorsReset(c *cli, ua userArgs, fs factorState) error {
 	}
 	if !found {
 		fmt.Fprintf(c.stderr, "user %q had no factors in %s\n", ua.name, fs.where)
+	} else {
+		fmt.Fprintf(c.stderr, "removed every second factor of user %q from %s\n", ua.name, fs.where)
+	}
+	if ua.config == "" {
+		fmt.Fprintf(c.stderr, "a running service ends their sessions made with a factor; to end the others too, run this with -config or `backupweb session revoke -config F -user %s`\n", ua.name)
 		return nil
 	}
-	fmt.Fprintf(c.stderr, "removed every second factor of user %q from %s; every running instance ends their sessions made with one\n", ua.name, fs.where)
+	if err := endUserSessions(c, ua.config, ua.name); err != nil {
+		return fmt.Errorf("the second factors were removed, but the user's sessions were not ended: %w", err)
+	}
 	return nil
 }

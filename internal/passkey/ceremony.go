@@ -203,10 +203,12 @@ func storeKeyUnder(k []byte, id string) string {
 // mac authenticates what a ceremony record says and where it is kept.
 func (cs *Ceremonies) mac(key string, rec session.Record) []byte { return macUnder(cs.key, key, rec) }
 
-// macUnder is mac under the ceremony key k.
+// macUnder is mac under the ceremony key k. The deadline counts to the
+// millisecond, which is what a shared store keeps of it (Redis): to the
+// nanosecond, a ceremony kept there would never verify.
 func macUnder(k []byte, key string, rec session.Record) []byte {
 	m := hmac.New(sha256.New, k)
-	fmt.Fprintf(m, "mac\x00%s\x00%s\x00%d\x00", key, rec.Username, rec.Expires.UnixNano())
+	fmt.Fprintf(m, "mac\x00%s\x00%s\x00%d\x00", key, rec.Username, rec.Expires.UnixMilli())
 	m.Write([]byte(rec.Attrs[attrKey]))
 	return m.Sum(nil)
 }

@@ -211,6 +211,14 @@ func TestCeremonySingleUse(t *testing.T) {
 			store.Commit(ctx, key, rec)
 			return id
 		}},
+		{name: "kept to the millisecond, as Redis keeps it", kind: kindLogin, user: "alice", ok: true, change: func(clock *clocktest.Clock, store *session.MemoryStore, cs *Ceremonies, _ string) string {
+			clock.Advance(1234567 * time.Nanosecond)
+			id, _ := cs.put(ctx, ceremony{Kind: kindLogin, User: "alice", Next: "/x"})
+			rec, _, _ := store.Find(ctx, cs.storeKey(id))
+			rec.Created, rec.LastSeen, rec.Expires = rec.Created.Truncate(time.Millisecond), rec.LastSeen.Truncate(time.Millisecond), rec.Expires.Truncate(time.Millisecond)
+			store.Commit(ctx, cs.storeKey(id), rec)
+			return id
+		}},
 		{name: "moved in the store", kind: kindLogin, user: "alice", change: func(_ *clocktest.Clock, store *session.MemoryStore, cs *Ceremonies, id string) string {
 			other, _ := cs.put(ctx, ceremony{Kind: kindLogin, User: "alice"})
 			rec, _, _ := store.Find(ctx, cs.storeKey(id))

@@ -28,9 +28,13 @@ import (
 // expires at the deadline. The store does not check the MAC: the session
 // manager does, at every read, whatever Redis's TTL says. "u:USER" is
 // a sorted set of USER's session keys by creation time, which expires
-// with the last of them: it is how a removed user's or a changed
-// password's sessions end on every instance at once. Each change is one
-// script, so the index and the sessions never disagree.
+// with the last of them: what the listings and max_sessions_per_user
+// count. Each change is one script, so the index and the sessions never
+// disagree, and the session manager refuses a session the index does not
+// name (Indexed: taken out by hand), which could otherwise escape the
+// count. Ending a user's
+// sessions does not depend on the index: "g:USER" is the user's
+// generation (session.Generations).
 type Store struct {
 	c *Client
 
@@ -72,6 +76,7 @@ var (
 	_ session.UserLimiter = (*Store)(nil)
 	_ session.Pinger      = (*Store)(nil)
 	_ session.Generations = (*Store)(nil)
+	_ session.Indexer     = (*Store)(nil)
 )
 
 // Find reads the record under key, from the client-side cache while Redis
@@ -110,6 +115,25 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 		return session.Record{}, false, nil
 	}
 	return rec, true, nil
+}
+
+// Indexed reports whether username's index names the session under key
+// (session.Indexer). Every script that writes a session indexes it in the
+// same step, and every one that ends it removes both, so a live session
+// its index does not name was taken out of it by hand, or the index was
+// lost: the manager refuses it, so that it can neither escape
+// max_sessions_per_user (which counts the index) nor hide from the
+// account page and `session list`. Read through the client-side cache,
+// like the record.
+func (s *Store) Indexed(ctx context.Context, key, username string) (bool, error) {
+	c := s.c
+	ctx, cancel := c.ctx(ctx)
+	defer cancel()
+	_, err := c.rd.DoCache(ctx, c.rd.B().Zscore().Key(c.key("u", username)).Member(key).Cache(), cacheTTL).AsFloat64()
+	if err = c.result("read a user's index", err); rueidis.IsRedisNil(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // decode returns the record raw holds, a copy the caller may modify.

@@ -510,3 +510,82 @@ func TestRevokeUserWithoutIndex(t *testing.T) {
 		return !ok && err != nil
 	})
 }
+
+// TestSessionOutsideIndexRefused: a session whose entry is removed from
+// its user's index (ZREM) is refused on every instance, so it cannot
+// escape max_sessions_per_user, which counts the index: after the limit's
+// worth of new sign-ins, no more than the limit of the user's sessions
+// load, the hidden one included.
+func TestSessionOutsideIndexRefused(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
+	ctx := context.Background()
+	const limit = 2
+	manager := func(c *Client) *session.Manager {
+		m, err := session.NewManager(session.Options{Store: c.SessionStore(), Key: bytes.Repeat([]byte("k"), 32), Type: "flask-login", MaxPerUser: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ma, mb := manager(a), manager(b)
+	signIn := func() *http.Cookie {
+		w := httptest.NewRecorder()
+		if _, err := ma.Start(w, httptest.NewRequest("GET", "/", nil), session.Data{Username: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range w.Result().Cookies() {
+			if c.Name == ma.CookieName() {
+				return c
+			}
+		}
+		t.Fatal("no session cookie")
+		return nil
+	}
+	loads := func(m *session.Manager, c *http.Cookie) bool {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.AddCookie(c)
+		_, ok, err := m.Load(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	hidden := signIn()
+	for name, m := range map[string]*session.Manager{"a": ma, "b": mb} {
+		if !loads(m, hidden) {
+			t.Fatalf("%s: the session does not load", name)
+		}
+	}
+	index := a.key("u", "alice")
+	members, err := a.rd.Do(ctx, a.rd.B().Zrange().Key(index).Min("0").Max("-1").Build()).AsStrSlice()
+	if err != nil || len(members) != 1 {
+		t.Fatalf("the index holds %v, %v", members, err)
+	}
+	if err := a.rd.Do(ctx, a.rd.B().Zrem().Key(index).Member(members[0]).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	// Refused on both instances, b having read it through its cache.
+	for name, m := range map[string]*session.Manager{"a": ma, "b": mb} {
+		waitUntil(t, func() bool { return !loads(m, hidden) })
+		if list, err := m.Sessions(ctx, "alice", nil); err != nil || len(list) != 0 {
+			t.Errorf("%s lists %v, %v", name, list, err)
+		}
+	}
+	var later []*http.Cookie
+	for range limit + 1 {
+		later = append(later, signIn())
+	}
+	live := 0
+	var seen []bool
+	for _, c := range append(later, hidden) {
+		ok := loads(mb, c)
+		seen = append(seen, ok)
+		if ok {
+			live++
+		}
+	}
+	if live != limit || seen[len(seen)-1] {
+		t.Fatalf("alice's sessions, the hidden one last, load: %v; want %d of them, the hidden one not", seen, limit)
+	}
+}

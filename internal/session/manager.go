@@ -108,6 +108,7 @@ type Manager struct {
 	store      Store
 	toucher    Toucher      // store as Toucher, nil when it lacks the ability
 	gens       Generations  // store as Generations, nil when it lacks the ability
+	index      Indexer      // store as Indexer, nil when it lacks the ability
 	shared     sharedFinder // store when it is a *FileStore or *MemoryStore, else nil
 	cookie     string
 	formCookie string
@@ -179,6 +180,7 @@ func NewManager(o Options) (*Manager, error) {
 	}
 	m.toucher, _ = o.Store.(Toucher)
 	m.gens, _ = o.Store.(Generations)
+	m.index, _ = o.Store.(Indexer)
 	// Only the package's own stores themselves: a type that embeds one
 	// and overrides Find must have its Find called.
 	switch s := o.Store.(type) {
@@ -295,6 +297,24 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		if rec.Gen < g {
 			if err := m.store.Delete(ctx, key); err != nil {
 				m.log.Warn("session: removing an ended session failed", "err", err)
+			} else {
+				m.ended(ctx, "revoked", 1)
+			}
+			return nil, false, nil
+		}
+	}
+	if m.index != nil {
+		// Taken out of its user's index by hand (or the index was
+		// lost): refused, so that it does not outlive the count of
+		// max_sessions_per_user unseen.
+		indexed, err := m.index.Indexed(ctx, key, rec.Username)
+		if err != nil {
+			return nil, false, fmt.Errorf("session: load: %w", err)
+		}
+		if !indexed {
+			m.log.Warn("session: a session its user's index does not name is refused (the index was changed by hand, or lost)", "user", rec.Username)
+			if err := m.store.Delete(ctx, key); err != nil {
+				m.log.Warn("session: removing a session outside its user's index failed", "err", err)
 			} else {
 				m.ended(ctx, "revoked", 1)
 			}

@@ -161,6 +161,16 @@ type Generations interface {
 	UserGeneration(ctx context.Context, username string) (uint64, error)
 }
 
+// Indexer is implemented by stores that keep, beside the records, an
+// index of each user's sessions that something outside the service could
+// change (a Redis sorted set): Indexed reports whether username's index
+// names the session under key. The manager refuses, and deletes, a session
+// that verifies but that its user's index does not name, so that it can
+// neither escape the count of UserLimiter nor hide from the listings.
+type Indexer interface {
+	Indexed(ctx context.Context, key, username string) (bool, error)
+}
+
 // ErrClosed is returned by a store used after Close.
 var ErrClosed = errors.New("session: store is closed")
 
