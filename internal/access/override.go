@@ -30,25 +30,39 @@ const OverrideParam = "_method"
 func Overrides(h http.Header, rawQuery string) []string {
 	var out []string
 	for name, values := range h {
-		if !isOverrideHeader(name) {
+		out = headerOverrides(out, name, values)
+	}
+	return queryOverrides(out, rawQuery)
+}
+
+// headerOverrides appends to out the methods of the header name with
+// values if name is one of OverrideHeaders.
+func headerOverrides(out []string, name string, values []string) []string {
+	if !isOverrideHeader(name) {
+		return out
+	}
+	for _, v := range values {
+		out = appendMethods(out, v)
+	}
+	return out
+}
+
+// queryOverrides appends to out the methods of rawQuery's _method
+// parameters.
+func queryOverrides(out []string, rawQuery string) []string {
+	// A name that decodes to _method holds "_" or an escape.
+	if !strings.ContainsAny(rawQuery, "_%") {
+		return out
+	}
+	for param := range strings.FieldsFuncSeq(rawQuery, func(c rune) bool { return c == '&' || c == ';' }) {
+		key, value, _ := strings.Cut(param, "=")
+		if k, err := url.QueryUnescape(key); err != nil || !strings.EqualFold(k, OverrideParam) {
 			continue
 		}
-		for _, v := range values {
-			out = appendMethods(out, v)
+		if v, err := url.QueryUnescape(value); err == nil {
+			value = v
 		}
-	}
-	// A name that decodes to _method holds "_" or an escape.
-	if strings.ContainsAny(rawQuery, "_%") {
-		for param := range strings.FieldsFuncSeq(rawQuery, func(c rune) bool { return c == '&' || c == ';' }) {
-			key, value, _ := strings.Cut(param, "=")
-			if k, err := url.QueryUnescape(key); err != nil || !strings.EqualFold(k, OverrideParam) {
-				continue
-			}
-			if v, err := url.QueryUnescape(value); err == nil {
-				value = v
-			}
-			out = appendMethods(out, value)
-		}
+		out = appendMethods(out, value)
 	}
 	return out
 }

@@ -34,13 +34,22 @@ func IsPathOverride(name string) bool {
 // paths.
 func PathOverride(h http.Header) (string, bool) {
 	for name := range h {
-		if !IsPathOverride(name) {
-			continue
+		if o, ok := pathOverrideName(name); ok {
+			return o, true
 		}
-		for _, o := range PathOverrideHeaders {
-			if foldEqual(name, o) {
-				return o, true
-			}
+	}
+	return "", false
+}
+
+// pathOverrideName returns the entry of PathOverrideHeaders that the
+// header name spells, and whether it spells one.
+func pathOverrideName(name string) (string, bool) {
+	if !IsPathOverride(name) {
+		return "", false
+	}
+	for _, o := range PathOverrideHeaders {
+		if foldEqual(name, o) {
+			return o, true
 		}
 	}
 	return "", false

@@ -35,15 +35,22 @@ func ReadForwarded(method, uri, host string, h http.Header) Target {
 }
 
 // readHeaders fills in what t's headers h and t's query say beyond the
-// request line: the methods of every override spelling (Overrides). It is
-// the one place a request's headers are read for a decision.
+// request line: the methods of every override spelling (Overrides) and
+// a path override header (PathOverride), both read in one pass over the
+// headers, since it runs on every request. It is the one place a
+// request's headers are read for a decision.
 func readHeaders(t Target, h http.Header) Target {
 	query := ""
 	if t.URL != nil {
 		query = t.URL.RawQuery
 	}
-	t.Overrides = Overrides(h, query)
-	t.PathOverride, _ = PathOverride(h)
+	for name, values := range h {
+		t.Overrides = headerOverrides(t.Overrides, name, values)
+		if t.PathOverride == "" {
+			t.PathOverride, _ = pathOverrideName(name)
+		}
+	}
+	t.Overrides = queryOverrides(t.Overrides, query)
 	return t
 }
 

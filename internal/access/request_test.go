@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 )
 
@@ -110,5 +111,42 @@ func TestTargetOf(t *testing.T) {
 	asked := ReadForwarded("DELETE", "/y", "app.example.com", nil)
 	if got := TargetOf(WithTarget(r, asked)); got.Method != "DELETE" || got.URL.Path != "/y" || got.Host != "app.example.com" {
 		t.Errorf("TargetOf with a stored reading: %+v", got)
+	}
+}
+
+// TestReadSeesEveryHeader: Read, which reads the method overrides and a
+// path override header in one pass over the headers, finds what
+// Overrides and PathOverride find on their own, with both kinds of
+// header together, in any spelling, among other headers.
+func TestReadSeesEveryHeader(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		target   string
+		header   http.Header
+		methods  []string
+		override string
+	}{
+		{"none", "/a", http.Header{"Accept": {"*/*"}, "Cookie": {"s=1"}}, nil, ""},
+		{"method header", "/a", http.Header{"Accept": {"*/*"}, "X-Http-Method-Override": {"delete"}}, []string{"DELETE"}, ""},
+		{"method header and query", "/a?_method=PUT", http.Header{"X_http_method": {"PATCH, DELETE"}}, []string{"PATCH", "DELETE", "PUT"}, ""},
+		{"path header", "/a", http.Header{"Cookie": {"s=1"}, "X-Original-Url": {"/admin"}}, nil, "X-Original-URL"},
+		{"path header, underscores", "/a", http.Header{"x_rewrite_url": {"/admin"}}, nil, "X-Rewrite-URL"},
+		{"both", "/a?_Method=DELETE", http.Header{"Accept": {"*/*"}, "X-Method-Override": {"PUT"}, "X-Override-Url": {"/admin"}, "User-Agent": {"t"}}, []string{"PUT", "DELETE"}, "X-Override-URL"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, c.target, nil)
+			r.Header = c.header
+			tg := Read(r)
+			if !slices.Equal(tg.Overrides, c.methods) {
+				t.Errorf("Read's overrides %q, want %q", tg.Overrides, c.methods)
+			}
+			if alone := Overrides(r.Header, r.URL.RawQuery); !slices.Equal(alone, c.methods) {
+				t.Errorf("Overrides %q, want %q", alone, c.methods)
+			}
+			alone, _ := PathOverride(r.Header)
+			if tg.PathOverride != c.override || alone != c.override {
+				t.Errorf("Read's path override %q, PathOverride %q; want %q", tg.PathOverride, alone, c.override)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -48,6 +49,17 @@ type Counter struct {
 	waiters                                  throttle.Notifier
 	// now, when set (tests), replaces Redis's clock.
 	now func() time.Time
+
+	// mu guards written and full.
+	mu sync.Mutex
+	// written holds the keys whose entry this instance wrote (or may
+	// have written) in the last endedMemory: Check runs its script for
+	// them rather than trust a cached copy that Redis's invalidation
+	// has not reached yet. full is when a key could last not be
+	// remembered (written at maxDecoded): until endedMemory after it,
+	// every Check runs the script.
+	written map[string]time.Time
+	full    time.Time
 }
 
 var _ throttle.Counter = (*Counter)(nil)
@@ -187,12 +199,30 @@ redis.call('DEL', KEYS[1], KEYS[2])
 return n`)
 
 // Check reports whether key is blocked, taking no slot (see
-// throttle.Limiter.Check).
+// throttle.Limiter.Check). It runs on every request with a machine
+// token, so a key that has never been blocked is answered from the
+// client-side cache: an entry without a block and without refusals
+// (no entry at all, or "b" and "r" 0) is one for which checkScript
+// writes nothing and answers OK. Any other entry, and a key this
+// instance wrote a moment ago (see written), goes to the script, which
+// decides on Redis's clock and records the refusal. A block set on
+// another instance reaches this one's cache with Redis's invalidation;
+// until then a wrong token is still refused by the block, since a
+// failure takes a slot through acquireScript, which reads Redis.
 func (k *Counter) Check(ctx context.Context, key string) (throttle.Verdict, error) {
 	key = normalise(key)
 	c := k.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
+	if !k.writtenHere(key) {
+		vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(k.entryPrefix+key).Field("b", "r").Cache(), cacheTTL).ToArray()
+		if err = c.result("check attempts", err); err != nil {
+			return throttle.Verdict{}, err
+		}
+		if len(vals) == 2 && unset(vals[0]) && unset(vals[1]) {
+			return throttle.Verdict{OK: true}, nil
+		}
+	}
 	res, err := checkScript.Exec(ctx, c.rd, []string{k.entryPrefix + key}, []string{k.clock()}).AsIntSlice()
 	if err = c.result("check attempts", err); err != nil {
 		return throttle.Verdict{}, err
@@ -200,10 +230,59 @@ func (k *Counter) Check(ctx context.Context, key string) (throttle.Verdict, erro
 	if len(res) != 4 {
 		return throttle.Verdict{}, &Error{Op: "check attempts", Err: errBadReply}
 	}
+	if res[0] == 0 || res[3] > 0 {
+		// The script recorded the refusal, or that a block ended.
+		k.wrote(key)
+	}
 	if res[0] == 0 {
 		return throttle.Verdict{RetryAfter: time.Duration(res[1]) * time.Millisecond, FirstRefusal: res[2] == 1}, nil
 	}
 	return throttle.Verdict{OK: true, BlockEnded: int(res[3])}, nil
+}
+
+// unset reports whether v, a field of a counted key's hash, is absent
+// or 0.
+func unset(v rueidis.RedisMessage) bool {
+	if v.IsNil() {
+		return true
+	}
+	s, err := v.ToString()
+	return err == nil && s == "0"
+}
+
+// writtenHere reports whether this instance wrote key's entry in the
+// last endedMemory, or could not remember whether it did.
+func (k *Counter) writtenHere(key string) bool {
+	now := time.Now()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if now.Sub(k.full) < endedMemory {
+		return true
+	}
+	at, ok := k.written[key]
+	return ok && now.Sub(at) < endedMemory
+}
+
+// wrote remembers that this instance wrote key's entry now.
+func (k *Counter) wrote(key string) {
+	now := time.Now()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.written == nil {
+		k.written = make(map[string]time.Time)
+	}
+	if _, ok := k.written[key]; !ok && len(k.written) >= maxDecoded {
+		for w, at := range k.written {
+			if now.Sub(at) >= endedMemory {
+				delete(k.written, w)
+			}
+		}
+		if len(k.written) >= maxDecoded {
+			k.full = now
+			return
+		}
+	}
+	k.written[key] = now
 }
 
 // Acquire takes a slot of key for an attempt, with a lease of SlotLease,
@@ -232,6 +311,10 @@ func (k *Counter) tryAcquire(ctx context.Context, key string) (throttle.Verdict,
 	}
 	v := throttle.Verdict{OK: res[0] == 1, RetryAfter: time.Duration(res[1]) * time.Millisecond,
 		FirstRefusal: res[2] == 1, BlockEnded: int(res[3]), Busy: res[4] == 1}
+	if !v.OK && !v.Busy || v.BlockEnded > 0 {
+		// The script recorded the refusal, or that a block ended.
+		k.wrote(key)
+	}
 	if v.OK {
 		v.Slot = throttle.Slot{Key: key, ID: id}
 	}
@@ -260,6 +343,7 @@ func (k *Counter) Fail(ctx context.Context, s throttle.Slot) (bool, error) {
 		return false, nil
 	}
 	defer k.waiters.Wake(s.Key)
+	k.wrote(s.Key)
 	c := k.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -182,5 +183,105 @@ func TestCounterWaits(t *testing.T) {
 	clock.Advance(SlotLease)
 	if v, _ := k.Acquire(ctx, "k"); !v.OK {
 		t.Fatalf("after the lease ran out: %+v", v)
+	}
+}
+
+// TestCounterCheckFromCache: a check of a key never blocked is answered
+// from the client-side cache (Redis runs no script for it); a block is
+// seen at once by the instance that set it and, with Redis's
+// invalidation, by an instance whose cache held the key unblocked; a
+// refusal is recorded and the block's end reported as before.
+func TestCounterCheckFromCache(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
+	clock := clocktest.New(time.Now().Add(time.Hour).Truncate(time.Millisecond))
+	o := throttle.Options{Max: 2, Window: time.Minute, Block: 10 * time.Minute, Wait: -1}
+	ka, kb := a.Counter("token.addr", o).(*Counter), b.Counter("token.addr", o).(*Counter)
+	ka.now, kb.now = clock.Now, clock.Now
+	ctx := context.Background()
+	const addr = "192.0.2.7"
+
+	scripts := func() int {
+		t.Helper()
+		info, err := a.rd.Do(ctx, a.rd.B().Info().Section("commandstats").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, line := range strings.Split(info, "\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:calls="); ok {
+				fmt.Sscan(strings.SplitN(rest, ",", 2)[0], &n)
+			}
+		}
+		return n
+	}
+	check := func(k *Counter, what string) throttle.Verdict {
+		t.Helper()
+		v, err := k.Check(ctx, addr)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return v
+	}
+
+	for _, k := range []*Counter{ka, kb, ka, kb} {
+		if v := check(k, "unblocked"); !v.OK {
+			t.Fatalf("unblocked: %+v", v)
+		}
+	}
+	before := scripts()
+	for range 10 {
+		if v := check(kb, "unblocked, cached"); !v.OK {
+			t.Fatalf("unblocked, cached: %+v", v)
+		}
+	}
+	if n := scripts() - before; n != 0 {
+		t.Fatalf("10 checks of an unblocked key ran %d scripts; want 0 (the cache answers)", n)
+	}
+
+	// One failure, below the limit: still answered OK.
+	v, err := ka.Acquire(ctx, addr)
+	if err != nil || !v.OK {
+		t.Fatalf("first attempt: %+v, %v", v, err)
+	}
+	if _, err := ka.Fail(ctx, v.Slot); err != nil {
+		t.Fatal(err)
+	}
+	if v := check(ka, "one failure"); !v.OK {
+		t.Fatalf("one failure: %+v", v)
+	}
+	// The second blocks: the instance that recorded it refuses at once,
+	// the other once Redis's invalidation has reached its cache.
+	v, err = ka.Acquire(ctx, addr)
+	if err != nil || !v.OK {
+		t.Fatalf("second attempt: %+v, %v", v, err)
+	}
+	if blocked, err := ka.Fail(ctx, v.Slot); err != nil || !blocked {
+		t.Fatalf("second failure: blocked %v, %v", blocked, err)
+	}
+	if v := check(ka, "blocked, this instance"); v.OK || !v.FirstRefusal || v.RetryAfter < 9*time.Minute {
+		t.Fatalf("blocked, on the instance that blocked: %+v; want refused for about 10 minutes, first refusal", v)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v := check(kb, "blocked, other instance")
+		if !v.OK {
+			if v.FirstRefusal {
+				t.Fatalf("other instance: %+v; the refusal is not the first", v)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other instance still admits the address 5 s after the block: its cache was not invalidated")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The block ends: reported once, then the key is clear again.
+	clock.Advance(10*time.Minute + 30*time.Second)
+	if v := check(kb, "block over"); !v.OK || v.BlockEnded != 2 {
+		t.Fatalf("block over: %+v; want OK with the 2 refusals reported", v)
+	}
+	if v := check(ka, "block over, again"); !v.OK || v.BlockEnded != 0 {
+		t.Fatalf("block over, again: %+v; want OK, nothing more to report", v)
 	}
 }
