@@ -154,7 +154,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	checkSections(f)
 	cfg.Auth = f.Section("authentication")
 	f.Expand(lookup)
-	cfg.CheckSecrets(f.Section("redis"), map[string]string{"password": "the Redis password"})
+	cfg.CheckSecrets(f.Section("redis"), map[string]string{"password": "the Redis password", "sentinel_password": "the Redis Sentinels' password"})
 	cfg.Server = loadServer(f.Section("server"))
 	cfg.Backups = loadBackups(f.Section("backups"))
 	cfg.Proxy = loadProxy(f.Section("proxy"))

@@ -55,7 +55,7 @@ func record(user string, created time.Time, life time.Duration) session.Record {
 func keys(t *testing.T, c *Client) map[string]time.Duration {
 	t.Helper()
 	ctx := context.Background()
-	ks, err := c.rd.Do(ctx, c.rd.B().Keys().Pattern(c.prefix+"*").Build()).AsStrSlice()
+	ks, err := c.scan(ctx, c.prefix+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +70,10 @@ func keys(t *testing.T, c *Client) map[string]time.Duration {
 	return out
 }
 
-func TestStore(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	c := open(t, srv.Config(), nil)
+func TestStore(t *testing.T) { testStore(t, redistest.Start(t, redistest.Options{}).Config()) }
+
+func testStore(t *testing.T, cfg redistest.Config) {
+	c := open(t, cfg, nil)
 	s := c.SessionStore().(*Store)
 	ctx := context.Background()
 	now := time.Now()
@@ -149,8 +150,11 @@ func TestStore(t *testing.T) {
 }
 
 func TestStoreUsers(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	c := open(t, srv.Config(), nil)
+	testStoreUsers(t, redistest.Start(t, redistest.Options{}).Config())
+}
+
+func testStoreUsers(t *testing.T, cfg redistest.Config) {
+	c := open(t, cfg, nil)
 	s := c.SessionStore().(*Store)
 	ctx := context.Background()
 	now := time.Now()
@@ -197,8 +201,11 @@ func TestStoreUsers(t *testing.T) {
 // TestRevocationReachesOtherInstances: a session read (and cached) by one
 // client is refused by it as soon as another client's Delete returns.
 func TestRevocationReachesOtherInstances(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	a, b := open(t, srv.Config(), nil).SessionStore(), open(t, srv.Config(), nil).SessionStore()
+	testRevocationReachesOtherInstances(t, redistest.Start(t, redistest.Options{}).Config())
+}
+
+func testRevocationReachesOtherInstances(t *testing.T, cfg redistest.Config) {
+	a, b := open(t, cfg, nil).SessionStore(), open(t, cfg, nil).SessionStore()
 	ctx := context.Background()
 	const trials = 200
 	delays := make([]time.Duration, 0, trials)
@@ -243,9 +250,10 @@ func TestRevocationReachesOtherInstances(t *testing.T) {
 		trials, delays[trials/2], delays[trials*99/100], delays[trials-1], stale)
 }
 
-func TestSpendOnce(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
+func TestSpendOnce(t *testing.T) { testSpendOnce(t, redistest.Start(t, redistest.Options{}).Config()) }
+
+func testSpendOnce(t *testing.T, cfg redistest.Config) {
+	a, b := open(t, cfg, nil), open(t, cfg, nil)
 	ctx := context.Background()
 	if spent, err := b.Spent(ctx, "oauth-state", "s1"); spent || err != nil {
 		t.Fatalf("Spent before any spend = %v, %v; want false", spent, err)
