@@ -216,17 +216,33 @@ func (c *Cluster) Config() Config {
 // MasterOf returns the node that serves key's slot as master now.
 func (c *Cluster) MasterOf(key string) *Server {
 	c.t.Helper()
+	if s := c.Slots()[Slot(key)]; s != nil {
+		return s
+	}
+	c.t.Fatalf("no node serves the slot of %q", key)
+	return nil
+}
+
+// Slots maps each slot to the node that serves it as master now, as
+// the first live node sees it.
+func (c *Cluster) Slots() map[int]*Server {
+	out := map[int]*Server{}
 	for _, s := range c.Nodes {
 		if !s.running() {
 			continue
 		}
-		slot := strings.TrimSpace(cli(s, "CLUSTER", "KEYSLOT", key))
 		for _, line := range strings.Split(cli(s, "CLUSTER", "NODES"), "\n") {
 			f := strings.Fields(line)
 			if len(f) < 9 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
 				continue
 			}
-			n, _ := strconv.Atoi(slot)
+			addr, _, _ := strings.Cut(f[1], "@")
+			var node *Server
+			for _, d := range c.Nodes {
+				if d.Addr() == addr {
+					node = d
+				}
+			}
 			for _, r := range f[8:] {
 				lo, hi, ok := strings.Cut(r, "-")
 				if !ok {
@@ -234,20 +250,40 @@ func (c *Cluster) MasterOf(key string) *Server {
 				}
 				a, err1 := strconv.Atoi(lo)
 				b, err2 := strconv.Atoi(hi)
-				if err1 == nil && err2 == nil && a <= n && n <= b {
-					addr, _, _ := strings.Cut(f[1], "@")
-					for _, d := range c.Nodes {
-						if d.Addr() == addr {
-							return d
-						}
-					}
+				if err1 != nil || err2 != nil {
+					continue // a slot being moved: [N->-id]
+				}
+				for n := a; n <= b; n++ {
+					out[n] = node
 				}
 			}
 		}
 		break
 	}
-	c.t.Fatalf("no node serves the slot of %q", key)
-	return nil
+	return out
+}
+
+// Slot is the cluster slot of key: CRC16 of its hash tag (the part
+// between the first { and the next }, when not empty) or of the key,
+// modulo 16384.
+func Slot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
 }
 
 // WaitFailover waits until a node other than old serves key's slot as
