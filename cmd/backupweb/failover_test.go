@@ -27,7 +27,7 @@ type failoverCounts struct {
 // sign-out; a session signed out before the kill and a request without
 // one are never admitted. Then a sign-in works again on both.
 func TestFailoverThroughInstances(t *testing.T) {
-	h := redistest.StartSentinel(t, 2, 3)
+	h := redistest.StartSentinel(t, redistest.Options{}, 2, 3)
 	dir := t.TempDir()
 	users := addUsers(t, dir, "alice", "bob")
 	conf := fmt.Sprintf(`[server]

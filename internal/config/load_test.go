@@ -171,7 +171,7 @@ func TestLoadProblems(t *testing.T) {
 		{"redis sentinel", "[server]\nstore = redis\n[redis]\nsentinel_addresses = 10.0.0.1:26379, 10.0.0.2:26379, 10.0.0.3:26379\nsentinel_master = mymaster\nsentinel_password = x\n", nil},
 		{"redis sentinel without master", "[server]\nstore = redis\n[redis]\nsentinel_addresses = 10.0.0.1:26379\n", []string{"error: :4: [redis] sentinel_addresses: needs sentinel_master"}},
 		{"redis sentinel bad address", "[server]\nstore = redis\n[redis]\nsentinel_addresses = 10.0.0.1\nsentinel_master = m\n", []string{`error: :4: [redis] sentinel_addresses: "10.0.0.1": is not host:port`}},
-		{"redis sentinel master alone", "[server]\nstore = redis\n[redis]\nsentinel_master = m\n", []string{"error: :4: [redis] sentinel_master: is used only with sentinel_addresses"}},
+		{"redis sentinel master alone", "[server]\nstore = redis\n[redis]\nsentinel_master = m\n", []string{"warning: :4: [redis] sentinel_master: is ignored without sentinel_addresses"}},
 		{"redis sentinel over a socket", "[server]\nstore = redis\n[redis]\nurl = unix:///run/redis.sock\nsentinel_addresses = 10.0.0.1:26379\nsentinel_master = m\n", []string{"error: :4: [redis] url: must be redis:// or rediss:// with sentinel_addresses"}},
 		{"redis cluster", "[server]\nstore = redis\n[redis]\nurl = rediss://backupweb@redis/0\ncluster_addresses = 10.0.0.1:6379, 10.0.0.2:6379\nreplicas_acked = 2\nreplica_timeout = 250ms\n", nil},
 		{"redis cluster database", "[server]\nstore = redis\n[redis]\nurl = redis://redis/3\ncluster_addresses = 10.0.0.1:6379\n", []string{"error: :4: [redis] url: a Redis Cluster has database 0 only"}},

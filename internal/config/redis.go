@@ -114,11 +114,10 @@ func checkRedisTopology(s *ini.Section, r *Redis) {
 			s.Errorf("sentinel_addresses", "needs sentinel_master: the master name the Sentinels monitor")
 		}
 	} else {
-		if r.SentinelMaster != "" {
-			s.Errorf("sentinel_master", "is used only with sentinel_addresses")
-		}
-		if s.Has("sentinel_password") {
-			s.Errorf("sentinel_password", "is used only with sentinel_addresses")
+		for _, k := range []string{"sentinel_master", "sentinel_password"} {
+			if s.Has(k) {
+				s.Warnf(k, "is ignored without sentinel_addresses")
+			}
 		}
 	}
 	if len(r.ClusterAddresses) > 0 {

@@ -20,12 +20,12 @@ func newScript(src string) script { return script{src: src, lua: rueidis.NewLuaS
 
 // exec runs s with keys and args, no replica waited for.
 func (s script) exec(ctx context.Context, c *Client, keys, args []string) rueidis.RedisResult {
-	return s.lua.Exec(ctx, c.rd, keys, args)
+	return s.lua.Exec(ctx, c.rd(), keys, args)
 }
 
 // cmd is s as one command, for a batch.
 func (s script) cmd(c *Client, keys, args []string) rueidis.Completed {
-	return c.rd.B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	return c.rd().B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 }
 
 // write runs cmds, in order on one server, as a write that must survive a
@@ -39,11 +39,11 @@ func (s script) cmd(c *Client, keys, args []string) rueidis.Completed {
 // them returned as err when it is not a nil reply.
 func (c *Client) write(ctx context.Context, op string, cmds ...rueidis.Completed) ([]rueidis.RedisResult, error) {
 	if c.replicas == 0 {
-		res := c.rd.DoMulti(ctx, cmds...)
+		res := c.rd().DoMulti(ctx, cmds...)
 		return res, c.firstError(op, res)
 	}
-	if c.rd.Mode() != rueidis.ClientModeCluster {
-		res := c.rd.DoMulti(ctx, append(cmds, c.waitCmd())...)
+	if c.rd().Mode() != rueidis.ClientModeCluster {
+		res := c.rd().DoMulti(ctx, append(cmds, c.waitCmd())...)
 		if err := c.firstError(op, res[:len(cmds)]); err != nil {
 			return res[:len(cmds)], err
 		}
@@ -53,7 +53,7 @@ func (c *Client) write(ctx context.Context, op string, cmds ...rueidis.Completed
 	// slot; one after another, so that the order holds there too.
 	out := make([]rueidis.RedisResult, 0, len(cmds))
 	for _, cmd := range cmds {
-		res := c.rd.DoMulti(ctx, cmd, c.waitCmd())
+		res := c.rd().DoMulti(ctx, cmd, c.waitCmd())
 		out = append(out, res[0])
 		if err := c.firstError(op, res[:1]); err != nil {
 			return out, err
@@ -73,7 +73,7 @@ func (c *Client) write1(ctx context.Context, op string, cmd rueidis.Completed) (
 
 // waitCmd is WAIT for the configured replicas and timeout.
 func (c *Client) waitCmd() rueidis.Completed {
-	return c.rd.B().Wait().Numreplicas(int64(c.replicas)).Timeout(c.replicaTimeout.Milliseconds()).Build()
+	return c.rd().B().Wait().Numreplicas(int64(c.replicas)).Timeout(c.replicaTimeout.Milliseconds()).Build()
 }
 
 // firstError is the first failure among res, recorded for the outage
@@ -105,10 +105,11 @@ func (c *Client) acked(op string, r rueidis.RedisResult) error {
 // scan returns every key matching pattern, on every node of a cluster
 // (a SCAN walks one node's keys), each key once.
 func (c *Client) scan(ctx context.Context, pattern string) ([]string, error) {
-	nodes := []rueidis.Client{c.rd}
-	if c.rd.Mode() == rueidis.ClientModeCluster {
+	rd := c.rd()
+	nodes := []rueidis.Client{rd}
+	if rd.Mode() == rueidis.ClientModeCluster {
 		nodes = nodes[:0]
-		for _, n := range c.rd.Nodes() {
+		for _, n := range rd.Nodes() {
 			nodes = append(nodes, n)
 		}
 	}

@@ -57,7 +57,8 @@ const cacheBytes = 16 << 20
 // Client is a connection to Redis shared by every part of the program that
 // keeps state there. It is safe for concurrent use.
 type Client struct {
-	rd      rueidis.Client
+	// conn is the rueidis client (see rd).
+	conn    atomic.Pointer[rueidis.Client]
 	prefix  string
 	timeout time.Duration
 	log     *slog.Logger
@@ -147,21 +148,74 @@ func Open(cfg Options, log *slog.Logger) (*Client, error) {
 	}
 	c := &Client{prefix: cfg.Prefix, timeout: cfg.CommandTimeout, log: log, closed: make(chan struct{}),
 		replicas: cfg.ReplicasAcked, replicaTimeout: cfg.ReplicaTimeout}
-	rd, err := rueidis.NewClient(opt)
-	if rd == nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
 	if c.replicas > 0 && c.replicaTimeout <= 0 {
 		c.replicaTimeout = defaultReplicaTimeout // WAIT 0 would wait forever
 	}
-	c.rd = rd
 	c.store = &Store{c: c}
+	rd, err := rueidis.NewClient(opt)
+	if rd == nil && opt.Sentinel.MasterSet == "" && len(cfg.ClusterAddresses) == 0 {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	if rd == nil {
+		// rueidis's Sentinel and cluster clients are made only once a
+		// Sentinel or a node answers: until then a client that fails
+		// every command (503) stands in, and one is made in the
+		// background, as one server's client reconnects by itself.
+		first := err
+		rd, err = rueidis.NewClient(rueidis.ClientOption{
+			InitAddress: opt.InitAddress[:1], ForceSingleClient: true, DisableRetry: true, DisableCache: true,
+			DialCtxFn: func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error) {
+				return nil, fmt.Errorf("no Redis Sentinel or cluster node answered yet: %w", first)
+			},
+		})
+		if rd == nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		go c.connect(opt)
+	}
+	c.conn.Store(&rd)
 	if err != nil {
 		c.observe(err)
 	} else {
 		go c.checkEviction()
 	}
 	return c, nil
+}
+
+// rd is the rueidis client in use.
+func (c *Client) rd() rueidis.Client { return *c.conn.Load() }
+
+// connect makes the Sentinel or cluster client of opt once a Sentinel or
+// a node answers, and puts it in place of the one that stood in.
+func (c *Client) connect(opt rueidis.ClientOption) {
+	t := time.NewTicker(probeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-t.C:
+		}
+		rd, err := rueidis.NewClient(opt)
+		if rd == nil {
+			c.log.Debug("redis: no Sentinel or cluster node answers yet", "err", err)
+			continue
+		}
+		c.mu.Lock()
+		select {
+		case <-c.closed:
+			c.mu.Unlock()
+			rd.Close()
+			return
+		default:
+		}
+		old := c.conn.Swap(&rd)
+		c.mu.Unlock()
+		(*old).Close()
+		c.observe(nil)
+		go c.checkEviction()
+		return
+	}
 }
 
 // clientOption turns cfg into rueidis's options: no retries (the command
@@ -275,14 +329,16 @@ func (c *Client) Counter(name string, o throttle.Options) throttle.Counter {
 func (c *Client) Ping(ctx context.Context) error {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	return c.result("ping", c.rd.Do(ctx, c.rd.B().Ping().Build()).Error())
+	return c.result("ping", c.rd().Do(ctx, c.rd().B().Ping().Build()).Error())
 }
 
 // Close closes the connection. Commands after Close fail.
 func (c *Client) Close() error {
 	c.closeOne.Do(func() {
+		c.mu.Lock()
 		close(c.closed)
-		c.rd.Close()
+		c.mu.Unlock()
+		c.rd().Close()
 		if d := c.deadline.Load(); d != nil {
 			d.cancel()
 		}

@@ -248,7 +248,7 @@ func (k *Counter) Release(ctx context.Context, s throttle.Slot) error {
 	c := k.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err := c.rd.Do(ctx, c.rd.B().Zrem().Key(k.leases(s.Key)).Member(s.ID).Build()).Error()
+	err := c.rd().Do(ctx, c.rd().B().Zrem().Key(k.leases(s.Key)).Member(s.ID).Build()).Error()
 	return c.result("give back an attempt", err)
 }
 
@@ -280,7 +280,7 @@ func (k *Counter) Fail(ctx context.Context, s throttle.Slot) (bool, error) {
 	if res[0] == 1 {
 		cmds = append(cmds, noteScript.cmd(c, []string{k.blocked}, []string{till, s.Key, till, ""}))
 	}
-	if err := c.firstError("count failure", c.rd.DoMulti(ctx, cmds...)); err != nil {
+	if err := c.firstError("count failure", c.rd().DoMulti(ctx, cmds...)); err != nil {
 		return false, err
 	}
 	return res[0] == 1, nil
@@ -293,10 +293,10 @@ func (k *Counter) Reset(ctx context.Context, key string) error {
 	c := k.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	for _, r := range c.rd.DoMulti(ctx,
-		c.rd.B().Del().Key(k.entry(key)).Build(),
-		c.rd.B().Zrem().Key(k.blocked).Member(key).Build(),
-		c.rd.B().Zrem().Key(k.index).Member(key).Build()) {
+	for _, r := range c.rd().DoMulti(ctx,
+		c.rd().B().Del().Key(k.entry(key)).Build(),
+		c.rd().B().Zrem().Key(k.blocked).Member(key).Build(),
+		c.rd().B().Zrem().Key(k.index).Member(key).Build()) {
 		if err := c.result("forget failures", r.Error()); err != nil {
 			return err
 		}
@@ -313,7 +313,7 @@ func (k *Counter) Clear(ctx context.Context) (int, error) {
 	defer cancel()
 	now := k.clock()
 	if now == "" {
-		t, err := c.rd.Do(ctx, c.rd.B().Time().Build()).AsStrSlice()
+		t, err := c.rd().Do(ctx, c.rd().B().Time().Build()).AsStrSlice()
 		if err = c.result("lift blocks and counts", err); err != nil {
 			return 0, err
 		}
@@ -328,9 +328,9 @@ func (k *Counter) Clear(ctx context.Context) (int, error) {
 		}
 		now = strconv.FormatInt(sec*1000+usec/1000, 10)
 	}
-	res := c.rd.DoMulti(ctx,
-		c.rd.B().Zcount().Key(k.blocked).Min("("+now).Max("+inf").Build(),
-		c.rd.B().Zrange().Key(k.index).Min("0").Max("-1").Build())
+	res := c.rd().DoMulti(ctx,
+		c.rd().B().Zcount().Key(k.blocked).Min("("+now).Max("+inf").Build(),
+		c.rd().B().Zrange().Key(k.index).Min("0").Max("-1").Build())
 	n, err := res[0].AsInt64()
 	if err = c.result("lift blocks and counts", err); err != nil {
 		return 0, err
@@ -341,10 +341,10 @@ func (k *Counter) Clear(ctx context.Context) (int, error) {
 	}
 	cmds := make(rueidis.Commands, 0, len(members)+2)
 	for _, m := range members {
-		cmds = append(cmds, c.rd.B().Del().Key(k.entry(m)).Build())
+		cmds = append(cmds, c.rd().B().Del().Key(k.entry(m)).Build())
 	}
-	cmds = append(cmds, c.rd.B().Del().Key(k.blocked).Build(), c.rd.B().Del().Key(k.index).Build())
-	return int(n), c.firstError("lift blocks and counts", c.rd.DoMulti(ctx, cmds...))
+	cmds = append(cmds, c.rd().B().Del().Key(k.blocked).Build(), c.rd().B().Del().Key(k.index).Build())
+	return int(n), c.firstError("lift blocks and counts", c.rd().DoMulti(ctx, cmds...))
 }
 
 // InFlight returns the number of live slots of key (for tests and
@@ -358,7 +358,7 @@ func (k *Counter) InFlight(ctx context.Context, key string) (int, error) {
 	if k.now == nil {
 		min = "(" + strconv.FormatInt(time.Now().UnixMilli(), 10)
 	}
-	n, err := c.rd.Do(ctx, c.rd.B().Zcount().Key(k.leases(key)).Min(min).Max("+inf").Build()).AsInt64()
+	n, err := c.rd().Do(ctx, c.rd().B().Zcount().Key(k.leases(key)).Min(min).Max("+inf").Build()).AsInt64()
 	return int(n), c.result("count attempts in flight", err)
 }
 

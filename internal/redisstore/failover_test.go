@@ -204,7 +204,7 @@ func quietClients(t *testing.T, cfg redistest.Config) (a, b *Client) {
 // step replayed on instance B is refused, and the sessions and
 // revocations acknowledged before the kill hold.
 func TestSentinelFailoverKill(t *testing.T) {
-	h := redistest.StartSentinel(t, 2, 3)
+	h := redistest.StartSentinel(t, redistest.Options{}, 2, 3)
 	a, b := quietClients(t, h.Config())
 	old := h.Master()
 	d := prepare(t, a, b, "live", "ended", "gone")
@@ -224,7 +224,7 @@ func TestSentinelFailoverKill(t *testing.T) {
 // it the old master is a replica. No token is accepted twice, no
 // revoked session found, before or after it comes back.
 func TestSentinelFailoverPause(t *testing.T) {
-	h := redistest.StartSentinel(t, 2, 3)
+	h := redistest.StartSentinel(t, redistest.Options{}, 2, 3)
 	a, b := quietClients(t, h.Config())
 	old := h.Master()
 	d := prepare(t, a, b, "live", "ended", "gone")
@@ -257,7 +257,7 @@ func TestSentinelFailoverPause(t *testing.T) {
 // in its slots are refused (503) until the old node is back as its
 // replica.
 func TestClusterFailoverKill(t *testing.T) {
-	cl := redistest.StartCluster(t, 3, 1)
+	cl := redistest.StartCluster(t, redistest.Options{}, 3, 1)
 	cfg := cl.Config()
 	a, b := quietClients(t, cfg)
 	// Session keys whose slots the victim serves, with the TOTP step's.

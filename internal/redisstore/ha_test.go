@@ -20,7 +20,7 @@ import (
 // survive a failover confirmed by a replica. A script whose keys were in
 // two slots would fail there (CROSSSLOT, or a key not local to the node).
 func TestClusterConformance(t *testing.T) {
-	cl := redistest.StartCluster(t, 3, 1)
+	cl := redistest.StartCluster(t, redistest.Options{}, 3, 1)
 	for _, tc := range []struct {
 		name string
 		run  func(*testing.T, redistest.Config)
@@ -45,7 +45,7 @@ func TestClusterConformance(t *testing.T) {
 // TestSentinelConformance runs the same surface through Redis Sentinel:
 // one master, two replicas, three Sentinels.
 func TestSentinelConformance(t *testing.T) {
-	h := redistest.StartSentinel(t, 2, 3)
+	h := redistest.StartSentinel(t, redistest.Options{}, 2, 3)
 	for _, tc := range []struct {
 		name string
 		run  func(*testing.T, redistest.Config)
@@ -117,5 +117,35 @@ func TestUnconfirmedWritesAre503(t *testing.T) {
 	}
 	if _, err := k.Fail(ctx, v.Slot); err != nil {
 		t.Fatalf("Fail waited for a replica: %v", err)
+	}
+}
+
+// TestOpenBeforeSentinels: with every Sentinel down, Open still returns
+// a client, whose commands fail as unavailable (503) until the Sentinels
+// answer; then it finds the master by itself.
+func TestOpenBeforeSentinels(t *testing.T) {
+	h := redistest.StartSentinel(t, redistest.Options{}, 1, 1)
+	for _, s := range h.Sentinels {
+		s.Stop()
+	}
+	c := open(t, h.Config(), slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	err := c.SessionStore().Commit(ctx, "k", record("alice", time.Now(), time.Hour))
+	if err == nil || !refusal.IsUnavailable(err) {
+		t.Fatalf("Commit with no Sentinel answering = %v, want unavailable", err)
+	}
+	for _, s := range h.Sentinels {
+		s.Start()
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := c.SessionStore().Commit(ctx, "k", record("alice", time.Now(), time.Hour))
+		if err == nil {
+			break
+		}
+		if !refusal.IsUnavailable(err) || time.Now().After(deadline) {
+			t.Fatalf("Commit once the Sentinels answer: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -22,7 +22,7 @@ var errBadReply = errors.New("unexpected reply")
 func (c *Client) SpendOnce(ctx context.Context, kind, token string, ttl time.Duration) (bool, error) {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	res, err := c.write1(ctx, "spend "+kind, c.rd.B().Set().Key(c.onceKey(kind, token)).Value("1").Nx().Px(max(ttl, time.Millisecond)).Build())
+	res, err := c.write1(ctx, "spend "+kind, c.rd().B().Set().Key(c.onceKey(kind, token)).Value("1").Nx().Px(max(ttl, time.Millisecond)).Build())
 	if rueidis.IsRedisNil(res.Error()) {
 		// Spent before: refused, whatever the replicas say.
 		return false, nil
@@ -38,7 +38,7 @@ func (c *Client) SpendOnce(ctx context.Context, kind, token string, ttl time.Dur
 func (c *Client) Spent(ctx context.Context, kind, token string) (bool, error) {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := c.rd.Do(ctx, c.rd.B().Exists().Key(c.onceKey(kind, token)).Build()).AsInt64()
+	n, err := c.rd().Do(ctx, c.rd().B().Exists().Key(c.onceKey(kind, token)).Build()).AsInt64()
 	if err = c.result("check spent "+kind, err); err != nil {
 		return false, err
 	}

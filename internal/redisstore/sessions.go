@@ -85,7 +85,7 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd().DoCache(ctx, c.rd().B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m").Cache(), cacheTTL).ToArray()
 	if err = c.result("find session", err); err != nil {
 		return session.Record{}, false, err
 	}
@@ -243,7 +243,7 @@ func (s *Store) Touch(ctx context.Context, key string, lastSeen, expires time.Ti
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
 	if user, ok := s.userOf(key); ok {
-		res := c.rd.DoMulti(ctx,
+		res := c.rd().DoMulti(ctx,
 			touchScript.cmd(c, []string{c.key("s", key)}, []string{ms(lastSeen), ms(expires), string(mac)}),
 			extendScript.cmd(c, []string{c.key("u", user)}, []string{ms(expires)}))
 		return c.firstError("touch session", res)
@@ -294,7 +294,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return &Error{Op: "delete session", Err: errBadReply}
 	}
-	return c.result("delete session", c.rd.Do(ctx, c.rd.B().Zrem().Key(c.key("u", user)).Member(key).Build()).Error())
+	return c.result("delete session", c.rd().Do(ctx, c.rd().B().Zrem().Key(c.key("u", user)).Member(key).Build()).Error())
 }
 
 // takeIndexScript returns every session key a user's index names and
@@ -314,7 +314,7 @@ func (s *Store) DeleteUser(ctx context.Context, username string) (int, error) {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
 	res, err := c.write(ctx, "delete a user's sessions",
-		c.rd.B().Incr().Key(c.key("g", username)).Build(),
+		c.rd().B().Incr().Key(c.key("g", username)).Build(),
 		takeIndexScript.cmd(c, []string{c.key("u", username)}, nil))
 	if err != nil {
 		return 0, err
@@ -339,7 +339,7 @@ func (s *Store) deleteKeys(ctx context.Context, op string, keys []string) ([]str
 	c := s.c
 	cmds := make(rueidis.Commands, len(keys))
 	for i, k := range keys {
-		cmds[i] = c.rd.B().Del().Key(c.key("s", k)).Build()
+		cmds[i] = c.rd().B().Del().Key(c.key("s", k)).Build()
 	}
 	res, err := c.write(ctx, op, cmds...)
 	var ended []string
@@ -360,7 +360,7 @@ func (s *Store) UserGeneration(ctx context.Context, username string) (uint64, er
 	c := s.c
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	v, err := c.rd.DoCache(cctx, c.rd.B().Get().Key(c.key("g", username)).Cache(), cacheTTL).ToString()
+	v, err := c.rd().DoCache(cctx, c.rd().B().Get().Key(c.key("g", username)).Cache(), cacheTTL).ToString()
 	var g uint64
 	switch {
 	case rueidis.IsRedisNil(err):
@@ -398,16 +398,16 @@ func (s *Store) LimitUser(ctx context.Context, username string, keep int) (int, 
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
 	idx := c.key("u", username)
-	keys, err := c.rd.Do(ctx, c.rd.B().Zrange().Key(idx).Min("0").Max("-1").Build()).AsStrSlice()
+	keys, err := c.rd().Do(ctx, c.rd().B().Zrange().Key(idx).Min("0").Max("-1").Build()).AsStrSlice()
 	if err = c.result("limit a user's sessions", err); err != nil || len(keys) == 0 {
 		return 0, err
 	}
 	cmds := make(rueidis.Commands, len(keys))
 	for i, k := range keys {
-		cmds[i] = c.rd.B().Exists().Key(c.key("s", k)).Build()
+		cmds[i] = c.rd().B().Exists().Key(c.key("s", k)).Build()
 	}
 	var live, dead []string
-	for i, r := range c.rd.DoMulti(ctx, cmds...) {
+	for i, r := range c.rd().DoMulti(ctx, cmds...) {
 		n, err := r.AsInt64()
 		if err = c.result("limit a user's sessions", err); err != nil {
 			return 0, err
@@ -426,7 +426,7 @@ func (s *Store) LimitUser(ctx context.Context, username string, keep int) (int, 
 		dead = append(dead, live[:extra]...)
 	}
 	if len(dead) > 0 {
-		err = c.result("limit a user's sessions", c.rd.Do(ctx, c.rd.B().Zrem().Key(idx).Member(dead...).Build()).Error())
+		err = c.result("limit a user's sessions", c.rd().Do(ctx, c.rd().B().Zrem().Key(idx).Member(dead...).Build()).Error())
 	}
 	return len(ended), err
 }
@@ -443,7 +443,7 @@ func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 func (s *Store) UserSessions(ctx context.Context, username string) (map[string]session.Record, error) {
 	c := s.c
 	cctx, cancel := c.ctx(ctx)
-	keys, err := c.rd.Do(cctx, c.rd.B().Zrange().Key(c.key("u", username)).Min("0").Max("-1").Build()).AsStrSlice()
+	keys, err := c.rd().Do(cctx, c.rd().B().Zrange().Key(c.key("u", username)).Min("0").Max("-1").Build()).AsStrSlice()
 	cancel()
 	if err = c.result("list a user's sessions", err); err != nil {
 		return nil, err

@@ -61,7 +61,7 @@ func keys(t *testing.T, c *Client) map[string]time.Duration {
 	}
 	out := map[string]time.Duration{}
 	for _, k := range ks {
-		ms, err := c.rd.Do(ctx, c.rd.B().Pttl().Key(k).Build()).AsInt64()
+		ms, err := c.rd().Do(ctx, c.rd().B().Pttl().Key(k).Build()).AsInt64()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func testStoreUsers(t *testing.T, cfg redistest.Config) {
 	}
 	s.Commit(ctx, "b0", record("bob", now, time.Hour))
 	// One of alice's sessions is gone on its own: the limit counts live ones.
-	if err := c.rd.Do(ctx, c.rd.B().Del().Key(c.key("s", "a4")).Build()).Error(); err != nil {
+	if err := c.rd().Do(ctx, c.rd().B().Del().Key(c.key("s", "a4")).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	n, err := s.LimitUser(ctx, "alice", 2)
@@ -483,11 +483,11 @@ func TestRevokeUserWithoutIndex(t *testing.T) {
 	// Remove the session from the user's index, as a tampered or
 	// incomplete index would leave it.
 	index := a.key("u", "alice")
-	members, err := a.rd.Do(ctx, a.rd.B().Zrange().Key(index).Min("0").Max("-1").Build()).AsStrSlice()
+	members, err := a.rd().Do(ctx, a.rd().B().Zrange().Key(index).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil || len(members) != 1 {
 		t.Fatalf("the index holds %v, %v", members, err)
 	}
-	if err := a.rd.Do(ctx, a.rd.B().Zrem().Key(index).Member(members[0]).Build()).Error(); err != nil {
+	if err := a.rd().Do(ctx, a.rd().B().Zrem().Key(index).Member(members[0]).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -508,7 +508,7 @@ func TestRevokeUserWithoutIndex(t *testing.T) {
 	if !loads(mb, fresh) {
 		t.Fatal("a session made after the revocation does not load")
 	}
-	if err := a.rd.Do(ctx, a.rd.B().Set().Key(a.key("g", "alice")).Value("x").Build()).Error(); err != nil {
+	if err := a.rd().Do(ctx, a.rd().B().Set().Key(a.key("g", "alice")).Value("x").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, func() bool {

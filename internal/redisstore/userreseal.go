@@ -93,7 +93,7 @@ func rawFactors(ctx context.Context, u *UserState, user string) string {
 	c := u.c
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	s, _ := c.rd.Do(cctx, c.rd.B().Hget().Key(u.factorsKey(user)).Field("r").Build()).ToString()
+	s, _ := c.rd().Do(cctx, c.rd().B().Hget().Key(u.factorsKey(user)).Field("r").Build()).ToString()
 	return s
 }
 
@@ -104,7 +104,7 @@ func (u *UserState) resealCounters(ctx context.Context, user string) (secretkey.
 	c := u.c
 	key := u.countersKey(user)
 	cctx, cancel := c.ctx(ctx)
-	all, err := c.rd.Do(cctx, c.rd.B().Hgetall().Key(key).Build()).AsStrMap()
+	all, err := c.rd().Do(cctx, c.rd().B().Hgetall().Key(key).Build()).AsStrMap()
 	cancel()
 	if err = c.result("read passkey counters", err); err != nil {
 		return n, err
@@ -141,7 +141,7 @@ func (u *UserState) resealTokens(ctx context.Context) (secretkey.Count, error) {
 	}
 	for _, k := range keys {
 		cctx, cancel := c.ctx(ctx)
-		vals, err := c.rd.Do(cctx, c.rd.B().Hmget().Key(k).Field("r", "m").Build()).ToArray()
+		vals, err := c.rd().Do(cctx, c.rd().B().Hmget().Key(k).Field("r", "m").Build()).ToArray()
 		cancel()
 		if err = c.result("read a token", err); err != nil {
 			return n, err

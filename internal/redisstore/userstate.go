@@ -147,7 +147,7 @@ func (u *UserState) readFactors(ctx context.Context, user string) (*factors.Reco
 	fk, ck := u.factorsKey(user), u.countersKey(user)
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	res := c.rd.DoMulti(cctx, c.rd.B().Hmget().Key(fk).Field("r", "m").Build(), c.rd.B().Hgetall().Key(ck).Build())
+	res := c.rd().DoMulti(cctx, c.rd().B().Hmget().Key(fk).Field("r", "m").Build(), c.rd().B().Hgetall().Key(ck).Build())
 	vals, err := res[0].ToArray()
 	if err = c.result("read factors", err); err != nil {
 		return nil, "", err
@@ -250,7 +250,7 @@ func (u *UserState) Status(ctx context.Context, user string) (factors.Status, er
 	fk := u.factorsKey(user)
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	vals, err := c.rd.DoCache(cctx, c.rd.B().Hmget().Key(fk).Field("s", "sm").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd().DoCache(cctx, c.rd().B().Hmget().Key(fk).Field("s", "sm").Cache(), cacheTTL).ToArray()
 	if err = c.result("read factor status", err); err != nil {
 		return factors.Broken, err
 	}
@@ -392,7 +392,7 @@ func (u *UserState) claimHandle(ctx context.Context, user string, h []byte) erro
 	v := b64.EncodeToString([]byte(user)) + "." + b64.EncodeToString(u.keys.Sum(k, user))
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	_, err := c.write1(cctx, "store passkey user handle", c.rd.B().Set().Key(k).Value(v).Build())
+	_, err := c.write1(cctx, "store passkey user handle", c.rd().B().Set().Key(k).Value(v).Build())
 	return err
 }
 
@@ -401,7 +401,7 @@ func (u *UserState) ResetFactors(ctx context.Context, user string) (bool, error)
 	c := u.c
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	res, err := c.write1(cctx, "reset factors", c.rd.B().Del().Key(u.factorsKey(user), u.countersKey(user)).Build())
+	res, err := c.write1(cctx, "reset factors", c.rd().B().Del().Key(u.factorsKey(user), u.countersKey(user)).Build())
 	if err != nil {
 		return false, err
 	}
@@ -420,7 +420,7 @@ func (u *UserState) Owner(ctx context.Context, handle []byte) (string, bool, err
 	c := u.c
 	k := u.handleKey(handle)
 	cctx, cancel := c.ctx(ctx)
-	v, err := c.rd.Do(cctx, c.rd.B().Get().Key(k).Build()).ToString()
+	v, err := c.rd().Do(cctx, c.rd().B().Get().Key(k).Build()).ToString()
 	cancel()
 	if rueidis.IsRedisNil(err) {
 		c.observe(nil)
@@ -474,7 +474,7 @@ func (u *UserState) UsePasskey(ctx context.Context, user string, id []byte, coun
 	field := b64.EncodeToString(id)
 	for range maxEditTries {
 		cctx, cancel := c.ctx(ctx)
-		cur, err := c.rd.Do(cctx, c.rd.B().Hget().Key(ck).Field(field).Build()).ToString()
+		cur, err := c.rd().Do(cctx, c.rd().B().Hget().Key(ck).Field(field).Build()).ToString()
 		cancel()
 		if rueidis.IsRedisNil(err) {
 			c.observe(nil)

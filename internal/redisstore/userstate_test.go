@@ -36,7 +36,7 @@ func testUserStateConformance(t *testing.T, cfg redistest.Config) {
 			A: sa, B: b.UserState(rk, keys, nil), Keys: keys,
 			Corrupt: func(t *testing.T, user string) {
 				k := sa.factorsKey(user)
-				if err := a.rd.Do(context.Background(), a.rd.B().Hset().Key(k).FieldValue().FieldValue("r", `{"recovery":[]}`).Build()).Error(); err != nil {
+				if err := a.rd().Do(context.Background(), a.rd().B().Hset().Key(k).FieldValue().FieldValue("r", `{"recovery":[]}`).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
 			},

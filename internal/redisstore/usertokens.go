@@ -37,7 +37,7 @@ func (u *UserState) Token(ctx context.Context, token string) (*tokens.Token, tok
 	}
 	c := u.c
 	cctx, cancel := c.ctx(ctx)
-	vals, err := c.rd.DoCache(cctx, c.rd.B().Hmget().Key(k).Field("r", "m").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd().DoCache(cctx, c.rd().B().Hmget().Key(k).Field("r", "m").Cache(), cacheTTL).ToArray()
 	cancel()
 	if err = c.result("find token", err); err != nil {
 		return nil, tokens.Broken, err
@@ -102,11 +102,11 @@ func (u *UserState) readTokens(ctx context.Context, hashes []string) (list []tok
 	c := u.c
 	cmds := make(rueidis.Commands, len(hashes))
 	for i, h := range hashes {
-		cmds[i] = c.rd.B().Hmget().Key(u.tokenKey(h)).Field("r", "m", "l").Build()
+		cmds[i] = c.rd().B().Hmget().Key(u.tokenKey(h)).Field("r", "m", "l").Build()
 	}
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	for i, res := range c.rd.DoMulti(cctx, cmds...) {
+	for i, res := range c.rd().DoMulti(cctx, cmds...) {
 		vals, err := res.ToArray()
 		if err = c.result("list tokens", err); err != nil {
 			return nil, nil, err
@@ -136,7 +136,7 @@ func (u *UserState) TokensOf(ctx context.Context, user string) ([]tokens.Token, 
 	c := u.c
 	ik := u.userTokensKey(user)
 	cctx, cancel := c.ctx(ctx)
-	hashes, err := c.rd.Do(cctx, c.rd.B().Smembers().Key(ik).Build()).AsStrSlice()
+	hashes, err := c.rd().Do(cctx, c.rd().B().Smembers().Key(ik).Build()).AsStrSlice()
 	cancel()
 	if err = c.result("list tokens", err); err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (u *UserState) TokensOf(ctx context.Context, user string) ([]tokens.Token, 
 	}
 	if len(gone) > 0 {
 		cctx, cancel := c.ctx(ctx)
-		c.result("list tokens", c.rd.Do(cctx, c.rd.B().Srem().Key(ik).Member(gone...).Build()).Error())
+		c.result("list tokens", c.rd().Do(cctx, c.rd().B().Srem().Key(ik).Member(gone...).Build()).Error())
 		cancel()
 	}
 	list = slices.DeleteFunc(list, func(t tokens.Token) bool { return t.User != user })
@@ -217,7 +217,7 @@ func (u *UserState) AddToken(ctx context.Context, t tokens.Token) error {
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
 	res, err := c.write(cctx, "add token",
-		c.rd.B().Sadd().Key(u.userTokensKey(t.User)).Member(t.Hash).Build(),
+		c.rd().B().Sadd().Key(u.userTokensKey(t.User)).Member(t.Hash).Build(),
 		addTokenScript.cmd(c, []string{k}, []string{string(raw), b64.EncodeToString(u.keys.Sum(k, string(raw))), exp}))
 	if err != nil {
 		return err
@@ -266,7 +266,7 @@ func (u *UserState) deleteTokens(ctx context.Context, user string, hashes ...str
 	c := u.c
 	cmds := make(rueidis.Commands, 0, len(hashes))
 	for _, h := range hashes {
-		cmds = append(cmds, c.rd.B().Del().Key(u.tokenKey(h)).Build())
+		cmds = append(cmds, c.rd().B().Del().Key(u.tokenKey(h)).Build())
 	}
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
@@ -280,7 +280,7 @@ func (u *UserState) deleteTokens(ctx context.Context, user string, hashes ...str
 	u.mu.Unlock()
 	// A revocation: the records and the index entries must survive a
 	// failover (Client.write).
-	cmds = append(cmds, c.rd.B().Srem().Key(u.userTokensKey(user)).Member(hashes...).Build())
+	cmds = append(cmds, c.rd().B().Srem().Key(u.userTokensKey(user)).Member(hashes...).Build())
 	res, err := c.write(cctx, "revoke token", cmds...)
 	n := 0
 	for _, r := range res[:min(len(res), len(hashes))] {
@@ -294,7 +294,7 @@ func (u *UserState) deleteTokens(ctx context.Context, user string, hashes ...str
 func (u *UserState) RevokeTokensOf(ctx context.Context, user string) (int, error) {
 	c := u.c
 	cctx, cancel := c.ctx(ctx)
-	hashes, err := c.rd.Do(cctx, c.rd.B().Smembers().Key(u.userTokensKey(user)).Build()).AsStrSlice()
+	hashes, err := c.rd().Do(cctx, c.rd().B().Smembers().Key(u.userTokensKey(user)).Build()).AsStrSlice()
 	cancel()
 	if err = c.result("revoke tokens", err); err != nil || len(hashes) == 0 {
 		return 0, err

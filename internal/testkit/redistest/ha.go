@@ -16,7 +16,7 @@ import (
 )
 
 // MasterName is the name the Sentinels of StartSentinel monitor.
-const MasterName = "backupweb-test"
+const MasterName = "mymaster"
 
 // DownAfter is how long the Sentinels and the cluster nodes of this kit
 // wait before they take a silent master for failed: short, so that a
@@ -34,14 +34,16 @@ type Sentinel struct {
 }
 
 // StartSentinel runs a master with replicas replicas and sentinels
-// Sentinels (quorum: a majority of them) for the rest of the test.
-func StartSentinel(t testing.TB, replicas, sentinels int) *Sentinel {
+// Sentinels (quorum: a majority of them) for the rest of the test. Of o,
+// Password is used (required of clients by every data node, and given by
+// the replicas and the Sentinels).
+func StartSentinel(t testing.TB, o Options, replicas, sentinels int) *Sentinel {
 	t.Helper()
 	bin := toolstest.Need(t, "redis-server", "redis-server")
 	toolstest.Need(t, "redis-cli", "redis-tools")
 	h := &Sentinel{t: t}
 	for i := range 1 + replicas {
-		s := &Server{t: t, bin: bin, dir: t.TempDir()}
+		s := &Server{t: t, bin: bin, dir: t.TempDir(), opts: Options{Password: o.Password}}
 		port, err := porttest.Free()
 		s.must(err)
 		s.port = port
@@ -55,12 +57,16 @@ func StartSentinel(t testing.TB, replicas, sentinels int) *Sentinel {
 	}
 	for range sentinels {
 		s := &Server{t: t, bin: bin, dir: t.TempDir(), sentinel: true}
+		auth := ""
+		if o.Password != "" {
+			auth = fmt.Sprintf("sentinel auth-pass %s %s\n", MasterName, o.Password)
+		}
 		port, err := porttest.Free()
 		s.must(err)
 		s.port = port
 		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\nprotected-mode no\ndir %s\nlogfile %s\n"+
 			"sentinel monitor %s 127.0.0.1 %d %d\nsentinel down-after-milliseconds %s %d\n"+
-			"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 2\n",
+			"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 2\n"+auth,
 			port, s.dir, filepath.Join(s.dir, "redis.log"),
 			MasterName, h.Servers[0].port, sentinels/2+1, MasterName, DownAfter.Milliseconds(), MasterName, MasterName)
 		s.must(os.WriteFile(filepath.Join(s.dir, "sentinel.conf"), []byte(conf), 0o600))
@@ -149,15 +155,15 @@ type Cluster struct {
 }
 
 // StartCluster runs a cluster of masters masters with replicas
-// replicas each, for the rest of the test.
-func StartCluster(t testing.TB, masters, replicas int) *Cluster {
+// replicas each, for the rest of the test. Of o, Password is used.
+func StartCluster(t testing.TB, o Options, masters, replicas int) *Cluster {
 	t.Helper()
 	bin := toolstest.Need(t, "redis-server", "redis-server")
 	clibin := toolstest.Need(t, "redis-cli", "redis-tools")
 	c := &Cluster{t: t}
 	addrs := []string{}
 	for range masters * (1 + replicas) {
-		s := &Server{t: t, bin: bin, dir: t.TempDir()}
+		s := &Server{t: t, bin: bin, dir: t.TempDir(), opts: Options{Password: o.Password}}
 		port, err := porttest.Free()
 		s.must(err)
 		bus, err := porttest.Free()
@@ -171,7 +177,8 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 		c.Nodes = append(c.Nodes, s)
 		addrs = append(addrs, s.Addr())
 	}
-	args := append([]string{"--cluster", "create"}, addrs...)
+	args := append(auth(o.Password), "--cluster", "create")
+	args = append(args, addrs...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.Command(clibin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
@@ -342,11 +349,23 @@ func (s *Server) syncedReplicas() int {
 
 // cli runs redis-cli against s and returns its output ("" on failure).
 func cli(s *Server, args ...string) string {
-	out, err := exec.Command("redis-cli", append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port)}, args...)...).Output()
+	pw := s.opts.Password
+	if s.sentinel {
+		pw = ""
+	}
+	out, err := exec.Command("redis-cli", append(append(auth(pw), "-h", "127.0.0.1", "-p", strconv.Itoa(s.port)), args...)...).Output()
 	if err != nil {
 		return ""
 	}
 	return strings.ReplaceAll(string(out), "\r", "")
+}
+
+// auth is redis-cli's arguments for password.
+func auth(password string) []string {
+	if password == "" {
+		return nil
+	}
+	return []string{"-a", password, "--no-auth-warning"}
 }
 
 // cliMap reads a reply of alternating names and values.

@@ -196,7 +196,8 @@ func (s *Server) start() error {
 		}
 		args = append(args, "--aclfile", acl)
 	case s.opts.Password != "":
-		args = append(args, "--requirepass", s.opts.Password)
+		// masterauth: a replica (or a demoted master) gives it to its master.
+		args = append(args, "--requirepass", s.opts.Password, "--masterauth", s.opts.Password)
 	}
 	args = append(args, s.extra...)
 	if s.sentinel {
