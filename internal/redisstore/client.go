@@ -4,8 +4,9 @@
 // the single use of OAuth states. A Client implements auth.Shared, with
 // the abilities sessionauth.SharedSessions and passwordauth.SharedCounters.
 //
-// It speaks to one Redis server (standalone, or the primary of a
-// replicated pair) through rueidis, with RESP3 and server-assisted
+// It speaks to one Redis server, to the master Redis Sentinels name, or
+// to a Redis Cluster, through rueidis (whose Sentinel and cluster clients
+// find the master and follow a failover), with RESP3 and server-assisted
 // client-side caching: a session check is answered from memory while Redis
 // has not said the session changed, and Redis says so (an invalidation
 // pushed on the connection) as it carries out the change, so a logout on
@@ -16,7 +17,10 @@
 // Every failure is an error whose Unavailable method reports true: callers
 // answer 503 and never admit nor sign out anyone because Redis could not be
 // reached. One line is logged when Redis stops answering and one when it
-// answers again.
+// answers again. The writes that must survive a failover (a sign-in, a
+// spent single-use token, a revocation, a factor or token change) are
+// answered only once [redis] replicas_acked replicas hold them (WAIT, see
+// Client.write); every script runs in one cluster slot.
 package redisstore
 
 import (
