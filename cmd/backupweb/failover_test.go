@@ -39,7 +39,7 @@ access_log = false
 url = redis://127.0.0.1/0
 sentinel_addresses = %s
 sentinel_master = %s
-replica_timeout = 200ms
+replica_timeout = 500ms
 prefix = failover:
 [backups]
 dir = %s
