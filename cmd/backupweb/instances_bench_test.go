@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/backupweb/backupweb/internal/testkit/benchtest"
@@ -65,5 +66,16 @@ func BenchmarkInstanceFileStore(b *testing.B) {
 func BenchmarkInstanceRedisStore(b *testing.B) {
 	srv := redistest.Start(b, redistest.Options{Password: redisPassword})
 	base, cookie := benchInstance(b, "store = redis\n[redis]\nurl = "+srv.URL()+"\npassword = ${REDIS_PASSWORD}", benchFlaskLogin)
+	runInstanceBench(b, base, cookie)
+}
+
+// BenchmarkInstanceRedisSentinel is BenchmarkInstanceRedisStore with the
+// master found through Redis Sentinel (a master, two replicas, three
+// Sentinels): a session check waits for no replica, so the two should
+// not differ.
+func BenchmarkInstanceRedisSentinel(b *testing.B) {
+	h := redistest.StartSentinel(b, redistest.Options{Password: redisPassword}, 2, 3)
+	base, cookie := benchInstance(b, "store = redis\n[redis]\nsentinel_addresses = "+strings.Join(h.Addrs(), ", ")+
+		"\nsentinel_master = "+redistest.MasterName+"\npassword = ${REDIS_PASSWORD}", benchFlaskLogin)
 	runInstanceBench(b, base, cookie)
 }

@@ -64,6 +64,9 @@ var reloadValue = map[string]string{
 	"proxy.groups_header": "X-Groups",
 	"redis.url":           "redis://127.0.0.1:1", "redis.password": "a-redis-password", "redis.prefix": "bw2:", "redis.tls_ca": "DIR/ca.pem",
 	"redis.connect_timeout": "2s", "redis.command_timeout": "2s",
+	"redis.sentinel_addresses": "10.0.0.1:26379, 10.0.0.2:26379", "redis.sentinel_master": "other-master",
+	"redis.sentinel_password": "a-sentinel-password", "redis.cluster_addresses": "10.0.0.1:6379",
+	"redis.replicas_acked": "2", "redis.replica_timeout": "200ms",
 	"ui.title": "Reloaded", "ui.product_name": "Syncthing", "ui.icon": "none",
 	"access.default": "deny", "access.rule1": "* ^/secret deny",
 }
@@ -86,14 +89,17 @@ var wantLive = map[string]bool{
 // they change to needs these too, which are given in the base and the
 // changed file alike.
 var reloadNeeds = map[string]map[string]string{
-	"passkey_login":        {"server.public_url": "https://backups.example.com"},
-	"server.pprof":         {"server.metrics_listen": "127.0.0.1:0"},
-	"server.cookie_domain": {"server.public_url": "https://backups.example.com"},
-	"authorized_orgs":      {"provider": "github"},
-	"authorized_teams":     {"provider": "github"},
-	"authorized_groups":    {"provider": "gitlab"},
-	"base_url":             {"provider": "gitlab"},
-	"redis.tls_ca":         {"redis.url": "rediss://127.0.0.1:1"},
+	"passkey_login":            {"server.public_url": "https://backups.example.com"},
+	"server.pprof":             {"server.metrics_listen": "127.0.0.1:0"},
+	"server.cookie_domain":     {"server.public_url": "https://backups.example.com"},
+	"authorized_orgs":          {"provider": "github"},
+	"authorized_teams":         {"provider": "github"},
+	"authorized_groups":        {"provider": "gitlab"},
+	"base_url":                 {"provider": "gitlab"},
+	"redis.tls_ca":             {"redis.url": "rediss://127.0.0.1:1"},
+	"redis.sentinel_addresses": {"redis.sentinel_master": "mymaster"},
+	"redis.sentinel_master":    {"redis.sentinel_addresses": "10.0.0.1:26379", "redis.sentinel_master": "mymaster"},
+	"redis.sentinel_password":  {"redis.sentinel_addresses": "10.0.0.1:26379", "redis.sentinel_master": "mymaster"},
 }
 
 // TestReloadEveryKey changes each key of the table of types (for its

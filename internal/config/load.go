@@ -174,7 +174,7 @@ func Load(path string, lookup func(string) (string, bool)) *Config {
 	checkSections(f)
 	cfg.Auth = f.Section("authentication")
 	f.Expand(lookup)
-	cfg.CheckSecrets(f.Section("redis"), map[string]string{"password": "the Redis password"})
+	cfg.CheckSecrets(f.Section("redis"), map[string]string{"password": "the Redis password", "sentinel_password": "the Redis Sentinels' password"})
 	cfg.CheckSecrets(f.Section("ldap"), map[string]string{"bind_password": "the directory service account's password"})
 	cfg.Server = loadServer(f.Section("server"))
 	cfg.Backups = loadBackups(f.Section("backups"))

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/ini"
 )
 
 // env is the environment of these tests.
@@ -166,6 +168,18 @@ func TestLoadProblems(t *testing.T) {
 		{"redis zero timeout", "[server]\nstore = redis\n[redis]\ncommand_timeout = 0s\n", []string{"error: :4: [redis] command_timeout: must be a duration greater than zero"}},
 		{"redis missing CA", "[server]\nstore = redis\n[redis]\nurl = rediss://127.0.0.1:6380\ntls_ca = /nonexistent/ca.pem\n", []string{"error: :5: [redis] tls_ca: cannot read /nonexistent/ca.pem"}},
 		{"redis unknown key", "[server]\nstore = redis\n[redis]\nhost = 127.0.0.1\n", []string{"warning: :4: [redis] host: unknown key, ignored"}},
+		{"redis sentinel", "[server]\nstore = redis\n[redis]\nsentinel_addresses = 10.0.0.1:26379, 10.0.0.2:26379, 10.0.0.3:26379\nsentinel_master = mymaster\nsentinel_password = x\n", nil},
+		{"redis sentinel without master", "[server]\nstore = redis\n[redis]\nsentinel_addresses = 10.0.0.1:26379\n", []string{"error: :4: [redis] sentinel_addresses: needs sentinel_master"}},
+		{"redis sentinel bad address", "[server]\nstore = redis\n[redis]\nsentinel_addresses = 10.0.0.1\nsentinel_master = m\n", []string{`error: :4: [redis] sentinel_addresses: "10.0.0.1": is not host:port`}},
+		{"redis sentinel master alone", "[server]\nstore = redis\n[redis]\nsentinel_master = m\n", []string{"warning: :4: [redis] sentinel_master: is ignored without sentinel_addresses"}},
+		{"redis sentinel over a socket", "[server]\nstore = redis\n[redis]\nurl = unix:///run/redis.sock\nsentinel_addresses = 10.0.0.1:26379\nsentinel_master = m\n", []string{"error: :4: [redis] url: must be redis:// or rediss:// with sentinel_addresses"}},
+		{"redis cluster", "[server]\nstore = redis\n[redis]\nurl = rediss://backupweb@redis/0\ncluster_addresses = 10.0.0.1:6379, 10.0.0.2:6379\nreplicas_acked = 2\nreplica_timeout = 250ms\n", nil},
+		{"redis cluster database", "[server]\nstore = redis\n[redis]\nurl = redis://redis/3\ncluster_addresses = 10.0.0.1:6379\n", []string{"error: :4: [redis] url: a Redis Cluster has database 0 only"}},
+		{"redis cluster and sentinel", "[server]\nstore = redis\n[redis]\ncluster_addresses = 10.0.0.1:6379\nsentinel_addresses = 10.0.0.1:26379\nsentinel_master = m\n", []string{"error: :4: [redis] cluster_addresses: cannot go with sentinel_addresses"}},
+		{"redis cluster braces in prefix", "[server]\nstore = redis\n[redis]\ncluster_addresses = 10.0.0.1:6379\nprefix = bw{1}:\n", []string{"error: :5: [redis] prefix: must not hold { or }"}},
+		{"redis cluster bad port", "[server]\nstore = redis\n[redis]\ncluster_addresses = 10.0.0.1:0\n", []string{`error: :4: [redis] cluster_addresses: "10.0.0.1:0": has a port that is not`}},
+		{"redis replicas acked out of range", "[server]\nstore = redis\n[redis]\nreplicas_acked = -1\n", []string{"error: :4: [redis] replicas_acked: must be a whole number from 0 to 16"}},
+		{"redis replica timeout too long", "[server]\nstore = redis\n[redis]\nreplicas_acked = 1\nreplica_timeout = 2s\n", []string{"error: :5: [redis] replica_timeout: must be shorter than command_timeout"}},
 		{"upstream over plain http on a private address", "[proxy]\nupstream = http://192.168.1.20:8200\n", nil},
 		{"bad header name", "[proxy]\nupstream = http://127.0.0.1:5000\nuser_header = X User\n", []string{"error: :3: [proxy] user_header: is not a header name"}},
 		{"forward-auth with an upstream", "[server]\nmode = forward-auth\n[proxy]\nupstream = http://127.0.0.1:5000\n", []string{"error: :2: [server] mode: is \"forward-auth\" but [proxy] upstream is set"}},
@@ -309,5 +323,29 @@ func TestCheckBackupsDir(t *testing.T) {
 		if len(problems) != 1 || !strings.HasPrefix(problems[0].String(), want) {
 			t.Errorf("dir %s: got %v, want %q", tt.dir, problems, want)
 		}
+	}
+}
+
+// TestRedisReplicasAckedDefault: a write waits for one replica with
+// Sentinel or Cluster and for none with one server, unless set.
+func TestRedisReplicasAckedDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name, redis string
+		want        int
+	}{
+		{"one server", "", 0},
+		{"sentinel", "sentinel_addresses = 10.0.0.1:26379\nsentinel_master = m\n", 1},
+		{"cluster", "cluster_addresses = 10.0.0.1:6379\n", 1},
+		{"cluster, set", "cluster_addresses = 10.0.0.1:6379\nreplicas_acked = 0\n", 0},
+		{"one server, set", "replicas_acked = 2\n", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := &ini.Report{}
+			f := ini.Parse("t.ini", strings.NewReader("[server]\nstore = redis\n[redis]\n"+tc.redis), rep)
+			_, r := loadStore(f.Section("server"), f.Section("redis"))
+			if r.ReplicasAcked != tc.want || r.ReplicaTimeout != DefaultReplicaTimeout {
+				t.Fatalf("replicas_acked %d, replica_timeout %s; want %d, %s (%v)", r.ReplicasAcked, r.ReplicaTimeout, tc.want, DefaultReplicaTimeout, rep)
+			}
+		})
 	}
 }

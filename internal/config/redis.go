@@ -35,7 +35,12 @@ const (
 	DefaultCommandTimeout = time.Second
 )
 
-var redisKeys = []string{"url", "password", "prefix", "tls_ca", "connect_timeout", "command_timeout"}
+// DefaultReplicaTimeout is how long a write that must survive a failover
+// waits for its replicas ([redis] replica_timeout).
+const DefaultReplicaTimeout = 100 * time.Millisecond
+
+var redisKeys = []string{"url", "password", "prefix", "tls_ca", "connect_timeout", "command_timeout",
+	"sentinel_addresses", "sentinel_master", "sentinel_password", "cluster_addresses", "replicas_acked", "replica_timeout"}
 
 // loadStore reads [server] store and, when it is redis, the [redis]
 // section. Nothing connects: the keys are only checked.
@@ -59,10 +64,17 @@ func loadStore(srv, s *ini.Section) (string, Redis) {
 		TLSCA:          strings.TrimSpace(s.String("tls_ca", "")),
 		ConnectTimeout: s.Duration("connect_timeout", DefaultConnectTimeout),
 		CommandTimeout: s.Duration("command_timeout", DefaultCommandTimeout),
+
+		SentinelAddresses: s.List("sentinel_addresses"),
+		SentinelMaster:    strings.TrimSpace(s.String("sentinel_master", "")),
+		SentinelPassword:  s.String("sentinel_password", ""),
+		ClusterAddresses:  s.List("cluster_addresses"),
+		ReplicaTimeout:    s.Duration("replica_timeout", DefaultReplicaTimeout),
 	}
 	if err := checkRedisURL(r.URL); err != nil {
 		s.Errorf("url", "%s", err)
 	}
+	checkRedisTopology(s, &r)
 	if r.Prefix == "" {
 		s.Errorf("prefix", "must not be empty: every key backupweb writes starts with it (the default is %s)", DefaultRedisPrefix)
 	} else if strings.ContainsFunc(r.Prefix, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
@@ -79,6 +91,72 @@ func loadStore(srv, s *ini.Section) (string, Redis) {
 		}
 	}
 	return store, r
+}
+
+// checkRedisTopology checks the Sentinel and Cluster keys without
+// connecting, and sets replicas_acked (1 by default with Sentinel or
+// Cluster, else 0).
+func checkRedisTopology(s *ini.Section, r *Redis) {
+	ha := 0
+	for _, k := range []struct {
+		key   string
+		addrs []string
+	}{{"sentinel_addresses", r.SentinelAddresses}, {"cluster_addresses", r.ClusterAddresses}} {
+		for _, a := range k.addrs {
+			if err := checkHostPort(a); err != nil {
+				s.Errorf(k.key, "%q: %s", a, err)
+			}
+		}
+	}
+	if len(r.SentinelAddresses) > 0 {
+		ha = 1
+		if r.SentinelMaster == "" {
+			s.Errorf("sentinel_addresses", "needs sentinel_master: the master name the Sentinels monitor")
+		}
+	} else {
+		for _, k := range []string{"sentinel_master", "sentinel_password"} {
+			if s.Has(k) {
+				s.Warnf(k, "is ignored without sentinel_addresses")
+			}
+		}
+	}
+	if len(r.ClusterAddresses) > 0 {
+		ha = 1
+		if len(r.SentinelAddresses) > 0 {
+			s.Errorf("cluster_addresses", "cannot go with sentinel_addresses: a Redis Cluster fails over by itself; name one or the other")
+		}
+		if u, err := url.Parse(r.URL); err == nil {
+			if u.Scheme == "unix" {
+				s.Errorf("url", "must be redis:// or rediss:// with cluster_addresses (it gives the user, the database and TLS)")
+			} else if db := strings.TrimPrefix(u.Path, "/"); db != "" && db != "0" {
+				s.Errorf("url", "a Redis Cluster has database 0 only; write /0 or no path")
+			}
+		}
+		if strings.ContainsAny(r.Prefix, "{}") {
+			s.Errorf("prefix", "must not hold { or } with cluster_addresses: backupweb's keys put their own hash tag in braces, so that each script's keys share one cluster slot")
+		}
+	}
+	if ha == 1 {
+		if u, err := url.Parse(r.URL); err == nil && u.Scheme == "unix" && len(r.SentinelAddresses) > 0 {
+			s.Errorf("url", "must be redis:// or rediss:// with sentinel_addresses (it gives the user, the database and TLS)")
+		}
+	}
+	r.ReplicasAcked = s.Int("replicas_acked", ha, 0, 16)
+	if r.ReplicasAcked > 0 && r.ReplicaTimeout >= r.CommandTimeout {
+		s.Errorf("replica_timeout", "must be shorter than command_timeout (%s): a write that waits for its replicas is one command", r.CommandTimeout)
+	}
+}
+
+// checkHostPort checks one host:port of a Sentinel or a cluster node.
+func checkHostPort(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil || host == "" {
+		return redisError("is not host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return redisError("has a port that is not a number from 1 to 65535")
+	}
+	return nil
 }
 
 // redisError is a problem with [redis] url, said without its value (the

@@ -4,8 +4,9 @@
 // the single use of OAuth states. A Client implements auth.Shared, with
 // the abilities sessionauth.SharedSessions and passwordauth.SharedCounters.
 //
-// It speaks to one Redis server (standalone, or the primary of a
-// replicated pair) through rueidis, with RESP3 and server-assisted
+// It speaks to one Redis server, to the master Redis Sentinels name, or
+// to a Redis Cluster, through rueidis (whose Sentinel and cluster clients
+// find the master and follow a failover), with RESP3 and server-assisted
 // client-side caching: a session check is answered from memory while Redis
 // has not said the session changed, and Redis says so (an invalidation
 // pushed on the connection) as it carries out the change, so a logout on
@@ -16,7 +17,10 @@
 // Every failure is an error whose Unavailable method reports true: callers
 // answer 503 and never admit nor sign out anyone because Redis could not be
 // reached. One line is logged when Redis stops answering and one when it
-// answers again.
+// answers again. The writes that must survive a failover (a sign-in, a
+// spent single-use token, a revocation, a factor or token change) are
+// answered only once [redis] replicas_acked replicas hold them (WAIT, see
+// Client.write); every script runs in one cluster slot.
 package redisstore
 
 import (
@@ -57,11 +61,16 @@ const cacheBytes = 16 << 20
 // Client is a connection to Redis shared by every part of the program that
 // keeps state there. It is safe for concurrent use.
 type Client struct {
-	rd      rueidis.Client
+	// conn is the rueidis client (see rd).
+	conn    atomic.Pointer[rueidis.Client]
 	prefix  string
 	timeout time.Duration
 	log     *slog.Logger
-	store   *Store
+	// replicas and replicaTimeout are [redis] replicas_acked and
+	// replica_timeout (see Client.write).
+	replicas       int
+	replicaTimeout time.Duration
+	store          *Store
 
 	deadline atomic.Pointer[sharedDeadline]
 	down     atomic.Bool
@@ -108,6 +117,25 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// CommandTimeout bounds one command.
 	CommandTimeout time.Duration
+	// SentinelAddresses are the host:port of Redis Sentinels: with
+	// them, SentinelMaster names the master they monitor, and URL's host
+	// is not used (its user, database and TLS still are).
+	SentinelAddresses []string
+	// SentinelMaster is the master name the Sentinels monitor.
+	SentinelMaster string
+	// SentinelPassword is the Sentinels' own password. Never logged.
+	SentinelPassword string
+	// ClusterAddresses are host:port seed nodes of a Redis Cluster
+	// (database 0 only); URL's host is not used.
+	ClusterAddresses []string
+	// ReplicasAcked is how many replicas must hold a write that has to
+	// survive a failover (a sign-in, a spent single-use token, a
+	// revocation, a factor or token change) before it is answered
+	// (WAIT); 0 does not wait.
+	ReplicasAcked int
+	// ReplicaTimeout bounds that wait; replicas that do not confirm in
+	// it make the write an error (503), never a success.
+	ReplicaTimeout time.Duration
 }
 
 // Open returns a client for the Redis cfg names. It does not wait for
@@ -122,13 +150,34 @@ func Open(cfg Options, log *slog.Logger) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{prefix: cfg.Prefix, timeout: cfg.CommandTimeout, log: log, closed: make(chan struct{})}
+	c := &Client{prefix: cfg.Prefix, timeout: cfg.CommandTimeout, log: log, closed: make(chan struct{}),
+		replicas: cfg.ReplicasAcked, replicaTimeout: cfg.ReplicaTimeout}
+	if c.replicas > 0 && c.replicaTimeout <= 0 {
+		c.replicaTimeout = defaultReplicaTimeout // WAIT 0 would wait forever
+	}
+	c.store = &Store{c: c}
 	rd, err := rueidis.NewClient(opt)
-	if rd == nil {
+	if rd == nil && opt.Sentinel.MasterSet == "" && len(cfg.ClusterAddresses) == 0 {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	c.rd = rd
-	c.store = &Store{c: c}
+	if rd == nil {
+		// rueidis's Sentinel and cluster clients are made only once a
+		// Sentinel or a node answers: until then a client that fails
+		// every command (503) stands in, and one is made in the
+		// background, as one server's client reconnects by itself.
+		first := err
+		rd, err = rueidis.NewClient(rueidis.ClientOption{
+			InitAddress: opt.InitAddress[:1], ForceSingleClient: true, DisableRetry: true, DisableCache: true,
+			DialCtxFn: func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error) {
+				return nil, fmt.Errorf("no Redis Sentinel or cluster node answered yet: %w", first)
+			},
+		})
+		if rd == nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		go c.connect(opt)
+	}
+	c.conn.Store(&rd)
 	if err != nil {
 		c.observe(err)
 	} else {
@@ -137,19 +186,57 @@ func Open(cfg Options, log *slog.Logger) (*Client, error) {
 	return c, nil
 }
 
-// clientOption turns cfg into rueidis's options: one server, no retries
-// (the command timeout bounds every call), pings every second so that a
-// dead connection, and its cache, are dropped quickly.
+// rd is the rueidis client in use.
+func (c *Client) rd() rueidis.Client { return *c.conn.Load() }
+
+// connect makes the Sentinel or cluster client of opt once a Sentinel or
+// a node answers, and puts it in place of the one that stood in.
+func (c *Client) connect(opt rueidis.ClientOption) {
+	t := time.NewTicker(probeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-t.C:
+		}
+		rd, err := rueidis.NewClient(opt)
+		if rd == nil {
+			c.log.Debug("redis: no Sentinel or cluster node answers yet", "err", err)
+			continue
+		}
+		c.mu.Lock()
+		select {
+		case <-c.closed:
+			c.mu.Unlock()
+			rd.Close()
+			return
+		default:
+		}
+		old := c.conn.Swap(&rd)
+		c.mu.Unlock()
+		(*old).Close()
+		c.observe(nil)
+		go c.checkEviction()
+		return
+	}
+}
+
+// clientOption turns cfg into rueidis's options: no retries (the command
+// timeout bounds every call), pings every second so that a dead
+// connection, and its cache, are dropped quickly. One server (url), the
+// master the Sentinels of cfg name, or a Redis Cluster from its seed
+// nodes: finding the master, and following a failover, is rueidis's
+// own (its Sentinel client, its cluster client).
 func clientOption(cfg Options) (rueidis.ClientOption, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
 		return rueidis.ClientOption{}, errors.New("redis: [redis] url is not a URL")
 	}
 	opt := rueidis.ClientOption{
-		ClientName:        "backupweb",
-		Password:          cfg.Password,
-		ForceSingleClient: true,
-		DisableRetry:      true,
+		ClientName:   "backupweb",
+		Password:     cfg.Password,
+		DisableRetry: true,
 		// One connection, auto-pipelined: it carries the invalidations
 		// of the cache, and its reader notices at once when the server
 		// goes away, so no idle connection is found dead by a request.
@@ -161,40 +248,77 @@ func clientOption(cfg Options) (rueidis.ClientOption, error) {
 	if u.User != nil {
 		opt.Username = u.User.Username()
 	}
-	switch u.Scheme {
-	case "unix":
+	if u.Scheme == "unix" {
+		opt.ForceSingleClient = true
 		opt.InitAddress = []string{u.Path}
 		opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
 			return d.DialContext(ctx, "unix", addr)
 		}
+		return opt, nil
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		host, port = u.Host, "6379"
+	}
+	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+		if opt.SelectDB, err = strconv.Atoi(db); err != nil {
+			return opt, errors.New("redis: [redis] url: the path must be a database number")
+		}
+	}
+	if u.Scheme == "rediss" {
+		opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
+		if cfg.TLSCA != "" {
+			pem, err := os.ReadFile(cfg.TLSCA)
+			if err != nil {
+				return opt, fmt.Errorf("redis: [redis] tls_ca: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return opt, fmt.Errorf("redis: [redis] tls_ca: %s holds no PEM certificate", fspath.Show(cfg.TLSCA))
+			}
+			opt.TLSConfig.RootCAs = pool
+		}
+	}
+	switch {
+	case len(cfg.SentinelAddresses) > 0:
+		opt.InitAddress = cfg.SentinelAddresses
+		opt.Sentinel = rueidis.SentinelOption{
+			MasterSet:  cfg.SentinelMaster,
+			Password:   cfg.SentinelPassword,
+			ClientName: "backupweb",
+			Dialer:     opt.Dialer,
+			TLSConfig:  opt.TLSConfig,
+			// Reconciled with the Sentinels now and then, besides
+			// following their +switch-master: a missed event does not
+			// bind the client to a demoted master.
+			TopologyRefreshInterval: sentinelRefresh,
+		}
+		if opt.TLSConfig != nil {
+			// The servers' names are whatever the Sentinels report.
+			opt.TLSConfig.ServerName = ""
+		}
+	case len(cfg.ClusterAddresses) > 0:
+		if opt.SelectDB != 0 {
+			return opt, errors.New("redis: [redis] url: a Redis Cluster has database 0 only")
+		}
+		opt.InitAddress = cfg.ClusterAddresses
+		opt.ShuffleInit = true
+		if opt.TLSConfig != nil {
+			opt.TLSConfig.ServerName = ""
+		}
 	default:
-		host, port, err := net.SplitHostPort(u.Host)
-		if err != nil {
-			host, port = u.Host, "6379"
-		}
+		opt.ForceSingleClient = true
 		opt.InitAddress = []string{net.JoinHostPort(host, port)}
-		if db := strings.TrimPrefix(u.Path, "/"); db != "" {
-			if opt.SelectDB, err = strconv.Atoi(db); err != nil {
-				return opt, errors.New("redis: [redis] url: the path must be a database number")
-			}
-		}
-		if u.Scheme == "rediss" {
-			opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
-			if cfg.TLSCA != "" {
-				pem, err := os.ReadFile(cfg.TLSCA)
-				if err != nil {
-					return opt, fmt.Errorf("redis: [redis] tls_ca: %w", err)
-				}
-				pool := x509.NewCertPool()
-				if !pool.AppendCertsFromPEM(pem) {
-					return opt, fmt.Errorf("redis: [redis] tls_ca: %s holds no PEM certificate", fspath.Show(cfg.TLSCA))
-				}
-				opt.TLSConfig.RootCAs = pool
-			}
-		}
 	}
 	return opt, nil
 }
+
+// defaultReplicaTimeout is Options.ReplicaTimeout when it is not set.
+const defaultReplicaTimeout = 100 * time.Millisecond
+
+// sentinelRefresh is how often the Sentinel client reconciles its
+// master with the Sentinels.
+const sentinelRefresh = 2 * time.Second
 
 // SessionStore returns the session store (see Store).
 func (c *Client) SessionStore() session.Store { return c.store }
@@ -209,14 +333,16 @@ func (c *Client) Counter(name string, o throttle.Options) throttle.Counter {
 func (c *Client) Ping(ctx context.Context) error {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	return c.result("ping", c.rd.Do(ctx, c.rd.B().Ping().Build()).Error())
+	return c.result("ping", c.rd().Do(ctx, c.rd().B().Ping().Build()).Error())
 }
 
 // Close closes the connection. Commands after Close fail.
 func (c *Client) Close() error {
 	c.closeOne.Do(func() {
+		c.mu.Lock()
 		close(c.closed)
-		c.rd.Close()
+		c.mu.Unlock()
+		c.rd().Close()
 		if d := c.deadline.Load(); d != nil {
 			d.cancel()
 		}

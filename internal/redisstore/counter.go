@@ -32,13 +32,17 @@ const SlotLease = throttle.MaxCheck + 5*time.Second
 // instances share the server. Each operation is one script, atomic in
 // Redis, on Redis's clock: instances' clocks do not matter.
 //
-// Layout, under the prefix: "t:NAME:KEY" is a hash per counted key that
-// expires when the key would be forgotten; "tl:NAME:KEY" the sorted set of
+// Layout, under the prefix: "t:NAME:{KEY}" is a hash per counted key
+// (KEY escaped as tagUser does, so that the braces make it the key's hash
+// tag) that expires when the key would be forgotten; "tl:NAME:{KEY}" the
+// sorted set of
 // the key's slots in flight by the end of their lease (SlotLease), which
 // expires with the last lease; "tb:NAME" the sorted set of blocked keys
 // by the end of their block, and "tk:NAME" the sorted set of counted keys
 // by when they are forgotten, both for Clear and both expiring with their
-// last member.
+// last member. A key's hash and its slots share the hash tag, so each
+// script runs in one slot of a Redis Cluster; the two sets are written
+// apart, after the script.
 type Counter struct {
 	c                                        *Client
 	name                                     string
@@ -135,12 +139,12 @@ end
 
 // checkScript is throttle.Limiter.Check.
 // KEYS: entry. ARGV: now. Returns {ok, retry after ms, first refusal, block ended}.
-var checkScript = rueidis.NewLuaScript(entryLua + `return state(KEYS[1], load(KEYS[1]))`)
+var checkScript = newScript(entryLua + `return state(KEYS[1], load(KEYS[1]))`)
 
 // acquireScript is throttle.Limiter.TryAcquire.
 // KEYS: entry, leases. ARGV: now, interval, max, lease ms, slot id.
 // Returns {ok, retry after ms, first refusal, block ended, busy}.
-var acquireScript = rueidis.NewLuaScript(entryLua + `
+var acquireScript = newScript(entryLua + `
 local interval, max, lease = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local e = load(KEYS[1])
 local s = state(KEYS[1], e)
@@ -157,14 +161,15 @@ return {1, 0, 0, s[4], 0}`)
 
 // failScript is throttle.Limiter.Fail: the slot goes, a failure is
 // recorded unless the key is blocked, and blocks it at the limit.
-// KEYS: entry, leases, blocked set, index. ARGV: now, interval, limit,
-// window, block, max block, member, slot id. Returns 1 if it blocked.
-var failScript = rueidis.NewLuaScript(entryLua + `
+// KEYS: entry, leases. ARGV: now, interval, limit, window, block, max
+// block, slot id. Returns {1 if it blocked, the block's end, when the
+// key is forgotten, now} (0 for both ends when nothing was recorded).
+var failScript = newScript(entryLua + `
 local interval, limit, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local block, maxblock = tonumber(ARGV[5]), tonumber(ARGV[6])
-redis.call('ZREM', KEYS[2], ARGV[8])
+redis.call('ZREM', KEYS[2], ARGV[7])
 local e = load(KEYS[1])
-if now < e.blocked then return 0 end
+if now < e.blocked then return {0, 0, 0, now} end
 e.tat = math.max(e.tat, now) + interval
 local started = 0
 if e.tat - now > limit - interval then
@@ -176,27 +181,22 @@ if e.tat - now > limit - interval then
   e.blocked = now + d
   e.tat = now
   started = 1
-  redis.call('ZADD', KEYS[3], e.blocked, ARGV[7])
-  if redis.call('PEXPIRETIME', KEYS[3]) < e.blocked then redis.call('PEXPIREAT', KEYS[3], e.blocked) end
 end
 e.forget = math.max(e.tat, e.blocked) + window
 redis.call('HSET', KEYS[1], 't', e.tat, 'b', e.blocked, 's', e.strikes, 'r', e.refused, 'f', e.forget)
 redis.call('PEXPIREAT', KEYS[1], e.forget)
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-redis.call('ZADD', KEYS[4], e.forget, ARGV[7])
-if redis.call('PEXPIRETIME', KEYS[4]) < e.forget then redis.call('PEXPIREAT', KEYS[4], e.forget) end
-return started`)
+local till = 0
+if started == 1 then till = e.blocked end
+return {started, till, e.forget, now}`)
 
-// clearScript lifts every block and forgets every count; slots in flight
-// stay. KEYS: blocked set, index. ARGV: now, entry prefix. Returns the
-// number of blocks lifted.
-var clearScript = rueidis.NewLuaScript(entryLua + `
-local n = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
-for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
-  redis.call('DEL', ARGV[2] .. m)
-end
-redis.call('DEL', KEYS[1], KEYS[2])
-return n`)
+// noteScript adds a member to one of the sets of a counter (blocked
+// keys, counted keys) until a time, dropping members past ARGV[4] when
+// it is not empty. KEYS: set. ARGV: score, member, expiry, drop before.
+var noteScript = newScript(`
+if ARGV[4] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[4]) end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('PEXPIRETIME', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
+return 1`)
 
 // Check reports whether key is blocked, taking no slot (see
 // throttle.Limiter.Check). It runs on every request with a machine
@@ -215,7 +215,8 @@ func (k *Counter) Check(ctx context.Context, key string) (throttle.Verdict, erro
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
 	if !k.writtenHere(key) {
-		vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(k.entryPrefix+key).Field("b", "r").Cache(), cacheTTL).ToArray()
+		rd := c.rd()
+		vals, err := rd.DoCache(ctx, rd.B().Hmget().Key(k.entry(key)).Field("b", "r").Cache(), cacheTTL).ToArray()
 		if err = c.result("check attempts", err); err != nil {
 			return throttle.Verdict{}, err
 		}
@@ -223,7 +224,7 @@ func (k *Counter) Check(ctx context.Context, key string) (throttle.Verdict, erro
 			return throttle.Verdict{OK: true}, nil
 		}
 	}
-	res, err := checkScript.Exec(ctx, c.rd, []string{k.entryPrefix + key}, []string{k.clock()}).AsIntSlice()
+	res, err := checkScript.exec(ctx, c, []string{k.entry(key)}, []string{k.clock()}).AsIntSlice()
 	if err = c.result("check attempts", err); err != nil {
 		return throttle.Verdict{}, err
 	}
@@ -301,7 +302,7 @@ func (k *Counter) tryAcquire(ctx context.Context, key string) (throttle.Verdict,
 	c := k.c
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	res, err := acquireScript.Exec(cctx, c.rd, []string{k.entryPrefix + key, k.leasePrefix + key},
+	res, err := acquireScript.exec(cctx, c, []string{k.entry(key), k.leases(key)},
 		[]string{k.clock(), k.interval, k.max, k.lease, id}).AsIntSlice()
 	if err = c.result("count attempt", err); err != nil {
 		return throttle.Verdict{}, err
@@ -331,7 +332,7 @@ func (k *Counter) Release(ctx context.Context, s throttle.Slot) error {
 	c := k.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err := c.rd.Do(ctx, c.rd.B().Zrem().Key(k.leasePrefix+s.Key).Member(s.ID).Build()).Error()
+	err := c.rd().Do(ctx, c.rd().B().Zrem().Key(k.leases(s.Key)).Member(s.ID).Build()).Error()
 	return c.result("give back an attempt", err)
 }
 
@@ -347,12 +348,27 @@ func (k *Counter) Fail(ctx context.Context, s throttle.Slot) (bool, error) {
 	c := k.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := failScript.Exec(ctx, c.rd, []string{k.entryPrefix + s.Key, k.leasePrefix + s.Key, k.blocked, k.index},
-		[]string{k.clock(), k.interval, k.limit, k.window, k.block, k.maxBlock, s.Key, s.ID}).AsInt64()
+	res, err := failScript.exec(ctx, c, []string{k.entry(s.Key), k.leases(s.Key)},
+		[]string{k.clock(), k.interval, k.limit, k.window, k.block, k.maxBlock, s.ID}).AsIntSlice()
 	if err = c.result("count failure", err); err != nil {
 		return false, err
 	}
-	return n == 1, nil
+	if len(res) != 4 {
+		return false, &Error{Op: "count failure", Err: errBadReply}
+	}
+	if res[2] == 0 {
+		return false, nil
+	}
+	// The sets Clear reads: the key's block and when it is forgotten.
+	till, forget, now := strconv.FormatInt(res[1], 10), strconv.FormatInt(res[2], 10), strconv.FormatInt(res[3], 10)
+	cmds := rueidis.Commands{noteScript.cmd(c, []string{k.index}, []string{forget, s.Key, forget, now})}
+	if res[0] == 1 {
+		cmds = append(cmds, noteScript.cmd(c, []string{k.blocked}, []string{till, s.Key, till, ""}))
+	}
+	if err := c.firstError("count failure", c.rd().DoMulti(ctx, cmds...)); err != nil {
+		return false, err
+	}
+	return res[0] == 1, nil
 }
 
 // Reset forgets key's failures and blocks; its slots in flight stay.
@@ -362,10 +378,10 @@ func (k *Counter) Reset(ctx context.Context, key string) error {
 	c := k.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	for _, r := range c.rd.DoMulti(ctx,
-		c.rd.B().Del().Key(k.entryPrefix+key).Build(),
-		c.rd.B().Zrem().Key(k.blocked).Member(key).Build(),
-		c.rd.B().Zrem().Key(k.index).Member(key).Build()) {
+	for _, r := range c.rd().DoMulti(ctx,
+		c.rd().B().Del().Key(k.entry(key)).Build(),
+		c.rd().B().Zrem().Key(k.blocked).Member(key).Build(),
+		c.rd().B().Zrem().Key(k.index).Member(key).Build()) {
 		if err := c.result("forget failures", r.Error()); err != nil {
 			return err
 		}
@@ -380,8 +396,40 @@ func (k *Counter) Clear(ctx context.Context) (int, error) {
 	c := k.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := clearScript.Exec(ctx, c.rd, []string{k.blocked, k.index}, []string{k.clock(), k.entryPrefix}).AsInt64()
-	return int(n), c.result("lift blocks and counts", err)
+	now := k.clock()
+	if now == "" {
+		t, err := c.rd().Do(ctx, c.rd().B().Time().Build()).AsStrSlice()
+		if err = c.result("lift blocks and counts", err); err != nil {
+			return 0, err
+		}
+		var sec, usec int64
+		var err1, err2 error
+		if len(t) == 2 {
+			sec, err1 = strconv.ParseInt(t[0], 10, 64)
+			usec, err2 = strconv.ParseInt(t[1], 10, 64)
+		}
+		if len(t) != 2 || err1 != nil || err2 != nil {
+			return 0, &Error{Op: "lift blocks and counts", Err: errBadReply}
+		}
+		now = strconv.FormatInt(sec*1000+usec/1000, 10)
+	}
+	res := c.rd().DoMulti(ctx,
+		c.rd().B().Zcount().Key(k.blocked).Min("("+now).Max("+inf").Build(),
+		c.rd().B().Zrange().Key(k.index).Min("0").Max("-1").Build())
+	n, err := res[0].AsInt64()
+	if err = c.result("lift blocks and counts", err); err != nil {
+		return 0, err
+	}
+	members, err := res[1].AsStrSlice()
+	if err = c.result("lift blocks and counts", err); err != nil {
+		return 0, err
+	}
+	cmds := make(rueidis.Commands, 0, len(members)+2)
+	for _, m := range members {
+		cmds = append(cmds, c.rd().B().Del().Key(k.entry(m)).Build())
+	}
+	cmds = append(cmds, c.rd().B().Del().Key(k.blocked).Build(), c.rd().B().Del().Key(k.index).Build())
+	return int(n), c.firstError("lift blocks and counts", c.rd().DoMulti(ctx, cmds...))
 }
 
 // InFlight returns the number of live slots of key (for tests and
@@ -395,9 +443,14 @@ func (k *Counter) InFlight(ctx context.Context, key string) (int, error) {
 	if k.now == nil {
 		min = "(" + strconv.FormatInt(time.Now().UnixMilli(), 10)
 	}
-	n, err := c.rd.Do(ctx, c.rd.B().Zcount().Key(k.leasePrefix+key).Min(min).Max("+inf").Build()).AsInt64()
+	n, err := c.rd().Do(ctx, c.rd().B().Zcount().Key(k.leases(key)).Min(min).Max("+inf").Build()).AsInt64()
 	return int(n), c.result("count attempts in flight", err)
 }
+
+// entry is the key of key's hash, and leases that of its slots: both
+// under key's hash tag.
+func (k *Counter) entry(key string) string  { return k.entryPrefix + tagUser(key) }
+func (k *Counter) leases(key string) string { return k.leasePrefix + tagUser(key) }
 
 // normalise bounds the size of a key.
 func normalise(key string) string {

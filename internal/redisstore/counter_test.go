@@ -20,8 +20,11 @@ import (
 // real redis-server, and against the reference model the in-memory
 // Limiter is checked with.
 func TestCounterFollowsTheModel(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	c := open(t, srv.Config(), nil)
+	testCounterFollowsTheModel(t, redistest.Start(t, redistest.Options{}).Config())
+}
+
+func testCounterFollowsTheModel(t *testing.T, cfg redistest.Config) {
+	c := open(t, cfg, nil)
 	for seed := range uint64(12) {
 		// Ahead of Redis's own clock, so that keys expire no earlier
 		// than the counting says.
@@ -41,9 +44,10 @@ func TestCounterFollowsTheModel(t *testing.T) {
 
 // TestCounter: two clients stand for two instances; slots, failures,
 // blocks and Clear are shared, and every key expires.
-func TestCounter(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
+func TestCounter(t *testing.T) { testCounter(t, redistest.Start(t, redistest.Options{}).Config()) }
+
+func testCounter(t *testing.T, cfg redistest.Config) {
+	a, b := open(t, cfg, nil), open(t, cfg, nil)
 	o := throttle.Options{Max: 4, Window: time.Minute, Block: 10 * time.Minute, Wait: -1}
 	ca, cb := a.Counter("basic.addr", o), b.Counter("basic.addr", o)
 	ctx := context.Background()
@@ -111,9 +115,12 @@ func TestCounter(t *testing.T) {
 // TestCounterHoldsUnderConcurrency: 100 attempts at once on two instances
 // take exactly Max slots; when they all fail, exactly one blocks.
 func TestCounterHoldsUnderConcurrency(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
+	testCounterHoldsUnderConcurrency(t, redistest.Start(t, redistest.Options{}).Config())
+}
+
+func testCounterHoldsUnderConcurrency(t *testing.T, cfg redistest.Config) {
 	o := throttle.Options{Max: 5, Window: time.Minute, Wait: -1}
-	counters := []throttle.Counter{open(t, srv.Config(), nil).Counter("x", o), open(t, srv.Config(), nil).Counter("x", o)}
+	counters := []throttle.Counter{open(t, cfg, nil).Counter("x", o), open(t, cfg, nil).Counter("x", o)}
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex

@@ -17,7 +17,7 @@ const evictionTimeout = 5 * time.Second
 func (c *Client) checkEviction() {
 	ctx, cancel := context.WithTimeout(context.Background(), max(c.timeout, evictionTimeout))
 	defer cancel()
-	m, err := c.rd.Do(ctx, c.rd.B().ConfigGet().Parameter("maxmemory-policy").Build()).AsStrMap()
+	m, err := c.rd().Do(ctx, c.rd().B().ConfigGet().Parameter("maxmemory-policy").Build()).AsStrMap()
 	if err != nil {
 		return
 	}

@@ -27,7 +27,7 @@ func TestEvictionPolicy(t *testing.T) {
 	}
 	config := func(key, value string) {
 		t.Helper()
-		if err := a.rd.Do(ctx, a.rd.B().ConfigSet().ParameterValue().ParameterValue(key, value).Build()).Error(); err != nil {
+		if err := a.rd().Do(ctx, a.rd().B().ConfigSet().ParameterValue().ParameterValue(key, value).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 func (c *Client) Mark(ctx context.Context, kind, id string, ttl time.Duration) error {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err := c.rd.Do(ctx, c.rd.B().Set().Key(c.key("mark", kind, id)).Value("1").Px(max(ttl, time.Millisecond)).Build()).Error()
+	err := c.rd().Do(ctx, c.rd().B().Set().Key(c.key("mark", kind, id)).Value("1").Px(max(ttl, time.Millisecond)).Build()).Error()
 	return c.result("mark "+kind, err)
 }
 
@@ -21,7 +21,7 @@ func (c *Client) Mark(ctx context.Context, kind, id string, ttl time.Duration) e
 func (c *Client) Marked(ctx context.Context, kind, id string) (bool, error) {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := c.rd.Do(ctx, c.rd.B().Exists().Key(c.key("mark", kind, id)).Build()).AsInt64()
+	n, err := c.rd().Do(ctx, c.rd().B().Exists().Key(c.key("mark", kind, id)).Build()).AsInt64()
 	if err = c.result("check mark "+kind, err); err != nil {
 		return false, err
 	}

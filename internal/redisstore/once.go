@@ -16,16 +16,18 @@ var errBadReply = errors.New("unexpected reply")
 // SpendOnce marks token of kind used for ttl and reports whether it was
 // unused until now: "once:KIND:SHA256(token)" is set only if absent (SET
 // NX) and expires after ttl, so across every instance one call wins. The
-// token itself is never stored.
+// token itself is never stored. A spend is a write that must survive a
+// failover (Client.write): when the replicas do not confirm it, it is an
+// error, never a success.
 func (c *Client) SpendOnce(ctx context.Context, kind, token string, ttl time.Duration) (bool, error) {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err := c.rd.Do(ctx, c.rd.B().Set().Key(c.onceKey(kind, token)).Value("1").Nx().Px(max(ttl, time.Millisecond)).Build()).Error()
-	if rueidis.IsRedisNil(err) {
-		c.observe(nil)
+	res, err := c.write1(ctx, "spend "+kind, c.rd().B().Set().Key(c.onceKey(kind, token)).Value("1").Nx().Px(max(ttl, time.Millisecond)).Build())
+	if rueidis.IsRedisNil(res.Error()) {
+		// Spent before: refused, whatever the replicas say.
 		return false, nil
 	}
-	if err = c.result("spend "+kind, err); err != nil {
+	if err != nil {
 		return false, err
 	}
 	return true, nil
@@ -36,7 +38,7 @@ func (c *Client) SpendOnce(ctx context.Context, kind, token string, ttl time.Dur
 func (c *Client) Spent(ctx context.Context, kind, token string) (bool, error) {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := c.rd.Do(ctx, c.rd.B().Exists().Key(c.onceKey(kind, token)).Build()).AsInt64()
+	n, err := c.rd().Do(ctx, c.rd().B().Exists().Key(c.onceKey(kind, token)).Build()).AsInt64()
 	if err = c.result("check spent "+kind, err); err != nil {
 		return false, err
 	}

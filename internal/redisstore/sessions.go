@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"strconv"
 	"strings"
@@ -29,12 +28,14 @@ import (
 // manager does, at every read, whatever Redis's TTL says. "u:USER" is
 // a sorted set of USER's session keys by creation time, which expires
 // with the last of them: what the listings and max_sessions_per_user
-// count. Each change is one script, so the index and the sessions never
-// disagree, and the session manager refuses a session the index does not
-// name (Indexed: taken out by hand), which could otherwise escape the
-// count. Ending a user's
-// sessions does not depend on the index: "g:USER" is the user's
-// generation (session.Generations).
+// count. Ending a user's sessions does not depend on the index: "g:USER"
+// is the user's generation (session.Generations). The session manager
+// refuses a session the index does not name (Indexed: taken out by
+// hand), which could otherwise escape the count. Every script touches
+// one key, so each runs in one slot of a Redis Cluster; the index is
+// written before the session and cleared after it, so a session that
+// exists is always listed, and an entry whose session has ended is
+// dropped by LimitUser.
 type Store struct {
 	c *Client
 
@@ -88,7 +89,7 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	vals, err := c.rd.DoCache(ctx, c.rd.B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd().DoCache(ctx, c.rd().B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m").Cache(), cacheTTL).ToArray()
 	if err = c.result("find session", err); err != nil {
 		return session.Record{}, false, err
 	}
@@ -118,9 +119,9 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 }
 
 // Indexed reports whether username's index names the session under key
-// (session.Indexer). Every script that writes a session indexes it in the
-// same step, and every one that ends it removes both, so a live session
-// its index does not name was taken out of it by hand, or the index was
+// (session.Indexer). A session is indexed before it is written, and
+// taken out of the index only after it has ended, so a live session its
+// index does not name was taken out of it by hand, or the index was
 // lost: the manager refuses it, so that it can neither escape
 // max_sessions_per_user (which counts the index) nor hide from the
 // account page and `session list`. Read through the client-side cache,
@@ -129,7 +130,8 @@ func (s *Store) Indexed(ctx context.Context, key, username string) (bool, error)
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	_, err := c.rd.DoCache(ctx, c.rd.B().Zscore().Key(c.key("u", username)).Member(key).Cache(), cacheTTL).AsFloat64()
+	rd := c.rd()
+	_, err := rd.DoCache(ctx, rd.B().Zscore().Key(c.key("u", username)).Member(key).Cache(), cacheTTL).AsFloat64()
 	if err = c.result("read a user's index", err); rueidis.IsRedisNil(err) {
 		return false, nil
 	}
@@ -195,19 +197,28 @@ func cloneRecord(r session.Record) session.Record {
 	return r
 }
 
-// commitScript writes a session and indexes it under its user.
-// KEYS: session, index. ARGV: record, user, last seen, deadline, created, key, MAC.
-var commitScript = rueidis.NewLuaScript(`
-redis.call('HSET', KEYS[1], 'r', ARGV[1], 'u', ARGV[2], 'l', ARGV[3], 'e', ARGV[4], 'm', ARGV[7])
+// sessionScript writes a session's hash and its deadline.
+// KEYS: session. ARGV: record, user, last seen, deadline, MAC.
+var sessionScript = newScript(`
+redis.call('HSET', KEYS[1], 'r', ARGV[1], 'u', ARGV[2], 'l', ARGV[3], 'e', ARGV[4], 'm', ARGV[5])
 redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
-if redis.call('PEXPIRETIME', KEYS[2]) < tonumber(ARGV[4]) then
-  redis.call('PEXPIREAT', KEYS[2], ARGV[4])
+return 1`)
+
+// indexScript adds a session to its user's index, kept until the
+// deadline at least. KEYS: index. ARGV: created, key, deadline.
+var indexScript = newScript(`
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('PEXPIRETIME', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
 end
 return 1`)
 
 // Commit writes rec under key, expiring at rec.Expires, and indexes it
-// under its user.
+// under its user: the index first, so that a session that exists is
+// always listed (an entry whose session is gone is dropped by
+// LimitUser). Each script touches one key, so each runs in one slot of a
+// Redis Cluster. A sign-in is a write that must survive a failover
+// (Client.write).
 func (s *Store) Commit(ctx context.Context, key string, rec session.Record) error {
 	if rec.Expires.IsZero() {
 		return errors.New("redisstore: record has no expiry time")
@@ -221,88 +232,147 @@ func (s *Store) Commit(ctx context.Context, key string, rec session.Record) erro
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err = commitScript.Exec(ctx, c.rd,
-		[]string{c.key("s", key), c.key("u", rec.Username)},
-		[]string{string(body), rec.Username, ms(rec.LastSeen), ms(rec.Expires), ms(rec.Created), key, string(mac)}).Error()
-	return c.result("commit session", err)
+	_, err = c.write(ctx, "commit session",
+		indexScript.cmd(c, []string{c.key("u", rec.Username)}, []string{ms(rec.Created), key, ms(rec.Expires)}),
+		sessionScript.cmd(c, []string{c.key("s", key)}, []string{string(body), rec.Username, ms(rec.LastSeen), ms(rec.Expires), string(mac)}))
+	return err
 }
 
-// touchScript refreshes an existing session's activity and deadline, and
-// its index's; it never creates a session.
-// KEYS: session. ARGV: last seen, deadline, index prefix, MAC.
-var touchScript = rueidis.NewLuaScript(`
+// touchScript refreshes an existing session's activity and deadline; it
+// never creates a session. It returns the session's user, or nil.
+// KEYS: session. ARGV: last seen, deadline, MAC.
+var touchScript = newScript(`
 local u = redis.call('HGET', KEYS[1], 'u')
-if not u then return 0 end
-redis.call('HSET', KEYS[1], 'l', ARGV[1], 'e', ARGV[2], 'm', ARGV[4])
+if not u then return false end
+redis.call('HSET', KEYS[1], 'l', ARGV[1], 'e', ARGV[2], 'm', ARGV[3])
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
-local idx = ARGV[3] .. u
-if redis.call('PEXPIRETIME', idx) < tonumber(ARGV[2]) then
-  redis.call('PEXPIREAT', idx, ARGV[2])
+return u`)
+
+// extendScript keeps an index until a deadline at least, if it exists.
+// KEYS: index. ARGV: deadline.
+var extendScript = newScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('PEXPIRETIME', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[1])
 end
 return 1`)
 
 // Touch sets the activity, deadline and MAC of the session under key, if
-// it still exists.
+// it still exists, and keeps its user's index as long. The user of a
+// session never changes: when this instance has read the session, both
+// go in one round trip, else the index follows the answer. A refresh
+// waits for no replica: losing one to a failover only brings the idle
+// deadline nearer.
 func (s *Store) Touch(ctx context.Context, key string, lastSeen, expires time.Time, mac []byte) error {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err := touchScript.Exec(ctx, c.rd, []string{c.key("s", key)}, []string{ms(lastSeen), ms(expires), c.key("u", ""), string(mac)}).Error()
-	return c.result("touch session", err)
+	if user, ok := s.userOf(key); ok {
+		res := c.rd().DoMulti(ctx,
+			touchScript.cmd(c, []string{c.key("s", key)}, []string{ms(lastSeen), ms(expires), string(mac)}),
+			extendScript.cmd(c, []string{c.key("u", user)}, []string{ms(expires)}))
+		return c.firstError("touch session", res)
+	}
+	user, err := touchScript.exec(ctx, c, []string{c.key("s", key)}, []string{ms(lastSeen), ms(expires), string(mac)}).ToString()
+	if rueidis.IsRedisNil(err) {
+		c.observe(nil)
+		return nil
+	}
+	if err = c.result("touch session", err); err != nil {
+		return err
+	}
+	return c.result("touch session", extendScript.exec(ctx, c, []string{c.key("u", user)}, []string{ms(expires)}).Error())
 }
 
-// deleteScript removes a session and its index entry.
-// KEYS: session. ARGV: index prefix, key.
-var deleteScript = rueidis.NewLuaScript(`
+// userOf returns the user of the session under key, when this instance
+// has decoded it.
+func (s *Store) userOf(key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.decoded[key]
+	return d.rec.Username, ok
+}
+
+// deleteScript removes a session and returns its user, or nil.
+// KEYS: session.
+var deleteScript = newScript(`
 local u = redis.call('HGET', KEYS[1], 'u')
 redis.call('DEL', KEYS[1])
-if u then redis.call('ZREM', ARGV[1] .. u, ARGV[2]) end
-return 1`)
+return u`)
 
-// Delete removes the session under key; an unknown key is not an error.
+// Delete removes the session under key, then its entry in its user's
+// index; an unknown key is not an error. The removal is a revocation:
+// a write that must survive a failover (Client.write).
 func (s *Store) Delete(ctx context.Context, key string) error {
 	s.forget(key)
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	err := deleteScript.Exec(ctx, c.rd, []string{c.key("s", key)}, []string{c.key("u", ""), key}).Error()
-	return c.result("delete session", err)
+	res, err := c.write1(ctx, "delete session", deleteScript.cmd(c, []string{c.key("s", key)}, nil))
+	if err != nil {
+		return err
+	}
+	user, err := res.ToString()
+	if rueidis.IsRedisNil(err) {
+		return nil
+	}
+	if err != nil {
+		return &Error{Op: "delete session", Err: errBadReply}
+	}
+	return c.result("delete session", c.rd().Do(ctx, c.rd().B().Zrem().Key(c.key("u", user)).Member(key).Build()).Error())
 }
 
-// deleteUserScript moves a user's generation forward, then removes every
-// session the user's index names, and the index.
-// KEYS: index, generation. ARGV: session prefix.
-// Returns the new generation, then the keys of the sessions it ended.
-var deleteUserScript = rueidis.NewLuaScript(`
-local out = {tostring(redis.call('INCR', KEYS[2]))}
-for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  if redis.call('DEL', ARGV[1] .. k) == 1 then table.insert(out, k) end
-end
+// takeIndexScript returns every session key a user's index names and
+// removes the index. KEYS: index.
+var takeIndexScript = newScript(`
+local keys = redis.call('ZRANGE', KEYS[1], 0, -1)
 redis.call('DEL', KEYS[1])
-return out`)
+return keys`)
 
 // DeleteUser moves username's generation forward ("g:USER", which never
 // expires), so that every session made before is refused whether or not
 // the index names it, then removes the sessions the index names, and
-// returns how many it removed.
+// the index, and returns how many sessions it removed. Both steps are
+// writes that must survive a failover (Client.write).
 func (s *Store) DeleteUser(ctx context.Context, username string) (int, error) {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	out, err := deleteUserScript.Exec(ctx, c.rd, []string{c.key("u", username), c.key("g", username)}, []string{c.key("s", "")}).AsStrSlice()
-	if err = c.result("delete a user's sessions", err); err != nil {
+	res, err := c.write(ctx, "delete a user's sessions",
+		c.rd().B().Incr().Key(c.key("g", username)).Build(),
+		takeIndexScript.cmd(c, []string{c.key("u", username)}, nil))
+	if err != nil {
 		return 0, err
 	}
-	if len(out) == 0 {
-		return 0, &Error{Op: "delete a user's sessions", Err: errors.New("the script gave no generation")}
+	g, err1 := res[0].AsInt64()
+	keys, err2 := res[1].AsStrSlice()
+	if err1 != nil || err2 != nil || g < 1 {
+		return 0, &Error{Op: "delete a user's sessions", Err: errBadReply}
 	}
-	g, err := strconv.ParseUint(out[0], 10, 64)
-	if err != nil {
-		return 0, &Error{Op: "delete a user's sessions", Err: fmt.Errorf("the generation %q is not a number", out[0])}
+	s.raiseGeneration(username, uint64(g))
+	ended, err := s.deleteKeys(ctx, "delete a user's sessions", keys)
+	return len(ended), err
+}
+
+// deleteKeys removes the sessions under keys (a revocation, which must
+// survive a failover) and returns those that existed.
+func (s *Store) deleteKeys(ctx context.Context, op string, keys []string) ([]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
 	}
-	s.raiseGeneration(username, g)
-	s.forget(out[1:]...)
-	return len(out) - 1, nil
+	s.forget(keys...)
+	c := s.c
+	cmds := make(rueidis.Commands, len(keys))
+	for i, k := range keys {
+		cmds[i] = c.rd().B().Del().Key(c.key("s", k)).Build()
+	}
+	res, err := c.write(ctx, op, cmds...)
+	var ended []string
+	for i, r := range res {
+		if n, _ := r.AsInt64(); n == 1 {
+			ended = append(ended, keys[i])
+		}
+	}
+	return ended, err
 }
 
 // UserGeneration returns username's generation (session.Generations):
@@ -314,7 +384,7 @@ func (s *Store) UserGeneration(ctx context.Context, username string) (uint64, er
 	c := s.c
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	v, err := c.rd.DoCache(cctx, c.rd.B().Get().Key(c.key("g", username)).Cache(), cacheTTL).ToString()
+	v, err := c.rd().DoCache(cctx, c.rd().B().Get().Key(c.key("g", username)).Cache(), cacheTTL).ToString()
 	var g uint64
 	switch {
 	case rueidis.IsRedisNil(err):
@@ -343,34 +413,46 @@ func (s *Store) raiseGeneration(username string, g uint64) {
 	s.floor[username] = max(g, s.floor[username])
 }
 
-// limitUserScript drops index entries of sessions that have ended, then
-// removes the oldest sessions beyond keep, and returns their keys.
-// KEYS: index. ARGV: session prefix, keep.
-var limitUserScript = rueidis.NewLuaScript(`
-local live = {}
-for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  if redis.call('EXISTS', ARGV[1] .. k) == 1 then
-    table.insert(live, k)
-  else
-    redis.call('ZREM', KEYS[1], k)
-  end
-end
-local ended = {}
-for i = 1, #live - tonumber(ARGV[2]) do
-  redis.call('DEL', ARGV[1] .. live[i])
-  redis.call('ZREM', KEYS[1], live[i])
-  table.insert(ended, live[i])
-end
-return ended`)
-
-// LimitUser ends the oldest sessions of username beyond keep.
+// LimitUser ends the oldest sessions of username beyond keep: the
+// index's entries whose session has ended are dropped, then the oldest
+// live sessions beyond keep are removed (a revocation, which must
+// survive a failover) with their entries.
 func (s *Store) LimitUser(ctx context.Context, username string, keep int) (int, error) {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	ended, err := limitUserScript.Exec(ctx, c.rd, []string{c.key("u", username)}, []string{c.key("s", ""), strconv.Itoa(keep)}).AsStrSlice()
-	s.forget(ended...)
-	return len(ended), c.result("limit a user's sessions", err)
+	idx := c.key("u", username)
+	keys, err := c.rd().Do(ctx, c.rd().B().Zrange().Key(idx).Min("0").Max("-1").Build()).AsStrSlice()
+	if err = c.result("limit a user's sessions", err); err != nil || len(keys) == 0 {
+		return 0, err
+	}
+	cmds := make(rueidis.Commands, len(keys))
+	for i, k := range keys {
+		cmds[i] = c.rd().B().Exists().Key(c.key("s", k)).Build()
+	}
+	var live, dead []string
+	for i, r := range c.rd().DoMulti(ctx, cmds...) {
+		n, err := r.AsInt64()
+		if err = c.result("limit a user's sessions", err); err != nil {
+			return 0, err
+		}
+		if n == 1 {
+			live = append(live, keys[i])
+		} else {
+			dead = append(dead, keys[i])
+		}
+	}
+	var ended []string
+	if extra := len(live) - keep; extra > 0 {
+		if ended, err = s.deleteKeys(ctx, "limit a user's sessions", live[:extra]); err != nil {
+			return len(ended), err
+		}
+		dead = append(dead, live[:extra]...)
+	}
+	if len(dead) > 0 {
+		err = c.result("limit a user's sessions", c.rd().Do(ctx, c.rd().B().Zrem().Key(idx).Member(dead...).Build()).Error())
+	}
+	return len(ended), err
 }
 
 // Ping reports whether Redis answers now.
@@ -385,7 +467,7 @@ func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 func (s *Store) UserSessions(ctx context.Context, username string) (map[string]session.Record, error) {
 	c := s.c
 	cctx, cancel := c.ctx(ctx)
-	keys, err := c.rd.Do(cctx, c.rd.B().Zrange().Key(c.key("u", username)).Min("0").Max("-1").Build()).AsStrSlice()
+	keys, err := c.rd().Do(cctx, c.rd().B().Zrange().Key(c.key("u", username)).Min("0").Max("-1").Build()).AsStrSlice()
 	cancel()
 	if err = c.result("list a user's sessions", err); err != nil {
 		return nil, err
@@ -404,33 +486,26 @@ func (s *Store) UserSessions(ctx context.Context, username string) (map[string]s
 }
 
 // AllSessions returns every live session under the prefix, for `backupweb
-// session list` without a user: a SCAN of the session keys, so it costs
-// Redis nothing it could not spare, and is meant for an administrator,
-// never for a request.
+// session list` without a user: a SCAN of the session keys (of every
+// node of a cluster), so it costs Redis nothing it could not spare, and
+// is meant for an administrator, never for a request.
 func (s *Store) AllSessions(ctx context.Context) (map[string]session.Record, error) {
 	c := s.c
 	prefix := c.key("s", "")
+	keys, err := c.scan(ctx, prefix+"*")
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]session.Record{}
-	var cursor uint64
-	for {
-		cctx, cancel := c.ctx(ctx)
-		e, err := c.rd.Do(cctx, c.rd.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
-		cancel()
-		if err = c.result("list sessions", err); err != nil {
+	for _, k := range keys {
+		key := strings.TrimPrefix(k, prefix)
+		rec, ok, err := s.Find(ctx, key)
+		if err != nil {
 			return nil, err
 		}
-		for _, k := range e.Elements {
-			key := strings.TrimPrefix(k, prefix)
-			rec, ok, err := s.Find(ctx, key)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				out[key] = rec
-			}
-		}
-		if cursor = e.Cursor; cursor == 0 {
-			return out, nil
+		if ok {
+			out[key] = rec
 		}
 	}
+	return out, nil
 }

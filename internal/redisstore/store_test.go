@@ -55,13 +55,13 @@ func record(user string, created time.Time, life time.Duration) session.Record {
 func keys(t *testing.T, c *Client) map[string]time.Duration {
 	t.Helper()
 	ctx := context.Background()
-	ks, err := c.rd.Do(ctx, c.rd.B().Keys().Pattern(c.prefix+"*").Build()).AsStrSlice()
+	ks, err := c.scan(ctx, c.prefix+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]time.Duration{}
 	for _, k := range ks {
-		ms, err := c.rd.Do(ctx, c.rd.B().Pttl().Key(k).Build()).AsInt64()
+		ms, err := c.rd().Do(ctx, c.rd().B().Pttl().Key(k).Build()).AsInt64()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,9 +70,10 @@ func keys(t *testing.T, c *Client) map[string]time.Duration {
 	return out
 }
 
-func TestStore(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	c := open(t, srv.Config(), nil)
+func TestStore(t *testing.T) { testStore(t, redistest.Start(t, redistest.Options{}).Config()) }
+
+func testStore(t *testing.T, cfg redistest.Config) {
+	c := open(t, cfg, nil)
 	s := c.SessionStore().(*Store)
 	ctx := context.Background()
 	now := time.Now()
@@ -149,8 +150,11 @@ func TestStore(t *testing.T) {
 }
 
 func TestStoreUsers(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	c := open(t, srv.Config(), nil)
+	testStoreUsers(t, redistest.Start(t, redistest.Options{}).Config())
+}
+
+func testStoreUsers(t *testing.T, cfg redistest.Config) {
+	c := open(t, cfg, nil)
 	s := c.SessionStore().(*Store)
 	ctx := context.Background()
 	now := time.Now()
@@ -161,7 +165,7 @@ func TestStoreUsers(t *testing.T) {
 	}
 	s.Commit(ctx, "b0", record("bob", now, time.Hour))
 	// One of alice's sessions is gone on its own: the limit counts live ones.
-	if err := c.rd.Do(ctx, c.rd.B().Del().Key(c.key("s", "a4")).Build()).Error(); err != nil {
+	if err := c.rd().Do(ctx, c.rd().B().Del().Key(c.key("s", "a4")).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	n, err := s.LimitUser(ctx, "alice", 2)
@@ -197,8 +201,11 @@ func TestStoreUsers(t *testing.T) {
 // TestRevocationReachesOtherInstances: a session read (and cached) by one
 // client is refused by it as soon as another client's Delete returns.
 func TestRevocationReachesOtherInstances(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	a, b := open(t, srv.Config(), nil).SessionStore(), open(t, srv.Config(), nil).SessionStore()
+	testRevocationReachesOtherInstances(t, redistest.Start(t, redistest.Options{}).Config())
+}
+
+func testRevocationReachesOtherInstances(t *testing.T, cfg redistest.Config) {
+	a, b := open(t, cfg, nil).SessionStore(), open(t, cfg, nil).SessionStore()
 	ctx := context.Background()
 	const trials = 200
 	delays := make([]time.Duration, 0, trials)
@@ -243,9 +250,10 @@ func TestRevocationReachesOtherInstances(t *testing.T) {
 		trials, delays[trials/2], delays[trials*99/100], delays[trials-1], stale)
 }
 
-func TestSpendOnce(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
+func TestSpendOnce(t *testing.T) { testSpendOnce(t, redistest.Start(t, redistest.Options{}).Config()) }
+
+func testSpendOnce(t *testing.T, cfg redistest.Config) {
+	a, b := open(t, cfg, nil), open(t, cfg, nil)
 	ctx := context.Background()
 	if spent, err := b.Spent(ctx, "oauth-state", "s1"); spent || err != nil {
 		t.Fatalf("Spent before any spend = %v, %v; want false", spent, err)
@@ -475,11 +483,11 @@ func TestRevokeUserWithoutIndex(t *testing.T) {
 	// Remove the session from the user's index, as a tampered or
 	// incomplete index would leave it.
 	index := a.key("u", "alice")
-	members, err := a.rd.Do(ctx, a.rd.B().Zrange().Key(index).Min("0").Max("-1").Build()).AsStrSlice()
+	members, err := a.rd().Do(ctx, a.rd().B().Zrange().Key(index).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil || len(members) != 1 {
 		t.Fatalf("the index holds %v, %v", members, err)
 	}
-	if err := a.rd.Do(ctx, a.rd.B().Zrem().Key(index).Member(members[0]).Build()).Error(); err != nil {
+	if err := a.rd().Do(ctx, a.rd().B().Zrem().Key(index).Member(members[0]).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -500,7 +508,7 @@ func TestRevokeUserWithoutIndex(t *testing.T) {
 	if !loads(mb, fresh) {
 		t.Fatal("a session made after the revocation does not load")
 	}
-	if err := a.rd.Do(ctx, a.rd.B().Set().Key(a.key("g", "alice")).Value("x").Build()).Error(); err != nil {
+	if err := a.rd().Do(ctx, a.rd().B().Set().Key(a.key("g", "alice")).Value("x").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, func() bool {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/redis/rueidis"
-
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/secretkey"
 	"github.com/backupweb/backupweb/internal/userstate"
@@ -15,7 +13,7 @@ import (
 // swapFieldScript sets a hash field to ARGV[3] only while it still holds
 // ARGV[2]: a reseal never overwrites a value another instance wrote
 // meanwhile (which is under the current key anyway).
-var swapFieldScript = rueidis.NewLuaScript(`
+var swapFieldScript = newScript(`
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
   return 1
@@ -95,7 +93,7 @@ func rawFactors(ctx context.Context, u *UserState, user string) string {
 	c := u.c
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	s, _ := c.rd.Do(cctx, c.rd.B().Hget().Key(u.factorsKey(user)).Field("r").Build()).ToString()
+	s, _ := c.rd().Do(cctx, c.rd().B().Hget().Key(u.factorsKey(user)).Field("r").Build()).ToString()
 	return s
 }
 
@@ -106,7 +104,7 @@ func (u *UserState) resealCounters(ctx context.Context, user string) (secretkey.
 	c := u.c
 	key := u.countersKey(user)
 	cctx, cancel := c.ctx(ctx)
-	all, err := c.rd.Do(cctx, c.rd.B().Hgetall().Key(key).Build()).AsStrMap()
+	all, err := c.rd().Do(cctx, c.rd().B().Hgetall().Key(key).Build()).AsStrMap()
 	cancel()
 	if err = c.result("read passkey counters", err); err != nil {
 		return n, err
@@ -122,7 +120,7 @@ func (u *UserState) resealCounters(ctx context.Context, user string) (secretkey.
 			continue
 		}
 		cctx, cancel := c.ctx(ctx)
-		err = swapFieldScript.Exec(cctx, c.rd, []string{key}, []string{field, v, next}).Error()
+		err = swapFieldScript.exec(cctx, c, []string{key}, []string{field, v, next}).Error()
 		cancel()
 		if err = c.result("reseal a passkey counter", err); err != nil {
 			return n, err
@@ -137,13 +135,13 @@ func (u *UserState) resealCounters(ctx context.Context, user string) (secretkey.
 func (u *UserState) resealTokens(ctx context.Context) (secretkey.Count, error) {
 	n := secretkey.Count{Kind: "machine token records (redis)"}
 	c := u.c
-	keys, err := u.scan(ctx, u.tokenKey("*"))
+	keys, err := u.c.scan(ctx, u.tokenKey("*"))
 	if err != nil {
 		return n, err
 	}
 	for _, k := range keys {
 		cctx, cancel := c.ctx(ctx)
-		vals, err := c.rd.Do(cctx, c.rd.B().Hmget().Key(k).Field("r", "m").Build()).ToArray()
+		vals, err := c.rd().Do(cctx, c.rd().B().Hmget().Key(k).Field("r", "m").Build()).ToArray()
 		cancel()
 		if err = c.result("read a token", err); err != nil {
 			return n, err
@@ -167,7 +165,7 @@ func (u *UserState) resealTokens(ctx context.Context) (secretkey.Count, error) {
 		}
 		next := b64.EncodeToString(u.keys.Sum(k, raw))
 		cctx, cancel = c.ctx(ctx)
-		err = swapFieldScript.Exec(cctx, c.rd, []string{k}, []string{"m", mac, next}).Error()
+		err = swapFieldScript.exec(cctx, c, []string{k}, []string{"m", mac, next}).Error()
 		cancel()
 		if err = c.result("reseal a token", err); err != nil {
 			return n, err

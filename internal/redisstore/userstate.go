@@ -147,7 +147,7 @@ func (u *UserState) readFactors(ctx context.Context, user string) (*factors.Reco
 	fk, ck := u.factorsKey(user), u.countersKey(user)
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	res := c.rd.DoMulti(cctx, c.rd.B().Hmget().Key(fk).Field("r", "m").Build(), c.rd.B().Hgetall().Key(ck).Build())
+	res := c.rd().DoMulti(cctx, c.rd().B().Hmget().Key(fk).Field("r", "m").Build(), c.rd().B().Hgetall().Key(ck).Build())
 	vals, err := res[0].ToArray()
 	if err = c.result("read factors", err); err != nil {
 		return nil, "", err
@@ -250,7 +250,7 @@ func (u *UserState) Status(ctx context.Context, user string) (factors.Status, er
 	fk := u.factorsKey(user)
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	vals, err := c.rd.DoCache(cctx, c.rd.B().Hmget().Key(fk).Field("s", "sm").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd().DoCache(cctx, c.rd().B().Hmget().Key(fk).Field("s", "sm").Cache(), cacheTTL).ToArray()
 	if err = c.result("read factor status", err); err != nil {
 		return factors.Broken, err
 	}
@@ -277,7 +277,7 @@ func (u *UserState) Status(ctx context.Context, user string) (factors.Status, er
 // the status and its MAC, then pairs of counter field and initial value:
 // a counter already stored is kept (it is the authority), one whose
 // passkey is gone is removed. 1: stored, 0: the record changed meanwhile.
-var editScript = rueidis.NewLuaScript(`
+var editScript = newScript(`
 local cur = redis.call('HGET', KEYS[1], 'm') or ''
 if cur ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then
@@ -371,9 +371,13 @@ func (u *UserState) storeFactors(ctx context.Context, user, old string, rec *fac
 	}
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := editScript.Exec(cctx, c.rd, []string{fk, ck}, args).AsInt64()
-	if err = c.result("store factors", err); err != nil {
+	res, err := c.write1(cctx, "store factors", editScript.cmd(c, []string{fk, ck}, args))
+	if err != nil {
 		return false, err
+	}
+	n, err := res.AsInt64()
+	if err != nil {
+		return false, &Error{Op: "store factors", Err: errBadReply}
 	}
 	return n == 1, nil
 }
@@ -388,7 +392,8 @@ func (u *UserState) claimHandle(ctx context.Context, user string, h []byte) erro
 	v := b64.EncodeToString([]byte(user)) + "." + b64.EncodeToString(u.keys.Sum(k, user))
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	return c.result("store passkey user handle", c.rd.Do(cctx, c.rd.B().Set().Key(k).Value(v).Build()).Error())
+	_, err := c.write1(cctx, "store passkey user handle", c.rd().B().Set().Key(k).Value(v).Build())
+	return err
 }
 
 // ResetFactors implements userstate.Store.
@@ -396,9 +401,13 @@ func (u *UserState) ResetFactors(ctx context.Context, user string) (bool, error)
 	c := u.c
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	n, err := c.rd.Do(cctx, c.rd.B().Del().Key(u.factorsKey(user), u.countersKey(user)).Build()).AsInt64()
-	if err = c.result("reset factors", err); err != nil {
+	res, err := c.write1(cctx, "reset factors", c.rd().B().Del().Key(u.factorsKey(user), u.countersKey(user)).Build())
+	if err != nil {
 		return false, err
+	}
+	n, err := res.AsInt64()
+	if err != nil {
+		return false, &Error{Op: "reset factors", Err: errBadReply}
 	}
 	return n > 0, nil
 }
@@ -411,7 +420,7 @@ func (u *UserState) Owner(ctx context.Context, handle []byte) (string, bool, err
 	c := u.c
 	k := u.handleKey(handle)
 	cctx, cancel := c.ctx(ctx)
-	v, err := c.rd.Do(cctx, c.rd.B().Get().Key(k).Build()).ToString()
+	v, err := c.rd().Do(cctx, c.rd().B().Get().Key(k).Build()).ToString()
 	cancel()
 	if rueidis.IsRedisNil(err) {
 		c.observe(nil)
@@ -440,7 +449,7 @@ func (u *UserState) Owner(ctx context.Context, handle []byte) (string, bool, err
 // field, ARGV[2] the value it was read as, ARGV[3] the new count, ARGV[4]
 // the new value. 1: stored; 0: no such passkey; 2: changed since read;
 // 3: not in the stored form; 4: the count is not above the stored one.
-var useScript = rueidis.NewLuaScript(`
+var useScript = newScript(`
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if not cur then return 0 end
 if cur ~= ARGV[2] then return 2 end
@@ -465,7 +474,7 @@ func (u *UserState) UsePasskey(ctx context.Context, user string, id []byte, coun
 	field := b64.EncodeToString(id)
 	for range maxEditTries {
 		cctx, cancel := c.ctx(ctx)
-		cur, err := c.rd.Do(cctx, c.rd.B().Hget().Key(ck).Field(field).Build()).ToString()
+		cur, err := c.rd().Do(cctx, c.rd().B().Hget().Key(ck).Field(field).Build()).ToString()
 		cancel()
 		if rueidis.IsRedisNil(err) {
 			c.observe(nil)
@@ -483,10 +492,14 @@ func (u *UserState) UsePasskey(ctx context.Context, user string, id []byte, coun
 		}
 		next := u.counterValue(ck, field, count, at)
 		cctx, cancel = c.ctx(ctx)
-		n, err := useScript.Exec(cctx, c.rd, []string{ck}, []string{field, cur, strconv.FormatUint(uint64(count), 10), next}).AsInt64()
+		res, err := c.write1(cctx, "update passkey sign count", useScript.cmd(c, []string{ck}, []string{field, cur, strconv.FormatUint(uint64(count), 10), next}))
 		cancel()
-		if err = c.result("update passkey sign count", err); err != nil {
+		if err != nil {
 			return err
+		}
+		n, err := res.AsInt64()
+		if err != nil {
+			return &Error{Op: "update passkey sign count", Err: errBadReply}
 		}
 		switch n {
 		case 1:
@@ -506,7 +519,7 @@ func (u *UserState) UsePasskey(ctx context.Context, user string, id []byte, coun
 
 // Users implements userstate.Store by scanning the factors keys.
 func (u *UserState) Users(ctx context.Context) ([]string, error) {
-	keys, err := u.scan(ctx, u.c.key("us", "{*}", "f"))
+	keys, err := u.c.scan(ctx, u.c.key("us", "{*}", "f"))
 	if err != nil {
 		return nil, err
 	}
@@ -519,25 +532,6 @@ func (u *UserState) Users(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-// scan returns every key matching pattern.
-func (u *UserState) scan(ctx context.Context, pattern string) ([]string, error) {
-	c := u.c
-	var out []string
-	cursor := uint64(0)
-	for {
-		cctx, cancel := c.ctx(ctx)
-		e, err := c.rd.Do(cctx, c.rd.B().Scan().Cursor(cursor).Match(pattern).Count(500).Build()).AsScanEntry()
-		cancel()
-		if err = c.result("list keys", err); err != nil {
-			return nil, err
-		}
-		out = append(out, e.Elements...)
-		if cursor = e.Cursor; cursor == 0 {
-			return out, nil
-		}
-	}
 }
 
 // UserStore returns the user-state store (see UserState), as the

@@ -15,12 +15,15 @@ import (
 // redis-server seen through two clients (two instances), each test on a
 // prefix of its own.
 func TestUserStateConformance(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
+	testUserStateConformance(t, redistest.Start(t, redistest.Options{}).Config())
+}
+
+func testUserStateConformance(t *testing.T, cfg redistest.Config) {
 	quiet := slog.New(slog.DiscardHandler)
 	n := 0
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		n++
-		cfg := srv.Config()
+		cfg := cfg
 		cfg.Prefix = fmt.Sprintf("conformance%d:", n)
 		rk, err := userstate.NewRecordKeys(storetest.Secret)
 		if err != nil {
@@ -33,7 +36,7 @@ func TestUserStateConformance(t *testing.T) {
 			A: sa, B: b.UserState(rk, keys, nil), Keys: keys,
 			Corrupt: func(t *testing.T, user string) {
 				k := sa.factorsKey(user)
-				if err := a.rd.Do(context.Background(), a.rd.B().Hset().Key(k).FieldValue().FieldValue("r", `{"recovery":[]}`).Build()).Error(); err != nil {
+				if err := a.rd().Do(context.Background(), a.rd().B().Hset().Key(k).FieldValue().FieldValue("r", `{"recovery":[]}`).Build()).Error(); err != nil {
 					t.Fatal(err)
 				}
 			},

@@ -37,7 +37,7 @@ func (u *UserState) Token(ctx context.Context, token string) (*tokens.Token, tok
 	}
 	c := u.c
 	cctx, cancel := c.ctx(ctx)
-	vals, err := c.rd.DoCache(cctx, c.rd.B().Hmget().Key(k).Field("r", "m").Cache(), cacheTTL).ToArray()
+	vals, err := c.rd().DoCache(cctx, c.rd().B().Hmget().Key(k).Field("r", "m").Cache(), cacheTTL).ToArray()
 	cancel()
 	if err = c.result("find token", err); err != nil {
 		return nil, tokens.Broken, err
@@ -102,11 +102,11 @@ func (u *UserState) readTokens(ctx context.Context, hashes []string) (list []tok
 	c := u.c
 	cmds := make(rueidis.Commands, len(hashes))
 	for i, h := range hashes {
-		cmds[i] = c.rd.B().Hmget().Key(u.tokenKey(h)).Field("r", "m", "l").Build()
+		cmds[i] = c.rd().B().Hmget().Key(u.tokenKey(h)).Field("r", "m", "l").Build()
 	}
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	for i, res := range c.rd.DoMulti(cctx, cmds...) {
+	for i, res := range c.rd().DoMulti(cctx, cmds...) {
 		vals, err := res.ToArray()
 		if err = c.result("list tokens", err); err != nil {
 			return nil, nil, err
@@ -136,7 +136,7 @@ func (u *UserState) TokensOf(ctx context.Context, user string) ([]tokens.Token, 
 	c := u.c
 	ik := u.userTokensKey(user)
 	cctx, cancel := c.ctx(ctx)
-	hashes, err := c.rd.Do(cctx, c.rd.B().Smembers().Key(ik).Build()).AsStrSlice()
+	hashes, err := c.rd().Do(cctx, c.rd().B().Smembers().Key(ik).Build()).AsStrSlice()
 	cancel()
 	if err = c.result("list tokens", err); err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (u *UserState) TokensOf(ctx context.Context, user string) ([]tokens.Token, 
 	}
 	if len(gone) > 0 {
 		cctx, cancel := c.ctx(ctx)
-		c.result("list tokens", c.rd.Do(cctx, c.rd.B().Srem().Key(ik).Member(gone...).Build()).Error())
+		c.result("list tokens", c.rd().Do(cctx, c.rd().B().Srem().Key(ik).Member(gone...).Build()).Error())
 		cancel()
 	}
 	list = slices.DeleteFunc(list, func(t tokens.Token) bool { return t.User != user })
@@ -157,7 +157,7 @@ func (u *UserState) TokensOf(ctx context.Context, user string) ([]tokens.Token, 
 
 // AllTokens implements userstate.Store by scanning the token keys.
 func (u *UserState) AllTokens(ctx context.Context) ([]tokens.Token, error) {
-	keys, err := u.scan(ctx, u.tokenKey("*"))
+	keys, err := u.c.scan(ctx, u.tokenKey("*"))
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func sortTokens(list []tokens.Token) {
 // addTokenScript stores a token's record unless its key exists: 1
 // stored, 0 taken. ARGV: the record, its MAC, the expiry in Unix
 // milliseconds (0: none).
-var addTokenScript = rueidis.NewLuaScript(`
+var addTokenScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'r', ARGV[1], 'm', ARGV[2])
 if ARGV[3] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
@@ -216,12 +216,15 @@ func (u *UserState) AddToken(ctx context.Context, t tokens.Token) error {
 	}
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	if err := c.result("add token", c.rd.Do(cctx, c.rd.B().Sadd().Key(u.userTokensKey(t.User)).Member(t.Hash).Build()).Error()); err != nil {
+	res, err := c.write(cctx, "add token",
+		c.rd().B().Sadd().Key(u.userTokensKey(t.User)).Member(t.Hash).Build(),
+		addTokenScript.cmd(c, []string{k}, []string{string(raw), b64.EncodeToString(u.keys.Sum(k, string(raw))), exp}))
+	if err != nil {
 		return err
 	}
-	n, err := addTokenScript.Exec(cctx, c.rd, []string{k}, []string{string(raw), b64.EncodeToString(u.keys.Sum(k, string(raw))), exp}).AsInt64()
-	if err = c.result("add token", err); err != nil {
-		return err
+	n, err := res[1].AsInt64()
+	if err != nil {
+		return &Error{Op: "add token", Err: errBadReply}
 	}
 	if n != 1 {
 		return fmt.Errorf("redis: the token %s is stored already", t.ID)
@@ -263,7 +266,7 @@ func (u *UserState) deleteTokens(ctx context.Context, user string, hashes ...str
 	c := u.c
 	cmds := make(rueidis.Commands, 0, len(hashes))
 	for _, h := range hashes {
-		cmds = append(cmds, c.rd.B().Del().Key(u.tokenKey(h)).Build())
+		cmds = append(cmds, c.rd().B().Del().Key(u.tokenKey(h)).Build())
 	}
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
@@ -275,15 +278,15 @@ func (u *UserState) deleteTokens(ctx context.Context, user string, hashes ...str
 		u.ended[u.tokenKey(h)] = time.Now()
 	}
 	u.mu.Unlock()
+	// A revocation: the records and the index entries must survive a
+	// failover (Client.write).
+	cmds = append(cmds, c.rd().B().Srem().Key(u.userTokensKey(user)).Member(hashes...).Build())
+	res, err := c.write(cctx, "revoke token", cmds...)
 	n := 0
-	for _, res := range c.rd.DoMulti(cctx, cmds...) {
-		d, err := res.AsInt64()
-		if err = c.result("revoke token", err); err != nil {
-			return n, err
-		}
+	for _, r := range res[:min(len(res), len(hashes))] {
+		d, _ := r.AsInt64()
 		n += int(d)
 	}
-	err := c.result("revoke token", c.rd.Do(cctx, c.rd.B().Srem().Key(u.userTokensKey(user)).Member(hashes...).Build()).Error())
 	return n, err
 }
 
@@ -291,7 +294,7 @@ func (u *UserState) deleteTokens(ctx context.Context, user string, hashes ...str
 func (u *UserState) RevokeTokensOf(ctx context.Context, user string) (int, error) {
 	c := u.c
 	cctx, cancel := c.ctx(ctx)
-	hashes, err := c.rd.Do(cctx, c.rd.B().Smembers().Key(u.userTokensKey(user)).Build()).AsStrSlice()
+	hashes, err := c.rd().Do(cctx, c.rd().B().Smembers().Key(u.userTokensKey(user)).Build()).AsStrSlice()
 	cancel()
 	if err = c.result("revoke tokens", err); err != nil || len(hashes) == 0 {
 		return 0, err
@@ -301,7 +304,7 @@ func (u *UserState) RevokeTokensOf(ctx context.Context, user string) (int, error
 
 // usedScript writes a token's last use only while its record exists,
 // so that a use racing a revocation does not leave a key behind.
-var usedScript = rueidis.NewLuaScript(`
+var usedScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'l', ARGV[1]) end
 return 1
 `)
@@ -333,7 +336,7 @@ func (u *UserState) TokenUsed(ctx context.Context, t *tokens.Token, addr string,
 	if write {
 		c := u.c
 		cctx, cancel := c.ctx(ctx)
-		err := usedScript.Exec(cctx, c.rd, []string{u.tokenKey(t.Hash)}, []string{strconv.FormatInt(at.Unix(), 10)}).Error()
+		err := usedScript.exec(cctx, c, []string{u.tokenKey(t.Hash)}, []string{strconv.FormatInt(at.Unix(), 10)}).Error()
 		cancel()
 		if err = c.result("note token use", err); err != nil {
 			c.log.Warn("redis: writing a token's last use failed", "token", t.ID, "err", err)

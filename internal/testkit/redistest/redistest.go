@@ -49,13 +49,16 @@ type Options struct {
 
 // Server is a running redis-server.
 type Server struct {
-	t      testing.TB
-	bin    string
-	dir    string
-	opts   Options
-	port   int
-	cmd    *exec.Cmd
-	exited chan struct{}
+	t     testing.TB
+	bin   string
+	dir   string
+	opts  Options
+	port  int
+	extra []string // more arguments (cluster and replica nodes)
+	// sentinel runs redis-server --sentinel on the sentinel.conf in dir.
+	sentinel bool
+	cmd      *exec.Cmd
+	exited   chan struct{}
 	// CAFile is the PEM file of the CA that signed the server's
 	// certificate (Options.TLS).
 	CAFile string
@@ -122,12 +125,18 @@ func (s *Server) must(err error) {
 // the same order, so that a test converts one into the other
 // (redisstore.Options(srv.Config())) without this kit importing the store.
 type Config struct {
-	URL            string
-	Password       string
-	Prefix         string
-	TLSCA          string
-	ConnectTimeout time.Duration
-	CommandTimeout time.Duration
+	URL               string
+	Password          string
+	Prefix            string
+	TLSCA             string
+	ConnectTimeout    time.Duration
+	CommandTimeout    time.Duration
+	SentinelAddresses []string
+	SentinelMaster    string
+	SentinelPassword  string
+	ClusterAddresses  []string
+	ReplicasAcked     int
+	ReplicaTimeout    time.Duration
 }
 
 // Config returns what reaches this server.
@@ -187,7 +196,12 @@ func (s *Server) start() error {
 		}
 		args = append(args, "--aclfile", acl)
 	case s.opts.Password != "":
-		args = append(args, "--requirepass", s.opts.Password)
+		// masterauth: a replica (or a demoted master) gives it to its master.
+		args = append(args, "--requirepass", s.opts.Password, "--masterauth", s.opts.Password)
+	}
+	args = append(args, s.extra...)
+	if s.sentinel {
+		args = []string{filepath.Join(s.dir, "sentinel.conf"), "--sentinel"}
 	}
 	s.cmd = exec.Command(s.bin, args...)
 	// Its own process group: an interrupt at the terminal reaches the
