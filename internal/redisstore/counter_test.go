@@ -210,7 +210,7 @@ func TestCounterCheckFromCache(t *testing.T) {
 
 	scripts := func() int {
 		t.Helper()
-		info, err := a.rd.Do(ctx, a.rd.B().Info().Section("commandstats").Build()).ToString()
+		info, err := a.rd().Do(ctx, a.rd().B().Info().Section("commandstats").Build()).ToString()
 		if err != nil {
 			t.Fatal(err)
 		}

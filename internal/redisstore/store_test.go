@@ -566,11 +566,11 @@ func TestSessionOutsideIndexRefused(t *testing.T) {
 		}
 	}
 	index := a.key("u", "alice")
-	members, err := a.rd.Do(ctx, a.rd.B().Zrange().Key(index).Min("0").Max("-1").Build()).AsStrSlice()
+	members, err := a.rd().Do(ctx, a.rd().B().Zrange().Key(index).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil || len(members) != 1 {
 		t.Fatalf("the index holds %v, %v", members, err)
 	}
-	if err := a.rd.Do(ctx, a.rd.B().Zrem().Key(index).Member(members[0]).Build()).Error(); err != nil {
+	if err := a.rd().Do(ctx, a.rd().B().Zrem().Key(index).Member(members[0]).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	// Refused on both instances, b having read it through its cache.
