@@ -444,36 +444,9 @@ func TestRevokeUserWithoutIndex(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	a, b, cmd := open(t, srv.Config(), nil), open(t, srv.Config(), nil), open(t, srv.Config(), nil)
 	ctx := context.Background()
-	manager := func(c *Client) *session.Manager {
-		m, err := session.NewManager(session.Options{Store: c.SessionStore(), Key: bytes.Repeat([]byte("k"), 32), Type: "flask-login"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	ma, mb := manager(a), manager(b)
-	signIn := func() *http.Cookie {
-		w := httptest.NewRecorder()
-		if _, err := ma.Start(w, httptest.NewRequest("GET", "/", nil), session.Data{Username: "alice"}); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range w.Result().Cookies() {
-			if c.Name == ma.CookieName() {
-				return c
-			}
-		}
-		t.Fatal("no session cookie")
-		return nil
-	}
-	loads := func(m *session.Manager, c *http.Cookie) bool {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.AddCookie(c)
-		_, ok, err := m.Load(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
+	ma, mb := aliceManager(t, a, 0), aliceManager(t, b, 0)
+	signIn := func() *http.Cookie { return aliceSignsIn(t, ma) }
+	loads := func(m *session.Manager, c *http.Cookie) bool { return sessionLoads(t, m, c) }
 	cookie := signIn()
 	for _, m := range []*session.Manager{ma, mb} {
 		if !loads(m, cookie) {
@@ -529,36 +502,9 @@ func TestSessionOutsideIndexRefused(t *testing.T) {
 	a, b := open(t, srv.Config(), nil), open(t, srv.Config(), nil)
 	ctx := context.Background()
 	const limit = 2
-	manager := func(c *Client) *session.Manager {
-		m, err := session.NewManager(session.Options{Store: c.SessionStore(), Key: bytes.Repeat([]byte("k"), 32), Type: "flask-login", MaxPerUser: limit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	ma, mb := manager(a), manager(b)
-	signIn := func() *http.Cookie {
-		w := httptest.NewRecorder()
-		if _, err := ma.Start(w, httptest.NewRequest("GET", "/", nil), session.Data{Username: "alice"}); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range w.Result().Cookies() {
-			if c.Name == ma.CookieName() {
-				return c
-			}
-		}
-		t.Fatal("no session cookie")
-		return nil
-	}
-	loads := func(m *session.Manager, c *http.Cookie) bool {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.AddCookie(c)
-		_, ok, err := m.Load(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
+	ma, mb := aliceManager(t, a, limit), aliceManager(t, b, limit)
+	signIn := func() *http.Cookie { return aliceSignsIn(t, ma) }
+	loads := func(m *session.Manager, c *http.Cookie) bool { return sessionLoads(t, m, c) }
 	hidden := signIn()
 	for name, m := range map[string]*session.Manager{"a": ma, "b": mb} {
 		if !loads(m, hidden) {
@@ -596,4 +542,43 @@ func TestSessionOutsideIndexRefused(t *testing.T) {
 	if live != limit || seen[len(seen)-1] {
 		t.Fatalf("alice's sessions, the hidden one last, load: %v; want %d of them, the hidden one not", seen, limit)
 	}
+}
+
+// aliceManager is a flask-login session manager over c's store, with at
+// most maxPerUser sessions a user (0: the manager's default).
+func aliceManager(t *testing.T, c *Client, maxPerUser int) *session.Manager {
+	t.Helper()
+	m, err := session.NewManager(session.Options{Store: c.SessionStore(), Key: bytes.Repeat([]byte("k"), 32), Type: "flask-login", MaxPerUser: maxPerUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// aliceSignsIn starts a session of alice's with m and returns its cookie.
+func aliceSignsIn(t *testing.T, m *session.Manager) *http.Cookie {
+	t.Helper()
+	w := httptest.NewRecorder()
+	if _, err := m.Start(w, httptest.NewRequest("GET", "/", nil), session.Data{Username: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range w.Result().Cookies() {
+		if c.Name == m.CookieName() {
+			return c
+		}
+	}
+	t.Fatal("no session cookie")
+	return nil
+}
+
+// sessionLoads reports whether m loads the session of cookie c.
+func sessionLoads(t *testing.T, m *session.Manager, c *http.Cookie) bool {
+	t.Helper()
+	r := httptest.NewRequest("GET", "/", nil)
+	r.AddCookie(c)
+	_, ok, err := m.Load(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
 }
