@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/testkit/certtest"
 )
 
 // excerptMark starts the first line of an ini snippet of the docs that is
@@ -56,7 +58,7 @@ func iniSnippets(t *testing.T) []iniSnippet {
 }
 
 // snippetPath matches the absolute paths a snippet names.
-var snippetPath = regexp.MustCompile(`(?m)^(\s*(?:users_file|groups_file|state_dir|dir|login_template|tls_ca|icon|factors_file|tokens_file)\s*[=:]\s*)(/\S+)\s*$`)
+var snippetPath = regexp.MustCompile(`(?m)^(\s*(?:users_file|groups_file|state_dir|dir|login_template|tls_ca|tls_cert|tls_key|icon|factors_file|tokens_file)\s*[=:]\s*)(/\S+)\s*$`)
 
 // snippetEnv matches the ${NAME} references of a snippet.
 var snippetEnv = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -87,6 +89,7 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 			}
 			root := t.TempDir()
 			t.Chdir(root)
+			pair := certtest.NewCA(t).Valid(t, "backups.example.lan", "192.168.1.20")
 			text = snippetPath.ReplaceAllStringFunc(text, func(m string) string {
 				sub := snippetPath.FindStringSubmatch(m)
 				key, path := strings.TrimSpace(strings.TrimRight(sub[1], "=: \t")), sub[2]
@@ -99,6 +102,10 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 					os.WriteFile(local, []byte("admins: alice\noperators: bob\nmedia: alice\n"), 0o600)
 				case "dir":
 					os.MkdirAll(local, 0o755)
+				case "tls_cert":
+					os.WriteFile(local, pair.CertPEM, 0o644)
+				case "tls_key":
+					os.WriteFile(local, pair.KeyPEM, 0o600)
 				}
 				return sub[1] + local
 			})
