@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/fspath"
+	"github.com/backupweb/backupweb/internal/tlscert"
 )
 
 // runCheckConfig loads and validates the configuration exactly as serve
@@ -76,6 +80,9 @@ func runCheckConfig(c *cli, args []string) int {
 		return exitError
 	}
 	fmt.Fprintf(c.stdout, "configuration ok: %s, authentication type %s\n", sourceName(a.Config.Source), a.TypeName)
+	if t := a.Config.Server.TLS; t.Leaf != nil {
+		fmt.Fprintf(c.stdout, "https: %s covers %s; valid until %s\n", fspath.Show(t.CertFile), strings.Join(tlscert.Hosts(t.Leaf), ", "), t.Leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
 	if prev := app.PreviousSecret(opts.LookupEnv); prev != nil && a.Type.NeedsSecret {
 		fmt.Fprintf(c.stdout, "secret key rotation: %s is set and accepted for reading what was made under it; run `backupweb rotate-secret`, then remove it\n", app.PreviousEnv)
 	}
@@ -127,6 +134,10 @@ func servicePaths(a *app.App) []servicePath {
 	}
 	if cfg.Server.Store == config.StoreRedis && cfg.Redis.TLSCA != "" {
 		ps = append(ps, servicePath{section: "redis", key: "tls_ca", path: cfg.Redis.TLSCA, need: readFile})
+	}
+	if t := cfg.Server.TLS; t.On() {
+		ps = append(ps, servicePath{section: "server", key: "tls_cert", path: t.CertFile, need: readFile},
+			servicePath{section: "server", key: "tls_key", path: t.KeyFile, need: readFile})
 	}
 	if cfg.UI.Icon != "" && cfg.UI.Icon != config.NoIcon {
 		ps = append(ps, servicePath{section: "ui", key: "icon", path: cfg.UI.Icon, need: readFile})

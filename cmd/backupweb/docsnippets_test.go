@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/testkit/certtest"
 )
 
 // excerptMark starts the first line of an ini snippet of the docs that is
@@ -64,7 +66,7 @@ func iniSnippets(t *testing.T) []iniSnippet {
 }
 
 // snippetPath matches the absolute paths a snippet names.
-var snippetPath = regexp.MustCompile(`(?m)^(\s*(?:users_file|groups_file|state_dir|dir|login_template|tls_ca|ca_file|icon|factors_file|tokens_file)\s*[=:]\s*)(/\S+)\s*$`)
+var snippetPath = regexp.MustCompile(`(?m)^(\s*(?:users_file|groups_file|state_dir|dir|login_template|tls_ca|ca_file|tls_cert|tls_key|icon|factors_file|tokens_file)\s*[=:]\s*)(/\S+)\s*$`)
 
 // snippetEnv matches the ${NAME} references of a snippet.
 var snippetEnv = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -95,6 +97,7 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 			}
 			root := t.TempDir()
 			t.Chdir(root)
+			pair := certtest.NewCA(t).Valid(t, "backups.example.lan", "192.168.1.20")
 			text = snippetPath.ReplaceAllStringFunc(text, func(m string) string {
 				sub := snippetPath.FindStringSubmatch(m)
 				key, path := strings.TrimSpace(strings.TrimRight(sub[1], "=: \t")), sub[2]
@@ -109,6 +112,10 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 					os.MkdirAll(local, 0o755)
 				case "ca_file":
 					os.WriteFile(local, snippetCA(t), 0o644)
+				case "tls_cert":
+					os.WriteFile(local, pair.CertPEM, 0o644)
+				case "tls_key":
+					os.WriteFile(local, pair.KeyPEM, 0o600)
 				}
 				return sub[1] + local
 			})

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"github.com/backupweb/backupweb/internal/buildinfo"
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/metrics"
+	"github.com/backupweb/backupweb/internal/tlscert"
 	"github.com/backupweb/backupweb/internal/web"
 )
 
@@ -94,13 +97,32 @@ func runServe(c *cli, args []string) int {
 	case a.Config.Server.Mode == config.ModeForwardAuth:
 		guarding = "forward-auth answers only"
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "version", buildinfo.Get().String(), "auth_type", a.Provider.Type(), "serving", guarding)
+	srv := web.NewServer(live, log)
+	scheme := "http"
+	if tc := a.Config.Server.TLS; a.TLS != nil {
+		scheme = "https"
+		srv.TLSConfig = tlscert.ServerConfig(tc.MinVersion, a.TLS.GetCertificate)
+		ln = tls.NewListener(ln, srv.TLSConfig)
+		if tc.HSTS {
+			srv.Handler = web.StrictTransport(live, config.HSTSValue)
+		}
+		if tc.RedirectListen != "" {
+			stop, err := c.serveRedirect(tc.RedirectListen, a.Config.Server.PublicURL, ln.Addr(), log)
+			if err != nil {
+				log.Error("cannot listen for plain HTTP", "addr", tc.RedirectListen, "err", err)
+				ln.Close()
+				return exitError
+			}
+			defer stop()
+		}
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "scheme", scheme, "version", buildinfo.Get().String(), "auth_type", a.Provider.Type(), "serving", guarding)
 
 	// SIGHUP reloads the configuration, and through it the files it
-	// names (Live.Reload).
+	// names (Live.Reload), the TLS pair among them.
 	stopFollowing := c.keepCurrent(a.Watchers(), []auth.Reloader{live})
 	defer stopFollowing()
-	if err := web.Serve(c.ctx, web.NewServer(live, log), ln); err != nil {
+	if err := web.Serve(c.ctx, srv, ln); err != nil {
 		log.Error("server stopped", "err", err)
 		return exitError
 	}
@@ -160,6 +182,28 @@ func (c *cli) serveMetrics(addr string, m *metrics.Metrics, pprof bool, log *slo
 		}
 	}()
 	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics", "pprof", pprof)
+	return func() { cancel(); <-done }, nil
+}
+
+// serveRedirect answers every plain-HTTP request on addr with 308 to
+// https ([server] redirect_http_listen): to origin (public_url) when set,
+// else to the request's host on the port of httpsAddr, until the returned
+// function is called (or the program's context ends).
+func (c *cli) serveRedirect(addr string, origin *url.URL, httpsAddr net.Addr, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(httpsAddr.String())
+	ctx, cancel := context.WithCancel(c.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := web.Serve(ctx, web.NewServer(web.RedirectHTTPS(origin, port), log), ln); err != nil {
+			log.Error("redirect server stopped", "err", err)
+		}
+	}()
+	log.Info("redirecting plain HTTP to https", "addr", ln.Addr().String())
 	return func() { cancel(); <-done }, nil
 }
 

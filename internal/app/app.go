@@ -27,6 +27,7 @@ import (
 	"github.com/backupweb/backupweb/internal/metrics"
 	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/refusal"
+	"github.com/backupweb/backupweb/internal/tlscert"
 	"github.com/backupweb/backupweb/internal/web"
 )
 
@@ -73,6 +74,9 @@ type App struct {
 	// Groups is [authentication] groups_file (basic, flask-login); nil
 	// when unset.
 	Groups *groupfile.File
+	// TLS is the certificate and key listen serves (Open only, with
+	// [server] tls_cert): read again on SIGHUP and when the files change.
+	TLS *tlscert.Files
 	// files are the paths of the type's file keys (Check only), by key:
 	// see Files.
 	files map[string]string
@@ -178,6 +182,14 @@ func Open(path string, opts Options) *App {
 	}
 	if err == nil && t.AuthOff {
 		warnAuthOff(cfg, lookupEnv)
+	}
+	if cfg.Server.TLS.On() && !cfg.Report.HasErrors() {
+		files, err := tlscert.Open(cfg.Server.TLS.CertFile, cfg.Server.TLS.KeyFile, log)
+		if err != nil { // changed since Load read it
+			cfg.File.Section("server").Errorf("tls_cert", "%v", err)
+		} else {
+			a.TLS = files
+		}
 	}
 	return a
 }

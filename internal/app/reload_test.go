@@ -13,6 +13,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/config"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/certtest"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
@@ -55,7 +56,9 @@ var reloadValue = map[string]string{
 	"server.pprof_public":  "true",
 	"server.cookie_domain": "example.com", "server.store": "redis", "server.mode": "proxy",
 	"server.public_url": "https://backups.example.com",
-	"backups.dir":       "DIR/backups2", "backups.max_age": "24h",
+	"server.tls_cert":   "DIR/tls2.crt", "server.tls_key": "DIR/tls2.key", "server.tls_min_version": "1.3",
+	"server.hsts": "false", "server.redirect_http_listen": "127.0.0.1:0",
+	"backups.dir": "DIR/backups2", "backups.max_age": "24h",
 	"backups.shrink_ratio": "0.3", "backups.shrink_window": "3", "backups.verify_every": "1h", "backups.verify_rate": "10MB/s",
 	"proxy.upstream": "http://127.0.0.1:2", "proxy.user_header": "X-Who", "proxy.email_header": "X-Mail",
 	"proxy.pass_authorization": "true", "proxy.dial_timeout": "2s", "proxy.response_header_timeout": "2m",
@@ -89,17 +92,22 @@ var wantLive = map[string]bool{
 // they change to needs these too, which are given in the base and the
 // changed file alike.
 var reloadNeeds = map[string]map[string]string{
-	"passkey_login":            {"server.public_url": "https://backups.example.com"},
-	"server.pprof":             {"server.metrics_listen": "127.0.0.1:0"},
-	"server.cookie_domain":     {"server.public_url": "https://backups.example.com"},
-	"authorized_orgs":          {"provider": "github"},
-	"authorized_teams":         {"provider": "github"},
-	"authorized_groups":        {"provider": "gitlab"},
-	"base_url":                 {"provider": "gitlab"},
-	"redis.tls_ca":             {"redis.url": "rediss://127.0.0.1:1"},
-	"redis.sentinel_addresses": {"redis.sentinel_master": "mymaster"},
-	"redis.sentinel_master":    {"redis.sentinel_addresses": "10.0.0.1:26379", "redis.sentinel_master": "mymaster"},
-	"redis.sentinel_password":  {"redis.sentinel_addresses": "10.0.0.1:26379", "redis.sentinel_master": "mymaster"},
+	"passkey_login":               {"server.public_url": "https://backups.example.com"},
+	"server.pprof":                {"server.metrics_listen": "127.0.0.1:0"},
+	"server.tls_cert":             tlsPair,
+	"server.tls_key":              tlsPair,
+	"server.tls_min_version":      tlsPair,
+	"server.hsts":                 tlsPair,
+	"server.redirect_http_listen": tlsPair,
+	"server.cookie_domain":        {"server.public_url": "https://backups.example.com"},
+	"authorized_orgs":             {"provider": "github"},
+	"authorized_teams":            {"provider": "github"},
+	"authorized_groups":           {"provider": "gitlab"},
+	"base_url":                    {"provider": "gitlab"},
+	"redis.tls_ca":                {"redis.url": "rediss://127.0.0.1:1"},
+	"redis.sentinel_addresses":    {"redis.sentinel_master": "mymaster"},
+	"redis.sentinel_master":       {"redis.sentinel_addresses": "10.0.0.1:26379", "redis.sentinel_master": "mymaster"},
+	"redis.sentinel_password":     {"redis.sentinel_addresses": "10.0.0.1:26379", "redis.sentinel_master": "mymaster"},
 }
 
 // TestReloadEveryKey changes each key of the table of types (for its
@@ -171,9 +179,17 @@ func TestReloadEveryKey(t *testing.T) {
 	}
 }
 
+// tlsPair are the keys of HTTPS from the pair baseKeys writes.
+var tlsPair = map[string]string{"server.tls_cert": "DIR/tls.crt", "server.tls_key": "DIR/tls.key"}
+
 // baseKeys is the base configuration of type typ, as "section.key".
 func baseKeys(t *testing.T, dir, typ string) map[string]string {
 	t.Helper()
+	pair := certtest.NewCA(t).Valid(t, "backups.example.com")
+	for _, name := range []string{"tls", "tls2"} { // the same pair twice
+		certtest.WriteFile(t, filepath.Join(dir, name+".crt"), pair.CertPEM)
+		certtest.WriteFile(t, filepath.Join(dir, name+".key"), pair.KeyPEM)
+	}
 	for name, content := range map[string]string{
 		"users":      testkit.Users(t, testPasswords, "alice", "bob"),
 		"users2":     testkit.Users(t, testPasswords, "alice"),

@@ -146,9 +146,12 @@ func brand(cfg *config.Config) ui.Brand {
 }
 
 // Watchers are what keeps its data current while serving: the provider's
-// (the user file's poller) and the groups file's.
+// (the user file's poller), the groups file's and the TLS pair's.
 func (a *App) Watchers() []auth.Watcher {
 	var out []auth.Watcher
+	if a.TLS != nil {
+		out = append(out, a.TLS)
+	}
 	if w, ok := a.Provider.(auth.Watcher); ok {
 		out = append(out, w)
 	}
@@ -158,10 +161,13 @@ func (a *App) Watchers() []auth.Watcher {
 	return out
 }
 
-// Reloaders are what SIGHUP reloads: the provider's data and the groups
-// file.
+// Reloaders are what SIGHUP reloads: the provider's data, the groups
+// file and the TLS pair.
 func (a *App) Reloaders() []auth.Reloader {
 	var out []auth.Reloader
+	if a.TLS != nil {
+		out = append(out, a.TLS)
+	}
 	if r, ok := a.Provider.(auth.Reloader); ok {
 		out = append(out, r)
 	}

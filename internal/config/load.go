@@ -16,6 +16,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/ini"
+	"github.com/backupweb/backupweb/internal/tlscert"
 )
 
 // DefaultPath is the file Load reads when no path is given and it exists.
@@ -99,6 +100,10 @@ type Server struct {
 	// origin the only origin passkeys are accepted from; redirects that
 	// must be absolute are built on it. Required when passkeys are in use.
 	PublicURL *url.URL
+	// TLS is HTTPS served by the program itself ([server] tls_cert and
+	// the keys beside it). With it, PublicURL defaults to the https
+	// origin of the certificate's first host.
+	TLS TLS
 }
 
 // Backups is the [backups] section.
@@ -249,7 +254,7 @@ func checkPublicMetrics(s *ini.Section, srv Server) {
 
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "pprof_public", "cookie_domain", "store", "mode", "public_url"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "pprof_public", "cookie_domain", "store", "mode", "public_url", "tls_cert", "tls_key", "tls_min_version", "hsts", "redirect_http_listen"}
 	backupsKeys = []string{"dir", "max_age", "shrink_ratio", "shrink_window", "verify_every", "verify_rate"}
 )
 
@@ -291,6 +296,12 @@ func loadServer(s *ini.Section) Server {
 	srv.TrustedProxies = parseProxies(s)
 	srv.CookieDomain = checkCookieDomain(s)
 	srv.PublicURL = loadPublicURL(s)
+	srv.TLS = loadTLS(s, srv.Listen, time.Now())
+	if srv.PublicURL == nil && !s.Has("public_url") {
+		srv.PublicURL = httpsOrigin(srv.TLS, srv.Listen)
+	} else if leaf := srv.TLS.Leaf; srv.PublicURL != nil && leaf != nil && !tlscert.Covers(leaf, srv.PublicURL.Hostname()) {
+		s.Warnf("public_url", "the host %s is not among those the certificate %s covers (%s); browsers will refuse the connection", srv.PublicURL.Hostname(), fspath.Show(srv.TLS.CertFile), strings.Join(tlscert.Hosts(leaf), ", "))
+	}
 	return srv
 }
 

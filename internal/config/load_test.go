@@ -1,6 +1,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestLoadDefaultsWithoutFile(t *testing.T) {
 	if cfg.Source != "" || cfg.Report == nil || len(cfg.Report.Problems()) != 0 {
 		t.Fatalf("Source %q, problems %v", cfg.Source, cfg.Report.Problems())
 	}
-	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state", AccessLog: true, Store: StoreFile, Mode: ModeCatalog}
+	want := Server{Listen: "127.0.0.1:8080", StateDir: "./state", AccessLog: true, Store: StoreFile, Mode: ModeCatalog, TLS: TLS{MinVersion: tls.VersionTLS12, HSTS: true}}
 	if !reflect.DeepEqual(cfg.Server, want) || cfg.Backups.Dir != "./backups" {
 		t.Errorf("Server %+v, Backups %+v", cfg.Server, cfg.Backups)
 	}
@@ -103,6 +104,7 @@ client_secret = ${SECRET}
 		MetricsListen: "127.0.0.1:9090",
 		Store:         "file",
 		Mode:          ModeCatalog,
+		TLS:           TLS{MinVersion: tls.VersionTLS12, HSTS: true},
 		TrustedProxies: []netip.Prefix{
 			netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16"),
 			netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fd00::/8"),

@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"internal/secretkey":  nil,
 	"internal/session":    {"internal/atomicfile"},
 	"internal/throttle":   nil,
+	"internal/tlscert":    {"internal/filewatch", "internal/fspath"},
 
 	// Formats and files.
 	"internal/ini":       {"internal/fspath"},
@@ -65,11 +66,11 @@ var allowed = map[string][]string{
 	"internal/metrics":    {"internal/access", "internal/auth", "internal/buildinfo", "internal/password", "internal/session"},
 
 	// The program's sections (they read [redis] into the store's options).
-	"internal/config": {"internal/access", "internal/fspath", "internal/ini", "internal/redisstore"},
+	"internal/config": {"internal/access", "internal/fspath", "internal/ini", "internal/redisstore", "internal/tlscert"},
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"internal/access", "internal/auth", "internal/directory", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate", "internal/secretkey"},
+	"internal/app": {"internal/access", "internal/auth", "internal/directory", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate", "internal/secretkey", "internal/tlscert"},
 
 	// The public face (the module root, package backupweb): the
 	// specification's interface for other Go programs, built on the
@@ -77,7 +78,7 @@ var allowed = map[string][]string{
 	".": {"internal/auth", "internal/groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web", "internal/refusal"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/ui", "internal/userfile", "internal/userstate"},
+	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/tlscert", "internal/ui", "internal/userfile", "internal/userstate"},
 	"internal/cmd/loadtest": {"internal/testkit/redistest", "internal/testkit", "internal/testkit/toolstest"},
 
 	// The benchmark's plain server: the standard library only.
@@ -86,6 +87,7 @@ var allowed = map[string][]string{
 	// Test kits.
 	"internal/repo":                 nil,
 	"internal/testkit/benchtest":    nil,
+	"internal/testkit/certtest":     nil,
 	"internal/testkit/browsertest":  {"internal/testkit/toolstest"},
 	"internal/testkit/clocktest":    nil,
 	"internal/testkit/logtest":      nil,

@@ -22,8 +22,8 @@ const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'se
 // mounts a session type's pages wraps them with it too: the Content-Security-Policy, X-Content-Type-Options: nosniff,
 // Referrer-Policy: no-referrer (download links hold backup names) and
 // X-Frame-Options: DENY for browsers without frame-ancestors. It does not
-// set Strict-Transport-Security: the service speaks plain HTTP behind a TLS
-// proxy, which is where HSTS belongs.
+// set Strict-Transport-Security: behind a TLS proxy HSTS is the proxy's;
+// when the program serves HTTPS itself, StrictTransport sets it.
 func SecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setSecurityHeaders(w.Header())
