@@ -123,12 +123,18 @@ func withBasic(r *http.Request) { r.SetBasicAuth(goodUser, goodPassword) }
 // signIn logs alice in through the form with client c (its cookie jar is
 // replaced) and returns the cookies of her session.
 func signIn(c *http.Client, base string) ([]*http.Cookie, error) {
+	return signInAs(c, base, goodUser, goodPassword)
+}
+
+// signInAs logs user in with password through the form with client c
+// (its cookie jar is replaced) and returns the cookies of the session.
+func signInAs(c *http.Client, base, user, password string) ([]*http.Cookie, error) {
 	c.Jar = newJar()
 	token, err := formToken(c, base)
 	if err != nil {
 		return nil, err
 	}
-	code, err := postLogin(context.Background(), c, base, token, goodUser, goodPassword)
+	code, err := postLogin(context.Background(), c, base, token, user, password)
 	if err != nil {
 		return nil, fmt.Errorf("POST /login: %w", err)
 	}

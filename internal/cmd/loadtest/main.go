@@ -27,6 +27,21 @@
 // measures its latency; they report the wrong verdicts (401) against the
 // bound and the 429s.
 //
+// The failover scenario loads running instances instead: -targets names
+// their base URLs, -user the name it signs in as, $LOADTEST_PASSWORD its
+// password. It signs in on the first target (the valid session), signs in
+// and out on the last (the revoked session), prints "failover: loading"
+// and then, at -conns connections each to the next target in turn, sends
+// the valid session, the revoked one and none to /api/backups while the
+// store behind them is made to fail over. It fails on a 2xx without the
+// valid session, and on any answer to the valid session other than a 2xx
+// or a 503 with Retry-After (a 401 or a cleared cookie is a sign-out);
+// it prints the counts; after the load every target must admit the valid
+// session and refuse the revoked one. -until-eof also ends the load when
+// standard input ends, so that a program driving the fault decides when:
+//
+//	LOADTEST_PASSWORD=... go run ./internal/cmd/loadtest -targets http://127.0.0.1:8080,http://127.0.0.1:8081 -user alice -duration 60s
+//
 // It builds ./cmd/backupweb (run it from the module's root), or loads the
 // binary named by -bin. Every part is bounded by -duration and
 // -max-requests and stops by itself; nothing leaves 127.0.0.1 and
@@ -86,7 +101,9 @@ func main() {
 var stopping atomic.Bool
 
 // running reports whether a loop bounded by deadline goes on.
-func running(deadline time.Time) bool { return !stopping.Load() && time.Now().Before(deadline) }
+func running(deadline time.Time) bool {
+	return !stopping.Load() && !loadEnded.Load() && time.Now().Before(deadline)
+}
 
 // env is what every scenario shares: the settings, the program to load
 // and the folder where servers keep their files.
@@ -94,6 +111,9 @@ type env struct {
 	opts options
 	bin  string
 	dir  string
+	// out is where the results go; stdin is read by -until-eof.
+	out   io.Writer
+	stdin io.Reader
 }
 
 // scenario is one named way of loading the program; run returns one
@@ -115,6 +135,7 @@ var scenarios = []scenario{
 	{"cold-start", "the first -conns requests at the same instant on a fresh start: only 2xx, one bcrypt check", runColdStart},
 	{"flood-basic", "wrong Basic passwords from 127.0.0.1, measured from 127.0.0.2: verdicts within max_failures", runFloodBasic},
 	{"flood-login", "wrong logins from 127.0.0.1, measured from 127.0.0.2: verdicts within max_failures", runFloodLogin},
+	{"failover", "with -targets: a valid session, a revoked one and none through running instances while their store fails over: only 2xx or 503 with Retry-After, only with the valid session", runFailover},
 }
 
 // run builds (or takes) the program, runs the chosen scenarios, prints a
@@ -125,15 +146,18 @@ func run(o options, out io.Writer) (bool, error) {
 		return false, err
 	}
 	defer os.RemoveAll(dir)
-	e := &env{opts: o, dir: dir, bin: o.bin}
-	if e.bin == "" {
+	e := &env{opts: o, dir: dir, bin: o.bin, out: out, stdin: os.Stdin}
+	switch {
+	case len(o.targets) > 0:
+		// Running instances are loaded: nothing to build or start.
+	case e.bin == "":
 		e.bin = filepath.Join(dir, "backupweb")
 		build := exec.Command("go", "build", "-o", e.bin, "./cmd/backupweb")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return false, fmt.Errorf("building ./cmd/backupweb (run from the module's root, or give -bin): %w", err)
 		}
-	} else {
+	default:
 		if e.bin, err = filepath.Abs(e.bin); err != nil {
 			return false, fmt.Errorf("-bin: %w", err)
 		}

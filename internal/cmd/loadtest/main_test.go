@@ -12,7 +12,8 @@ import (
 )
 
 func TestParseArgs(t *testing.T) {
-	all := scenarioNames()
+	all := slices.DeleteFunc(scenarioNames(), func(s string) bool { return s == "failover" })
+	two := []string{"http://127.0.0.1:1", "http://127.0.0.1:2"}
 	tests := []struct {
 		name    string
 		args    []string
@@ -30,6 +31,15 @@ func TestParseArgs(t *testing.T) {
 			want: []string{"proxy"}, check: func(o options) bool {
 				return o.conns == 8 && o.duration == 3*time.Second && o.bin == "/tmp/bw" && o.maxRequests == 5000 && o.goal == 0
 			}},
+		{name: "targets", args: []string{"-targets", "http://127.0.0.1:1/, http://127.0.0.1:2", "-user", "alice", "-until-eof"}, want: []string{"failover"},
+			check: func(o options) bool { return slices.Equal(o.targets, two) && o.user == "alice" && o.untilEOF }},
+		{name: "targets and failover", args: []string{"-scenario", "failover", "-targets", "http://127.0.0.1:1", "-user", "a"}, want: []string{"failover"}},
+		{name: "failover without targets", args: []string{"-scenario", "basic,failover"}, wantErr: "the failover scenario needs -targets"},
+		{name: "targets with another scenario", args: []string{"-scenario", "basic", "-targets", "http://127.0.0.1:1", "-user", "a"}, wantErr: "only the failover scenario"},
+		{name: "targets without user", args: []string{"-targets", "http://127.0.0.1:1"}, wantErr: "-targets needs -user"},
+		{name: "user without targets", args: []string{"-user", "alice"}, wantErr: "-user and -until-eof are for the failover scenario"},
+		{name: "target with a path", args: []string{"-targets", "http://127.0.0.1:1/api", "-user", "a"}, wantErr: "not a base URL"},
+		{name: "target without a scheme", args: []string{"-targets", "127.0.0.1:1", "-user", "a"}, wantErr: "not a base URL"},
 		{name: "unknown scenario", args: []string{"-scenario", "basic,login"}, wantErr: `unknown scenario "login"`},
 		{name: "empty name", args: []string{"-scenario", "basic,"}, wantErr: "empty name"},
 		{name: "zero duration", args: []string{"-duration", "0s"}, wantErr: "-duration must be positive"},

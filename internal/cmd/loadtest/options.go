@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,13 @@ type options struct {
 	// goal bounds the measuring client's 99th percentile during a flood;
 	// 0 turns that check off.
 	goal time.Duration
+	// targets are the base URLs of running instances the failover
+	// scenario loads, user is the name it signs in as (the password is in
+	// $LOADTEST_PASSWORD), and untilEOF ends its load when standard input
+	// ends.
+	targets  []string
+	user     string
+	untilEOF bool
 }
 
 // errHelp is returned by parseArgs for -h and -help: the usage has been
@@ -48,6 +56,9 @@ func parseArgs(args []string, out io.Writer) (options, error) {
 	fs.Int64Var(&o.maxRequests, "max-requests", 2_000_000, "upper bound on the requests of each part of a scenario")
 	fs.IntVar(&o.flooders, "flooders", 0, "flooding clients of the flood scenarios (default 16 for flood-basic, 64 for flood-login)")
 	fs.DurationVar(&o.goal, "goal", 100*time.Millisecond, "during a flood, the measuring client's 99th percentile must stay under this (0: not checked)")
+	targets := fs.String("targets", "", "failover scenario: base URLs of running instances, comma-separated (http://127.0.0.1:8080,http://127.0.0.1:8081)")
+	fs.StringVar(&o.user, "user", "", "failover scenario: the name to sign in as; its password is read from $"+passwordEnv)
+	fs.BoolVar(&o.untilEOF, "until-eof", false, "failover scenario: also end the load when standard input ends (for a program driving a fault)")
 	fs.Usage = func() {
 		fmt.Fprintln(out, "usage: loadtest [flags]")
 		fmt.Fprintln(out, "\nscenarios:")
@@ -66,6 +77,28 @@ func parseArgs(args []string, out io.Writer) (options, error) {
 	var err error
 	if o.scenarios, err = selectScenarios(*scenario); err != nil {
 		return options{}, err
+	}
+	if o.targets, err = parseTargets(*targets); err != nil {
+		return options{}, err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if len(o.targets) > 0 && !given["scenario"] {
+		o.scenarios = []string{"failover"}
+	}
+	switch {
+	case len(o.targets) > 0 && !slices.Equal(o.scenarios, []string{"failover"}):
+		return options{}, errors.New("-targets loads running instances: only the failover scenario runs with it")
+	case len(o.targets) == 0 && slices.Contains(strings.Split(strings.ReplaceAll(*scenario, " ", ""), ","), "failover"):
+		return options{}, errors.New("the failover scenario needs -targets")
+	case len(o.targets) > 0 && o.user == "":
+		return options{}, errors.New("-targets needs -user (and its password in $" + passwordEnv + ")")
+	case len(o.targets) == 0 && (o.user != "" || o.untilEOF):
+		return options{}, errors.New("-user and -until-eof are for the failover scenario, with -targets")
+	}
+	if len(o.targets) == 0 {
+		// "all" is every scenario that starts its own servers.
+		o.scenarios = slices.DeleteFunc(o.scenarios, func(s string) bool { return s == "failover" })
 	}
 	switch {
 	case o.duration <= 0:
@@ -118,4 +151,22 @@ func scenarioNames() []string {
 		names[i] = s.name
 	}
 	return names
+}
+
+// parseTargets reads -targets: base URLs (http or https, a host, no
+// path), comma-separated; empty: none.
+func parseTargets(value string) ([]string, error) {
+	if strings.TrimSpace(value) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, t := range strings.Split(value, ",") {
+		t = strings.TrimSuffix(strings.TrimSpace(t), "/")
+		u, err := url.Parse(t)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+			return nil, fmt.Errorf("-targets: %q is not a base URL like http://127.0.0.1:8080", t)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

@@ -206,10 +206,14 @@ func metricValue(text, name string) (float64, error) {
 }
 
 // newClient returns an HTTP client with one keep-alive connection, leaving
-// from localIP, so that the server sees a chosen client address and each
-// client is one connection. It follows no redirects.
+// from localIP ("": the system's choice), so that the server sees a chosen
+// client address and each client is one connection. It follows no
+// redirects.
 func newClient(localIP string) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(localIP)}, Timeout: 5 * time.Second}
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	if localIP != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(localIP)}
+	}
 	return &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{
