@@ -396,3 +396,9 @@ func waitFor(t testing.TB, within time.Duration, what string, ok func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Keys lists the keys of s that match pattern (KEYS: for tests' small
+// data sets only).
+func (s *Server) Keys(pattern string) []string {
+	return strings.Fields(cli(s, "KEYS", pattern))
+}
