@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -330,10 +331,16 @@ func (s *Server) Kill() {
 
 // Pause stops the server's process (SIGSTOP): it holds its connections
 // and answers nothing until Resume.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+func (s *Server) Pause() {
+	s.paused.Store(true)
+	s.signal(syscall.SIGSTOP)
+}
 
 // Resume lets a paused server run again (SIGCONT).
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+func (s *Server) Resume() {
+	s.signal(syscall.SIGCONT)
+	s.paused.Store(false)
+}
 
 func (s *Server) signal(sig syscall.Signal) {
 	if s.cmd != nil {
@@ -341,8 +348,9 @@ func (s *Server) signal(sig syscall.Signal) {
 	}
 }
 
-// running reports whether the server has been started and not stopped.
-func (s *Server) running() bool { return s.cmd != nil }
+// running reports whether the server has been started and not stopped,
+// and is not paused: whether it can be asked anything.
+func (s *Server) running() bool { return s.cmd != nil && !s.paused.Load() }
 
 // syncedReplicas is how many replicas the server reports online.
 func (s *Server) syncedReplicas() int {
@@ -361,7 +369,10 @@ func cli(s *Server, args ...string) string {
 	if s.sentinel {
 		pw = ""
 	}
-	out, err := exec.Command("redis-cli", append(append(auth(pw), "-h", "127.0.0.1", "-p", strconv.Itoa(s.port)), args...)...).Output()
+	// A server stopped by a test (SIGSTOP) would hold redis-cli forever.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "redis-cli", append(append(auth(pw), "-h", "127.0.0.1", "-p", strconv.Itoa(s.port)), args...)...).Output()
 	if err != nil {
 		return ""
 	}

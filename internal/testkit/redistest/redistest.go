@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -59,6 +60,8 @@ type Server struct {
 	sentinel bool
 	cmd      *exec.Cmd
 	exited   chan struct{}
+	// paused is set between Pause and Resume: the server answers nothing.
+	paused atomic.Bool
 	// CAFile is the PEM file of the CA that signed the server's
 	// certificate (Options.TLS).
 	CAFile string
