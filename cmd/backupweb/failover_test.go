@@ -236,3 +236,30 @@ func TestFailoverThroughInstancesClusterKill(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	load.finish(t)
 }
+
+// TestWaitOnlySignedInWrites: through an instance on Sentinel, a sign-in
+// and a sign-out each make the master run a WAIT (a replica confirms
+// them), 200 signed-in requests none.
+func TestWaitOnlySignedInWrites(t *testing.T) {
+	h := redistest.StartSentinel(t, redistest.Options{}, 1, 1)
+	a, _ := haInstances(t, fmt.Sprintf("sentinel_addresses = %s\nsentinel_master = %s", strings.Join(h.Addrs(), ", "), redistest.MasterName))
+	master := h.Master()
+	before := master.Calls("wait")
+	sid, code := signIn(t, a.url, "alice", "pw-alice")
+	if sid == "" {
+		t.Fatalf("sign-in: %d", code)
+	}
+	signedIn := master.Calls("wait")
+	for range 200 {
+		if code, _, _ := send(t, "GET", a.url+"/api/backups", sid, nil, "application/json"); code != http.StatusOK {
+			t.Fatalf("a signed-in request: %d", code)
+		}
+	}
+	read := master.Calls("wait")
+	signOut(t, a.url, sid)
+	out := master.Calls("wait")
+	t.Logf("WAITs: sign-in %d, 200 signed-in requests %d, sign-out (with its catalog page) %d", signedIn-before, read-signedIn, out-read)
+	if signedIn-before < 1 || read != signedIn || out-read < 1 {
+		t.Error("want a WAIT for the sign-in and for the sign-out, none for the signed-in requests")
+	}
+}

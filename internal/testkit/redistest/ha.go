@@ -413,3 +413,17 @@ func waitFor(t testing.TB, within time.Duration, what string, ok func() bool) {
 func (s *Server) Keys(pattern string) []string {
 	return strings.Fields(cli(s, "KEYS", pattern))
 }
+
+// Calls is how many times s has run command (lower case, as INFO
+// commandstats names it: "wait", "evalsha"), from its INFO commandstats.
+func (s *Server) Calls(command string) int {
+	for _, line := range strings.Split(cli(s, "INFO", "commandstats"), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":calls=")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.Atoi(strings.Split(rest, ",")[0])
+		return n
+	}
+	return 0
+}
