@@ -79,6 +79,10 @@ type Client struct {
 	probing  bool
 	closed   chan struct{}
 	closeOne sync.Once
+	// evictionChecked is closed once the start-up question about the
+	// eviction policy (checkEviction) has been asked and answered, or has
+	// failed.
+	evictionChecked chan struct{}
 }
 
 // Error is a failure to use Redis. Its Unavailable method reports true:
@@ -151,7 +155,7 @@ func Open(cfg Options, log *slog.Logger) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{prefix: cfg.Prefix, timeout: cfg.CommandTimeout, log: log, closed: make(chan struct{}),
-		replicas: cfg.ReplicasAcked, replicaTimeout: cfg.ReplicaTimeout}
+		replicas: cfg.ReplicasAcked, replicaTimeout: cfg.ReplicaTimeout, evictionChecked: make(chan struct{})}
 	if c.replicas > 0 && c.replicaTimeout <= 0 {
 		c.replicaTimeout = defaultReplicaTimeout // WAIT 0 would wait forever
 	}

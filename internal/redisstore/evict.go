@@ -13,8 +13,10 @@ const evictionTimeout = 5 * time.Second
 // forget spent single-use tokens, which could be used again, and sessions.
 // With noeviction a full Redis refuses new keys instead, which callers
 // answer 503. A server that does not tell (CONFIG disabled, no answer) is
-// not warned about.
+// not warned about. It runs once per client, in the background of Open
+// or of the connection made after it.
 func (c *Client) checkEviction() {
+	defer close(c.evictionChecked)
 	ctx, cancel := context.WithTimeout(context.Background(), max(c.timeout, evictionTimeout))
 	defer cancel()
 	m, err := c.rd().Do(ctx, c.rd().B().ConfigGet().Parameter("maxmemory-policy").Build()).AsStrMap()
