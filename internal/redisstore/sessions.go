@@ -416,7 +416,10 @@ func (s *Store) raiseGeneration(username string, g uint64) {
 // LimitUser ends the oldest sessions of username beyond keep: the
 // index's entries whose session has ended are dropped, then the oldest
 // live sessions beyond keep are removed (a revocation, which must
-// survive a failover) with their entries.
+// survive a failover) with their entries. The index is scored by
+// Created in milliseconds, and ZRANGE orders members of one score
+// bytewise: sessions created in the same millisecond end smaller key
+// first, as session.UserLimiter says every store does.
 func (s *Store) LimitUser(ctx context.Context, username string, keep int) (int, error) {
 	c := s.c
 	ctx, cancel := c.ctx(ctx)

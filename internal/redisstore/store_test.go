@@ -149,6 +149,35 @@ func testStore(t *testing.T, cfg redistest.Config) {
 	}
 }
 
+// TestLimitUserSameMillisecond: two sign-ins in the same millisecond, the
+// one with the larger key older by a few microseconds: the limit ends the
+// smaller key, whichever was committed first, as the stores in memory and
+// in a file do.
+func TestLimitUserSameMillisecond(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	ctx := context.Background()
+	for i, order := range [][]string{{"k-a", "k-b"}, {"k-b", "k-a"}} {
+		cfg := srv.Config()
+		cfg.Prefix = fmt.Sprintf("tie%d:", i)
+		s := open(t, cfg, nil).SessionStore().(*Store)
+		at := time.Now().Truncate(time.Millisecond).Add(500 * time.Microsecond)
+		created := map[string]time.Time{"k-b": at, "k-a": at.Add(3 * time.Microsecond)}
+		for _, k := range order {
+			if err := s.Commit(ctx, k, record("alice", created[k], time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := s.LimitUser(ctx, "alice", 1); n != 1 || err != nil {
+			t.Fatalf("LimitUser = %d, %v; want 1", n, err)
+		}
+		for k, want := range map[string]bool{"k-a": false, "k-b": true} {
+			if _, ok, _ := s.Find(ctx, k); ok != want {
+				t.Errorf("%s committed first: %s found = %v, want %v (the smaller key ends)", order[0], k, ok, want)
+			}
+		}
+	}
+}
+
 func TestStoreUsers(t *testing.T) {
 	testStoreUsers(t, redistest.Start(t, redistest.Options{}).Config())
 }

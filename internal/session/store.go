@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -131,9 +132,12 @@ type Pinger interface {
 }
 
 // UserLimiter is implemented by stores that can bound the sessions of one
-// user: LimitUser ends the oldest sessions of username (by Created) until at
-// most keep remain, and returns how many ended. Like Delete, it is durable
-// on return.
+// user: LimitUser ends the oldest sessions of username until at most keep
+// remain, and returns how many ended. Like Delete, it is durable on
+// return. Oldest is by Created to the millisecond (what Redis's index
+// keeps); sessions created in the same millisecond end in the order of
+// their store keys, the smaller (bytewise) first: which one a limit ends
+// is the same in every store and on every instance.
 type UserLimiter interface {
 	LimitUser(ctx context.Context, username string, keep int) (int, error)
 }
@@ -330,8 +334,9 @@ func (t *table) oldestOfUser(username string, keep int) []string {
 	if len(mine) <= keep {
 		return nil
 	}
+	// Oldest first, to the millisecond, then by key (see UserLimiter).
 	slices.SortFunc(mine, func(a, b kc) int {
-		if c := a.created.Compare(b.created); c != 0 {
+		if c := cmp.Compare(a.created.UnixMilli(), b.created.UnixMilli()); c != 0 {
 			return c
 		}
 		return strings.Compare(a.key, b.key)

@@ -132,3 +132,35 @@ func TestMemoryStoreSweeps(t *testing.T) {
 		t.Errorf("after sweep the store holds %d records, want 1", n)
 	}
 }
+
+// TestLimitUserSameMillisecond: two sign-ins in the same millisecond, the
+// one with the larger key older by a few microseconds: the limit ends the
+// smaller key, whichever was committed first, in every store (and so as
+// Redis's index, scored in milliseconds, does).
+func TestLimitUserSameMillisecond(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range storeKinds {
+		for _, order := range [][]string{{"k-a", "k-b"}, {"k-b", "k-a"}} {
+			t.Run(kind.name+"/"+order[0]+" first", func(t *testing.T) {
+				clock := newClock()
+				s := kind.open(t, clock)
+				at := clock.Now().Truncate(time.Millisecond).Add(500 * time.Microsecond)
+				created := map[string]time.Time{"k-b": at, "k-a": at.Add(3 * time.Microsecond)}
+				for _, k := range order {
+					if err := s.Commit(ctx, k, testRecord("alice", created[k])); err != nil {
+						t.Fatal(err)
+					}
+				}
+				n, err := s.(UserLimiter).LimitUser(ctx, "alice", 1)
+				if n != 1 || err != nil {
+					t.Fatalf("LimitUser = %d, %v; want 1", n, err)
+				}
+				for k, want := range map[string]bool{"k-a": false, "k-b": true} {
+					if _, ok, _ := s.Find(ctx, k); ok != want {
+						t.Errorf("%s found = %v, want %v (the smaller key ends)", k, ok, want)
+					}
+				}
+			})
+		}
+	}
+}
