@@ -91,6 +91,20 @@ func directoryAttrs(attrs map[string]string, groups []string, email string) {
 	}
 }
 
+// withDirectory gives u the groups and e-mail address the directory has
+// for them.
+func withDirectory(u auth.User, e directory.Entry) auth.User {
+	u.Groups = slices.DeleteFunc(slices.Clone(e.Groups), func(g string) bool { return strings.ContainsAny(g, "\r\n") })
+	if e.Email != "" {
+		u.Attrs = maps.Clone(u.Attrs)
+		if u.Attrs == nil {
+			u.Attrs = map[string]string{}
+		}
+		u.Attrs[AttrEmail] = e.Email
+	}
+	return u
+}
+
 // withGroups moves AttrGroups of a session's user to its Groups.
 func withGroups(u auth.User) auth.User {
 	g, has := u.Attrs[AttrGroups]
