@@ -115,8 +115,8 @@ func (d *Directory) SignIn(ctx context.Context, name string, password []byte) (e
 	}
 	healthy := false
 	defer func() { d.pool.put(c, healthy) }()
-	e, found, err := d.find(c, name)
-	if err != nil || !found || e.forGood {
+	e, n, err := d.find(c, name)
+	if err != nil || n != 1 || e.forGood {
 		healthy = err == nil
 		return Entry{}, false, err
 	}
@@ -157,8 +157,8 @@ func (d *Directory) Lookup(ctx context.Context, name string) (e Entry, ok bool, 
 	}
 	healthy := false
 	defer func() { d.pool.put(c, healthy) }()
-	e, found, err := d.find(c, name)
-	if err != nil || !found || e.disabled {
+	e, n, err := d.find(c, name)
+	if err != nil || n != 1 || e.disabled {
 		healthy = err == nil
 		return Entry{}, false, err
 	}
@@ -167,6 +167,43 @@ func (d *Directory) Lookup(ctx context.Context, name string) (e Entry, ok bool, 
 	}
 	healthy = true
 	return e, true, nil
+}
+
+// Errors of Resolve: the name is not one entry's.
+var (
+	ErrNoEntry = errors.New("no entry")
+	ErrSeveral = errors.New("several entries")
+)
+
+// Resolve finds, as the service account, the one entry of name, for an
+// administrator's command: the entry (the name as the directory spells
+// it, its e-mail address and groups) and whether it is disabled or locked
+// (Disabled). A name that is no entry's, or several entries', is an error
+// wrapping ErrNoEntry or ErrSeveral that says so; a directory that does
+// not answer, an *Error.
+func (d *Directory) Resolve(ctx context.Context, name string) (e Entry, disabled bool, err error) {
+	c, err := d.pool.get(ctx)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	healthy := false
+	defer func() { d.pool.put(c, healthy) }()
+	e, n, err := d.find(c, name)
+	switch {
+	case err != nil:
+		return Entry{}, false, err
+	case n == 0:
+		healthy = true
+		return Entry{}, false, fmt.Errorf("%w for the user name %q under %s (user_filter %s)", ErrNoEntry, name, d.cfg.BaseDN, d.cfg.UserFilter)
+	case n > 1:
+		healthy = true
+		return Entry{}, false, fmt.Errorf("%w for the user name %q under %s (user_filter %s): such a name cannot sign in", ErrSeveral, name, d.cfg.BaseDN, d.cfg.UserFilter)
+	}
+	if e.Groups, err = d.groups(c, e); err != nil {
+		return Entry{}, false, err
+	}
+	healthy = true
+	return e, e.disabled, nil
 }
 
 // Attributes that say an account is disabled or locked, read by Lookup
@@ -226,9 +263,11 @@ func disabledForGood(en *ldap.Entry) bool {
 // administrator locked (draft-behera-ldap-password-policy).
 const lockedForGood = "000001010000Z"
 
-// find searches for the one entry of name. Several entries are "no",
-// as none is: nobody learns which names exist.
-func (d *Directory) find(c *ldap.Conn, name string) (Entry, bool, error) {
+// find searches for the one entry of name: n is how many entries it
+// found, 0, 1 or 2 for several (a sign-in takes several as "no", as none
+// is: nobody learns which names exist). An entry without one value of
+// the name attribute counts as none: there is no name to key the user by.
+func (d *Directory) find(c *ldap.Conn, name string) (e Entry, n int, err error) {
 	res, err := c.Search(&ldap.SearchRequest{
 		BaseDN:       d.cfg.BaseDN,
 		Scope:        ldap.ScopeWholeSubtree,
@@ -240,11 +279,11 @@ func (d *Directory) find(c *ldap.Conn, name string) (Entry, bool, error) {
 	})
 	switch {
 	case ldap.IsErrorWithCode(err, ldap.LDAPResultSizeLimitExceeded):
-		return Entry{}, false, nil // several
+		return Entry{}, 2, nil // several
 	case ldap.IsErrorWithCode(err, ldap.LDAPResultNoSuchObject):
-		return Entry{}, false, d.fail("searching for the user (base_dn does not exist)", err)
+		return Entry{}, 0, d.fail("searching for the user (base_dn does not exist)", err)
 	case err != nil:
-		return Entry{}, false, d.fail("searching for the user", err)
+		return Entry{}, 0, d.fail("searching for the user", err)
 	}
 	var found []*ldap.Entry
 	for _, en := range res.Entries {
@@ -253,14 +292,14 @@ func (d *Directory) find(c *ldap.Conn, name string) (Entry, bool, error) {
 		}
 	}
 	if len(found) != 1 {
-		return Entry{}, false, nil
+		return Entry{}, min(len(found), 2), nil
 	}
 	en := found[0]
 	names := en.GetEqualFoldAttributeValues(d.nameAttr)
 	if len(names) != 1 || names[0] == "" {
-		return Entry{}, false, nil // no one name to key the user by
+		return Entry{}, 0, nil // no one name to key the user by
 	}
-	return Entry{Name: names[0], DN: en.DN, Email: en.GetEqualFoldAttributeValue(d.cfg.EmailAttribute), disabled: Disabled(en), forGood: disabledForGood(en)}, true, nil
+	return Entry{Name: names[0], DN: en.DN, Email: en.GetEqualFoldAttributeValue(d.cfg.EmailAttribute), disabled: Disabled(en), forGood: disabledForGood(en)}, 1, nil
 }
 
 // groups reads the names of e's groups.

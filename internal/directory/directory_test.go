@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -319,5 +320,35 @@ func TestDisabled(t *testing.T) {
 		if got := Disabled(ldap.NewEntry("cn=x", tc.attrs)); got != tc.disabled {
 			t.Errorf("Disabled(%v) = %v", tc.attrs, got)
 		}
+	}
+}
+
+// TestResolve: an administrator's command finds a name's one entry, with
+// the directory's spelling and whether the account is locked; no entry
+// and several entries are errors that say which.
+func TestResolve(t *testing.T) {
+	srv := ldaptest.Start(t, "")
+	d := open(t, srv, nil)
+	ctx := context.Background()
+	e, disabled, err := d.Resolve(ctx, "ALICE")
+	if err != nil || disabled || e.Name != "alice" || !slices.Equal(e.Groups, []string{"backup-readers"}) {
+		t.Fatalf("Resolve(ALICE) = %+v, %v, %v", e, disabled, err)
+	}
+	if _, _, err := d.Resolve(ctx, "carol"); !errors.Is(err, ErrNoEntry) || !strings.Contains(err.Error(), `"carol"`) {
+		t.Errorf("Resolve(carol): %v", err)
+	}
+	if _, _, err := d.Resolve(ctx, "twin"); !errors.Is(err, ErrSeveral) {
+		t.Errorf("Resolve(twin): %v", err)
+	}
+	if _, _, err := d.Resolve(ctx, "a*"); !errors.Is(err, ErrNoEntry) {
+		t.Errorf("Resolve(a*): %v", err)
+	}
+	srv.Lock("uid=bob,ou=people," + ldaptest.Base)
+	if e, disabled, err := d.Resolve(ctx, "bob"); err != nil || !disabled || e.Name != "bob" {
+		t.Errorf("Resolve(bob), locked: %+v, %v, %v", e, disabled, err)
+	}
+	srv.Kill()
+	if _, _, err := d.Resolve(ctx, "bob"); !refusal.IsUnavailable(err) {
+		t.Errorf("Resolve with the directory gone: %v", err)
 	}
 }
