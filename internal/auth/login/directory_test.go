@@ -216,7 +216,8 @@ func TestDirectoryTokensAndThrottling(t *testing.T) {
 // while the directory hangs); past it the directory is asked again: a
 // group change is seen, a directory that hangs or is gone is a 503 with
 // Retry-After (never a "yes"), and a user locked or removed there has
-// their tokens refused as unknown ones (401, Bearer challenge).
+// their tokens refused as unknown ones (401, Bearer challenge); a reload
+// forgets every answer at once.
 func TestDirectoryTokenChecks(t *testing.T) {
 	srv := ldaptest.Start(t, "")
 	h := newDirectoryHarness(t, srv, SecondFactorOff)
@@ -266,6 +267,10 @@ func TestDirectoryTokenChecks(t *testing.T) {
 	srv.Lock(aliceDN)
 	srv.Modify("dn: " + bobDN + "\nchangetype: delete\n")
 	want("alice locked, within the check's lifetime", alice, "alice", "admins", "backup-readers")
+	if err := h.p.Reload(); err != nil { // SIGHUP: every answer forgotten
+		t.Fatal(err)
+	}
+	refused("alice locked, after a reload", alice, http.StatusUnauthorized)
 	h.clock.Advance(DirectoryCheckTTL)
 	refused("alice locked", alice, http.StatusUnauthorized)
 	refused("bob removed", bob, http.StatusUnauthorized)

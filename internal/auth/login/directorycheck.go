@@ -73,6 +73,14 @@ func (c *directoryChecks) add(name string, e directory.Entry) {
 	}
 }
 
+// purge forgets everything (a reload).
+func (c *directoryChecks) purge() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.items)
+	c.order.Init()
+}
+
 // forget drops what was remembered of name.
 func (c *directoryChecks) forget(name string) {
 	c.mu.Lock()
