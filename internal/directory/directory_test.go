@@ -303,22 +303,27 @@ func TestLookup(t *testing.T) {
 // them.
 func TestDisabled(t *testing.T) {
 	for _, tc := range []struct {
-		attrs    map[string][]string
-		disabled bool
+		attrs             map[string][]string
+		disabled, forGood bool
 	}{
-		{nil, false},
-		{map[string][]string{"userAccountControl": {"512"}}, false},   // NORMAL_ACCOUNT
-		{map[string][]string{"userAccountControl": {"514"}}, true},    // NORMAL_ACCOUNT | ACCOUNTDISABLE
-		{map[string][]string{"useraccountcontrol": {"66050"}}, true},  // and DONT_EXPIRE_PASSWORD
-		{map[string][]string{"userAccountControl": {"66048"}}, false}, // NORMAL_ACCOUNT | DONT_EXPIRE_PASSWORD
-		{map[string][]string{"userAccountControl": {"x"}}, true},      // unreadable: fail closed
-		{map[string][]string{"pwdAccountLockedTime": {"000001010000Z"}}, true},
-		{map[string][]string{"pwdAccountLockedTime": {"20261205063000Z"}}, true},
-		{map[string][]string{"nsAccountLock": {"TRUE"}}, true},
-		{map[string][]string{"nsAccountLock": {"false"}}, false},
+		{nil, false, false},
+		{map[string][]string{"userAccountControl": {"512"}}, false, false},   // NORMAL_ACCOUNT
+		{map[string][]string{"userAccountControl": {"514"}}, true, true},     // NORMAL_ACCOUNT | ACCOUNTDISABLE
+		{map[string][]string{"useraccountcontrol": {"66050"}}, true, true},   // and DONT_EXPIRE_PASSWORD
+		{map[string][]string{"userAccountControl": {"66048"}}, false, false}, // NORMAL_ACCOUNT | DONT_EXPIRE_PASSWORD
+		{map[string][]string{"userAccountControl": {"x"}}, true, true},       // unreadable: fail closed
+		{map[string][]string{"pwdAccountLockedTime": {"000001010000Z"}}, true, true},
+		// Locked until the policy's lockout ends: the bind decides.
+		{map[string][]string{"pwdAccountLockedTime": {"20261205063000Z"}}, true, false},
+		{map[string][]string{"nsAccountLock": {"TRUE"}}, true, true},
+		{map[string][]string{"nsAccountLock": {"false"}}, false, false},
 	} {
-		if got := Disabled(ldap.NewEntry("cn=x", tc.attrs)); got != tc.disabled {
+		en := ldap.NewEntry("cn=x", tc.attrs)
+		if got := Disabled(en); got != tc.disabled {
 			t.Errorf("Disabled(%v) = %v", tc.attrs, got)
+		}
+		if got := disabledForGood(en); got != tc.forGood {
+			t.Errorf("disabledForGood(%v) = %v", tc.attrs, got)
 		}
 	}
 }
