@@ -33,6 +33,23 @@ func ReadConfig(path string) (map[string]string, error) {
 	return m, nil
 }
 
+// ReadLDAP returns the [ldap] section of the INI file at path as the map
+// Options.LDAP takes, its values as written (NewProvider expands
+// ${NAME}), for a configuration whose [authentication] has users = ldap.
+// The file is read under the program's rules (see ReadConfig); a file
+// without an [ldap] section is an error naming the file. Every error is a
+// *ConfigError, or several joined.
+func ReadLDAP(path string) (map[string]string, error) {
+	m, present, rep := app.ReadLDAPSection(path)
+	if err := report(rep, nil); err != nil {
+		return nil, err
+	}
+	if !present {
+		return nil, &ConfigError{File: path, Msg: "has no [" + app.LDAPSection + "] section; users = ldap needs one with url, bind_dn, bind_password and base_dn"}
+	}
+	return m, nil
+}
+
 // report logs rep's warnings to log (nil: not at all) and returns every
 // error problem as a *ConfigError (several joined, one a line), located as
 // check-config locates them (file, line, section, key; no line for keys

@@ -140,6 +140,49 @@ func ExampleNewProvider_flaskLogin() {
 	// 200 text/css; charset=utf-8
 }
 
+// With users = ldap, flask-login (and basic) sign users in against a
+// directory: Options.LDAP holds the [ldap] keys (ReadLDAP reads them from
+// a file). Nothing connects to the directory until someone signs in; the
+// directory's groups then feed group:NAME rules, and its users' machine
+// tokens and passkeys are checked with it.
+func ExampleNewProvider_ldap() {
+	dir, err := os.MkdirTemp("", "example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	p, err := backupweb.NewProvider("flask-login", map[string]string{
+		"users": "ldap",
+	}, backupweb.Options{
+		SecretKey: "0123456789abcdef0123456789abcdef",
+		StateDir:  filepath.Join(dir, "state"),
+		LDAP: map[string]string{
+			"url":           "ldaps://ldap.example.org:636",
+			"bind_dn":       "cn=backupweb,ou=services,dc=example,dc=org",
+			"bind_password": "${LDAP_PASSWORD}",
+			"base_dn":       "dc=example,dc=org",
+		},
+		LookupEnv: func(name string) (string, bool) { return "service-secret", name == "LDAP_PASSWORD" },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer p.Close()
+	mux := http.NewServeMux()
+	p.Mount(mux)
+	mux.Handle("GET /{$}", p.RequireAuth(http.HandlerFunc(me)))
+	resp := get(p.Handler(mux), "/", "Accept", "text/html")
+	fmt.Println(resp.StatusCode, resp.Header.Get("Location"))
+
+	_, err = backupweb.NewProvider("flask-login", map[string]string{"users": "ldap"}, backupweb.Options{
+		SecretKey: "0123456789abcdef0123456789abcdef", StateDir: filepath.Join(dir, "state"),
+	})
+	fmt.Println(err)
+	// Output:
+	// 303 /login?next=%2F
+	// backupweb: [authentication] users: is ldap, but Options.LDAP is empty: give it the [ldap] keys (url, bind_dn, bind_password, base_dn; ReadLDAP reads them from a file)
+}
+
 // Type oauth sends a browser to the identity provider: here a generic
 // OAuth 2.0 provider whose endpoints are given (with issuer set instead,
 // it would be OpenID Connect with discovery). Nothing is fetched until a

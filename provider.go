@@ -60,6 +60,14 @@ type Options struct {
 	// tokens_file, or on the account page) as their user. Default: off:
 	// a request is identified by its session alone.
 	MachineTokens bool
+	// LDAP holds the keys of the [ldap] section, as written in the INI
+	// file (${NAME} expanded as in config), for users = ldap with
+	// flask-login and basic: the directory users sign in against (url,
+	// bind_dn, bind_password, base_dn, ...; ReadLDAP reads them from a
+	// file). They are checked as check-config checks the section, each
+	// error naming its key. Default: nil; users = ldap without it is an
+	// error at users.
+	LDAP map[string]string
 }
 
 // Provider is one configured authentication type, ready to guard routes
@@ -97,7 +105,10 @@ func NewProvider(typ string, config map[string]string, opts Options) (*Provider,
 	if err != nil {
 		return nil, err
 	}
-	s := app.SectionOf(m, opts.LookupEnv)
+	s, ldap := app.SectionsOf(m, opts.LDAP, opts.LookupEnv)
+	if users, _ := s.Lookup("users"); strings.EqualFold(strings.TrimSpace(users), "ldap") && ldap == nil {
+		return nil, &ConfigError{Section: app.Section, Key: "users", Msg: "is ldap, but Options.LDAP is empty: give it the [ldap] keys (url, bind_dn, bind_password, base_dn; ReadLDAP reads them from a file)"}
+	}
 	name, _ := s.Lookup("type") // expanded, as the table reads it
 	t, _ := app.Lookup(strings.TrimSpace(name))
 	publicURL, err := checkOptions(t, opts)
@@ -110,7 +121,7 @@ func NewProvider(typ string, config map[string]string, opts Options) (*Provider,
 	errs := web.NewErrors(log)
 	deps := auth.Deps{Errors: errs, Logger: log, StateDir: opts.StateDir, PublicURL: publicURL,
 		NoAccountPage: !opts.AccountPage, NoMachineTokens: !opts.MachineTokens}
-	_, p, buildErr := app.BuildProvider(s, deps, secret(opts.SecretKey))
+	_, p, buildErr := app.BuildProviderWith(s, ldap, deps, secret(opts.SecretKey))
 	out := &Provider{p: p, errs: errs}
 	if t.Reads("groups_file") {
 		out.groups = openGroups(s, log)

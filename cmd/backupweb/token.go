@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/config"
+	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/userfile"
 	"github.com/backupweb/backupweb/internal/userstate"
@@ -29,6 +31,9 @@ type tokenArgs struct {
 	path     string
 	arg      string // the user name (add, list) or the token id (revoke)
 	config   string // revoke: the service's configuration, for its Redis
+	// dir is the configuration's [authentication] when it has
+	// users = ldap (set by tokenState): names are the directory's.
+	dir *login.Config
 }
 
 // tokenUsageText is the help of `backupweb token`.
@@ -43,7 +48,9 @@ Actions:
 
 Flags:
   -config F        the service's configuration: act where it keeps tokens
-                   (its tokens_file, or Redis with store = redis)
+                   (its tokens_file, or Redis with store = redis); with
+                   users = ldap, NAME is looked up in the directory and the
+                   token kept under the directory's spelling of it
   -file USERS      the user file of the users the tokens act as (without -config)
   -tokens PATH     the tokens file (tokens_file; default: that of the service
                    whose configuration names USERS, ./backupweb.ini or
@@ -87,6 +94,12 @@ func runToken(c *cli, args []string) int {
 func (c *cli) tokensFileOf(ta *tokenArgs) error {
 	if ta.tokens != "" {
 		return nil
+	}
+	if ta.config != "" && isDirectoryConfig(c, ta.config) {
+		if ta.file != "" {
+			return fmt.Errorf("-file: %s has users = ldap: there is no user file; give -config alone", ta.config)
+		}
+		return nil // tokenState opens where it keeps tokens, with the secret key
 	}
 	if ta.config != "" {
 		a := app.Check(ta.config, c.options("", slog.New(slog.DiscardHandler)))
@@ -195,7 +208,10 @@ func tokenState(c *cli, ta *tokenArgs) (userstate.Store, string, func(), error) 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if ta.file == "" {
+	if us.Login.UsersFrom == login.UsersFromDirectory {
+		lc := us.Login
+		ta.dir = &lc
+	} else if ta.file == "" {
 		ta.file = us.Login.UsersFile
 	}
 	where := us.Login.TokensFile
@@ -212,15 +228,12 @@ func tokenAdd(c *cli, ta tokenArgs) error {
 		return err
 	}
 	defer done()
-	if _, err := os.Stat(ta.file); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no user %q: %s does not exist", ta.arg, ta.file)
-	}
-	doc, err := userfile.Load(ta.file)
-	if err != nil {
+	if ta.dir != nil {
+		if ta.arg, err = directoryName(c, *ta.dir, ta.arg, true); err != nil {
+			return err
+		}
+	} else if err := fileHasUser(ta.file, ta.arg); err != nil {
 		return err
-	}
-	if !doc.Has(ta.arg) {
-		return fmt.Errorf("no user %q in %s", ta.arg, ta.file)
 	}
 	t := &tokens.Token{User: ta.arg, Label: ta.label, ReadOnly: ta.readOnly, Path: ta.path}
 	now := time.Now()
@@ -254,6 +267,19 @@ func tokenList(c *cli, ta tokenArgs) error {
 		return err
 	}
 	defer done()
+	if ta.dir != nil && ta.arg != "" {
+		// The directory's spelling; a user it no longer has may still
+		// have tokens, listed under the name as given.
+		name, err := directoryName(c, *ta.dir, ta.arg, false)
+		switch {
+		case errors.Is(err, directory.ErrNoEntry):
+			fmt.Fprintf(c.stderr, "note: %v\n", err)
+		case err != nil:
+			return err
+		default:
+			ta.arg = name
+		}
+	}
 	all, err := store.AllTokens(c.ctx)
 	if err != nil {
 		return err
@@ -296,6 +322,21 @@ func tokenRevoke(c *cli, ta tokenArgs) error {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "revoked token %s of user %q in %s\n", gone.ID, gone.User, where)
+	return nil
+}
+
+// fileHasUser checks that the user file at path has user.
+func fileHasUser(path, user string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no user %q: %s does not exist", user, path)
+	}
+	doc, err := userfile.Load(path)
+	if err != nil {
+		return err
+	}
+	if !doc.Has(user) {
+		return fmt.Errorf("no user %q in %s", user, path)
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/fspath"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/userfile"
@@ -19,7 +20,7 @@ import (
 // userActions describes the actions of `backupweb user`, in help order.
 var userActions = []struct{ name, args, summary string }{
 	{"add", "-file PATH [-owner USER] USERNAME", "add a user; the password is read like hash-password reads it"},
-	{"passwd", "-file PATH|-config F [-reset-factors] [-keep-tokens] USERNAME", "set a new password; ends their tokens, says which second factors the user has, -reset-factors removes them"},
+	{"passwd", "-file PATH|-config F [-reset-factors] [-keep-tokens] USERNAME", "set a new password; ends their tokens, says which second factors the user has, -reset-factors removes them (users = ldap: -reset-factors only; the password stays the directory's)"},
 	{"del", "-file PATH|-config F USERNAME", "remove a user and their tokens (-config: their factors and sessions too)"},
 	{"list", "-file PATH", "print the user names, one a line"},
 	{"totp", "-file PATH [-remove] USERNAME", "enrol TOTP: print the otpauth:// URI, read one code to confirm"},
@@ -42,6 +43,9 @@ type userArgs struct {
 	// end; keepTokens (-keep-tokens) keeps them on passwd.
 	tokens     string
 	keepTokens bool
+	// directory: the -config names users = ldap, and name is the
+	// directory's spelling of the user's name.
+	directory bool
 }
 
 // runUser implements `backupweb user add|passwd|del|list -file PATH
@@ -73,6 +77,8 @@ func runUser(c *cli, args []string) int {
 		err = userList(c, ua)
 	case ua.action == "add":
 		err = userAdd(c, ua)
+	case ua.action == "passwd" && ua.directory:
+		err = directoryPasswd(c, ua)
 	case ua.action == "passwd":
 		err = userPasswd(c, ua)
 	case ua.action == "del":
@@ -86,7 +92,7 @@ func runUser(c *cli, args []string) int {
 	}
 	c.giveToFolderOwner(ua.tokens)
 	c.giveToFolderOwner(ua.fa.factorsFile)
-	if ua.action != "list" && !isFactorAction(ua.action) {
+	if ua.action != "list" && !isFactorAction(ua.action) && !ua.directory {
 		warnUserFile(c, prefix, ua.file)
 	}
 	return exitOK
@@ -382,6 +388,8 @@ func (c *cli) usersFileOf(ua *userArgs) error {
 	}
 	defer us.Close()
 	switch {
+	case us.Login.UsersFrom == login.UsersFromDirectory:
+		return directoryUserAction(c, ua, us.Login)
 	case us.Login.UsersFile == "":
 		return fmt.Errorf("%s names no users_file", ua.config)
 	case ua.file == "":

@@ -13,6 +13,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/backupweb/backupweb/internal/app"
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/qr"
 	"github.com/backupweb/backupweb/internal/secretkey"
@@ -62,6 +64,8 @@ func (c *cli) factorKeys() (*factors.Keys, error) {
 // Redis with store = redis); otherwise the factors file of -factors
 // (default: -file + .factors).
 type factorState struct {
+	// lc is the configuration's [authentication] (with -config).
+	lc    login.Config
 	store userstate.Store
 	keys  *factors.Keys
 	where string
@@ -87,7 +91,7 @@ func openFactorState(c *cli, ua *userArgs, keys *factors.Keys) (factorState, err
 	if us.Files == nil {
 		where = us.Where
 	}
-	return factorState{store: us.Store, keys: us.Keys, where: where, done: us.Close}, nil
+	return factorState{lc: us.Login, store: us.Store, keys: us.Keys, where: where, done: us.Close}, nil
 }
 
 // runFactorAction runs totp, recovery-codes or factors for ua.
@@ -104,7 +108,22 @@ func runFactorAction(c *cli, ua userArgs) error {
 		return err
 	}
 	defer fs.done()
-	if ua.action != "factors" || !ua.fa.reset {
+	switch {
+	case fs.lc.UsersFrom == login.UsersFromDirectory && ua.file != "":
+		return fmt.Errorf("-file: %s has users = ldap: there is no user file; give -config alone", ua.config)
+	case fs.lc.UsersFrom == login.UsersFromDirectory && !ua.directory:
+		// The directory's spelling of the name; a user it no longer
+		// has can still have their factors reset.
+		name, err := directoryName(c, fs.lc, ua.name, false)
+		if err != nil && !(ua.fa.reset && errors.Is(err, directory.ErrNoEntry)) {
+			return err
+		} else if err != nil {
+			fmt.Fprintf(c.stderr, "note: %v; removing what is kept under %q\n", err, ua.name)
+		} else {
+			ua.name = name
+		}
+	case ua.directory:
+	case ua.action != "factors" || !ua.fa.reset:
 		if _, err := loadWithUser(ua); err != nil {
 			return err
 		}

@@ -25,26 +25,46 @@ import (
 // ":", "[" or a line break, or starting with "#" or ";"; a value with a
 // line break), which is left out.
 func SectionOf(config map[string]string, lookupEnv func(string) (string, bool)) *ini.Section {
+	s, _ := SectionsOf(config, nil, lookupEnv)
+	return s
+}
+
+// SectionsOf is SectionOf with the keys of the [ldap] section too (users
+// = ldap): both sections come from one file, and share its report. ldap
+// is nil when ldapKeys is empty.
+func SectionsOf(config, ldapKeys map[string]string, lookupEnv func(string) (string, bool)) (s, ldap *ini.Section) {
 	rep := &ini.Report{}
 	var b strings.Builder
-	b.WriteString("[" + Section + "]\n")
-	seen := map[string]string{}
-	for _, k := range slices.Sorted(maps.Keys(config)) {
-		norm := strings.ToLower(strings.TrimFunc(k, ini.IsSpace))
-		if msg := badEntry(norm, config[k]); msg != "" {
-			rep.Errorf("", 0, Section, norm, "%s", msg)
-			continue
-		}
-		if first, ok := seen[norm]; ok {
-			rep.Errorf("", 0, Section, norm, "is given twice, as %q and %q; keys are case-insensitive: give it once", first, k)
-			continue
-		}
-		seen[norm] = k
-		b.WriteString(norm + " = " + strings.ReplaceAll(config[k], "\n", "\n\t") + "\n")
+	writeSection(&b, rep, Section, config)
+	if len(ldapKeys) > 0 {
+		writeSection(&b, rep, LDAPSection, ldapKeys)
 	}
 	f := ini.Parse("", strings.NewReader(b.String()), rep, Section)
 	f.Expand(lookupEnv)
-	return f.Section(Section)
+	if len(ldapKeys) > 0 {
+		ldap = f.Section(LDAPSection)
+	}
+	return f.Section(Section), ldap
+}
+
+// writeSection writes keys under a [name] header, recording in rep the
+// keys it leaves out.
+func writeSection(b *strings.Builder, rep *ini.Report, name string, keys map[string]string) {
+	b.WriteString("[" + name + "]\n")
+	seen := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		norm := strings.ToLower(strings.TrimFunc(k, ini.IsSpace))
+		if msg := badEntry(norm, keys[k]); msg != "" {
+			rep.Errorf("", 0, name, norm, "%s", msg)
+			continue
+		}
+		if first, ok := seen[norm]; ok {
+			rep.Errorf("", 0, name, norm, "is given twice, as %q and %q; keys are case-insensitive: give it once", first, k)
+			continue
+		}
+		seen[norm] = k
+		b.WriteString(norm + " = " + strings.ReplaceAll(keys[k], "\n", "\n\t") + "\n")
+	}
 }
 
 // badEntry says why key and value cannot be written in the section, or
@@ -97,6 +117,27 @@ func ReadSection(path string) (m map[string]string, present bool, rep *ini.Repor
 		return map[string]string{"type": "none"}, false, rep
 	case !s.Has("type"):
 		s.Errorf("", "has no type key; add a line type = <%s> (only a file without an [%s] section means type none)", strings.Join(Names(), "|"), Section)
+	}
+	m = map[string]string{}
+	for _, k := range s.Keys() {
+		m[k], _ = s.Lookup(k)
+	}
+	return m, true, rep
+}
+
+// ReadLDAPSection reads the configuration file at path and returns its
+// [ldap] keys as written (not expanded), under the rules ReadSection
+// applies to the file; present is false when it has no [ldap] section.
+// Problems, with file and line, are in the returned report.
+func ReadLDAPSection(path string) (m map[string]string, present bool, rep *ini.Report) {
+	rep = &ini.Report{}
+	f := ini.ReadFile(path, rep, Section, LDAPSection)
+	if rep.HasErrors() {
+		return nil, false, rep
+	}
+	s := f.Section(LDAPSection)
+	if !s.Present() {
+		return nil, false, rep
 	}
 	m = map[string]string{}
 	for _, k := range s.Keys() {

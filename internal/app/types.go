@@ -277,6 +277,12 @@ func BuildProvider(s *ini.Section, deps auth.Deps, secret func() ([]byte, error)
 	return buildProvider(s, nil, deps, secret)
 }
 
+// BuildProviderWith is BuildProvider with the [ldap] section (users =
+// ldap; nil when there is none), made with SectionsOf.
+func BuildProviderWith(s, ldap *ini.Section, deps auth.Deps, secret func() ([]byte, error)) (Type, auth.Provider, error) {
+	return buildProvider(s, ldap, deps, secret)
+}
+
 // buildProvider is BuildProvider with the [ldap] section of the file, for
 // users = ldap.
 func buildProvider(s, ldap *ini.Section, deps auth.Deps, secret func() ([]byte, error)) (Type, auth.Provider, error) {

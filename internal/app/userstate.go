@@ -59,7 +59,7 @@ func OpenUserState(path string, lookupEnv func(string) (string, bool), log *slog
 	if typ := cfg.Auth.String("type", ""); typ != login.Name {
 		return nil, fmt.Errorf("%s: [authentication] type is %q; second factors and tokens belong to type %s", path, typ, login.Name)
 	}
-	lc, ok := loadLogin(cfg.Auth, &loadEnv{stateDir: cfg.Server.StateDir})
+	lc, ok := loadLogin(cfg.Auth, &loadEnv{stateDir: cfg.Server.StateDir, ldap: cfg.File.Section(LDAPSection)})
 	if err := cfg.Report.Err(); err != nil || !ok {
 		return nil, errors.Join(err, fmt.Errorf("%s: the [authentication] section cannot be used", path))
 	}

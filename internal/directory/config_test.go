@@ -106,3 +106,49 @@ func TestPresetFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestActiveDirectoryNestedGroupsFilter: the Active Directory preset asks
+// for a user's groups, nested ones included, with exactly
+// (&(objectClass=group)(member:1.2.840.113556.1.4.1941:=DN)), the DN as
+// the directory gave it (RFC 4514: its own escapes kept as text) with
+// the bytes RFC 4515 reserves escaped: \ * ( ) NUL and every byte above
+// 0x7f. No real Active Directory runs here: this checks the text sent,
+// not what a server makes of it.
+func TestActiveDirectoryNestedGroupsFilter(t *testing.T) {
+	c := Config{Preset: PresetActiveDirectory}.WithDefaults()
+	const pre = "(&(objectClass=group)(member:1.2.840.113556.1.4.1941:="
+	for _, tc := range []struct{ dn, want string }{
+		{"CN=Alice Liddell,OU=Staff,DC=corp,DC=example", "CN=Alice Liddell,OU=Staff,DC=corp,DC=example"},
+		{`CN=Smith\, John,OU=Users,DC=corp`, `CN=Smith\5c, John,OU=Users,DC=corp`},
+		{`CN=O'Brien (Ops),OU=Users,DC=corp`, `CN=O'Brien \28Ops\29,OU=Users,DC=corp`},
+		{`CN=star*,OU=Users,DC=corp`, `CN=star\2a,OU=Users,DC=corp`},
+		{`CN=\#hash\+plus\;semi\<lt\>gt\"q,DC=corp`, `CN=\5c#hash\5c+plus\5c;semi\5c<lt\5c>gt\5c"q,DC=corp`},
+		{`CN=\20lead and trail\20,DC=corp`, `CN=\5c20lead and trail\5c20,DC=corp`},
+		{"CN=José Müller,DC=corp", `CN=Jos\c3\a9 M\c3\bcller,DC=corp`},
+		{`CN=Jos\C3\A9,DC=corp`, `CN=Jos\5cC3\5cA9,DC=corp`},
+		{"CN=nul\x00,DC=corp", `CN=nul\00,DC=corp`},
+		{`CN=x)(member=*,DC=corp`, `CN=x\29\28member=\2a,DC=corp`},
+	} {
+		got := fill(c.GroupsFilter, "alice", tc.dn)
+		if want := pre + tc.want + "))"; got != want {
+			t.Errorf("DN %q:\n got %s\nwant %s", tc.dn, got, want)
+			continue
+		}
+		f, err := ldap.CompileFilter(got)
+		if err != nil {
+			t.Fatalf("%s does not compile: %v", got, err)
+		}
+		// One AND of two parts, the second one extensible match of member
+		// by the in-chain rule whose value is the DN, byte for byte.
+		if len(f.Children) != 2 {
+			t.Fatalf("%s: %d parts", got, len(f.Children))
+		}
+		m := f.Children[1]
+		if m.Tag != ldap.FilterExtensibleMatch || len(m.Children) != 3 {
+			t.Fatalf("%s: not one extensible match: %s", got, ldap.FilterMap[uint64(m.Tag)])
+		}
+		if rule, attr, val := m.Children[0].Value, m.Children[1].Value, m.Children[2].Data.String(); rule != InChainRule || attr != "member" || val != tc.dn {
+			t.Errorf("%s: rule %v, attribute %v, value %q; want %s, member, %q", got, rule, attr, val, InChainRule, tc.dn)
+		}
+	}
+}

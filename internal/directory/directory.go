@@ -17,6 +17,10 @@
 // against ca_file or the system's roots; there is no switch that skips
 // verification.
 //
+// Lookup answers the same question without a password, for what admits a
+// user without one (machine tokens, passkeys): the entry must still be
+// there, alone, and not disabled or locked.
+//
 // What it does not do: cache anything (the types that use it decide what
 // to remember), follow referrals, or write to the directory.
 package directory
@@ -30,6 +34,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +52,10 @@ type Entry struct {
 	Email string
 	// Groups are the names of the user's groups, sorted, without repeats.
 	Groups []string
+	// disabled: the entry's attributes say the account is disabled or
+	// locked (Disabled); forGood: disabled by an administrator rather
+	// than locked until a time (disabledForGood).
+	disabled, forGood bool
 }
 
 // Directory signs users in against one directory. It is safe for
@@ -106,8 +115,8 @@ func (d *Directory) SignIn(ctx context.Context, name string, password []byte) (e
 	}
 	healthy := false
 	defer func() { d.pool.put(c, healthy) }()
-	e, found, err := d.find(c, name)
-	if err != nil || !found {
+	e, n, err := d.find(c, name)
+	if err != nil || n != 1 || e.forGood {
 		healthy = err == nil
 		return Entry{}, false, err
 	}
@@ -131,9 +140,134 @@ func (d *Directory) SignIn(ctx context.Context, name string, password []byte) (e
 	return e, true, nil
 }
 
-// find searches for the one entry of name. Several entries are "no",
-// as none is: nobody learns which names exist.
-func (d *Directory) find(c *ldap.Conn, name string) (Entry, bool, error) {
+// Lookup asks the directory, as the service account and without any
+// password, whether name is still a user who may sign in: exactly one
+// entry for the name, not disabled (Disabled), and reads its name, e-mail
+// address and groups as SignIn does. It is for what admits a user
+// without a password (a machine token, a passkey): ok false with a nil
+// error is "no" (no entry, several, disabled); an error is an *Error
+// (Unavailable), never a "yes".
+func (d *Directory) Lookup(ctx context.Context, name string) (e Entry, ok bool, err error) {
+	if name == "" {
+		return Entry{}, false, nil
+	}
+	c, err := d.pool.get(ctx)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	healthy := false
+	defer func() { d.pool.put(c, healthy) }()
+	e, n, err := d.find(c, name)
+	if err != nil || n != 1 || e.disabled {
+		healthy = err == nil
+		return Entry{}, false, err
+	}
+	if e.Groups, err = d.groups(c, e); err != nil {
+		return Entry{}, false, err
+	}
+	healthy = true
+	return e, true, nil
+}
+
+// Errors of Resolve: the name is not one entry's.
+var (
+	ErrNoEntry = errors.New("no entry")
+	ErrSeveral = errors.New("several entries")
+)
+
+// Resolve finds, as the service account, the one entry of name, for an
+// administrator's command: the entry (the name as the directory spells
+// it, its e-mail address and groups) and whether it is disabled or locked
+// (Disabled). A name that is no entry's, or several entries', is an error
+// wrapping ErrNoEntry or ErrSeveral that says so; a directory that does
+// not answer, an *Error.
+func (d *Directory) Resolve(ctx context.Context, name string) (e Entry, disabled bool, err error) {
+	c, err := d.pool.get(ctx)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	healthy := false
+	defer func() { d.pool.put(c, healthy) }()
+	e, n, err := d.find(c, name)
+	switch {
+	case err != nil:
+		return Entry{}, false, err
+	case n == 0:
+		healthy = true
+		return Entry{}, false, fmt.Errorf("%w for the user name %q under %s (user_filter %s)", ErrNoEntry, name, d.cfg.BaseDN, d.cfg.UserFilter)
+	case n > 1:
+		healthy = true
+		return Entry{}, false, fmt.Errorf("%w for the user name %q under %s (user_filter %s): such a name cannot sign in", ErrSeveral, name, d.cfg.BaseDN, d.cfg.UserFilter)
+	}
+	if e.Groups, err = d.groups(c, e); err != nil {
+		return Entry{}, false, err
+	}
+	healthy = true
+	return e, e.disabled, nil
+}
+
+// Attributes that say an account is disabled or locked, read by Lookup
+// (a password sign-in leaves that to the directory's bind).
+const (
+	// attrUserAccountControl is Active Directory's account flags; the bit
+	// uacDisabled is ACCOUNTDISABLE.
+	attrUserAccountControl = "userAccountControl"
+	uacDisabled            = 0x2
+	// attrLockedTime is OpenLDAP's password policy lock (ppolicy,
+	// draft-behera): any value locks the account, for good
+	// ("000001010000Z") or until the policy's lockout ends.
+	attrLockedTime = "pwdAccountLockedTime"
+	// attrNsAccountLock is 389 Directory Server's and FreeIPA's lock.
+	attrNsAccountLock = "nsAccountLock"
+)
+
+// Disabled reports whether the attributes of an entry say its account is
+// disabled or locked: Active Directory's userAccountControl with the
+// ACCOUNTDISABLE bit (or a value that is not a number), an OpenLDAP
+// password policy lock (pwdAccountLockedTime, whatever its value: a lock
+// whose end this side cannot know counts until the directory lifts it),
+// or nsAccountLock = TRUE.
+func Disabled(en *ldap.Entry) bool {
+	for _, v := range en.GetEqualFoldAttributeValues(attrUserAccountControl) {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n&uacDisabled != 0 {
+			return true
+		}
+	}
+	if len(en.GetEqualFoldAttributeValues(attrLockedTime)) > 0 {
+		return true
+	}
+	for _, v := range en.GetEqualFoldAttributeValues(attrNsAccountLock) {
+		if !strings.EqualFold(strings.TrimSpace(v), "false") {
+			return true
+		}
+	}
+	return false
+}
+
+// disabledForGood reports whether an entry's account was disabled by an
+// administrator, not locked until a time: SignIn refuses it before any
+// bind, whether or not the directory would bind it. A lock that ends is
+// left to the directory's bind, which lifts it when its time is over.
+func disabledForGood(en *ldap.Entry) bool {
+	if Disabled(ldap.NewEntry(en.DN, map[string][]string{
+		attrUserAccountControl: en.GetEqualFoldAttributeValues(attrUserAccountControl),
+		attrNsAccountLock:      en.GetEqualFoldAttributeValues(attrNsAccountLock),
+	})) {
+		return true
+	}
+	return slices.Contains(en.GetEqualFoldAttributeValues(attrLockedTime), lockedForGood)
+}
+
+// lockedForGood is the pwdAccountLockedTime of an account an
+// administrator locked (draft-behera-ldap-password-policy).
+const lockedForGood = "000001010000Z"
+
+// find searches for the one entry of name: n is how many entries it
+// found, 0, 1 or 2 for several (a sign-in takes several as "no", as none
+// is: nobody learns which names exist). An entry without one value of
+// the name attribute counts as none: there is no name to key the user by.
+func (d *Directory) find(c *ldap.Conn, name string) (e Entry, n int, err error) {
 	res, err := c.Search(&ldap.SearchRequest{
 		BaseDN:       d.cfg.BaseDN,
 		Scope:        ldap.ScopeWholeSubtree,
@@ -141,15 +275,15 @@ func (d *Directory) find(c *ldap.Conn, name string) (Entry, bool, error) {
 		SizeLimit:    2,
 		TimeLimit:    d.timeLimit(),
 		Filter:       fill(d.cfg.UserFilter, name, ""),
-		Attributes:   []string{d.nameAttr, d.cfg.EmailAttribute},
+		Attributes:   []string{d.nameAttr, d.cfg.EmailAttribute, attrUserAccountControl, attrLockedTime, attrNsAccountLock},
 	})
 	switch {
 	case ldap.IsErrorWithCode(err, ldap.LDAPResultSizeLimitExceeded):
-		return Entry{}, false, nil // several
+		return Entry{}, 2, nil // several
 	case ldap.IsErrorWithCode(err, ldap.LDAPResultNoSuchObject):
-		return Entry{}, false, d.fail("searching for the user (base_dn does not exist)", err)
+		return Entry{}, 0, d.fail("searching for the user (base_dn does not exist)", err)
 	case err != nil:
-		return Entry{}, false, d.fail("searching for the user", err)
+		return Entry{}, 0, d.fail("searching for the user", err)
 	}
 	var found []*ldap.Entry
 	for _, en := range res.Entries {
@@ -158,14 +292,14 @@ func (d *Directory) find(c *ldap.Conn, name string) (Entry, bool, error) {
 		}
 	}
 	if len(found) != 1 {
-		return Entry{}, false, nil
+		return Entry{}, min(len(found), 2), nil
 	}
 	en := found[0]
 	names := en.GetEqualFoldAttributeValues(d.nameAttr)
 	if len(names) != 1 || names[0] == "" {
-		return Entry{}, false, nil // no one name to key the user by
+		return Entry{}, 0, nil // no one name to key the user by
 	}
-	return Entry{Name: names[0], DN: en.DN, Email: en.GetEqualFoldAttributeValue(d.cfg.EmailAttribute)}, true, nil
+	return Entry{Name: names[0], DN: en.DN, Email: en.GetEqualFoldAttributeValue(d.cfg.EmailAttribute), disabled: Disabled(en), forGood: disabledForGood(en)}, 1, nil
 }
 
 // groups reads the names of e's groups.

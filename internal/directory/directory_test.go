@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-ldap/ldap/v3"
 
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/ldaptest"
@@ -250,4 +253,107 @@ func BenchmarkSignIn(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sign-ins/s")
+}
+
+// TestLookup: without a password, the directory says whether a name is
+// still a user who may sign in, with the user's name as it spells it,
+// e-mail address and groups; a name with no entry, with two, a locked
+// account or a removed one is "no"; a directory that hangs or is gone is
+// an Unavailable error, never a "yes".
+func TestLookup(t *testing.T) {
+	srv := ldaptest.Start(t, "")
+	d := open(t, srv, func(c *Config) { c.Timeout = 300 * time.Millisecond })
+	ctx := context.Background()
+	e, ok, err := d.Lookup(ctx, "ALICE")
+	if err != nil || !ok || e.Name != "alice" || e.Email != "alice@example.org" || !slices.Equal(e.Groups, []string{"backup-readers"}) {
+		t.Fatalf("Lookup(ALICE) = %+v, %v, %v", e, ok, err)
+	}
+	for _, name := range []string{"", "carol", "twin", "*", "alice)(uid=*", "al*"} {
+		if e, ok, err := d.Lookup(ctx, name); err != nil || ok {
+			t.Errorf("Lookup(%q) = %+v, %v, %v; want no", name, e, ok, err)
+		}
+	}
+	bobDN := "uid=bob,ou=people," + ldaptest.Base
+	srv.Lock(bobDN)
+	if e, ok, err := d.Lookup(ctx, "bob"); err != nil || ok {
+		t.Errorf("a locked account: %+v, %v, %v", e, ok, err)
+	}
+	if _, ok, err := d.SignIn(ctx, "bob", []byte("bob-password")); err != nil || ok {
+		// No policy applies on this server, so its bind would succeed:
+		// the lock is honoured here, not left to the server.
+		t.Errorf("a locked account's password sign-in: %v, %v", ok, err)
+	}
+	srv.Modify("dn: uid=alice,ou=people," + ldaptest.Base + "\nchangetype: delete\n")
+	if e, ok, err := d.Lookup(ctx, "alice"); err != nil || ok {
+		t.Errorf("a removed user: %+v, %v, %v", e, ok, err)
+	}
+	srv.Pause()
+	if _, ok, err := d.Lookup(ctx, "bob"); ok || !refusal.IsUnavailable(err) {
+		t.Errorf("a directory that hangs: %v, %v", ok, err)
+	}
+	srv.Resume()
+	srv.Kill()
+	if _, ok, err := d.Lookup(ctx, "bob"); ok || !refusal.IsUnavailable(err) {
+		t.Errorf("a directory that is gone: %v, %v", ok, err)
+	}
+}
+
+// TestDisabled: the attributes that disable an account, as Active
+// Directory, OpenLDAP's password policy and 389 Directory Server write
+// them.
+func TestDisabled(t *testing.T) {
+	for _, tc := range []struct {
+		attrs             map[string][]string
+		disabled, forGood bool
+	}{
+		{nil, false, false},
+		{map[string][]string{"userAccountControl": {"512"}}, false, false},   // NORMAL_ACCOUNT
+		{map[string][]string{"userAccountControl": {"514"}}, true, true},     // NORMAL_ACCOUNT | ACCOUNTDISABLE
+		{map[string][]string{"useraccountcontrol": {"66050"}}, true, true},   // and DONT_EXPIRE_PASSWORD
+		{map[string][]string{"userAccountControl": {"66048"}}, false, false}, // NORMAL_ACCOUNT | DONT_EXPIRE_PASSWORD
+		{map[string][]string{"userAccountControl": {"x"}}, true, true},       // unreadable: fail closed
+		{map[string][]string{"pwdAccountLockedTime": {"000001010000Z"}}, true, true},
+		// Locked until the policy's lockout ends: the bind decides.
+		{map[string][]string{"pwdAccountLockedTime": {"20261205063000Z"}}, true, false},
+		{map[string][]string{"nsAccountLock": {"TRUE"}}, true, true},
+		{map[string][]string{"nsAccountLock": {"false"}}, false, false},
+	} {
+		en := ldap.NewEntry("cn=x", tc.attrs)
+		if got := Disabled(en); got != tc.disabled {
+			t.Errorf("Disabled(%v) = %v", tc.attrs, got)
+		}
+		if got := disabledForGood(en); got != tc.forGood {
+			t.Errorf("disabledForGood(%v) = %v", tc.attrs, got)
+		}
+	}
+}
+
+// TestResolve: an administrator's command finds a name's one entry, with
+// the directory's spelling and whether the account is locked; no entry
+// and several entries are errors that say which.
+func TestResolve(t *testing.T) {
+	srv := ldaptest.Start(t, "")
+	d := open(t, srv, nil)
+	ctx := context.Background()
+	e, disabled, err := d.Resolve(ctx, "ALICE")
+	if err != nil || disabled || e.Name != "alice" || !slices.Equal(e.Groups, []string{"backup-readers"}) {
+		t.Fatalf("Resolve(ALICE) = %+v, %v, %v", e, disabled, err)
+	}
+	if _, _, err := d.Resolve(ctx, "carol"); !errors.Is(err, ErrNoEntry) || !strings.Contains(err.Error(), `"carol"`) {
+		t.Errorf("Resolve(carol): %v", err)
+	}
+	if _, _, err := d.Resolve(ctx, "twin"); !errors.Is(err, ErrSeveral) {
+		t.Errorf("Resolve(twin): %v", err)
+	}
+	if _, _, err := d.Resolve(ctx, "a*"); !errors.Is(err, ErrNoEntry) {
+		t.Errorf("Resolve(a*): %v", err)
+	}
+	srv.Lock("uid=bob,ou=people," + ldaptest.Base)
+	if e, disabled, err := d.Resolve(ctx, "bob"); err != nil || !disabled || e.Name != "bob" {
+		t.Errorf("Resolve(bob), locked: %+v, %v, %v", e, disabled, err)
+	}
+	srv.Kill()
+	if _, _, err := d.Resolve(ctx, "bob"); !refusal.IsUnavailable(err) {
+		t.Errorf("Resolve with the directory gone: %v", err)
+	}
 }

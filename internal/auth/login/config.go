@@ -181,9 +181,6 @@ func (c Config) validateDirectory() []error {
 	if c.UsersFile != "" {
 		errs = append(errs, &auth.KeyError{Key: "users_file", Err: errors.New("is not read with users = ldap: users and passwords are the directory's; remove one of the two")})
 	}
-	if c.PasskeyLogin {
-		errs = append(errs, &auth.KeyError{Key: "passkey_login", Err: errors.New("cannot go with users = ldap: a sign-in with a passkey alone would not ask the directory whether the user may still sign in")})
-	}
 	if c.FactorsFile == "" && c.SecondFactor != SecondFactorOff {
 		errs = append(errs, &auth.KeyError{Key: "factors_file", Err: errors.New("missing: with users = ldap it has no place beside a user file; set it, or set [server] state_dir")})
 	}

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/directory"
+	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/ldaptest"
 	"github.com/backupweb/backupweb/internal/tokens"
 )
@@ -180,8 +182,7 @@ func (b *browser) mustLoginWith(user, pw string) {
 }
 
 // TestDirectoryTokensAndThrottling: a directory user's machine token
-// admits them by their name (without groups: rules that name one refuse
-// it); wrong passwords for one name, in any letter case, are counted
+// admits them by their name, with the directory's groups; wrong passwords for one name, in any letter case, are counted
 // together, and past max_user_failures the name gets 429 without the
 // directory being asked.
 func TestDirectoryTokensAndThrottling(t *testing.T) {
@@ -193,7 +194,7 @@ func TestDirectoryTokensAndThrottling(t *testing.T) {
 	}
 	req := httptest.NewRequest("GET", "/api/backups", nil)
 	req.Header.Set("Authorization", "Bearer "+secret)
-	if u, ok, err := h.p.Identify(req); err != nil || !ok || u.Name != "alice" || len(u.Groups) != 0 {
+	if u, ok, err := h.p.Identify(req); err != nil || !ok || u.Name != "alice" || !slices.Equal(u.Groups, []string{"backup-readers"}) {
 		t.Fatalf("token: %+v %v %v", u, ok, err)
 	}
 
@@ -207,4 +208,76 @@ func TestDirectoryTokensAndThrottling(t *testing.T) {
 	if r := h.browser().login("bob", "bob-password", "/"); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
 		t.Fatalf("past the name's limit: %d", r.status)
 	}
+}
+
+// TestDirectoryTokenChecks: a directory user's machine token carries the
+// groups the directory gives, read at most once per DirectoryCheckTTL (a
+// token request within it does not ask the directory: it is admitted
+// while the directory hangs); past it the directory is asked again: a
+// group change is seen, a directory that hangs or is gone is a 503 with
+// Retry-After (never a "yes"), and a user locked or removed there has
+// their tokens refused as unknown ones (401, Bearer challenge); a reload
+// forgets every answer at once.
+func TestDirectoryTokenChecks(t *testing.T) {
+	srv := ldaptest.Start(t, "")
+	h := newDirectoryHarness(t, srv, SecondFactorOff)
+	token := func(user string) func() (auth.User, bool, error) {
+		secret, _, err := h.p.CreateToken(user, "script", 0, tokens.Scope{}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() (auth.User, bool, error) {
+			req := httptest.NewRequest("GET", "/api/backups", nil)
+			req.Header.Set("Authorization", "Bearer "+secret)
+			return h.p.Identify(req)
+		}
+	}
+	alice, bob := token("alice"), token("bob")
+	aliceDN, bobDN := "uid=alice,ou=people,"+ldaptest.Base, "uid=bob,ou=people,"+ldaptest.Base
+	want := func(what string, id func() (auth.User, bool, error), name string, groups ...string) {
+		t.Helper()
+		u, ok, err := id()
+		if err != nil || !ok || u.Name != name || !slices.Equal(u.Groups, groups) || u.Attrs[AttrEmail] != name+"@example.org" {
+			t.Fatalf("%s: %+v, %v, %v; want %s in %v", what, u, ok, err, name, groups)
+		}
+	}
+	refused := func(what string, id func() (auth.User, bool, error), status int) {
+		t.Helper()
+		u, ok, err := id()
+		rp := refusal.ReplyTo(err)
+		if ok || err == nil || rp.Status != status || status == http.StatusServiceUnavailable && rp.RetryAfter <= 0 ||
+			status == http.StatusUnauthorized && !strings.Contains(rp.Challenge, "invalid_token") {
+			t.Fatalf("%s: %+v, %v, %v (%d, Retry-After %d); want %d", what, u, ok, err, rp.Status, rp.RetryAfter, status)
+		}
+	}
+	want("alice", alice, "alice", "backup-readers")
+	want("bob", bob, "bob", "staff")
+
+	srv.Pause()
+	want("alice within the check's lifetime, the directory hanging", alice, "alice", "backup-readers")
+	h.clock.Advance(DirectoryCheckTTL)
+	refused("alice past it, the directory hanging", alice, http.StatusServiceUnavailable)
+	srv.Resume()
+	if n := strings.Count(h.logs.String(), "auth: the directory did not answer; user not admitted"); n != 1 {
+		t.Errorf("%d error lines for one refused token", n)
+	}
+
+	srv.Modify("dn: cn=admins,ou=groups," + ldaptest.Base + "\nchangetype: modify\nadd: member\nmember: " + aliceDN + "\n")
+	want("alice, the directory asked again", alice, "alice", "admins", "backup-readers")
+	srv.Lock(aliceDN)
+	srv.Modify("dn: " + bobDN + "\nchangetype: delete\n")
+	want("alice locked, within the check's lifetime", alice, "alice", "admins", "backup-readers")
+	if err := h.p.Reload(); err != nil { // SIGHUP: every answer forgotten
+		t.Fatal(err)
+	}
+	refused("alice locked, after a reload", alice, http.StatusUnauthorized)
+	h.clock.Advance(DirectoryCheckTTL)
+	refused("alice locked", alice, http.StatusUnauthorized)
+	refused("bob removed", bob, http.StatusUnauthorized)
+	if !strings.Contains(h.logs.String(), "user=bob") {
+		t.Error("the refusal does not name the token's user")
+	}
+
+	srv.Kill()
+	refused("bob, the directory gone", bob, http.StatusServiceUnavailable)
 }

@@ -94,9 +94,10 @@ type Provider struct {
 	// dir is the directory users sign in against (users = ldap); nil with
 	// a user file.
 	dir      *directory.Directory
-	byAddr   *throttle.Swap // failures per client address
-	byUser   *throttle.Swap // failures per user name, from any address
-	byDevice *throttle.Swap // failures per device cookie, instead of byUser
+	dchecks  *directoryChecks // the directory's recent answers (users = ldap)
+	byAddr   *throttle.Swap   // failures per client address
+	byUser   *throttle.Swap   // failures per user name, from any address
+	byDevice *throttle.Swap   // failures per device cookie, instead of byUser
 	// counters makes the three counters for a reload's limits
 	// (SetThrottling); limits are those in force.
 	counters func(t passwordauth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter)
@@ -196,6 +197,7 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	p := &Provider{
 		cfg:      cfg,
 		dir:      dir,
+		dchecks:  newDirectoryChecks(deps.Clock()),
 		noTokens: deps.NoMachineTokens,
 		// Successes are not cached: a login is checked once per session,
 		// and every check then costs the same.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -387,7 +388,8 @@ func (p *Provider) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 // finishPasskeyLogin is POST /_backupweb/passkey-login/finish: the
 // browser's answer. It counts against the client address's failure limit,
 // as a wrong password does; a right one starts a session (new id) for the
-// passkey's user, who must still be in the user file, and answers
+// passkey's user, who must still be in the user file (with users = ldap:
+// in the directory, asked then, and not disabled there), and answers
 // {"next": ...}.
 func (p *Provider) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
@@ -411,7 +413,13 @@ func (p *Provider) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 		p.refusePasskey(w, r, v)
 		return
 	}
-	p.completePasskey(w, r, v.User, cred, v.Next)
+	var attrs map[string]string
+	if p.dir != nil {
+		if attrs, ok = p.passkeyDirectory(w, r, v); !ok {
+			return
+		}
+	}
+	p.completePasskey(w, r, v.User, cred, v.Next, attrs)
 }
 
 // counted runs check, one attempt counted against limits: a "no" is a
@@ -440,9 +448,11 @@ func (p *Provider) refusePasskey(w http.ResponseWriter, r *http.Request, v passk
 }
 
 // completePasskey starts the full session of user after a passkey
-// completed their sign-in, and answers {"next": next}.
-func (p *Provider) completePasskey(w http.ResponseWriter, r *http.Request, user, cred, next string) {
+// completed their sign-in, with attrs besides the factor's, and answers
+// {"next": next}.
+func (p *Provider) completePasskey(w http.ResponseWriter, r *http.Request, user, cred, next string, attrs map[string]string) {
 	d := session.Data{Username: user, Cred: cred, Attrs: map[string]string{AttrSecondFactor: SecondFactorPasskey}}
+	maps.Copy(d.Attrs, attrs)
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return

@@ -38,7 +38,9 @@ func (p *Provider) Reload() error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
 	if p.dir != nil {
-		// No user file: the directory is asked at every sign-in.
+		// No user file: the directory is asked at every sign-in, and
+		// again for tokens from now on.
+		p.dchecks.purge()
 		return p.reloadState()
 	}
 	changed, err := p.reloadLocked()

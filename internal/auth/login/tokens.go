@@ -85,6 +85,12 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 // second factor (a token never satisfies a second_factor rule), their
 // groups come from the groups file as for a session, and the token's
 // scope rides in the user.
+//
+// With users = ldap the token's user must also still be the directory's,
+// one entry, not disabled (directoryUser: asked at most once per
+// DirectoryCheckTTL), and their groups and e-mail address are the
+// directory's: a user removed or disabled there is refused as an unknown
+// token, and a directory that does not answer is a 503, never a "yes".
 func (p *Provider) identifyToken(r *http.Request, value string) (auth.User, bool, error) {
 	ctx := r.Context()
 	client := throttle.AddrKey(peer.Of(r).Addr)
@@ -104,6 +110,17 @@ func (p *Provider) identifyToken(r *http.Request, value string) (auth.User, bool
 	case tokens.Valid:
 		if !p.users.Load().has(tok.User) {
 			break
+		}
+		if p.dir != nil {
+			e, ok, err := p.directoryUser(ctx, tok.User, false)
+			if err != nil {
+				return auth.User{}, false, err
+			}
+			if !ok {
+				user = tok.User
+				break
+			}
+			return withDirectory(p.tokenUser(r, tok), e), true, nil
 		}
 		return p.tokenUser(r, tok), true, nil
 	case tokens.Expired:
@@ -166,6 +183,10 @@ func (p *Provider) Recheck(r *http.Request, u auth.User) func(ctx context.Contex
 		tok, st, err := p.state.Token(ctx, value)
 		if err != nil || st != tokens.Valid || tok.User != u.Name || tok.ID != u.Attrs[AttrToken] || !p.users.Load().has(tok.User) {
 			return false, err
+		}
+		if p.dir != nil {
+			_, ok, err := p.directoryUser(ctx, tok.User, false)
+			return ok && err == nil, err
 		}
 		return true, nil
 	}

@@ -176,7 +176,8 @@ userPassword: ` + ServicePassword + `
 }
 
 // config is slapd.conf: the schemas people and groups need, the mdb
-// backend from Debian's module folder, TLS with the test certificate,
+// backend from Debian's module folder, the password policy overlay (for
+// its account lock, pwdAccountLockedTime; no policy is set), TLS with the test certificate,
 // and access: passwords for binding only, the rest readable by bound
 // users (anonymous users read nothing).
 func (s *Server) config() string {
@@ -186,6 +187,7 @@ include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
 modulepath /usr/lib/ldap
 moduleload back_mdb
+moduleload ppolicy
 pidfile ` + filepath.Join(d, "slapd.pid") + `
 argsfile ` + filepath.Join(d, "slapd.args") + `
 TLSCACertificateFile ` + s.CAFile + `
@@ -197,6 +199,7 @@ suffix "` + Base + `"
 rootdn "` + AdminDN + `"
 rootpw ` + AdminPassword + `
 directory ` + filepath.Join(d, "db") + `
+overlay ppolicy
 access to attrs=userPassword
 	by self write
 	by anonymous auth
@@ -284,6 +287,14 @@ func (s *Server) signal(sig syscall.Signal) {
 func (s *Server) Modify(ldif string) {
 	s.t.Helper()
 	s.tool("ldapmodify", ldif)
+}
+
+// Lock locks the account of dn for good as the admin, as an
+// administrator disables an OpenLDAP account: pwdAccountLockedTime =
+// 000001010000Z (the password policy overlay); binds as dn then fail.
+func (s *Server) Lock(dn string) {
+	s.t.Helper()
+	s.Modify("dn: " + dn + "\nchangetype: modify\nadd: pwdAccountLockedTime\npwdAccountLockedTime: 000001010000Z\n")
 }
 
 // SetPassword sets the password of dn as the admin, with ldappasswd from
