@@ -51,6 +51,15 @@ func NewCA(t testing.TB) *CA {
 	return &CA{Cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
+// Write writes the CA certificate as dir/ca.pem (0600), for a server's
+// or client's CA file, and returns its path.
+func (ca *CA) Write(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "ca.pem")
+	WriteFile(t, path, ca.PEM)
+	return path
+}
+
 // Pool returns a pool holding only the CA.
 func (ca *CA) Pool() *x509.CertPool {
 	p := x509.NewCertPool()
