@@ -266,3 +266,39 @@ func TestRedirectListenerAnswersOnly308(t *testing.T) {
 		t.Errorf("a backup on the plain listener: %d %q", resp.StatusCode, b)
 	}
 }
+
+// TestHTTPSOnAnIPAddress: a certificate for a LAN address alone makes
+// public_url https://ADDRESS, which cannot be a passkey's relying-party
+// id. With second factors off the service starts and signs in over https
+// without passkeys; with them on, check-config refuses the address at
+// second_factor, as for a public_url written so.
+func TestHTTPSOnAnIPAddress(t *testing.T) {
+	ca := certtest.NewCA(t)
+	dir := t.TempDir()
+	certFile, keyFile := ca.Valid(t, "127.0.0.1").Write(t, dir)
+	users := addUsers(t, dir, "alice")
+	port, err := porttest.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	conf := fmt.Sprintf("[server]\nlisten = %s\ntls_cert = %s\ntls_key = %s\nstate_dir = %s\naccess_log = false\n[backups]\ndir = %s\n[authentication]\ntype = flask-login\nuse_bcrypt = true\nusers_file = %s\n",
+		addr, certFile, keyFile, filepath.Join(dir, "state"), dir, users)
+	serveInProcess(t, dir, conf, nil)
+	base := "https://" + addr
+	c := httpsClient(ca, addr)
+	login := testkit.SignIn(t, c, testkit.Login{Page: base + "/login", User: "alice", Password: "pw-alice"})
+	if ck := login.Cookies(); len(ck) == 0 || ck[0].Name != "__Host-backupweb_session" {
+		t.Errorf("the sign-in's cookies: %v", login.Header["Set-Cookie"])
+	}
+	if code, body := me(t, c, base); code != http.StatusOK || !strings.Contains(body, `"alice"`) {
+		t.Errorf("/api/me: %d %s", code, body)
+	}
+
+	path := filepath.Join(dir, "second-factor.ini")
+	must(t, os.WriteFile(path, []byte(strings.Replace(conf, "listen = "+addr, "listen = 127.0.0.1:0", 1)+"second_factor = optional\n"), 0o600))
+	cli, _, errOut := testCLI(t.Context(), "", map[string]string{"BACKUP_SECRET_KEY": testFactorSecret})
+	if code := cli.main([]string{"check-config", "-config", path}); code != exitError || !strings.Contains(errOut.String(), "second_factor") || !strings.Contains(errOut.String(), "relying-party id") {
+		t.Errorf("check-config with second_factor = optional on an address: exit %d\n%s", code, errOut)
+	}
+}
