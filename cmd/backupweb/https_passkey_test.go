@@ -94,7 +94,8 @@ func TestBrowserPasskeyOnLANName(t *testing.T) {
 	if got := text(`#passkey-notice`); got != "The passkey was added." {
 		t.Fatalf("after adding the passkey: %q\n%s", got, log)
 	}
-	creds, err := chromedp.Call(ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: added.AuthenticatorID})
+	authn := added.AuthenticatorID
+	creds, err := chromedp.Call(ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: authn})
 	if err != nil || len(creds.Credentials) != 1 || creds.Credentials[0].RpID != "backups.lan" {
 		t.Fatalf("the authenticator's credentials: %v %+v", err, creds)
 	}
