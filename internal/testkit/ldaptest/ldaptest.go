@@ -127,7 +127,7 @@ func Start(t testing.TB, extra string) *Server {
 	slapadd := find(t, "slapadd")
 	s := &Server{t: t, bin: bin, dir: t.TempDir()}
 	s.Addr, s.TLSAddr = testkit.FreeAddr(t), testkit.FreeAddr(t)
-	s.writeCerts()
+	s.CAFile = certtest.WriteLocalhost(t, s.dir)
 	s.must(os.Mkdir(filepath.Join(s.dir, "db"), 0o700))
 	s.conf = filepath.Join(s.dir, "slapd.conf")
 	s.must(os.WriteFile(s.conf, []byte(s.config()), 0o600))
@@ -307,15 +307,4 @@ func (s *Server) must(err error) {
 		s.t.Helper()
 		s.t.Fatal(err)
 	}
-}
-
-// writeCerts makes a test CA and a server certificate for localhost and
-// 127.0.0.1, signed by it, as ca.pem, server.pem (with the chain) and
-// server.key.
-func (s *Server) writeCerts() {
-	ca := certtest.NewCA(s.t)
-	leaf := ca.Valid(s.t, "localhost", "127.0.0.1")
-	s.CAFile = ca.Write(s.t, s.dir)
-	certtest.WriteFile(s.t, filepath.Join(s.dir, "server.pem"), leaf.CertPEM)
-	certtest.WriteFile(s.t, filepath.Join(s.dir, "server.key"), leaf.KeyPEM)
 }

@@ -67,7 +67,7 @@ func Start(t testing.TB, o Options) *Server {
 	bin := toolstest.Need(t, "redis-server", "redis-server")
 	s := &Server{t: t, bin: bin, dir: t.TempDir(), opts: o}
 	if o.TLS {
-		s.writeCerts()
+		s.CAFile = certtest.WriteLocalhost(t, s.dir)
 	}
 	if o.Unix {
 		// Socket paths are short (108 bytes): not under the test's folder.
@@ -272,14 +272,3 @@ func (s *Server) Persist(on bool) { s.opts.Persist = on }
 
 // Start starts the server again after Stop, on the same address.
 func (s *Server) Start() { s.must(s.start()) }
-
-// writeCerts makes a test CA and a server certificate for localhost and
-// 127.0.0.1, signed by it, as ca.pem, server.pem (with the chain) and
-// server.key.
-func (s *Server) writeCerts() {
-	ca := certtest.NewCA(s.t)
-	leaf := ca.Valid(s.t, "localhost", "127.0.0.1")
-	s.CAFile = ca.Write(s.t, s.dir)
-	certtest.WriteFile(s.t, filepath.Join(s.dir, "server.pem"), leaf.CertPEM)
-	certtest.WriteFile(s.t, filepath.Join(s.dir, "server.key"), leaf.KeyPEM)
-}
