@@ -43,19 +43,7 @@ func TestBrowserPasskeyOnLANName(t *testing.T) {
 	base := fmt.Sprintf("https://backups.lan:%d", port)
 
 	ctx := browsertest.New(t, browsertest.MapHosts("127.0.0.1", "backups.lan"), browsertest.TrustCA(t, ca.PEM))
-	if _, err := chromedp.Call(ctx, cdpwebauthn.Enable, cdpwebauthn.EnableParams{}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
-	added, err := chromedp.Call(ctx, cdpwebauthn.AddVirtualAuthenticator, cdpwebauthn.AddVirtualAuthenticatorParams{
-		Options: &cdpwebauthn.VirtualAuthenticatorOptions{
-			Protocol: cdpwebauthn.AuthenticatorProtocolCtap2, Ctap2version: cdpwebauthn.Ctap2versionCtap21,
-			Transport: cdpwebauthn.AuthenticatorTransportInternal, HasResidentKey: true,
-			HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-		},
-	})
-	if err != nil {
-		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
-	}
+	authn := browsertest.AddAuthenticator(t, ctx)
 	run := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
@@ -94,7 +82,6 @@ func TestBrowserPasskeyOnLANName(t *testing.T) {
 	if got := text(`#passkey-notice`); got != "The passkey was added." {
 		t.Fatalf("after adding the passkey: %q\n%s", got, log)
 	}
-	authn := added.AuthenticatorID
 	creds, err := chromedp.Call(ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: authn})
 	if err != nil || len(creds.Credentials) != 1 || creds.Credentials[0].RpID != "backups.lan" {
 		t.Fatalf("the authenticator's credentials: %v %+v", err, creds)
