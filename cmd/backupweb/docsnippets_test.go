@@ -2,20 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/backupweb/backupweb/internal/testkit/certtest"
 )
@@ -111,7 +103,7 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 				case "dir":
 					os.MkdirAll(local, 0o755)
 				case "ca_file":
-					os.WriteFile(local, snippetCA(t), 0o644)
+					os.WriteFile(local, certtest.NewCA(t).PEM, 0o644)
 				case "tls_cert":
 					os.WriteFile(local, pair.CertPEM, 0o644)
 				case "tls_key":
@@ -135,24 +127,4 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 			}
 		})
 	}
-}
-
-// snippetCA is the PEM of a self-signed CA certificate, for the ca_file a
-// snippet names.
-func snippetCA(t *testing.T) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "snippet CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

@@ -176,20 +176,38 @@ func TestServeHTTPS(t *testing.T) {
 	}
 }
 
-// TestServeHTTPSWithoutHSTS: hsts = false sends no Strict-Transport-Security.
+// TestServeHTTPSWithoutHSTS: hsts = false sends no Strict-Transport-Security,
+// on any answer: a page, a sign-in, a refusal, a missing path.
 func TestServeHTTPSWithoutHSTS(t *testing.T) {
 	ca := certtest.NewCA(t)
 	dir := t.TempDir()
 	certFile, keyFile := ca.Valid(t, "127.0.0.1").Write(t, dir)
-	addr, _ := serveInProcess(t, dir, fmt.Sprintf("[server]\nlisten = 127.0.0.1:0\nhsts = false\ntls_cert = %s\ntls_key = %s\n[backups]\ndir = %s\n", certFile, keyFile, dir), nil)
+	users := addUsers(t, dir, "alice")
+	addr, _ := serveInProcess(t, dir, fmt.Sprintf("[server]\nlisten = 127.0.0.1:0\nhsts = false\ntls_cert = %s\ntls_key = %s\nstate_dir = %s\n[backups]\ndir = %s\n[authentication]\ntype = flask-login\nuse_bcrypt = true\nusers_file = %s\n",
+		certFile, keyFile, filepath.Join(dir, "state"), dir, users), nil)
 	c := httpsClient(ca, addr)
-	resp, err := c.Get("https://" + addr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
+	rec := &recorder{next: c.Transport}
+	c.Transport = rec
+	base := "https://" + addr
+	for _, path := range []string{"/healthz", "/api/me", "/no-such-page"} {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.TLS.Version < tls.VersionTLS12 {
+			t.Errorf("%s over TLS %x", path, resp.TLS.Version)
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Strict-Transport-Security") != "" || resp.TLS.Version < tls.VersionTLS12 {
-		t.Errorf("%d, HSTS %q", resp.StatusCode, resp.Header.Get("Strict-Transport-Security"))
+	testkit.SignIn(t, c, testkit.Login{Page: base + "/login", User: "alice", Password: "pw-alice"})
+	all, _ := rec.since(0)
+	for _, a := range all {
+		if a.hsts != "" {
+			t.Errorf("%s (%d): Strict-Transport-Security %q with hsts = false", a.what, a.status, a.hsts)
+		}
+	}
+	if len(all) < 5 {
+		t.Errorf("%d answers seen, want at least 5", len(all))
 	}
 }
 

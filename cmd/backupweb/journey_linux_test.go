@@ -410,20 +410,7 @@ func TestThreeInstancesOneTruth(t *testing.T) {
 // authenticator's count is put back, as a clone's would be.
 func passkeyJourney(t *testing.T, j *journey, codes *totpCodes) {
 	ctx := browsertest.New(t)
-	if _, err := chromedp.Call(ctx, cdpwebauthn.Enable, cdpwebauthn.EnableParams{}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
-	added, err := chromedp.Call(ctx, cdpwebauthn.AddVirtualAuthenticator, cdpwebauthn.AddVirtualAuthenticatorParams{
-		Options: &cdpwebauthn.VirtualAuthenticatorOptions{
-			Protocol: cdpwebauthn.AuthenticatorProtocolCtap2, Ctap2version: cdpwebauthn.Ctap2versionCtap21,
-			Transport: cdpwebauthn.AuthenticatorTransportInternal, HasResidentKey: true,
-			HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-		},
-	})
-	if err != nil {
-		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
-	}
-	authn := added.AuthenticatorID
+	authn := browsertest.AddAuthenticator(t, ctx)
 	run := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {

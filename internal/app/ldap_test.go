@@ -2,20 +2,13 @@ package app
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/testkit/certtest"
 	"github.com/backupweb/backupweb/internal/testkit/ldaptest"
 )
 
@@ -25,7 +18,7 @@ func TestCheckLDAP(t *testing.T) {
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
 	notCA := filepath.Join(dir, "not-ca.pem")
-	writeFile(t, ca, testCA(t))
+	writeFile(t, ca, string(certtest.NewCA(t).PEM))
 	writeFile(t, notCA, "not a certificate\n")
 	good := "url = ldaps://ldap.example.org\nbind_dn = cn=svc,dc=example,dc=org\nbind_password = ${LDAP_PASSWORD}\nbase_dn = dc=example,dc=org\nca_file = " + ca + "\n"
 	for _, tc := range []struct {
@@ -96,25 +89,6 @@ func TestOpenLDAP(t *testing.T) {
 	if err := a.Provider.(auth.Checker).Ready(context.Background()); err != nil {
 		t.Fatalf("Ready: %v", err)
 	}
-}
-
-// testCA returns the PEM of a self-signed CA certificate.
-func testCA(t *testing.T) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
 // ldapEnv is the environment of the tests: the secret key and the

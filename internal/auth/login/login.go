@@ -271,12 +271,24 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 	}
 	// Passkeys are bound to the origin users reach the service at:
 	// without [server] public_url they are not offered, and TOTP and
-	// recovery codes are the second factors.
+	// recovery codes are the second factors. Nor are they with second
+	// factors off when that origin's host is an IP address, which cannot
+	// be a relying-party id (public_url defaults to the origin of a
+	// certificate for a LAN address, https://192.168.1.20): the service
+	// starts without them, where with second factors on the configuration
+	// check has refused that address already.
 	if deps.PublicURL != nil {
-		if p.passkeys, err = p.openPasskeys(deps); err != nil {
+		var host *passkey.RPIDError
+		p.passkeys, err = p.openPasskeys(deps)
+		switch {
+		case errors.As(err, &host) && cfg.SecondFactor == SecondFactorOff:
+			p.passkeys = nil
+		case err != nil:
+			p.Guard.Close()
 			return nil, fmt.Errorf("login: %w", err)
+		default:
+			p.SetPasskeySlot(p.passkeySlotFor)
 		}
-		p.SetPasskeySlot(p.passkeySlotFor)
 	}
 	if cfg.PasskeyLogin && p.passkeys == nil {
 		return nil, errors.New("login: passkey_login needs second_factor = optional or required and [server] public_url")

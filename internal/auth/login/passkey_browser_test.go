@@ -92,23 +92,9 @@ func (b *browser) postJSON(path, token string, body []byte) reply {
 }
 
 // addAuthenticator gives the browser's page a virtual CTAP2 authenticator
-// with resident keys and user verification, which answers at once.
+// (browsertest.AddAuthenticator).
 func addAuthenticator(t *testing.T, ctx context.Context) cdpwebauthn.AuthenticatorID {
-	t.Helper()
-	if _, err := chromedp.Call(ctx, cdpwebauthn.Enable, cdpwebauthn.EnableParams{}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
-	res, err := chromedp.Call(ctx, cdpwebauthn.AddVirtualAuthenticator, cdpwebauthn.AddVirtualAuthenticatorParams{
-		Options: &cdpwebauthn.VirtualAuthenticatorOptions{
-			Protocol: cdpwebauthn.AuthenticatorProtocolCtap2, Ctap2version: cdpwebauthn.Ctap2versionCtap21,
-			Transport: cdpwebauthn.AuthenticatorTransportInternal, HasResidentKey: true,
-			HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-		},
-	})
-	if err != nil {
-		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
-	}
-	return res.AuthenticatorID
+	return browsertest.AddAuthenticator(t, ctx)
 }
 
 // pkBrowser drives one Chromium, with a virtual authenticator, over a

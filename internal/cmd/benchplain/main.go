@@ -9,11 +9,15 @@
 //	GET /healthz                200 ok
 //
 // It listens on -listen (default 127.0.0.1:0), prints "listening ADDR"
-// once it does, and stops at SIGINT or SIGTERM.
+// once it does, and stops at SIGINT or SIGTERM. With -tls-cert and
+// -tls-key (PEM files) it serves HTTPS, TLS 1.3 only, with net/http's
+// defaults otherwise (HTTP/2 offered by ALPN): the plain counterpart of
+// backupweb serving the same pair with tls_min_version = 1.3.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -55,15 +59,37 @@ func handler() http.Handler {
 	return mux
 }
 
+// tlsConfig loads the pair for -tls-cert and -tls-key, before the server
+// says it listens: TLS 1.3 only, the rest net/http's defaults.
+func tlsConfig(certFile, keyFile string) (*tls.Config, error) {
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{pair}}, nil
+}
+
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on")
+	certFile := flag.String("tls-cert", "", "PEM certificate (chain allowed): serve HTTPS, TLS 1.3 only")
+	keyFile := flag.String("tls-key", "", "PEM key of -tls-cert")
 	flag.Parse()
+	if (*certFile == "") != (*keyFile == "") {
+		fmt.Fprintln(os.Stderr, "benchplain: -tls-cert and -tls-key go together")
+		os.Exit(2)
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchplain:", err)
 		os.Exit(1)
 	}
 	srv := &http.Server{Handler: handler(), ReadHeaderTimeout: 10 * time.Second}
+	if *certFile != "" {
+		if srv.TLSConfig, err = tlsConfig(*certFile, *keyFile); err != nil {
+			fmt.Fprintln(os.Stderr, "benchplain:", err)
+			os.Exit(1)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -73,7 +99,12 @@ func main() {
 		_ = srv.Shutdown(shutdown)
 	}()
 	fmt.Println("listening", ln.Addr())
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+	if srv.TLSConfig != nil {
+		err = srv.ServeTLS(ln, "", "")
+	} else {
+		err = srv.Serve(ln)
+	}
+	if err != nil && err != http.ErrServerClosed {
 		fmt.Fprintln(os.Stderr, "benchplain:", err)
 		os.Exit(1)
 	}

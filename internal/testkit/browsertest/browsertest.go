@@ -58,10 +58,10 @@ func Find() (path string, ok bool) {
 // sandbox (CI runs as root), without GPU, QUIC, proxy, background
 // networking, component updates or sync, in a user-data directory of its
 // own under t.TempDir(). The context expires after Timeout; t.Cleanup closes
-// the browser.
+// the browser. more adds to or replaces those options (MapHosts, TrustCA).
 //
 // Without a browser, New skips t, or fails it when RequireTools().
-func New(t testing.TB) context.Context {
+func New(t testing.TB, more ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path, ok := Find()
 	if !ok {
@@ -90,6 +90,7 @@ func New(t testing.TB) context.Context {
 		chromedp.Flag("mute-audio", true),
 		chromedp.UserDataDir(t.TempDir()),
 	}
+	opts = append(opts, more...)
 	ctx, cancelTimeout := context.WithTimeout(context.Background(), Timeout)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))

@@ -51,6 +51,28 @@ func NewCA(t testing.TB) *CA {
 	return &CA{Cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
+// Write writes the CA certificate as dir/ca.pem (0600), for a server's
+// or client's CA file, and returns its path.
+func (ca *CA) Write(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "ca.pem")
+	WriteFile(t, path, ca.PEM)
+	return path
+}
+
+// WriteLocalhost makes a CA and a server certificate it signs for
+// localhost and 127.0.0.1, for a server a test runs on loopback (slapd,
+// redis-server): dir/ca.pem, dir/server.pem (the certificate, then the
+// CA's) and dir/server.key, each 0600. It returns the CA file's path.
+func WriteLocalhost(t testing.TB, dir string) (caFile string) {
+	t.Helper()
+	ca := NewCA(t)
+	leaf := ca.Valid(t, "localhost", "127.0.0.1")
+	WriteFile(t, filepath.Join(dir, "server.pem"), leaf.CertPEM)
+	WriteFile(t, filepath.Join(dir, "server.key"), leaf.KeyPEM)
+	return ca.Write(t, dir)
+}
+
 // Pool returns a pool holding only the CA.
 func (ca *CA) Pool() *x509.CertPool {
 	p := x509.NewCertPool()

@@ -13,14 +13,7 @@
 package ldaptest
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -31,6 +24,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/certtest"
 	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
 
@@ -133,7 +127,7 @@ func Start(t testing.TB, extra string) *Server {
 	slapadd := find(t, "slapadd")
 	s := &Server{t: t, bin: bin, dir: t.TempDir()}
 	s.Addr, s.TLSAddr = testkit.FreeAddr(t), testkit.FreeAddr(t)
-	s.must(s.writeCerts())
+	s.CAFile = certtest.WriteLocalhost(t, s.dir)
 	s.must(os.Mkdir(filepath.Join(s.dir, "db"), 0o700))
 	s.conf = filepath.Join(s.dir, "slapd.conf")
 	s.must(os.WriteFile(s.conf, []byte(s.config()), 0o600))
@@ -324,54 +318,4 @@ func (s *Server) must(err error) {
 		s.t.Helper()
 		s.t.Fatal(err)
 	}
-}
-
-// writeCerts makes a test CA and a server certificate for localhost and
-// 127.0.0.1, signed by it.
-func (s *Server) writeCerts() error {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "backupweb test directory CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-	s.CAFile = filepath.Join(s.dir, "ca.pem")
-	for _, f := range []struct {
-		name, typ string
-		der       []byte
-	}{{"ca.pem", "CERTIFICATE", caDER}, {"server.pem", "CERTIFICATE", der}, {"server.key", "PRIVATE KEY", keyDER}} {
-		if err := os.WriteFile(filepath.Join(s.dir, f.name), pem.EncodeToMemory(&pem.Block{Type: f.typ, Bytes: f.der}), 0o600); err != nil {
-			return fmt.Errorf("ldaptest: writing %s: %w", f.name, err)
-		}
-	}
-	return nil
 }

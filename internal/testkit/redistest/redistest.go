@@ -7,15 +7,9 @@ package redistest
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -27,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/testkit/certtest"
 	"github.com/backupweb/backupweb/internal/testkit/porttest"
 	"github.com/backupweb/backupweb/internal/testkit/toolstest"
 )
@@ -75,7 +70,7 @@ func Start(t testing.TB, o Options) *Server {
 	bin := toolstest.Need(t, "redis-server", "redis-server")
 	s := &Server{t: t, bin: bin, dir: t.TempDir(), opts: o}
 	if o.TLS {
-		s.must(s.writeCerts())
+		s.CAFile = certtest.WriteLocalhost(t, s.dir)
 	}
 	if o.Unix {
 		// Socket paths are short (108 bytes): not under the test's folder.
@@ -280,41 +275,3 @@ func (s *Server) Persist(on bool) { s.opts.Persist = on }
 
 // Start starts the server again after Stop, on the same address.
 func (s *Server) Start() { s.must(s.start()) }
-
-// writeCerts makes a test CA and a server certificate for localhost and
-// 127.0.0.1, signed by it.
-func (s *Server) writeCerts() error {
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "backupweb test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	s.CAFile = filepath.Join(s.dir, "ca.pem")
-	for _, f := range []struct {
-		name, typ string
-		der       []byte
-	}{{"ca.pem", "CERTIFICATE", caDER}, {"server.pem", "CERTIFICATE", der}, {"server.key", "EC PRIVATE KEY", keyDER}} {
-		if err := os.WriteFile(filepath.Join(s.dir, f.name), pem.EncodeToMemory(&pem.Block{Type: f.typ, Bytes: f.der}), 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
-}
