@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,31 +23,15 @@ import (
 // and on any answer to the valid session other than 200 or 503 with
 // Retry-After; its counts are printed in the test log.
 
-var loadTool struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// loadToolBin builds internal/cmd/loadtest once per test binary.
+// loadToolBin builds internal/cmd/loadtest into the test's own folder,
+// removed when the test ends (the build cache makes the second build cheap).
 func loadToolBin(t *testing.T) string {
 	t.Helper()
-	loadTool.once.Do(func() {
-		dir, err := os.MkdirTemp("", "backupweb-loadtool-")
-		if err != nil {
-			loadTool.err = err
-			return
-		}
-		loadTool.bin = filepath.Join(dir, "loadtest")
-		out, err := exec.Command("go", "build", "-o", loadTool.bin, "../../internal/cmd/loadtest").CombinedOutput()
-		if err != nil {
-			loadTool.err = fmt.Errorf("building the load tool: %v\n%s", err, out)
-		}
-	})
-	if loadTool.err != nil {
-		t.Fatal(loadTool.err)
+	bin := filepath.Join(t.TempDir(), "loadtest")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../internal/cmd/loadtest").CombinedOutput(); err != nil {
+		t.Fatalf("building the load tool: %v\n%s", err, out)
 	}
-	return loadTool.bin
+	return bin
 }
 
 // failoverLoad is a running load tool.
