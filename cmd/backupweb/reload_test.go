@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,12 @@ import (
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/testkit/wstest"
 )
+
+// The reload tests send SIGHUP to this process, which the serve under
+// test listens for. This channel, never read, keeps SIGHUP caught for
+// the whole test binary, so a signal arriving while no serve listens (a
+// serve just stopped, or a terminal's hangup) cannot end every test.
+func init() { signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP) }
 
 // reloadRig is `backupweb serve` in proxy mode (type flask-login,
 // second_factor = optional, a groups file, [access] rules) in front of a
