@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"internal/session":    {"internal/atomicfile"},
 	"internal/throttle":   nil,
 	"internal/tlscert":    {"internal/filewatch", "internal/fspath"},
+	"internal/acmecert":   {"internal/fspath", "internal/secretkey", "internal/tlscert"},
 
 	// Formats and files.
 	"internal/ini":       {"internal/fspath"},
@@ -70,7 +71,7 @@ var allowed = map[string][]string{
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"internal/access", "internal/auth", "internal/directory", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate", "internal/secretkey", "internal/tlscert"},
+	"internal/app": {"internal/access", "internal/auth", "internal/directory", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate", "internal/secretkey", "internal/tlscert", "internal/acmecert"},
 
 	// The public face (the module root, package backupweb): the
 	// specification's interface for other Go programs, built on the
