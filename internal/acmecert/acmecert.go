@@ -17,8 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/acme"
@@ -75,7 +77,7 @@ func New(o Options) *Manager {
 	return &Manager{log: o.Log, m: &autocert.Manager{
 		Prompt:      autocert.AcceptTOS,
 		Cache:       o.Cache,
-		HostPolicy:  autocert.HostWhitelist(o.Domains...),
+		HostPolicy:  hostPolicy(o.Domains),
 		RenewBefore: o.RenewBefore,
 		Email:       o.Email,
 		Client: &acme.Client{
@@ -115,6 +117,25 @@ func (m *Manager) ServerConfig(min uint16) *tls.Config {
 // (the 308 to https).
 func (m *Manager) HTTPHandler(fallback http.Handler) http.Handler {
 	return m.m.HTTPHandler(fallback)
+}
+
+// hostPolicy admits exactly the names of domains, compared without case
+// and without a port (the Host header of an HTTP-01 validation carries
+// one when the plain listener is not on port 80).
+func hostPolicy(domains []string) autocert.HostPolicy {
+	allowed := map[string]bool{}
+	for _, d := range domains {
+		allowed[strings.ToLower(d)] = true
+	}
+	return func(_ context.Context, host string) error {
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if !allowed[strings.ToLower(host)] {
+			return fmt.Errorf("acme: host %q is not in acme_domains", host)
+		}
+		return nil
+	}
 }
 
 // DirCache returns the cache in dir, made (mode 0700) when missing and

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/backupweb/backupweb/internal/redisstore"
+	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/pebbletest"
+	"github.com/backupweb/backupweb/internal/testkit/porttest"
+	"github.com/backupweb/backupweb/internal/testkit/redistest"
+)
+
+// acmeSetup is one backupweb with acme_domains against a Pebble.
+type acmeSetup struct {
+	pebble *pebbletest.Server
+	name   string
+	addr   string // listen
+	plain  string // redirect_http_listen, "" without it
+	state  string
+	log    interface{ String() string }
+}
+
+// acmePort is a loopback port nothing listens on, below the ephemeral
+// range (porttest.Free).
+func acmePort(t *testing.T) int {
+	t.Helper()
+	p, err := porttest.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// acmeConf is the configuration of one instance: listen on port,
+// redirect_http_listen on plainPort (0: none), more appended to [server].
+func acmeConf(dir, name string, port, plainPort int, pb *pebbletest.Server, more string) string {
+	redirect := ""
+	if plainPort != 0 {
+		redirect = fmt.Sprintf("redirect_http_listen = 127.0.0.1:%d\n", plainPort)
+	}
+	return fmt.Sprintf("[server]\nlisten = 127.0.0.1:%d\n%sacme_domains = %s\nacme_email = ops@example.com\nacme_ca = %s\nacme_ca_root = %s\nstate_dir = %s\naccess_log = false\n%s[backups]\ndir = %s\n[authentication]\ntype = none\n",
+		port, redirect, name, pb.Directory, pb.RootFile, filepath.Join(dir, "state"), more, dir)
+}
+
+// handshake connects to addr for name, verifying the chain against
+// roots, and returns the leaf served.
+func handshake(t *testing.T, addr, name string, roots *x509.CertPool) (*x509.Certificate, error) {
+	t.Helper()
+	d := &net.Dialer{Timeout: 90 * time.Second}
+	conn, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: name, RootCAs: roots})
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0], nil
+}
+
+// acmeClient reaches name at addr over https, trusting roots only.
+func acmeClient(addr string, roots *x509.CertPool) *http.Client {
+	d := &net.Dialer{}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: roots},
+		ForceAttemptHTTP2: true,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
+	}}
+}
+
+// TestACMEIssueAndServe: with acme_domains and no plain listener, the
+// first TLS hello for the name makes backupweb order its certificate from
+// a real ACME server (Pebble), which validates it by TLS-ALPN-01 on
+// listen; a client verifying against Pebble's root gets it, and HTTPS
+// requests are answered (HTTP/2, HSTS). The account key and certificate
+// are in state_dir/acme, mode 0700; a name not listed orders nothing.
+func TestACMEIssueAndServe(t *testing.T) {
+	port := acmePort(t)
+	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: port, HTTPPort: acmePort(t)})
+	name := pebbletest.Name("issue")
+	dir := t.TempDir()
+	addr, log := serveInProcess(t, dir, acmeConf(dir, name, port, 0, pb, ""), nil)
+	roots := pb.Roots(t)
+
+	leaf, err := handshake(t, addr, name, roots)
+	if err != nil {
+		t.Fatalf("TLS to %s: %v\nbackupweb:\n%s\npebble:\n%s", name, err, log, pb.Log())
+	}
+	if len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != name {
+		t.Errorf("certificate for %v, want [%s]", leaf.DNSNames, name)
+	}
+	if v := pb.HTTPValidations(); len(v) != 0 {
+		t.Errorf("HTTP-01 was tried without a plain listener: %v", v)
+	}
+
+	c := acmeClient(addr, roots)
+	resp, err := c.Get("https://" + name + ":" + strconv.Itoa(port) + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ProtoMajor != 2 || resp.Header.Get("Strict-Transport-Security") != "max-age=31536000" {
+		t.Errorf("GET /healthz over https: %d %s HSTS %q: %s", resp.StatusCode, resp.Proto, resp.Header.Get("Strict-Transport-Security"), body)
+	}
+
+	// A name not in acme_domains: refused, nothing ordered.
+	if _, err := handshake(t, addr, pebbletest.Name("other"), roots); err == nil {
+		t.Error("a TLS hello for a name not in acme_domains was answered")
+	}
+	if n := pb.Orders(); n != 1 {
+		t.Errorf("Pebble issued %d certificates, want 1", n)
+	}
+
+	acme := filepath.Join(dir, "state", "acme")
+	st, err := os.Stat(acme)
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("state_dir/acme: %v %v", st, err)
+	}
+	for _, f := range []string{"acme_account+key", name} {
+		if _, err := os.Stat(filepath.Join(acme, f)); err != nil {
+			t.Errorf("state_dir/acme/%s: %v", f, err)
+		}
+	}
+}
+
+// TestACMEHTTP01: when the CA cannot reach listen (its TLS-ALPN-01 port
+// leads nowhere), the certificate is validated by HTTP-01 on
+// redirect_http_listen, which still answers every other plain request
+// with 308 to https.
+func TestACMEHTTP01(t *testing.T) {
+	port, plainPort := acmePort(t), acmePort(t)
+	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: acmePort(t), HTTPPort: plainPort})
+	name := pebbletest.Name("http01")
+	dir := t.TempDir()
+	addr, log := serveInProcess(t, dir, acmeConf(dir, name, port, plainPort, pb, ""), nil)
+	roots := pb.Roots(t)
+
+	leaf, err := handshake(t, addr, name, roots)
+	if err != nil {
+		t.Fatalf("TLS to %s: %v\nbackupweb:\n%s\npebble:\n%s", name, err, log, pb.Log())
+	}
+	if leaf.DNSNames[0] != name {
+		t.Errorf("certificate for %v", leaf.DNSNames)
+	}
+	v := pb.HTTPValidations()
+	if len(v) == 0 || !strings.Contains(v[len(v)-1], fmt.Sprintf("%s:%d/.well-known/acme-challenge/", name, plainPort)) {
+		t.Errorf("no HTTP-01 validation on redirect_http_listen: %v", v)
+	}
+	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := plain.Get(fmt.Sprintf("http://127.0.0.1:%d/backups/", plainPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := fmt.Sprintf("https://%s:%d/backups/", name, port); resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != want {
+		t.Errorf("plain GET: %d %q, want 308 %q", resp.StatusCode, resp.Header.Get("Location"), want)
+	}
+	// A challenge token nobody set is not found, and nothing else is served.
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/.well-known/acme-challenge/nothing", plainPort), nil)
+	req.Host = name
+	resp, err = plain.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown challenge token: %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestACMERenewEarly: Pebble issues certificates for 30 s and backupweb
+// renews 20 s before the end: without a restart or a request that asks
+// for it, a second certificate (another serial, a later end) is ordered,
+// stored in state_dir/acme and served.
+func TestACMERenewEarly(t *testing.T) {
+	old := acmeRenewBefore
+	acmeRenewBefore = 20 * time.Second
+	t.Cleanup(func() { acmeRenewBefore = old })
+	port := acmePort(t)
+	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: port, HTTPPort: acmePort(t), Validity: 30 * time.Second})
+	name := pebbletest.Name("renew")
+	dir := t.TempDir()
+	addr, log := serveInProcess(t, dir, acmeConf(dir, name, port, 0, pb, ""), nil)
+	roots := pb.Roots(t)
+	first, err := handshake(t, addr, name, roots)
+	if err != nil {
+		t.Fatalf("TLS to %s: %v\nbackupweb:\n%s\npebble:\n%s", name, err, log, pb.Log())
+	}
+	if life := first.NotAfter.Sub(first.NotBefore); life > time.Minute {
+		t.Fatalf("Pebble issued a certificate for %s, want 30 s", life)
+	}
+	var second *x509.Certificate
+	testkit.WaitUntil(t, 2*time.Minute, func() bool {
+		c, err := handshake(t, addr, name, roots)
+		if err == nil && c.SerialNumber.Cmp(first.SerialNumber) != 0 {
+			second = c
+			return true
+		}
+		time.Sleep(500 * time.Millisecond)
+		return false
+	}, func() string { return "the certificate was not renewed:\n" + log.String() + "\npebble:\n" + pb.Log() })
+	if !second.NotAfter.After(first.NotAfter) {
+		t.Errorf("the renewed certificate ends %s, not after the first's %s", second.NotAfter, first.NotAfter)
+	}
+	if n := pb.Orders(); n < 2 {
+		t.Errorf("Pebble issued %d certificates", n)
+	}
+	stored, err := os.ReadFile(filepath.Join(dir, "state", "acme", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stored), "CERTIFICATE") {
+		t.Fatalf("state_dir/acme/%s holds no certificate", name)
+	}
+}
+
+// TestACMETwoInstancesShareOneCertificate: two instances with store =
+// redis, the same names and one Redis; both are asked for the name at
+// once. One certificate is ordered (Pebble issues one), both serve it
+// (the same serial), Pebble's validation reaches instance A whichever
+// instance ordered, and Redis holds no private key in the clear.
+func TestACMETwoInstancesShareOneCertificate(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
+	portA, portB := acmePort(t), acmePort(t)
+	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: portA, HTTPPort: acmePort(t)})
+	name := pebbletest.Name("shared")
+	env := map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32), "REDIS_PASSWORD": redisPassword}
+	redis := fmt.Sprintf("store = redis\n[redis]\nurl = %s\npassword = ${REDIS_PASSWORD}\nprefix = acmetest:\n", srv.URL())
+	start := func(port int) (string, interface{ String() string }) {
+		dir := t.TempDir()
+		addr, log := serveInProcess(t, dir, acmeConf(dir, name, port, 0, pb, redis), env)
+		return addr, log
+	}
+	addrA, logA := start(portA)
+	addrB, logB := start(portB)
+	roots := pb.Roots(t)
+
+	var wg sync.WaitGroup
+	leaves := make([]*x509.Certificate, 2)
+	errs := make([]error, 2)
+	for i, addr := range []string{addrA, addrB} {
+		wg.Go(func() { leaves[i], errs[i] = handshake(t, addr, name, roots) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("TLS to instance %d: %v\nA:\n%s\nB:\n%s\npebble:\n%s", i, err, logA, logB, pb.Log())
+		}
+	}
+	if leaves[0].SerialNumber.Cmp(leaves[1].SerialNumber) != 0 {
+		t.Errorf("the instances serve two certificates: serials %x and %x", leaves[0].SerialNumber, leaves[1].SerialNumber)
+	}
+	if n := pb.Orders(); n != 1 {
+		t.Errorf("Pebble issued %d certificates, want 1 for two instances", n)
+	}
+
+	cfg := srv.Config()
+	c, err := redisstore.Open(redisstore.Options{URL: cfg.URL, Password: cfg.Password, Prefix: "acmetest:", ConnectTimeout: time.Second, CommandTimeout: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, key := range []string{name, "acme_account+key"} {
+		raw, err := c.ACMEGet(context.Background(), key)
+		if err != nil || raw == nil {
+			t.Fatalf("Redis record %s: %v (nil: %v)", key, err, raw == nil)
+		}
+		if strings.Contains(string(raw), "PRIVATE KEY") || strings.Contains(string(raw), "CERTIFICATE") {
+			t.Errorf("the Redis record %s is not sealed", key)
+		}
+	}
+}
