@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/acmecert"
 	"github.com/backupweb/backupweb/internal/redisstore"
+	"github.com/backupweb/backupweb/internal/secretkey"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/testkit/pebbletest"
 	"github.com/backupweb/backupweb/internal/testkit/porttest"
@@ -281,5 +283,51 @@ func TestACMETwoInstancesShareOneCertificate(t *testing.T) {
 		if strings.Contains(string(raw), "PRIVATE KEY") || strings.Contains(string(raw), "CERTIFICATE") {
 			t.Errorf("the Redis record %s is not sealed", key)
 		}
+	}
+}
+
+// TestRotateSecretResealsACMERecords: with store = redis and
+// acme_domains, rotate-secret puts the certificates and account key
+// sealed under the previous key under the current one, and a second run
+// finds them current.
+func TestRotateSecretResealsACMERecords(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
+	dir := t.TempDir()
+	config := filepath.Join(dir, "backupweb.ini")
+	ini := fmt.Sprintf("[server]\nlisten = 127.0.0.1:0\nstore = redis\nacme_domains = backups.example.com\n[redis]\nurl = %s\npassword = ${REDIS_PASSWORD}\nprefix = rot:\n[backups]\ndir = %s\n[authentication]\ntype = none\n", srv.URL(), dir)
+	if err := os.WriteFile(config, []byte(ini), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := srv.Config()
+	rc, err := redisstore.Open(redisstore.Options{URL: cfg.URL, Password: cfg.Password, Prefix: "rot:", ConnectTimeout: time.Second, CommandTimeout: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	oldKeys, _ := secretkey.New([]byte(rotOldKey), nil)
+	old, err := acmecert.NewSharedCache(rc, oldKeys, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"backups.example.com", "acme_account+key"} {
+		if err := old.Put(ctx, name, []byte("record of "+name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"BACKUP_SECRET_KEY": rotNewKey, "BACKUP_SECRET_KEY_PREVIOUS": rotOldKey, "REDIS_PASSWORD": redisPassword}
+	for _, want := range []string{"2 resealed, 0 already", "0 resealed, 2 already"} {
+		c, out, errs := testCLI(ctx, "", env)
+		if code := c.main([]string{"rotate-secret", "-config", config}); code != exitOK {
+			t.Fatalf("rotate-secret: %d\n%s%s", code, out, errs)
+		}
+		if line := "ACME certificates and account key (redis): " + want; !strings.Contains(out.String(), line) {
+			t.Errorf("rotate-secret printed:\n%s\nwant a line %q", out, line)
+		}
+	}
+	newKeys, _ := secretkey.New([]byte(rotNewKey), nil)
+	cur, _ := acmecert.NewSharedCache(rc, newKeys, 0, nil)
+	if d, err := cur.Get(ctx, "acme_account+key"); err != nil || string(d) != "record of acme_account+key" {
+		t.Errorf("under the new key alone: %q %v", d, err)
 	}
 }

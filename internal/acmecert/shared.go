@@ -35,6 +35,8 @@ type Store interface {
 	ACMELock(ctx context.Context, name, token string, ttl time.Duration) (bool, error)
 	// ACMEUnlock releases the lock of name if token holds it.
 	ACMEUnlock(ctx context.Context, name, token string) error
+	// ACMENames lists the names of every record.
+	ACMENames(ctx context.Context) ([]string, error)
 }
 
 // labelSeal is the HKDF label of the key that seals the records.
@@ -74,7 +76,10 @@ type SharedCache struct {
 	held map[string]string // name -> token of the lock this instance holds
 }
 
-var _ autocert.Cache = (*SharedCache)(nil)
+var (
+	_ autocert.Cache     = (*SharedCache)(nil)
+	_ secretkey.Resealer = (*SharedCache)(nil)
+)
 
 // NewSharedCache returns the cache in st, sealed under keys; renewBefore
 // is the Manager's (zero: DefaultRenewBefore).
@@ -204,13 +209,8 @@ func (c *SharedCache) get(ctx context.Context, name string) ([]byte, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	n := c.aeads[0].NonceSize()
-	if len(raw) > n {
-		for _, a := range c.aeads {
-			if pt, err := a.Open(nil, raw[:n], raw[n:], ad(name)); err == nil {
-				return pt, nil
-			}
-		}
+	if pt, i := c.open(name, raw); i >= 0 {
+		return pt, nil
 	}
 	err = fmt.Errorf("acme: the stored record %q does not open under the secret key (altered, or sealed under another key)", name)
 	c.log.Error("acme: shared certificate store", "name", name, "err", err)
@@ -261,3 +261,56 @@ func (c *SharedCache) due(name string, data []byte) bool {
 
 // ad is the associated data of the record of name.
 func ad(name string) []byte { return []byte("acme\x00" + name) }
+
+// Reseal puts every record under the current key of keys (rotate-secret):
+// a record that opens under the previous key is sealed again under the
+// current one; one that opens under neither is left as it is and counted
+// Refused.
+func (c *SharedCache) Reseal(ctx context.Context, keys secretkey.Keys) ([]secretkey.Count, error) {
+	k, err := NewSharedCache(c.st, keys, c.renewBefore, c.log)
+	if err != nil {
+		return nil, err
+	}
+	n := secretkey.Count{Kind: "ACME certificates and account key (redis)"}
+	names, err := c.st.ACMENames(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acme: list the records: %w", err)
+	}
+	for _, name := range names {
+		raw, err := c.st.ACMEGet(ctx, name)
+		if err != nil {
+			return []secretkey.Count{n}, fmt.Errorf("acme: read %q: %w", name, err)
+		}
+		if raw == nil {
+			continue // gone since the listing (a challenge)
+		}
+		data, which := k.open(name, raw)
+		switch which {
+		case 0:
+			n.Current++
+		case -1:
+			n.Refused++
+		default:
+			if err := k.Put(ctx, name, data); err != nil {
+				return []secretkey.Count{n}, err
+			}
+			n.Resealed++
+		}
+	}
+	return []secretkey.Count{n}, nil
+}
+
+// open opens raw, the record of name: the data and the index of the key
+// that opened it (0 the current one), or -1 when none does.
+func (c *SharedCache) open(name string, raw []byte) ([]byte, int) {
+	n := c.aeads[0].NonceSize()
+	if len(raw) <= n {
+		return nil, -1
+	}
+	for i, a := range c.aeads {
+		if pt, err := a.Open(nil, raw[:n], raw[n:], ad(name)); err == nil {
+			return pt, i
+		}
+	}
+	return nil, -1
+}

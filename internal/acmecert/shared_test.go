@@ -77,6 +77,16 @@ func (m *memStore) ACMEUnlock(_ context.Context, name, token string) error {
 	return m.fail
 }
 
+func (m *memStore) ACMENames(context.Context) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for k := range m.recs {
+		out = append(out, k)
+	}
+	return out, m.fail
+}
+
 func (m *memStore) held(name string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -247,5 +257,32 @@ func TestSharedCacheRenewal(t *testing.T) {
 	a.Put(ctx, "backups.example.com", renewed)
 	if d := <-got; !bytes.Equal(d, renewed) {
 		t.Error("the waiting instance did not read the renewed certificate")
+	}
+}
+
+// TestSharedCacheReseal: rotate-secret's pass puts records of the
+// previous key under the current one, leaves current ones, counts what
+// opens under neither; a second pass finds everything current.
+func TestSharedCacheReseal(t *testing.T) {
+	st := newMemStore()
+	ctx := context.Background()
+	old := newCache(t, st, keyA, nil)
+	old.Put(ctx, "backups.example.com", []byte("cert"))
+	old.Put(ctx, accountKey, []byte("account"))
+	st.recs["broken.example.com"] = []byte("not sealed at all, long enough")
+	keys, _ := secretkey.New(keyB, keyA)
+	counts, err := old.Reseal(ctx, keys)
+	if err != nil || len(counts) != 1 || counts[0].Resealed != 2 || counts[0].Refused != 1 || counts[0].Current != 0 {
+		t.Fatalf("first pass: %+v %v", counts, err)
+	}
+	if string(st.recs["broken.example.com"]) != "not sealed at all, long enough" {
+		t.Error("a refused record was rewritten")
+	}
+	if d, err := newCache(t, st, keyB, nil).Get(ctx, accountKey); err != nil || string(d) != "account" {
+		t.Errorf("under the new key alone: %q %v", d, err)
+	}
+	counts, err = old.Reseal(ctx, keys)
+	if err != nil || counts[0].Current != 2 || counts[0].Resealed != 0 {
+		t.Errorf("second pass: %+v %v", counts, err)
 	}
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -54,6 +55,32 @@ func (c *Client) ACMEDelete(ctx context.Context, name string) error {
 	defer cancel()
 	err := c.rd().Do(ctx, c.rd().B().Del().Key(c.acmeKey(name)).Build()).Error()
 	return c.result("delete ACME record", err)
+}
+
+// ACMENames lists the names of every ACME record (rotate-secret reseals
+// them).
+func (c *Client) ACMENames(ctx context.Context) ([]string, error) {
+	keys, err := c.scan(ctx, escapeGlob(c.acmeKey(""))+"*")
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		names = append(names, strings.TrimPrefix(k, c.acmeKey("")))
+	}
+	return names, nil
+}
+
+// escapeGlob escapes the pattern characters of SCAN's MATCH in s.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // ACMELock takes the ordering lock of name with token for ttl unless

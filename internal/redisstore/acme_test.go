@@ -35,6 +35,9 @@ func TestACMERecordsAndLock(t *testing.T) {
 	if ttl := ks["acme:tok+http-01"]; ttl <= 0 || ttl > time.Hour {
 		t.Errorf("challenge record ttl %s", ttl)
 	}
+	if names, err := c.ACMENames(ctx); err != nil || len(names) != 2 || names[0] != "backups.example.com" || names[1] != "tok+http-01" {
+		t.Errorf("names %q %v", names, err)
+	}
 	if err := c.ACMEDelete(ctx, "tok+http-01"); err != nil {
 		t.Fatal(err)
 	}

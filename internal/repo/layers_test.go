@@ -79,7 +79,7 @@ var allowed = map[string][]string{
 	".": {"internal/auth", "internal/groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web", "internal/refusal"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/tlscert", "internal/ui", "internal/userfile", "internal/userstate"},
+	"cmd/backupweb":         {"internal/acmecert", "internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/tlscert", "internal/ui", "internal/userfile", "internal/userstate"},
 	"internal/cmd/loadtest": {"internal/testkit/redistest", "internal/testkit", "internal/testkit/toolstest"},
 
 	// The benchmark's plain server: the standard library only.
@@ -94,6 +94,7 @@ var allowed = map[string][]string{
 	"internal/testkit/logtest":      nil,
 	"internal/testkit/oidctest":     nil,
 	"internal/testkit/redistest":    {"internal/testkit/porttest", "internal/testkit/toolstest"},
+	"internal/testkit/pebbletest":   {"internal/testkit", "internal/testkit/certtest", "internal/testkit/logtest", "internal/testkit/toolstest"},
 	"internal/testkit/porttest":     nil,
 	"internal/testkit/ldaptest":     {"internal/testkit", "internal/testkit/toolstest"},
 	"internal/userstate/storetest":  {"internal/factors", "internal/testkit", "internal/tokens", "internal/userstate"},
