@@ -331,3 +331,52 @@ func TestRotateSecretResealsACMERecords(t *testing.T) {
 		t.Errorf("under the new key alone: %q %v", d, err)
 	}
 }
+
+// TestACMETwoInstancesRenewOnce: two instances with store = redis and
+// certificates of 30 s renewed 20 s before their end. When the
+// certificate falls due, one instance orders its renewal (under the
+// lock) and the other takes the renewed one from Redis: both come to
+// serve the same new serial, and Pebble issued two certificates in all,
+// not three.
+func TestACMETwoInstancesRenewOnce(t *testing.T) {
+	old := acmeRenewBefore
+	acmeRenewBefore = 20 * time.Second
+	t.Cleanup(func() { acmeRenewBefore = old })
+	srv := redistest.Start(t, redistest.Options{Password: redisPassword})
+	portA, portB := acmePort(t), acmePort(t)
+	pb := pebbletest.Start(t, pebbletest.Options{TLSPort: portA, HTTPPort: acmePort(t), Validity: 30 * time.Second})
+	name := pebbletest.Name("renewshared")
+	env := map[string]string{"BACKUP_SECRET_KEY": strings.Repeat("ab", 32), "REDIS_PASSWORD": redisPassword}
+	redis := fmt.Sprintf("store = redis\n[redis]\nurl = %s\npassword = ${REDIS_PASSWORD}\nprefix = renewtest:\n", srv.URL())
+	dirA, dirB := t.TempDir(), t.TempDir()
+	addrA, logA := serveInProcess(t, dirA, acmeConf(dirA, name, portA, 0, pb, redis), env)
+	addrB, logB := serveInProcess(t, dirB, acmeConf(dirB, name, portB, 0, pb, redis), env)
+	roots := pb.Roots(t)
+	first, err := handshake(t, addrA, name, roots)
+	if err != nil {
+		t.Fatalf("TLS to A: %v\nA:\n%s\npebble:\n%s", err, logA, pb.Log())
+	}
+	if c, err := handshake(t, addrB, name, roots); err != nil || c.SerialNumber.Cmp(first.SerialNumber) != 0 {
+		t.Fatalf("B does not serve A's certificate: %v", err)
+	}
+	var serials [2]string
+	testkit.WaitUntil(t, 2*time.Minute, func() bool {
+		for i, addr := range []string{addrA, addrB} {
+			c, err := handshake(t, addr, name, roots)
+			if err != nil {
+				return false
+			}
+			serials[i] = c.SerialNumber.String()
+		}
+		if serials[0] == serials[1] && serials[0] != first.SerialNumber.String() {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+		return false
+	}, func() string {
+		return fmt.Sprintf("the instances serve %v (first %s)\nA:\n%s\nB:\n%s", serials, first.SerialNumber, logA, logB)
+	})
+	if n := pb.Orders(); n != 2 {
+		t.Errorf("Pebble issued %d certificates for one issue and one renewal by two instances, want 2", n)
+	}
+}
