@@ -30,8 +30,9 @@ type Store interface {
 	// ACMEPut stores val under name; ttl zero: no expiry.
 	ACMEPut(ctx context.Context, name string, val []byte, ttl time.Duration) error
 	ACMEDelete(ctx context.Context, name string) error
-	// ACMELock takes the lock of name for ttl unless another token
-	// holds it, and reports whether it did.
+	// ACMELock takes the lock of name for token for ttl unless another
+	// token holds it, and reports whether it did; the same token takes it
+	// again (its time starting again).
 	ACMELock(ctx context.Context, name, token string, ttl time.Duration) (bool, error)
 	// ACMEUnlock releases the lock of name if token holds it.
 	ACMEUnlock(ctx context.Context, name, token string) error
@@ -217,11 +218,18 @@ func (c *SharedCache) get(ctx context.Context, name string) ([]byte, error) {
 	return nil, err
 }
 
-// lock tries to take the lock of name for this instance.
+// lock tries to take the lock of name for this instance: with the token
+// it holds already when it failed to order before (autocert tries again
+// a minute later), so that it does not wait on itself.
 func (c *SharedCache) lock(ctx context.Context, name string) (bool, error) {
-	var b [16]byte
-	rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
+	c.mu.Lock()
+	token, ok := c.held[name]
+	c.mu.Unlock()
+	if !ok {
+		var b [16]byte
+		rand.Read(b[:])
+		token = hex.EncodeToString(b[:])
+	}
 	ok, err := c.st.ACMELock(ctx, name, token, LockTTL)
 	if err != nil {
 		c.log.Error("acme: cannot take the ordering lock", "name", name, "err", err)

@@ -61,7 +61,7 @@ func (m *memStore) ACMELock(_ context.Context, name, token string, _ time.Durati
 	if m.fail != nil {
 		return false, m.fail
 	}
-	if _, held := m.locks[name]; held {
+	if holder, held := m.locks[name]; held && holder != token {
 		return false, nil
 	}
 	m.locks[name] = token
@@ -212,6 +212,15 @@ func TestSharedCacheOneOrders(t *testing.T) {
 	}
 	if st.ttls["backups.example.com"] != 0 {
 		t.Errorf("a certificate record expires: %s", st.ttls["backups.example.com"])
+	}
+
+	// The holder that failed to order and asks again holds the lock
+	// still: told "miss" again, not made to wait on itself.
+	if _, err := a.Get(ctx, "retry.example.com"); !errors.Is(err, autocert.ErrCacheMiss) {
+		t.Fatal(err)
+	}
+	if _, err := a.Get(ctx, "retry.example.com"); !errors.Is(err, autocert.ErrCacheMiss) {
+		t.Errorf("the holder asking again: %v, want a miss", err)
 	}
 
 	// A waiter gives up, with an error, when its context ends.

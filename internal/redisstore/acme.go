@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 //	                key, the account key, a challenge), sealed by
 //	                acmecert.SharedCache: Redis never sees a private key
 //	acme-lock:NAME  the token of the instance ordering NAME, with an
-//	                expiry (SET NX PX)
+//	                expiry (set by a script when free or the same token's)
 //
 // Each command touches one key, so any of them runs on a Redis Cluster.
 
@@ -83,19 +84,30 @@ func escapeGlob(s string) string {
 	return b.String()
 }
 
+// lockScript takes the lock of KEYS[1] for ARGV[1] (a token) for ARGV[2]
+// milliseconds when it is free or already ARGV[1]'s: 1 when taken, 0 when
+// another token holds it.
+var lockScript = newScript(`local v = redis.call('GET', KEYS[1])
+if v and v ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`)
+
 // ACMELock takes the ordering lock of name with token for ttl unless
-// another token holds it (SET NX PX), and reports whether it did.
+// another token holds it, and reports whether it did; taken again by the
+// same token, its time starts again.
 func (c *Client) ACMELock(ctx context.Context, name, token string, ttl time.Duration) (bool, error) {
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	res, err := c.write1(ctx, "take ACME lock", c.rd().B().Set().Key(c.acmeLockKey(name)).Value(token).Nx().Px(max(ttl, time.Millisecond)).Build())
-	if rueidis.IsRedisNil(res.Error()) {
-		return false, nil // held by another
-	}
+	ms := strconv.FormatInt(max(ttl, time.Millisecond).Milliseconds(), 10)
+	res, err := c.write1(ctx, "take ACME lock", lockScript.cmd(c, []string{c.acmeLockKey(name)}, []string{token, ms}))
 	if err != nil {
 		return false, err
 	}
-	return true, nil
+	n, err := res.AsInt64()
+	if err = c.result("take ACME lock", err); err != nil {
+		return false, err
+	}
+	return n == 1, nil
 }
 
 // unlockScript deletes the lock only if it still holds the caller's

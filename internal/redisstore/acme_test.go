@@ -51,6 +51,9 @@ func TestACMERecordsAndLock(t *testing.T) {
 	if ok, err := c.ACMELock(ctx, "backups.example.com", "two", time.Minute); ok || err != nil {
 		t.Fatalf("second lock while held: %v %v", ok, err)
 	}
+	if ok, err := c.ACMELock(ctx, "backups.example.com", "one", time.Minute); !ok || err != nil {
+		t.Fatalf("the holder taking it again: %v %v", ok, err)
+	}
 	if err := c.ACMEUnlock(ctx, "backups.example.com", "two"); err != nil {
 		t.Fatal(err)
 	}
