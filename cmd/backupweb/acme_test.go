@@ -380,3 +380,37 @@ func TestACMETwoInstancesRenewOnce(t *testing.T) {
 		t.Errorf("Pebble issued %d certificates for one issue and one renewal by two instances, want 2", n)
 	}
 }
+
+// TestCheckConfigACME: check-config names the ACME names and directory,
+// and refuses what serve could not use: no secret key to seal the
+// records with store = redis, a state_dir that cannot hold
+// state_dir/acme, certificate files beside acme_domains.
+func TestCheckConfigACME(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o600)
+	base := "[server]\nacme_domains = backups.example.com, www.example.com\n%s[backups]\ndir = " + dir + "\n[authentication]\ntype = none\n"
+	tests := []struct {
+		name, server string
+		env          map[string]string
+		code         int
+		want         string
+	}{
+		{"file store", "state_dir = " + filepath.Join(dir, "state") + "\n", nil, exitOK,
+			"https: certificates by ACME for backups.example.com, www.example.com from https://acme-v02.api.letsencrypt.org/directory"},
+		{"redis without a secret key", "store = redis\n[redis]\nurl = redis://127.0.0.1:1/0\n", map[string]string{}, exitError,
+			"[server] acme_domains: with store = redis the certificates are sealed with the secret key: this type keeps sessions and needs the environment variable BACKUP_SECRET_KEY"},
+		{"state_dir unusable", "state_dir = " + filepath.Join(dir, "file", "state") + "\n", nil, exitError, "[server] state_dir: the state folder " + filepath.Join(dir, "file", "state") + " cannot be used"},
+		{"with certificate files", "tls_cert = /nonexistent/fullchain.pem\ntls_key = /nonexistent/privkey.pem\n", nil, exitError, "[server] acme_domains: does not go with tls_cert and tls_key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "backupweb.ini")
+			os.WriteFile(path, []byte(fmt.Sprintf(base, tt.server)), 0o600)
+			c, out, stderr := testCLI(context.Background(), "", tt.env)
+			code := c.main([]string{"check-config", "-config", path})
+			if code != tt.code || !strings.Contains(out.String()+stderr.String(), tt.want) {
+				t.Errorf("exit %d (want %d); want %q in:\n%s%s", code, tt.code, tt.want, out, stderr)
+			}
+		})
+	}
+}
