@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/acme"
@@ -61,6 +62,25 @@ type Options struct {
 type Manager struct {
 	m   *autocert.Manager
 	log *slog.Logger
+
+	mu     sync.Mutex
+	logged map[string]time.Time // name -> when its last failure was logged
+}
+
+// logEvery is how often a failure to obtain the certificate of one name
+// is logged at most: every handshake meets it until autocert tries again.
+const logEvery = 30 * time.Second
+
+// shouldLog reports whether a failure for name is logged now.
+func (m *Manager) shouldLog(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	if last, ok := m.logged[name]; ok && now.Sub(last) < logEvery {
+		return false
+	}
+	m.logged[name] = now
+	return true
 }
 
 // New returns the manager of o. Nothing is ordered before the first TLS
@@ -74,7 +94,7 @@ func New(o Options) *Manager {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: o.Roots, MinVersion: tls.VersionTLS12}
-	return &Manager{log: o.Log, m: &autocert.Manager{
+	return &Manager{log: o.Log, logged: map[string]time.Time{}, m: &autocert.Manager{
 		Prompt:      autocert.AcceptTOS,
 		Cache:       o.Cache,
 		HostPolicy:  hostPolicy(o.Domains),
@@ -100,7 +120,9 @@ func (m *Manager) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, 
 			m.log.Debug("acme: TLS hello for a name not in acme_domains", "server_name", hello.ServerName)
 			return nil, err
 		}
-		m.log.Error("acme: cannot obtain a certificate", "server_name", hello.ServerName, "err", err)
+		if m.shouldLog(hello.ServerName) {
+			m.log.Error("acme: cannot obtain a certificate", "server_name", hello.ServerName, "err", err)
+		}
 		return nil, fmt.Errorf("acme: certificate for %q: %w", hello.ServerName, err)
 	}
 	return c, nil
