@@ -25,16 +25,6 @@ import (
 	"github.com/backupweb/backupweb/internal/testkit/redistest"
 )
 
-// acmeSetup is one backupweb with acme_domains against a Pebble.
-type acmeSetup struct {
-	pebble *pebbletest.Server
-	name   string
-	addr   string // listen
-	plain  string // redirect_http_listen, "" without it
-	state  string
-	log    interface{ String() string }
-}
-
 // acmePort is a loopback port nothing listens on, below the ephemeral
 // range (porttest.Free).
 func acmePort(t *testing.T) int {
