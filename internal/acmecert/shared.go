@@ -110,14 +110,21 @@ func NewSharedCache(st Store, keys secretkey.Keys, renewBefore time.Duration, lo
 	return c, nil
 }
 
-// accountKey is autocert's name of the account key.
-const accountKey = "acme_account+key"
+// accountKey is autocert's name of the account key; legacyAccountKey its
+// name in older versions of autocert.
+const (
+	accountKey       = "acme_account+key"
+	legacyAccountKey = "acme_account.key"
+)
 
 // locked reports whether a miss of name is ordered under the lock: the
 // account key and certificates (NAME, NAME+rsa), not challenges.
 func locked(name string) bool {
-	if name == accountKey {
+	switch name {
+	case accountKey:
 		return true
+	case legacyAccountKey:
+		return false // read once after a miss of accountKey, never written
 	}
 	rest, _ := strings.CutSuffix(name, "+rsa")
 	return !strings.Contains(rest, "+") && strings.Contains(rest, ".")
@@ -169,7 +176,7 @@ func (c *SharedCache) Get(ctx context.Context, name string) ([]byte, error) {
 // this instance holds it.
 func (c *SharedCache) Put(ctx context.Context, name string, data []byte) error {
 	var ttl time.Duration
-	if !locked(name) && name != "acme_account.key" {
+	if !locked(name) && name != legacyAccountKey {
 		ttl = challengeTTL
 	}
 	nonce := make([]byte, c.aeads[0].NonceSize())

@@ -202,6 +202,12 @@ func TestSharedCacheOneOrders(t *testing.T) {
 		}
 	}
 
+	// autocert's older name of the account key, read after a miss of
+	// the new one: a miss without a lock.
+	if _, err := b.Get(ctx, "acme_account.key"); !errors.Is(err, autocert.ErrCacheMiss) || st.held("acme_account.key") {
+		t.Errorf("legacy account key: %v, locked %v", err, st.held("acme_account.key"))
+	}
+
 	// Challenges: a miss is a miss, no lock; stored with an expiry.
 	if _, err := b.Get(ctx, "tok+http-01"); !errors.Is(err, autocert.ErrCacheMiss) || st.held("tok+http-01") {
 		t.Errorf("challenge miss: %v, locked %v", err, st.held("tok+http-01"))
