@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -214,8 +215,20 @@ func TestACMERenewEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(stored), "CERTIFICATE") {
-		t.Fatalf("state_dir/acme/%s holds no certificate", name)
+	var leaf *x509.Certificate
+	for rest := stored; leaf == nil; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			t.Fatalf("state_dir/acme/%s holds no certificate", name)
+		}
+		if b.Type == "CERTIFICATE" {
+			if leaf, err = x509.ParseCertificate(b.Bytes); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if leaf.SerialNumber.Cmp(first.SerialNumber) == 0 {
+		t.Errorf("state_dir/acme/%s still holds the first certificate", name)
 	}
 }
 
