@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/ini"
@@ -14,8 +15,12 @@ import (
 // environment, the logger, and the files of the Debian package.
 func (c *cli) options(listen string, log *slog.Logger) app.Options {
 	return app.Options{Listen: listen, Logger: log, LookupEnv: c.lookupEnv,
-		Packaged: app.Packaged{Config: packagedConfig, KeyFile: packagedKeyFile}}
+		Packaged: app.Packaged{Config: packagedConfig, KeyFile: packagedKeyFile}, ACMERenewBefore: acmeRenewBefore}
 }
+
+// acmeRenewBefore is how long before its end an ACME certificate is
+// ordered again (zero: the default); tests shorten it.
+var acmeRenewBefore time.Duration
 
 // printProblems writes every problem, one a line, each starting "error:"
 // or "warning:", and returns how many were errors.

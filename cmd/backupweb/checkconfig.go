@@ -83,6 +83,9 @@ func runCheckConfig(c *cli, args []string) int {
 	if t := a.Config.Server.TLS; t.Leaf != nil {
 		fmt.Fprintf(c.stdout, "https: %s covers %s; valid until %s\n", fspath.Show(t.CertFile), strings.Join(tlscert.Hosts(t.Leaf), ", "), t.Leaf.NotAfter.UTC().Format(time.RFC3339))
 	}
+	if ac := a.Config.Server.TLS.ACME; ac.On() {
+		fmt.Fprintf(c.stdout, "https: certificates by ACME for %s from %s\n", strings.Join(ac.Domains, ", "), ac.CA)
+	}
 	if prev := app.PreviousSecret(opts.LookupEnv); prev != nil && a.Type.NeedsSecret {
 		fmt.Fprintf(c.stdout, "secret key rotation: %s is set and accepted for reading what was made under it; run `backupweb rotate-secret`, then remove it\n", app.PreviousEnv)
 	}
@@ -135,14 +138,17 @@ func servicePaths(a *app.App) []servicePath {
 	if cfg.Server.Store == config.StoreRedis && cfg.Redis.TLSCA != "" {
 		ps = append(ps, servicePath{section: "redis", key: "tls_ca", path: cfg.Redis.TLSCA, need: readFile})
 	}
-	if t := cfg.Server.TLS; t.On() {
+	if t := cfg.Server.TLS; t.CertFile != "" {
 		ps = append(ps, servicePath{section: "server", key: "tls_cert", path: t.CertFile, need: readFile},
 			servicePath{section: "server", key: "tls_key", path: t.KeyFile, need: readFile})
+	}
+	if ac := cfg.Server.TLS.ACME; ac.On() && ac.CARootFile != "" {
+		ps = append(ps, servicePath{section: "server", key: "acme_ca_root", path: ac.CARootFile, need: readFile})
 	}
 	if cfg.UI.Icon != "" && cfg.UI.Icon != config.NoIcon {
 		ps = append(ps, servicePath{section: "ui", key: "icon", path: cfg.UI.Icon, need: readFile})
 	}
-	if t.NeedsSecret && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
+	if (t.NeedsSecret || cfg.Server.TLS.ACME.On()) && cfg.Server.Store != config.StoreRedis && cfg.Server.StateDir != "" {
 		ps = append(ps, servicePath{section: "server", key: "state_dir", path: cfg.Server.StateDir, need: writeDir})
 	}
 	return ps

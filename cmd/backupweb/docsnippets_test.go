@@ -58,7 +58,7 @@ func iniSnippets(t *testing.T) []iniSnippet {
 }
 
 // snippetPath matches the absolute paths a snippet names.
-var snippetPath = regexp.MustCompile(`(?m)^(\s*(?:users_file|groups_file|state_dir|dir|login_template|tls_ca|ca_file|tls_cert|tls_key|icon|factors_file|tokens_file)\s*[=:]\s*)(/\S+)\s*$`)
+var snippetPath = regexp.MustCompile(`(?m)^(\s*(?:users_file|groups_file|state_dir|dir|login_template|tls_ca|ca_file|tls_cert|tls_key|acme_ca_root|icon|factors_file|tokens_file)\s*[=:]\s*)(/\S+)\s*$`)
 
 // snippetEnv matches the ${NAME} references of a snippet.
 var snippetEnv = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -102,7 +102,7 @@ func TestDocSnippetsPassCheckConfig(t *testing.T) {
 					os.WriteFile(local, []byte("admins: alice\noperators: bob\nmedia: alice\n"), 0o600)
 				case "dir":
 					os.MkdirAll(local, 0o755)
-				case "ca_file":
+				case "ca_file", "acme_ca_root":
 					os.WriteFile(local, certtest.NewCA(t).PEM, 0o644)
 				case "tls_cert":
 					os.WriteFile(local, pair.CertPEM, 0o644)

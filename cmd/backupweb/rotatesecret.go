@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/acmecert"
 	"github.com/backupweb/backupweb/internal/app"
 	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/config"
@@ -94,7 +95,8 @@ func printCount(w io.Writer, n secretkey.Count) {
 // resealers returns every store of cfg that holds records under the
 // secret key, each a secretkey.Resealer: the factors file, the sessions
 // (Redis, or the file store's read-only count), and whatever the shared
-// state adds (a store of user state that implements Resealer itself).
+// state adds (a store of user state that implements Resealer itself, the
+// ACME certificates in Redis).
 func resealers(c *cli, cfg *config.Config, keys secretkey.Keys) ([]secretkey.Resealer, func(), error) {
 	var rs []secretkey.Resealer
 	closeAll := func() {}
@@ -125,6 +127,15 @@ func resealers(c *cli, cfg *config.Config, keys secretkey.Keys) ([]secretkey.Res
 		// The users' factors, passkey counters and tokens in Redis; its
 		// Reseal takes the keys it is given.
 		rs = append(rs, rc.UserState(nil, nil, nil))
+	}
+	if cfg.Server.TLS.ACME.On() {
+		// The ACME certificates and account key; its Reseal, too, takes
+		// the keys it is given.
+		acmeCache, err := acmecert.NewSharedCache(rc, keys, 0, nil)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		rs = append(rs, acmeCache)
 	}
 	return rs, closeAll, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -99,15 +100,24 @@ func runServe(c *cli, args []string) int {
 	}
 	srv := web.NewServer(live, log)
 	scheme := "http"
-	if tc := a.Config.Server.TLS; a.TLS != nil {
+	if tc := a.Config.Server.TLS; a.TLS != nil || a.ACME != nil {
 		scheme = "https"
-		srv.TLSConfig = tlscert.ServerConfig(tc.MinVersion, a.TLS.GetCertificate)
+		// The plain listener answers HTTP-01 challenges with ACME, and
+		// nothing but the 308 to https otherwise.
+		redirect := func(h http.Handler) http.Handler { return h }
+		if a.ACME != nil {
+			srv.TLSConfig = a.ACME.ServerConfig(tc.MinVersion)
+			redirect = a.ACME.HTTPHandler
+			log.Info("certificates by ACME", "domains", strings.Join(tc.ACME.Domains, ","), "ca", tc.ACME.CA)
+		} else {
+			srv.TLSConfig = tlscert.ServerConfig(tc.MinVersion, a.TLS.GetCertificate)
+		}
 		ln = tls.NewListener(ln, srv.TLSConfig)
 		if tc.HSTS {
 			srv.Handler = web.StrictTransport(live, config.HSTSValue)
 		}
 		if tc.RedirectListen != "" {
-			stop, err := c.serveRedirect(tc.RedirectListen, a.Config.Server.PublicURL, ln.Addr(), log)
+			stop, err := c.serveRedirect(tc.RedirectListen, a.Config.Server.PublicURL, ln.Addr(), redirect, log)
 			if err != nil {
 				log.Error("cannot listen for plain HTTP", "addr", tc.RedirectListen, "err", err)
 				ln.Close()
@@ -188,8 +198,9 @@ func (c *cli) serveMetrics(addr string, m *metrics.Metrics, pprof bool, log *slo
 // serveRedirect answers every plain-HTTP request on addr with 308 to
 // https ([server] redirect_http_listen): to origin (public_url) when set,
 // else to the request's host on the port of httpsAddr, until the returned
-// function is called (or the program's context ends).
-func (c *cli) serveRedirect(addr string, origin *url.URL, httpsAddr net.Addr, log *slog.Logger) (stop func(), err error) {
+// function is called (or the program's context ends). wrap puts a handler
+// before the redirect (ACME's HTTP-01 challenges).
+func (c *cli) serveRedirect(addr string, origin *url.URL, httpsAddr net.Addr, wrap func(http.Handler) http.Handler, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -199,7 +210,7 @@ func (c *cli) serveRedirect(addr string, origin *url.URL, httpsAddr net.Addr, lo
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := web.Serve(ctx, web.NewServer(web.RedirectHTTPS(origin, port), log), ln); err != nil {
+		if err := web.Serve(ctx, web.NewServer(wrap(web.RedirectHTTPS(origin, port)), log), ln); err != nil {
 			log.Error("redirect server stopped", "err", err)
 		}
 	}()

@@ -18,8 +18,10 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/acmecert"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/config"
@@ -44,6 +46,9 @@ type Options struct {
 	// Packaged names the files of the Debian package, so that a missing
 	// key names the packaged key file rather than advising a new key.
 	Packaged Packaged
+	// ACMERenewBefore is how long before its end an ACME certificate is
+	// ordered again; zero: acmecert.DefaultRenewBefore.
+	ACMERenewBefore time.Duration
 }
 
 // App is a loaded configuration with what it selects: everything serve
@@ -77,6 +82,9 @@ type App struct {
 	// TLS is the certificate and key listen serves (Open only, with
 	// [server] tls_cert): read again on SIGHUP and when the files change.
 	TLS *tlscert.Files
+	// ACME obtains and renews the certificates listen serves (Open only,
+	// with [server] acme_domains).
+	ACME *acmecert.Manager
 	// files are the paths of the type's file keys (Check only), by key:
 	// see Files.
 	files map[string]string
@@ -183,13 +191,16 @@ func Open(path string, opts Options) *App {
 	if err == nil && t.AuthOff {
 		warnAuthOff(cfg, lookupEnv)
 	}
-	if cfg.Server.TLS.On() && !cfg.Report.HasErrors() {
+	if cfg.Server.TLS.CertFile != "" && !cfg.Report.HasErrors() {
 		files, err := tlscert.Open(cfg.Server.TLS.CertFile, cfg.Server.TLS.KeyFile, log)
 		if err != nil { // changed since Load read it
 			cfg.File.Section("server").Errorf("tls_cert", "%v", err)
 		} else {
 			a.TLS = files
 		}
+	}
+	if cfg.Server.TLS.ACME.On() && !cfg.Report.HasErrors() {
+		a.openACME(lookupEnv, opts.ACMERenewBefore, log)
 	}
 	return a
 }
@@ -237,6 +248,9 @@ func prepare(path string, opts Options) (a *App, lookupEnv func(string) (string,
 			cfg.Auth.Errorf("type", "%s", msg)
 			lookupEnv, checkOnly = standInKey(opts.LookupEnv), true
 		}
+	}
+	if cfg.Server.TLS.ACME.On() {
+		checkACME(cfg, lookupEnv, a.Type.NeedsSecret)
 	}
 	log := logger(opts)
 	a.Errors = web.NewErrors(log)

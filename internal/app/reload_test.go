@@ -58,6 +58,8 @@ var reloadValue = map[string]string{
 	"server.public_url": "https://backups.example.com",
 	"server.tls_cert":   "DIR/tls2.crt", "server.tls_key": "DIR/tls2.key", "server.tls_min_version": "1.3",
 	"server.hsts": "false", "server.redirect_http_listen": "127.0.0.1:0",
+	"server.acme_domains": "backups.example.com", "server.acme_email": "ops@example.com",
+	"server.acme_ca": "https://acme.example.com/directory", "server.acme_ca_root": "DIR/tls.crt",
 	"backups.dir": "DIR/backups2", "backups.max_age": "24h",
 	"backups.shrink_ratio": "0.3", "backups.shrink_window": "3", "backups.verify_every": "1h", "backups.verify_rate": "10MB/s",
 	"proxy.upstream": "http://127.0.0.1:2", "proxy.user_header": "X-Who", "proxy.email_header": "X-Mail",
@@ -100,6 +102,9 @@ var reloadNeeds = map[string]map[string]string{
 	"server.hsts":                 tlsPair,
 	"server.redirect_http_listen": tlsPair,
 	"server.cookie_domain":        {"server.public_url": "https://backups.example.com"},
+	"server.acme_email":           acmeOn,
+	"server.acme_ca":              acmeOn,
+	"server.acme_ca_root":         acmeOn,
 	"authorized_orgs":             {"provider": "github"},
 	"authorized_teams":            {"provider": "github"},
 	"authorized_groups":           {"provider": "gitlab"},
@@ -181,6 +186,9 @@ func TestReloadEveryKey(t *testing.T) {
 
 // tlsPair are the keys of HTTPS from the pair baseKeys writes.
 var tlsPair = map[string]string{"server.tls_cert": "DIR/tls.crt", "server.tls_key": "DIR/tls.key"}
+
+// acmeOn is the key the other ACME keys need.
+var acmeOn = map[string]string{"server.acme_domains": "backups.example.com"}
 
 // baseKeys is the base configuration of type typ, as "section.key".
 func baseKeys(t *testing.T, dir, typ string) map[string]string {

@@ -254,7 +254,7 @@ func checkPublicMetrics(s *ini.Section, srv Server) {
 
 // serverKeys and backupsKeys are the keys Load understands.
 var (
-	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "pprof_public", "cookie_domain", "store", "mode", "public_url", "tls_cert", "tls_key", "tls_min_version", "hsts", "redirect_http_listen"}
+	serverKeys  = []string{"listen", "trusted_proxies", "state_dir", "access_log", "metrics_listen", "pprof", "pprof_public", "cookie_domain", "store", "mode", "public_url", "tls_cert", "tls_key", "tls_min_version", "hsts", "redirect_http_listen", "acme_domains", "acme_email", "acme_ca", "acme_ca_root"}
 	backupsKeys = []string{"dir", "max_age", "shrink_ratio", "shrink_window", "verify_every", "verify_rate"}
 )
 
@@ -301,6 +301,8 @@ func loadServer(s *ini.Section) Server {
 		srv.PublicURL = httpsOrigin(srv.TLS, srv.Listen)
 	} else if leaf := srv.TLS.Leaf; srv.PublicURL != nil && leaf != nil && !tlscert.Covers(leaf, srv.PublicURL.Hostname()) {
 		s.Warnf("public_url", "the host %s is not among those the certificate %s covers (%s); browsers will refuse the connection", srv.PublicURL.Hostname(), fspath.Show(srv.TLS.CertFile), strings.Join(tlscert.Hosts(leaf), ", "))
+	} else if d := srv.TLS.ACME.Domains; srv.PublicURL != nil && len(d) > 0 && !slices.Contains(d, strings.ToLower(srv.PublicURL.Hostname())) {
+		s.Warnf("public_url", "the host %s is not among acme_domains (%s); no certificate is obtained for it and browsers will refuse the connection", srv.PublicURL.Hostname(), strings.Join(d, ", "))
 	}
 	return srv
 }

@@ -30,10 +30,14 @@ type TLS struct {
 	// listener that answers every request with 308 to the same path on
 	// https. Empty: none.
 	RedirectListen string
+	// ACME is [server] acme_domains and the keys beside it: certificates
+	// obtained and renewed by ACME rather than read from files.
+	ACME ACME
 }
 
-// On reports whether listen serves HTTPS.
-func (t TLS) On() bool { return t.CertFile != "" }
+// On reports whether listen serves HTTPS: with a certificate from files
+// or from ACME.
+func (t TLS) On() bool { return t.CertFile != "" || t.ACME.On() }
 
 // HSTSValue is the Strict-Transport-Security header's value.
 const HSTSValue = "max-age=31536000"
@@ -74,15 +78,16 @@ func loadTLS(s *ini.Section, listen string, now time.Time) TLS {
 			s.Warnf("tls_cert", "%s expires on %s, in less than %d days; renew it (the running service reads the new files on change or SIGHUP)", fspath.Show(t.CertFile), t.Leaf.NotAfter.UTC().Format(time.RFC3339), int(ExpirySoon.Hours()/24))
 		}
 	}
+	t.ACME = loadACME(s, t.CertFile != "" || t.KeyFile != "")
 	for _, k := range []string{"tls_min_version", "hsts"} {
 		if s.Has(k) && !t.On() {
-			s.Warnf(k, "is ignored without tls_cert and tls_key: listen serves plain HTTP")
+			s.Warnf(k, "is ignored without tls_cert and tls_key (or acme_domains): listen serves plain HTTP")
 		}
 	}
 	if t.RedirectListen != "" {
 		switch err := CheckListen(t.RedirectListen); {
 		case !t.On():
-			s.Errorf("redirect_http_listen", "needs tls_cert and tls_key: it sends plain-HTTP requests to the https listener")
+			s.Errorf("redirect_http_listen", "needs tls_cert and tls_key, or acme_domains: it sends plain-HTTP requests to the https listener")
 		case err != nil:
 			s.Errorf("redirect_http_listen", "%v", err)
 		case t.RedirectListen == listen && !strings.HasSuffix(listen, ":0"):
@@ -96,10 +101,13 @@ func loadTLS(s *ini.Section, listen string, now time.Time) TLS {
 // https on the certificate's first host name (its first address when it
 // names none), with the port of listen unless it is 443.
 func httpsOrigin(t TLS, listen string) *url.URL {
-	if t.Leaf == nil {
-		return nil
+	var hosts []string
+	switch {
+	case t.ACME.On():
+		hosts = t.ACME.Domains
+	case t.Leaf != nil:
+		hosts = tlscert.Hosts(t.Leaf)
 	}
-	hosts := tlscert.Hosts(t.Leaf)
 	if len(hosts) == 0 {
 		return nil
 	}

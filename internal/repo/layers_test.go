@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"internal/session":    {"internal/atomicfile"},
 	"internal/throttle":   nil,
 	"internal/tlscert":    {"internal/filewatch", "internal/fspath"},
+	"internal/acmecert":   {"internal/fspath", "internal/secretkey", "internal/tlscert"},
 
 	// Formats and files.
 	"internal/ini":       {"internal/fspath"},
@@ -70,7 +71,7 @@ var allowed = map[string][]string{
 
 	// The wiring: the one table of types, the per-type loaders, Check and
 	// Open.
-	"internal/app": {"internal/access", "internal/auth", "internal/directory", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate", "internal/secretkey", "internal/tlscert"},
+	"internal/app": {"internal/access", "internal/auth", "internal/directory", "internal/auth/basic", "internal/auth/passwordauth", "internal/auth/login", "internal/auth/none", "internal/auth/oauth", "internal/auth/sessionauth", "internal/groupfile", "internal/catalog", "internal/config", "internal/ini", "internal/metrics", "internal/ui", "internal/web", "internal/passkey", "internal/peer", "internal/proxy", "internal/redisstore", "internal/session", "internal/throttle", "internal/refusal", "internal/atomicfile", "internal/factors", "internal/fspath", "internal/tokens", "internal/userstate", "internal/secretkey", "internal/tlscert", "internal/acmecert"},
 
 	// The public face (the module root, package backupweb): the
 	// specification's interface for other Go programs, built on the
@@ -78,7 +79,7 @@ var allowed = map[string][]string{
 	".": {"internal/auth", "internal/groupfile", "internal/app", "internal/config", "internal/ini", "internal/ui", "internal/web", "internal/refusal"},
 
 	// The program: flags, signals, prompts and printing.
-	"cmd/backupweb":         {"internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/directory", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/tlscert", "internal/ui", "internal/userfile", "internal/userstate"},
+	"cmd/backupweb":         {"internal/acmecert", "internal/access", "internal/auth", "internal/auth/login", "internal/factors", "internal/accesslog", "internal/app", "internal/buildinfo", "internal/catalog", "internal/config", "internal/directory", "internal/fspath", "internal/ini", "internal/metrics", "internal/qr", "internal/web", "internal/password", "internal/redisstore", "internal/secretkey", "internal/session", "internal/tokens", "internal/tlscert", "internal/ui", "internal/userfile", "internal/userstate"},
 	"internal/cmd/loadtest": {"internal/testkit/redistest", "internal/testkit", "internal/testkit/toolstest"},
 
 	// The benchmark's plain server: the standard library only.
@@ -93,6 +94,7 @@ var allowed = map[string][]string{
 	"internal/testkit/logtest":      nil,
 	"internal/testkit/oidctest":     nil,
 	"internal/testkit/redistest":    {"internal/testkit/certtest", "internal/testkit/porttest", "internal/testkit/toolstest"},
+	"internal/testkit/pebbletest":   {"internal/testkit", "internal/testkit/certtest", "internal/testkit/logtest", "internal/testkit/toolstest"},
 	"internal/testkit/porttest":     nil,
 	"internal/testkit/ldaptest":     {"internal/testkit", "internal/testkit/certtest", "internal/testkit/toolstest"},
 	"internal/userstate/storetest":  {"internal/factors", "internal/testkit", "internal/tokens", "internal/userstate"},
