@@ -56,8 +56,8 @@ var allowed = map[string][]string{
 	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle", "internal/refusal"},
 	"internal/auth/basic":        {"internal/atomicfile", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
 	"internal/auth/sessionauth":  {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session", "internal/refusal"},
-	"internal/auth/secondfactor": {"internal/auth", "internal/refusal"},
-	"internal/auth/login":        {"internal/access", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/auth/secondfactor", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
+	"internal/auth/secondfactor": {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/qr", "internal/ui", "internal/passkey", "internal/peer", "internal/session", "internal/throttle", "internal/userfile", "internal/refusal", "internal/userstate"},
+	"internal/auth/login":        {"internal/access", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/auth/secondfactor", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
 	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
@@ -81,7 +82,7 @@ func TestBrowserSecondFactorTOTP(t *testing.T) {
 	f.h.enrol("alice")
 	f.password("alice", "/?view=all")
 	f.run(chromedp.WaitVisible(chromedp.CSS(`#code`)))
-	if u := location(t, f.ctx); u.Path != SecondFactorPath || u.Query().Get("next") != "/?view=all" {
+	if u := location(t, f.ctx); u.Path != secondfactor.SecondFactorPath || u.Query().Get("next") != "/?view=all" {
 		t.Fatalf("after the password at %s", u)
 	}
 	if got := f.text(`#second-factor-user`); got != "alice" {
@@ -114,7 +115,7 @@ func TestBrowserSecondFactorEnrolRequired(t *testing.T) {
 	f := factorBrowser{t: t, ctx: browsertest.New(t), h: newFactorHarness(t, SecondFactorRequired, nil)}
 	f.password("bob", "/")
 	f.run(chromedp.WaitVisible(chromedp.CSS(`#totp-secret`)))
-	if u := location(t, f.ctx); u.Path != EnrolPath {
+	if u := location(t, f.ctx); u.Path != secondfactor.EnrolPath {
 		t.Fatalf("after the password at %s, want the enrolment", u)
 	}
 	f.screenshot("enrol", `svg.qr`, `#totp-secret`, `#code`, `#enrol-form button`)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 )
@@ -37,7 +38,7 @@ func (b *browser) send(req *http.Request) int {
 // does not use, since a step is spent per user).
 func totpEnrolment(h *harness, ahead time.Duration) finisher {
 	b := h.passwordGiven("alice")
-	page := b.get(EnrolPath, true)
+	page := b.get(secondfactor.EnrolPath, true)
 	sealed, ok1 := field(page.body, "enrolment")
 	tok, ok2 := field(page.body, "csrf_token")
 	_, rest, ok3 := strings.Cut(page.body, `id="totp-secret">`)
@@ -51,7 +52,7 @@ func totpEnrolment(h *harness, ahead time.Duration) finisher {
 	}
 	form := url.Values{"code": {code}, "csrf_token": {tok}, "enrolment": {sealed}, "next": {"/"}}.Encode()
 	return func() int {
-		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+EnrolPath, strings.NewReader(form))
+		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+secondfactor.EnrolPath, strings.NewReader(form))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", h.srv.URL)
 		return b.send(req)
@@ -63,11 +64,11 @@ func totpEnrolment(h *harness, ahead time.Duration) finisher {
 func passkeyEnrolment(h *harness, _ time.Duration) finisher {
 	b := h.passwordGiven("alice")
 	tok := b.formToken()
-	r, ans := b.beginPasskey(EnrolPasskeyBegin, tok)
+	r, ans := b.beginPasskey(secondfactor.EnrolPasskeyBegin, tok)
 	if r.status != http.StatusOK {
 		h.t.Fatalf("enrolment begin: %d %s", r.status, r.body)
 	}
-	return jsonFinisher(b, EnrolPasskeyFinish, tok, finishBody(h.t, newSoftKey(h.t), ans, "Key"))
+	return jsonFinisher(b, secondfactor.EnrolPasskeyFinish, tok, finishBody(h.t, newSoftKey(h.t), ans, "Key"))
 }
 
 // passkeyRegistrations returns what readies a passkey registration of
@@ -92,11 +93,11 @@ func passkeyRegistrations(h *harness) func(*harness, time.Duration) finisher {
 func passkeyRegistration(h *harness, b *browser) finisher {
 	b.reauth("alice")
 	tok := b.csrf()
-	r, ans := b.beginPasskey(PasskeysBeginPath, tok)
+	r, ans := b.beginPasskey(secondfactor.PasskeysBeginPath, tok)
 	if r.status != http.StatusOK {
 		h.t.Fatalf("registration begin: %d %s", r.status, r.body)
 	}
-	return jsonFinisher(b, PasskeysFinishPath, tok, finishBody(h.t, newSoftKey(h.t), ans, "Key"))
+	return jsonFinisher(b, secondfactor.PasskeysFinishPath, tok, finishBody(h.t, newSoftKey(h.t), ans, "Key"))
 }
 
 // jsonFinisher posts body to path as the passkey script does.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/testkit/clocktest"
 	"github.com/backupweb/backupweb/internal/testkit/redistest"
@@ -35,7 +36,7 @@ func TestFactorsInRedisFailClosed(t *testing.T) {
 		t.Fatal("with a shared store the factors file is still used")
 	}
 	h.enrol("alice")
-	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
+	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
 		t.Fatalf("enrolled in Redis: %d %s, want the second-factor step", r.status, r.header.Get("Location"))
 	}
 

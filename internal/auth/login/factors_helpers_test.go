@@ -2,6 +2,7 @@ package login
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/factors"
 )
 
@@ -69,7 +71,7 @@ func (h *harness) refusesReplays(t *testing.T, fresh, spent *browser, code, pend
 		t.Fatalf("the code again: %d", r.status)
 	}
 	h.clock.Advance(30 * time.Second)
-	spent.setCookie(PendingCookie, pendingValue)
+	spent.setCookie(secondfactor.PendingCookie, pendingValue)
 	if r := spent.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
 		t.Fatalf("the spent pending state: %d", r.status)
 	}
@@ -88,7 +90,7 @@ func (h *harness) code() string {
 // the browser holds.
 func (b *browser) secondFactor(code, next string) reply {
 	b.t.Helper()
-	return b.post(SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}, "next": {next}})
+	return b.post(secondfactor.SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}, "next": {next}})
 }
 
 // cookie returns the value of the cookie name the jar holds, "" if none.
@@ -122,3 +124,16 @@ func (b *browser) user() (auth.User, bool) {
 	}
 	return usr, ok
 }
+
+// begunAnswer is the answer of a passkey begin route: the options for
+// navigator.credentials and the ceremony's id.
+type begunAnswer struct {
+	Options  json.RawMessage `json:"options"`
+	Ceremony string          `json:"ceremony"`
+}
+
+// The notices of the passkeys page.
+const (
+	msgPasskeyAdded   = "The passkey was added."
+	msgPasskeyRemoved = "The passkey was removed."
+)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/testkit/clocktest"
@@ -63,12 +64,12 @@ func TestSecondFactorSharedByRedis(t *testing.T) {
 	}
 
 	b := h.browser()
-	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
+	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
 		t.Fatalf("password at A: %d %s", r.status, r.header.Get("Location"))
 	}
-	pendingValue, formValue := b.cookie(PendingCookie), b.cookie(h.p.Manager().FormCookieName())
+	pendingValue, formValue := b.cookie(secondfactor.PendingCookie), b.cookie(h.p.Manager().FormCookieName())
 	code := h.code()
-	if r := post(b, SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}}); r.status != http.StatusSeeOther {
+	if r := post(b, secondfactor.SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}}); r.status != http.StatusSeeOther {
 		t.Fatalf("code at B: %d", r.status)
 	}
 	if s := b.apiStatus(); s != http.StatusOK {
@@ -80,8 +81,8 @@ func TestSecondFactorSharedByRedis(t *testing.T) {
 	// the step is over rather than offer the code form.
 	copied := h.browser()
 	copied.setCookie(h.p.Manager().FormCookieName(), formValue)
-	copied.setCookie(PendingCookie, pendingValue)
-	if r := copied.get(SecondFactorPath, true); r.status != http.StatusUnauthorized || strings.Contains(r.body, `name="code"`) {
+	copied.setCookie(secondfactor.PendingCookie, pendingValue)
+	if r := copied.get(secondfactor.SecondFactorPath, true); r.status != http.StatusUnauthorized || strings.Contains(r.body, `name="code"`) {
 		t.Fatalf("GET at A of the pending state spent at B: %d\n%s", r.status, r.body)
 	}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/passkey"
@@ -141,7 +142,7 @@ func (b *pkBrowser) password(user, next, sel string) {
 func (b *pkBrowser) passkeysPage(user, sel string) {
 	b.t.Helper()
 	b.run(
-		chromedp.Navigate(b.ph.base+ReauthURL(PasskeysPath)), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)),
+		chromedp.Navigate(b.ph.base+secondfactor.ReauthURL(secondfactor.PasskeysPath)), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#password`), testPasswords[user]),
 		chromedp.Click(chromedp.CSS(`#reauth-form button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(sel)),
@@ -213,8 +214,8 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 	b.screenshot("login-with-passkey", `#username`, `#passkey-sign-in`)
 	// No factor yet: the password alone signs in (optional).
 	b.password("alice", "/", `table.backups`)
-	b.h.clock.Advance(ReauthWindow) // the sign-in's password is too old now
-	b.run(chromedp.Navigate(b.ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)))
+	b.h.clock.Advance(secondfactor.ReauthWindow) // the sign-in's password is too old now
+	b.run(chromedp.Navigate(b.ph.base+secondfactor.PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)))
 	b.screenshot("reauth", `#reauth-user`, `#password`)
 	b.passkeysPage("alice", `#passkey-none`)
 	b.screenshot("passkeys-none", `#passkey-name`, `#passkey-add button`)
@@ -239,7 +240,7 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 	t.Run("password and passkey", func(t *testing.T) {
 		b.signOut()
 		b.password("alice", "/?view=all", `#passkey-sign-in`)
-		if u := location(t, b.ctx); u.Path != SecondFactorPath {
+		if u := location(t, b.ctx); u.Path != secondfactor.SecondFactorPath {
 			t.Fatalf("after the password at %s", u)
 		}
 		b.screenshot("second-factor-passkey", `#passkey-sign-in`, `#code`)
@@ -247,7 +248,7 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 		if u := location(t, b.ctx); u.RequestURI() != "/?view=all" {
 			t.Errorf("signed in at %s, want next /?view=all", u)
 		}
-		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != SecondFactorPasskey {
+		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != secondfactor.SecondFactorPasskey {
 			t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 		}
 		if keys := b.stored(); keys[0].LastUsed.IsZero() || keys[0].Credential.Authenticator.SignCount == 0 {
@@ -258,7 +259,7 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 	t.Run("passkey alone", func(t *testing.T) {
 		b.signOut()
 		b.usePasskey(`table.backups`)
-		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != SecondFactorPasskey {
+		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != secondfactor.SecondFactorPasskey {
 			t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 		}
 		if logs := b.ph.logs.String(); strings.Count(logs, `msg="auth signed in"`) < 3 {
@@ -267,19 +268,19 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 	})
 
 	t.Run("replayed answer", func(t *testing.T) {
-		answer := b.ph.last(PasskeyLoginFinish)
+		answer := b.ph.last(secondfactor.PasskeyLoginFinish)
 		if len(answer) == 0 {
 			t.Fatal("no answer recorded")
 		}
 		c := b.ph.browser()
 		tok := c.formToken()
-		r := c.postJSON(PasskeyLoginFinish, tok, answer)
+		r := c.postJSON(secondfactor.PasskeyLoginFinish, tok, answer)
 		if r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.PasskeyRefused.Message()) || c.sessionCookie() != "" {
 			t.Errorf("same ceremony again: %d %s", r.status, r.body)
 		}
 		// The same answer under a ceremony of its own: the challenge it
 		// signed is not this one.
-		begun := c.postJSON(PasskeyLoginBegin, tok, []byte(`{}`))
+		begun := c.postJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`))
 		var ans begunAnswer
 		if begun.status != http.StatusOK || json.Unmarshal([]byte(begun.body), &ans) != nil || ans.Ceremony == "" {
 			t.Fatalf("begin: %d %s", begun.status, begun.body)
@@ -290,7 +291,7 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 		}
 		req["ceremony"], _ = json.Marshal(ans.Ceremony)
 		forged, _ := json.Marshal(req)
-		r = c.postJSON(PasskeyLoginFinish, tok, forged)
+		r = c.postJSON(secondfactor.PasskeyLoginFinish, tok, forged)
 		if r.status != http.StatusUnauthorized || c.sessionCookie() != "" {
 			t.Errorf("answer under a new challenge: %d %s", r.status, r.body)
 		}
@@ -394,7 +395,7 @@ func TestBrowserPasskeyRemove(t *testing.T) {
 func TestBrowserPasskeyEnrolRequired(t *testing.T) {
 	b := newPKBrowser(t, SecondFactorRequired)
 	b.password("bob", "/", `#passkey-name`)
-	if u := location(t, b.ctx); u.Path != EnrolPath {
+	if u := location(t, b.ctx); u.Path != secondfactor.EnrolPath {
 		t.Fatalf("after the password at %s, want the enrolment", u)
 	}
 	b.screenshot("enrol-with-passkey", `#totp-secret`, `#passkey-name`, `#passkey-add button`)
@@ -412,7 +413,7 @@ func TestBrowserPasskeyEnrolRequired(t *testing.T) {
 	if err != nil || shown != 2 {
 		t.Errorf("%d parts of the card shown besides the codes (%v), want the heading and the codes only", shown, err)
 	}
-	if u := browserUser(t, b.ctx, b.ph); u.Name != "bob" || u.SecondFactor != SecondFactorPasskey {
+	if u := browserUser(t, b.ctx, b.ph); u.Name != "bob" || u.SecondFactor != secondfactor.SecondFactorPasskey {
 		t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 	}
 	b.run(chromedp.Click(chromedp.CSS(`#passkey-continue`)), chromedp.WaitVisible(chromedp.CSS(`table.backups`)))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/refusal"
 )
 
@@ -29,14 +30,14 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 		status  int
 		message string
 	}{
-		{"register, not signed in", anon, PasskeysBeginPath, form, http.StatusUnauthorized, "sign in first"},
-		{"register, no token", signed, PasskeysBeginPath, "", http.StatusForbidden, refusal.PageStale.Message()},
-		{"register, the form's token", signed, PasskeysBeginPath, form, http.StatusForbidden, refusal.PageStale.Message()},
-		{"finish, no token", signed, PasskeysFinishPath, "", http.StatusForbidden, refusal.PageStale.Message()},
-		{"passkey sign-in, no token", anon, PasskeyLoginBegin, "", http.StatusForbidden, refusal.FormExpired.Message()},
-		{"passkey sign-in, the session's token", anon, PasskeyLoginFinish, good, http.StatusForbidden, refusal.FormExpired.Message()},
-		{"second step, no pending state", anon, SecondFactorPasskeyBegin, form, http.StatusUnauthorized, refusal.SecondStepExpired.Message()},
-		{"second step finish, no pending state", anon, SecondFactorPasskeyFinish, form, http.StatusUnauthorized, refusal.SecondStepExpired.Message()},
+		{"register, not signed in", anon, secondfactor.PasskeysBeginPath, form, http.StatusUnauthorized, "sign in first"},
+		{"register, no token", signed, secondfactor.PasskeysBeginPath, "", http.StatusForbidden, refusal.PageStale.Message()},
+		{"register, the form's token", signed, secondfactor.PasskeysBeginPath, form, http.StatusForbidden, refusal.PageStale.Message()},
+		{"finish, no token", signed, secondfactor.PasskeysFinishPath, "", http.StatusForbidden, refusal.PageStale.Message()},
+		{"passkey sign-in, no token", anon, secondfactor.PasskeyLoginBegin, "", http.StatusForbidden, refusal.FormExpired.Message()},
+		{"passkey sign-in, the session's token", anon, secondfactor.PasskeyLoginFinish, good, http.StatusForbidden, refusal.FormExpired.Message()},
+		{"second step, no pending state", anon, secondfactor.SecondFactorPasskeyBegin, form, http.StatusUnauthorized, refusal.SecondStepExpired.Message()},
+		{"second step finish, no pending state", anon, secondfactor.SecondFactorPasskeyFinish, form, http.StatusUnauthorized, refusal.SecondStepExpired.Message()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := tt.b.postJSON(tt.path, tt.token, []byte(`{}`))
@@ -50,27 +51,27 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 		})
 	}
 	// The page itself sends a browser to the login page.
-	if r := anon.get(PasskeysPath, true); r.status != http.StatusSeeOther || !strings.Contains(r.header.Get("Location"), "next="+url.QueryEscape(PasskeysPath)) {
-		t.Errorf("GET %s not signed in: %d %s", PasskeysPath, r.status, r.header.Get("Location"))
+	if r := anon.get(secondfactor.PasskeysPath, true); r.status != http.StatusSeeOther || !strings.Contains(r.header.Get("Location"), "next="+url.QueryEscape(secondfactor.PasskeysPath)) {
+		t.Errorf("GET %s not signed in: %d %s", secondfactor.PasskeysPath, r.status, r.header.Get("Location"))
 	}
 	// Remove needs the session's token.
-	if r := signed.post(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {form}}); r.status != http.StatusForbidden {
+	if r := signed.post(secondfactor.PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {form}}); r.status != http.StatusForbidden {
 		t.Errorf("remove with the form's token: %d", r.status)
 	}
 	// The rest with the password given again (TestReauthGatesFactorChanges
 	// checks the refusals without it); the session's token is new.
 	signed.reauth("alice")
 	good = signed.csrf()
-	if r := signed.post(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {good}}); r.status != http.StatusSeeOther || r.header.Get("Location") != PasskeysPath {
+	if r := signed.post(secondfactor.PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {good}}); r.status != http.StatusSeeOther || r.header.Get("Location") != secondfactor.PasskeysPath {
 		t.Errorf("remove of an unknown passkey: %d %s", r.status, r.header.Get("Location"))
 	}
 	// A name that is not one.
-	r := signed.postJSON(PasskeysFinishPath, good, []byte(`{"ceremony":"x","name":"  ","credential":{}}`))
+	r := signed.postJSON(secondfactor.PasskeysFinishPath, good, []byte(`{"ceremony":"x","name":"  ","credential":{}}`))
 	if r.status != http.StatusBadRequest || !strings.Contains(r.body, refusal.PasskeyName.Message()) {
 		t.Errorf("empty name: %d %s", r.status, r.body)
 	}
 	// The page lists no passkey, and may run the script.
-	page := signed.get(PasskeysPath, true)
+	page := signed.get(secondfactor.PasskeysPath, true)
 	if page.status != http.StatusOK || !strings.Contains(page.body, `id="passkey-none"`) || !strings.Contains(page.header.Get("Content-Security-Policy"), "script-src 'self'") {
 		t.Errorf("page: %d, policy %q", page.status, page.header.Get("Content-Security-Policy"))
 	}
@@ -84,13 +85,13 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 	b := h.browser()
 	tok := b.formToken()
 	bad := func() reply {
-		begun := b.postJSON(PasskeyLoginBegin, tok, []byte(`{}`))
+		begun := b.postJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`))
 		var ans begunAnswer
 		if begun.status == http.StatusOK {
 			json.Unmarshal([]byte(begun.body), &ans)
 		}
 		body, _ := json.Marshal(map[string]any{"ceremony": ans.Ceremony, "credential": map[string]string{"id": "AAAA", "type": "public-key"}})
-		return b.postJSON(PasskeyLoginFinish, tok, body)
+		return b.postJSON(secondfactor.PasskeyLoginFinish, tok, body)
 	}
 	for i := range 3 {
 		if r := bad(); r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.PasskeyRefused.Message()) {
@@ -101,7 +102,7 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
 		t.Errorf("past the limit: %d %s, Retry-After %q", r.status, r.body, r.header.Get("Retry-After"))
 	}
-	if r := b.postJSON(PasskeyLoginBegin, tok, []byte(`{}`)); r.status != http.StatusTooManyRequests {
+	if r := b.postJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`)); r.status != http.StatusTooManyRequests {
 		t.Errorf("a new ceremony past the limit: %d %s", r.status, r.body)
 	}
 	if r := b.login("alice", "alice-pw", ""); r.status != http.StatusTooManyRequests {
@@ -116,7 +117,7 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 // a signed-in user links to the passkeys page; without a second factor, or
 // before sign-in, there is no such link.
 func TestCatalogLinksToPasskeys(t *testing.T) {
-	const link = `href="` + PasskeysPath + `"`
+	const link = `href="` + secondfactor.PasskeysPath + `"`
 	for _, tt := range []struct {
 		name string
 		h    *harness

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/refusal"
 )
 
@@ -15,10 +16,10 @@ import (
 // session's).
 func (b *browser) reauthToken() string {
 	b.t.Helper()
-	r := b.get(ReauthPath, true)
+	r := b.get(secondfactor.ReauthPath, true)
 	tok, ok := field(r.body, "csrf_token")
 	if r.status != http.StatusOK || !ok || tok == "" {
-		b.t.Fatalf("GET %s: %d, no csrf_token", ReauthPath, r.status)
+		b.t.Fatalf("GET %s: %d, no csrf_token", secondfactor.ReauthPath, r.status)
 	}
 	return tok
 }
@@ -27,7 +28,7 @@ func (b *browser) reauthToken() string {
 // accepted.
 func (b *browser) reauth(user string) {
 	b.t.Helper()
-	r := b.post(ReauthPath, url.Values{"password": {testPasswords[user]}, "csrf_token": {b.reauthToken()}, "next": {"/"}})
+	r := b.post(secondfactor.ReauthPath, url.Values{"password": {testPasswords[user]}, "csrf_token": {b.reauthToken()}, "next": {"/"}})
 	if r.status != http.StatusSeeOther {
 		b.t.Fatalf("password again: %d %s", r.status, r.body)
 	}
@@ -69,7 +70,7 @@ func finishBody(t testing.TB, key *softKey, ans begunAnswer, name string) []byte
 }
 
 // TestReauthGatesFactorChanges: adding or removing a passkey needs the
-// password given within ReauthWindow. Once the sign-in's password is
+// password given within secondfactor.ReauthWindow. Once the sign-in's password is
 // older than that, the page and the
 // remove form send the browser to the password page, the script's routes
 // answer 403 in JSON; a wrong password is 401 and logged; a right one
@@ -79,24 +80,24 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, nil)
 	b := h.browser()
 	b.mustLogin("alice")
-	h.clock.Advance(ReauthWindow) // the sign-in's password is too old now
+	h.clock.Advance(secondfactor.ReauthWindow) // the sign-in's password is too old now
 	tok := b.csrf()
-	toReauth := ReauthURL(PasskeysPath)
+	toReauth := secondfactor.ReauthURL(secondfactor.PasskeysPath)
 
-	if r := b.get(PasskeysPath, true); r.status != http.StatusSeeOther || r.header.Get("Location") != toReauth {
+	if r := b.get(secondfactor.PasskeysPath, true); r.status != http.StatusSeeOther || r.header.Get("Location") != toReauth {
 		t.Errorf("the passkeys page: %d %q, want 303 to %s", r.status, r.header.Get("Location"), toReauth)
 	}
-	for _, path := range []string{PasskeysBeginPath, PasskeysFinishPath} {
+	for _, path := range []string{secondfactor.PasskeysBeginPath, secondfactor.PasskeysFinishPath} {
 		r := b.postJSON(path, tok, []byte(`{"ceremony":"x","name":"Key","credential":{}}`))
 		var body struct{ Error string }
 		if r.status != http.StatusForbidden || json.Unmarshal([]byte(r.body), &body) != nil || body.Error != refusal.PasswordAgain.Message() {
 			t.Errorf("%s: %d %s, want 403 %q", path, r.status, r.body, refusal.PasswordAgain.Message())
 		}
 	}
-	if r := b.postPage(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusSeeOther || r.header.Get("Location") != toReauth {
+	if r := b.postPage(secondfactor.PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusSeeOther || r.header.Get("Location") != toReauth {
 		t.Errorf("remove: %d %q, want 303 to %s", r.status, r.header.Get("Location"), toReauth)
 	}
-	if r := b.post(PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusForbidden || !strings.Contains(r.body, refusal.PasswordAgain.Message()) {
+	if r := b.post(secondfactor.PasskeysRemovePath, url.Values{"id": {"AAAA"}, "csrf_token": {tok}}); r.status != http.StatusForbidden || !strings.Contains(r.body, refusal.PasswordAgain.Message()) {
 		t.Errorf("remove by a client that is no browser: %d, want 403", r.status)
 	}
 
@@ -104,30 +105,30 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 	if page.status != http.StatusOK || !strings.Contains(page.body, `id="reauth-user">alice<`) || !strings.Contains(page.body, `name="password"`) {
 		t.Fatalf("the password page: %d\n%s", page.status, page.body)
 	}
-	if next, _ := field(page.body, "next"); next != PasskeysPath {
+	if next, _ := field(page.body, "next"); next != secondfactor.PasskeysPath {
 		t.Errorf("the page's next: %q", next)
 	}
 	if !strings.Contains(page.body, `<a href="/">Cancel</a>`) {
 		t.Error("the page's Cancel link does not lead to the catalog")
 	}
 	form := func(pw, token string) url.Values {
-		return url.Values{"password": {pw}, "csrf_token": {token}, "next": {PasskeysPath}}
+		return url.Values{"password": {pw}, "csrf_token": {token}, "next": {secondfactor.PasskeysPath}}
 	}
-	if r := b.post(ReauthPath, form("wrong", tok)); r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.WrongPassword.Message()) {
+	if r := b.post(secondfactor.ReauthPath, form("wrong", tok)); r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.WrongPassword.Message()) {
 		t.Errorf("a wrong password: %d", r.status)
 	}
 	if logs := h.logs.String(); !strings.Contains(logs, `reason="bad credentials"`) || !strings.Contains(logs, "user=alice") {
 		t.Errorf("the wrong password is not logged as a refusal:\n%s", logs)
 	}
-	if r := b.post(ReauthPath, form(testPasswords["alice"], "forged")); r.status != http.StatusForbidden {
+	if r := b.post(secondfactor.ReauthPath, form(testPasswords["alice"], "forged")); r.status != http.StatusForbidden {
 		t.Errorf("a forged token: %d", r.status)
 	}
-	if b.get(PasskeysPath, true).status != http.StatusSeeOther {
+	if b.get(secondfactor.PasskeysPath, true).status != http.StatusSeeOther {
 		t.Fatal("the passkeys page opened after refused attempts")
 	}
 
 	old := b.sessionCookie()
-	if r := b.post(ReauthPath, form(testPasswords["alice"], tok)); r.status != http.StatusSeeOther || r.header.Get("Location") != PasskeysPath {
+	if r := b.post(secondfactor.ReauthPath, form(testPasswords["alice"], tok)); r.status != http.StatusSeeOther || r.header.Get("Location") != secondfactor.PasskeysPath {
 		t.Fatalf("the right password: %d %q", r.status, r.header.Get("Location"))
 	}
 	if b.sessionCookie() == old || b.sessionCookie() == "" {
@@ -142,27 +143,27 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 		t.Error("no log line for the password given again")
 	}
 
-	if r := b.get(PasskeysPath, true); r.status != http.StatusOK {
+	if r := b.get(secondfactor.PasskeysPath, true); r.status != http.StatusOK {
 		t.Fatalf("the passkeys page after the password: %d", r.status)
 	}
 	tok = b.csrf()
-	r, ans := b.beginPasskey(PasskeysBeginPath, tok)
+	r, ans := b.beginPasskey(secondfactor.PasskeysBeginPath, tok)
 	if r.status != http.StatusOK {
 		t.Fatalf("begin: %d %s", r.status, r.body)
 	}
-	if r := b.postJSON(PasskeysFinishPath, tok, finishBody(t, newSoftKey(t), ans, "Key")); r.status != http.StatusOK {
+	if r := b.postJSON(secondfactor.PasskeysFinishPath, tok, finishBody(t, newSoftKey(t), ans, "Key")); r.status != http.StatusOK {
 		t.Fatalf("finish: %d %s", r.status, r.body)
 	}
 	if rec, _ := h.p.Factors().Lookup("alice"); rec == nil || len(rec.Passkeys) != 1 {
 		t.Fatalf("stored: %+v", rec)
 	}
 
-	h.clock.Advance(ReauthWindow)
-	if r := b.postJSON(PasskeysBeginPath, tok, []byte(`{}`)); r.status != http.StatusForbidden {
-		t.Errorf("begin %v after the password: %d", ReauthWindow, r.status)
+	h.clock.Advance(secondfactor.ReauthWindow)
+	if r := b.postJSON(secondfactor.PasskeysBeginPath, tok, []byte(`{}`)); r.status != http.StatusForbidden {
+		t.Errorf("begin %v after the password: %d", secondfactor.ReauthWindow, r.status)
 	}
-	if r := b.get(PasskeysPath, true); r.status != http.StatusSeeOther {
-		t.Errorf("the page %v after the password: %d", ReauthWindow, r.status)
+	if r := b.get(secondfactor.PasskeysPath, true); r.status != http.StatusSeeOther {
+		t.Errorf("the page %v after the password: %d", secondfactor.ReauthWindow, r.status)
 	}
 }
 
@@ -172,10 +173,10 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 func TestReauthRefusals(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.MaxUserFailures = 3 })
 	anon := h.browser()
-	if r := anon.get(ReauthPath, true); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), h.p.LoginPath()) {
+	if r := anon.get(secondfactor.ReauthPath, true); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), h.p.LoginPath()) {
 		t.Errorf("GET not signed in: %d %q", r.status, r.header.Get("Location"))
 	}
-	if r := anon.post(ReauthPath, url.Values{"password": {"x"}, "csrf_token": {anon.formToken()}}); r.status != http.StatusUnauthorized {
+	if r := anon.post(secondfactor.ReauthPath, url.Values{"password": {"x"}, "csrf_token": {anon.formToken()}}); r.status != http.StatusUnauthorized {
 		t.Errorf("POST not signed in: %d", r.status)
 	}
 
@@ -183,7 +184,7 @@ func TestReauthRefusals(t *testing.T) {
 	b.mustLogin("alice")
 	tok := b.reauthToken()
 	post := func(pw string) reply {
-		return b.post(ReauthPath, url.Values{"password": {pw}, "csrf_token": {tok}})
+		return b.post(secondfactor.ReauthPath, url.Values{"password": {pw}, "csrf_token": {tok}})
 	}
 	if r := post(""); r.status != http.StatusUnauthorized {
 		t.Errorf("an empty password: %d", r.status)
@@ -199,13 +200,13 @@ func TestReauthRefusals(t *testing.T) {
 	}
 	h.clock.Advance(2 * time.Hour)
 	b.mustLogin("alice")
-	if r := b.post(ReauthPath, url.Values{"password": {testPasswords["alice"]}, "csrf_token": {b.reauthToken()}}); r.status != http.StatusSeeOther {
+	if r := b.post(secondfactor.ReauthPath, url.Values{"password": {testPasswords["alice"]}, "csrf_token": {b.reauthToken()}}); r.status != http.StatusSeeOther {
 		t.Errorf("once the block ended: %d", r.status)
 	}
 }
 
 // TestSignInCountsAsPasswordGiven: a sign-in with the password is itself
-// the password given, for ReauthWindow from the moment the password was
+// the password given, for secondfactor.ReauthWindow from the moment the password was
 // checked: with the password alone, and with a second factor (counted
 // from the password step, not from the code). A passkey-only sign-in
 // gives no password, and its user is asked for it.
@@ -214,36 +215,36 @@ func TestSignInCountsAsPasswordGiven(t *testing.T) {
 		h := newFactorHarness(t, SecondFactorOptional, nil)
 		b := h.browser()
 		b.mustLogin("alice")
-		if r := b.get(PasskeysPath, true); r.status != http.StatusOK {
+		if r := b.get(secondfactor.PasskeysPath, true); r.status != http.StatusOK {
 			t.Fatalf("the passkeys page right after the sign-in: %d %q, want 200", r.status, r.header.Get("Location"))
 		}
 		tok := b.csrf()
-		h.clock.Advance(ReauthWindow - time.Second)
-		if r, _ := b.beginPasskey(PasskeysBeginPath, tok); r.status != http.StatusOK {
+		h.clock.Advance(secondfactor.ReauthWindow - time.Second)
+		if r, _ := b.beginPasskey(secondfactor.PasskeysBeginPath, tok); r.status != http.StatusOK {
 			t.Fatalf("begin within the window: %d %s", r.status, r.body)
 		}
 		h.clock.Advance(time.Second)
-		if r := b.get(PasskeysPath, true); r.status != http.StatusSeeOther || r.header.Get("Location") != ReauthURL(PasskeysPath) {
-			t.Fatalf("the passkeys page %v after the sign-in: %d %q, want 303 to the password page", ReauthWindow, r.status, r.header.Get("Location"))
+		if r := b.get(secondfactor.PasskeysPath, true); r.status != http.StatusSeeOther || r.header.Get("Location") != secondfactor.ReauthURL(secondfactor.PasskeysPath) {
+			t.Fatalf("the passkeys page %v after the sign-in: %d %q, want 303 to the password page", secondfactor.ReauthWindow, r.status, r.header.Get("Location"))
 		}
 	})
 	t.Run("password and code", func(t *testing.T) {
 		h := newFactorHarness(t, SecondFactorOptional, nil)
 		h.enrol("alice")
 		b := h.browser()
-		if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
+		if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
 			t.Fatalf("password step: %d %q", r.status, r.header.Get("Location"))
 		}
 		h.clock.Advance(2 * time.Minute) // the code comes later than the password
 		if r := b.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
 			t.Fatalf("code: %d %s", r.status, r.body)
 		}
-		if r := b.get(PasskeysPath, true); r.status != http.StatusOK {
+		if r := b.get(secondfactor.PasskeysPath, true); r.status != http.StatusOK {
 			t.Fatalf("the passkeys page after password and code: %d %q, want 200", r.status, r.header.Get("Location"))
 		}
-		h.clock.Advance(ReauthWindow - 2*time.Minute) // 5 minutes after the password, 3 after the code
-		if r := b.get(PasskeysPath, true); r.status != http.StatusSeeOther {
-			t.Fatalf("the passkeys page %v after the password: %d, want 303", ReauthWindow, r.status)
+		h.clock.Advance(secondfactor.ReauthWindow - 2*time.Minute) // 5 minutes after the password, 3 after the code
+		if r := b.get(secondfactor.PasskeysPath, true); r.status != http.StatusSeeOther {
+			t.Fatalf("the passkeys page %v after the password: %d, want 303", secondfactor.ReauthWindow, r.status)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit"
@@ -31,8 +32,8 @@ func TestSecondFactorOffChangesNothing(t *testing.T) {
 	if b.apiStatus() != http.StatusOK {
 		t.Error("the password alone does not sign in")
 	}
-	if r := h.browser().get(SecondFactorPath, true); r.status != http.StatusNotFound {
-		t.Errorf("GET %s: %d, want 404", SecondFactorPath, r.status)
+	if r := h.browser().get(secondfactor.SecondFactorPath, true); r.status != http.StatusNotFound {
+		t.Errorf("GET %s: %d, want 404", secondfactor.SecondFactorPath, r.status)
 	}
 }
 
@@ -54,10 +55,10 @@ func TestSecondFactorFlow(t *testing.T) {
 
 	b := h.browser()
 	r := b.login("alice", testPasswords["alice"], "/backups/nightly.tar.gz")
-	if r.status != http.StatusSeeOther || r.header.Get("Location") != SecondFactorPath+"?next=%2Fbackups%2Fnightly.tar.gz" {
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != secondfactor.SecondFactorPath+"?next=%2Fbackups%2Fnightly.tar.gz" {
 		t.Fatalf("password: %d %q", r.status, r.header.Get("Location"))
 	}
-	if b.sessionCookie() != "" || b.cookie(PendingCookie) == "" {
+	if b.sessionCookie() != "" || b.cookie(secondfactor.PendingCookie) == "" {
 		t.Fatal("the password step made a session, or no pending state")
 	}
 	// The pending state grants nothing: no page, no API, no logout.
@@ -77,7 +78,7 @@ func TestSecondFactorFlow(t *testing.T) {
 		t.Errorf("logout with the form token while pending: %d", r.status)
 	}
 
-	page := b.get(SecondFactorPath+"?next=%2Fbackups%2Fnightly.tar.gz", true)
+	page := b.get(secondfactor.SecondFactorPath+"?next=%2Fbackups%2Fnightly.tar.gz", true)
 	if page.status != http.StatusOK || !strings.Contains(page.body, `name="code"`) || !strings.Contains(page.body, `id="passkey-slot"`) {
 		t.Fatalf("the step's page: %d", page.status)
 	}
@@ -87,17 +88,17 @@ func TestSecondFactorFlow(t *testing.T) {
 	if r := b.secondFactor("", "/"); r.status != http.StatusUnauthorized {
 		t.Fatalf("empty code: %d", r.status)
 	}
-	if r := b.post(SecondFactorPath, url.Values{"code": {h.code()}, "csrf_token": {"forged"}}); r.status != http.StatusForbidden {
+	if r := b.post(secondfactor.SecondFactorPath, url.Values{"code": {h.code()}, "csrf_token": {"forged"}}); r.status != http.StatusForbidden {
 		t.Fatalf("forged CSRF token: %d", r.status)
 	}
-	pendingValue := b.cookie(PendingCookie)
+	pendingValue := b.cookie(secondfactor.PendingCookie)
 	code := h.code()
 	r = b.secondFactor(code, "/backups/nightly.tar.gz")
 	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/backups/nightly.tar.gz" {
 		t.Fatalf("right code: %d %s", r.status, r.header.Get("Location"))
 	}
 	first := b.sessionCookie()
-	if first == "" || b.cookie(PendingCookie) != "" {
+	if first == "" || b.cookie(secondfactor.PendingCookie) != "" {
 		t.Fatal("no session, or the pending state stayed")
 	}
 	if u, ok := b.user(); !ok || u.Name != "alice" || u.SecondFactor != "totp" {
@@ -146,13 +147,13 @@ func TestSecondFactorPendingExpiresAndIsBound(t *testing.T) {
 	b := h.passwordGiven("alice")
 	thief := h.browser()
 	thief.formToken()
-	thief.setCookie(PendingCookie, b.cookie(PendingCookie))
+	thief.setCookie(secondfactor.PendingCookie, b.cookie(secondfactor.PendingCookie))
 	if r := thief.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized {
 		t.Fatalf("pending state in another browser: %d", r.status)
 	}
 
-	h.clock.Advance(PendingLifetime + time.Second)
-	if r := b.get(SecondFactorPath, true); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), h.p.LoginPath()) {
+	h.clock.Advance(secondfactor.PendingLifetime + time.Second)
+	if r := b.get(secondfactor.SecondFactorPath, true); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), h.p.LoginPath()) {
 		t.Fatalf("GET after expiry: %d %s", r.status, r.header.Get("Location"))
 	}
 	if r := b.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized {
@@ -162,7 +163,7 @@ func TestSecondFactorPendingExpiresAndIsBound(t *testing.T) {
 		t.Fatal("an expired pending state made a session")
 	}
 	// JSON for an API client, by the one refusal rule.
-	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+SecondFactorPath, strings.NewReader(url.Values{"code": {"1"}, "csrf_token": {b.token}}.Encode()))
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+secondfactor.SecondFactorPath, strings.NewReader(url.Values{"code": {"1"}, "csrf_token": {b.token}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	if r := b.do(req); r.status != http.StatusUnauthorized || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
@@ -180,21 +181,21 @@ func TestSecondFactorSpentPendingPage(t *testing.T) {
 	h.enrol("alice")
 	b := h.passwordGiven("alice")
 	copied := h.browser()
-	for _, name := range []string{h.p.Manager().FormCookieName(), PendingCookie} {
+	for _, name := range []string{h.p.Manager().FormCookieName(), secondfactor.PendingCookie} {
 		copied.setCookie(name, b.cookie(name))
 	}
-	if r := copied.get(SecondFactorPath, true); r.status != http.StatusOK || !strings.Contains(r.body, `name="code"`) {
+	if r := copied.get(secondfactor.SecondFactorPath, true); r.status != http.StatusOK || !strings.Contains(r.body, `name="code"`) {
 		t.Fatalf("GET before the step completed: %d, code form shown: %v", r.status, strings.Contains(r.body, `name="code"`))
 	}
 	if r := b.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
 		t.Fatalf("second factor: %d", r.status)
 	}
-	r := copied.get(SecondFactorPath, true)
+	r := copied.get(secondfactor.SecondFactorPath, true)
 	if r.status != http.StatusUnauthorized || strings.Contains(r.body, `name="code"`) ||
 		!strings.Contains(r.body, "expired or was completed already") || !strings.Contains(r.body, `name="password"`) {
 		t.Fatalf("GET after the step completed: %d\n%s", r.status, r.body)
 	}
-	if copied.cookie(PendingCookie) != "" {
+	if copied.cookie(secondfactor.PendingCookie) != "" {
 		t.Error("the spent pending cookie was kept")
 	}
 }
@@ -259,20 +260,20 @@ func TestSecondFactorRequiredEnrolment(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorRequired, nil)
 	b := h.browser()
 	r := b.login("bob", testPasswords["bob"], "/api/backups")
-	if r.status != http.StatusSeeOther || r.header.Get("Location") != EnrolPath+"?next=%2Fapi%2Fbackups" {
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != secondfactor.EnrolPath+"?next=%2Fapi%2Fbackups" {
 		t.Fatalf("password: %d %s", r.status, r.header.Get("Location"))
 	}
 	// No skipping: not the catalog, not the API, not the step.
 	if b.apiStatus() != http.StatusUnauthorized {
 		t.Error("the API answers before enrolment")
 	}
-	if r := b.get(SecondFactorPath, true); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), EnrolPath) {
+	if r := b.get(secondfactor.SecondFactorPath, true); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.EnrolPath) {
 		t.Errorf("the step before enrolment: %d %s", r.status, r.header.Get("Location"))
 	}
-	if r := b.secondFactor("123456", "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), EnrolPath) {
+	if r := b.secondFactor("123456", "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.EnrolPath) {
 		t.Errorf("a code before enrolment: %d %s", r.status, r.header.Get("Location"))
 	}
-	page := b.get(EnrolPath+"?next=%2Fapi%2Fbackups", true)
+	page := b.get(secondfactor.EnrolPath+"?next=%2Fapi%2Fbackups", true)
 	if page.status != http.StatusOK || !strings.Contains(page.body, "<svg") {
 		t.Fatalf("enrolment page: %d", page.status)
 	}
@@ -282,7 +283,7 @@ func TestSecondFactorRequiredEnrolment(t *testing.T) {
 		t.Fatalf("secret %q, enrolment field %q", secret, enrolment)
 	}
 	post := func(code, enrolment string) reply {
-		return b.post(EnrolPath, url.Values{"code": {code}, "csrf_token": {b.token}, "next": {"/api/backups"}, "enrolment": {enrolment}})
+		return b.post(secondfactor.EnrolPath, url.Values{"code": {code}, "csrf_token": {b.token}, "next": {"/api/backups"}, "enrolment": {enrolment}})
 	}
 	if r := post("000000", enrolment); r.status != http.StatusUnauthorized || !strings.Contains(r.body, secret) {
 		t.Fatalf("wrong code: %d (the page must show the same secret again)", r.status)
@@ -334,7 +335,7 @@ func TestSecondFactorRemovedWithRequired(t *testing.T) {
 	if b.apiStatus() != http.StatusUnauthorized {
 		t.Fatal("the session outlived the reset")
 	}
-	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || r.header.Get("Location") != EnrolPath {
+	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || r.header.Get("Location") != secondfactor.EnrolPath {
 		t.Fatalf("sign-in after the reset: %d %s, want the enrolment", r.status, r.header.Get("Location"))
 	}
 }
@@ -369,7 +370,7 @@ func TestSecondFactorBrokenRecordFailsClosed(t *testing.T) {
 			}
 			for _, u := range c.refused {
 				b := h.browser()
-				if r := b.login(u, testPasswords[u], "/"); r.status != http.StatusForbidden || b.sessionCookie() != "" || b.cookie(PendingCookie) != "" {
+				if r := b.login(u, testPasswords[u], "/"); r.status != http.StatusForbidden || b.sessionCookie() != "" || b.cookie(secondfactor.PendingCookie) != "" {
 					t.Errorf("%s: %d, want 403 and nothing granted", u, r.status)
 				}
 			}
@@ -413,7 +414,7 @@ func TestSecondFactorFileFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	until("enrolled", func() bool { _, st := h.p.Factors().Lookup("alice"); return st == factors.Enrolled })
-	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || r.header.Get("Location") != SecondFactorPath {
+	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || r.header.Get("Location") != secondfactor.SecondFactorPath {
 		t.Fatalf("after enrolment: %d %s", r.status, r.header.Get("Location"))
 	}
 	writeFile(t, h.p.Factors().Path(), "alice:{\"totp\":\n")

@@ -6,8 +6,85 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
+	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/refusal"
+	"github.com/backupweb/backupweb/internal/session"
 )
+
+// The session attributes of the second factor (package secondfactor):
+// the factor that completed the sign-in, a session made with the password
+// alone while second_factor was off, and when the password was last
+// given.
+const (
+	AttrSecondFactor = secondfactor.AttrSecondFactor
+	AttrStepSkipped  = secondfactor.AttrStepSkipped
+	AttrReauth       = secondfactor.AttrReauth
+)
+
+// Factors returns the factors file's store, made whatever
+// second_factor says (a reload may turn it on); nil when the factors are
+// kept in a shared store.
+func (p *Provider) Factors() *factors.Store {
+	if p.files == nil {
+		return nil
+	}
+	return p.files.FactorsFile()
+}
+
+// factorAdmits reports whether a session still stands with the user's
+// factors as they are now: never for a user whose record is broken or
+// cannot be read; with required, only for a session made with a second
+// factor of a user who still has one; a session made with a second
+// factor ends when the user's factors are reset; never for a session
+// that skipped the step while it was off (AttrStepSkipped) of a user who
+// has a factor. With second_factor off, every session stands. It reads the user's
+// status only (userstate.Store.Status, in memory or the shared store's
+// client-side cache), never a factor record.
+func (p *Provider) factorAdmits(d session.Data) bool {
+	if !p.factorsOn() {
+		return true
+	}
+	st, err := p.state.Status(context.Background(), d.Username)
+	if err != nil {
+		p.log.Error("auth: the store of second factors did not answer; the session is refused", "auth_type", Name, "user", d.Username, "err", err)
+		return false
+	}
+	used := d.Attrs[AttrSecondFactor] != ""
+	switch {
+	case st == factors.Broken:
+		return false
+	case !used && st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "":
+		return false
+	case p.secondFactor() == SecondFactorRequired:
+		return used && st == factors.Enrolled
+	default:
+		return !used || st == factors.Enrolled
+	}
+}
+
+// openStep makes the second-factor step (package secondfactor) of the
+// provider, handed the provider's parts it needs.
+func (p *Provider) openStep() (*secondfactor.Step, error) {
+	h := stepHost{p}
+	cfg := secondfactor.Config{
+		Type: Name, Guard: p.Guard, Mode: p.secondFactor, PasskeyLogin: p.cfg.PasskeyLogin,
+		State: p.state, Keys: p.fkeys, Where: p.stateWhere, Spend: p.spend, Spent: p.spent,
+		Passkeys: p.passkeys,
+		Users:    h, Attempts: h, Pages: h, Devices: h, Passwords: h,
+		Errs: p.errs, Log: p.log, Audit: p.audit, Now: p.now,
+	}
+	if p.dir != nil {
+		cfg.DirectoryAttrs = directoryAttrs
+	}
+	return secondfactor.New(cfg)
+}
+
+// signedInRoutes puts the gate of the routes of a signed-in user in front
+// of mux (see bearerGate).
+func (p *Provider) signedInRoutes(mux sessionauth.Routes) sessionauth.Routes {
+	return bearerGate{mux, p}
+}
 
 // stepHost hands the second-factor step what stays with the provider:
 // its users, failure limits, sign-in page, device cookie and password
