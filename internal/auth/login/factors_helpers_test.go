@@ -1,16 +1,16 @@
 package login
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 )
 
@@ -60,23 +60,6 @@ func (h *harness) enrol(user string) []string {
 }
 
 // code returns the TOTP code of testTOTPSecret at the harness's clock.
-// refusesReplays checks that a second factor cannot be replayed: alice's
-// code, from fresh's new password step, is refused as used; spent, given
-// back its spent pending state (pendingValue), is refused with the next
-// code.
-func (h *harness) refusesReplays(t *testing.T, fresh, spent *browser, code, pendingValue string) {
-	t.Helper()
-	fresh.login("alice", testPasswords["alice"], "/")
-	if r := fresh.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
-		t.Fatalf("the code again: %d", r.status)
-	}
-	h.clock.Advance(30 * time.Second)
-	spent.setCookie(secondfactor.PendingCookie, pendingValue)
-	if r := spent.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
-		t.Fatalf("the spent pending state: %d", r.status)
-	}
-}
-
 func (h *harness) code() string {
 	h.t.Helper()
 	c, err := factors.TOTPCode(testTOTPSecret, h.clock.Now())
@@ -125,15 +108,39 @@ func (b *browser) user() (auth.User, bool) {
 	return usr, ok
 }
 
-// begunAnswer is the answer of a passkey begin route: the options for
-// navigator.credentials and the ceremony's id.
-type begunAnswer struct {
-	Options  json.RawMessage `json:"options"`
-	Ceremony string          `json:"ceremony"`
+// reauthToken fetches the password page and returns its CSRF token (the
+// session's).
+func (b *browser) reauthToken() string {
+	b.t.Helper()
+	r := b.get(secondfactor.ReauthPath, true)
+	tok, ok := field(r.body, "csrf_token")
+	if r.status != http.StatusOK || !ok || tok == "" {
+		b.t.Fatalf("GET %s: %d, no csrf_token", secondfactor.ReauthPath, r.status)
+	}
+	return tok
 }
 
-// The notices of the passkeys page.
-const (
-	msgPasskeyAdded   = "The passkey was added."
-	msgPasskeyRemoved = "The passkey was removed."
-)
+// reauth gives user's password again and fails the test unless it is
+// accepted.
+func (b *browser) reauth(user string) {
+	b.t.Helper()
+	r := b.post(secondfactor.ReauthPath, url.Values{"password": {testPasswords[user]}, "csrf_token": {b.reauthToken()}, "next": {"/"}})
+	if r.status != http.StatusSeeOther {
+		b.t.Fatalf("password again: %d %s", r.status, r.body)
+	}
+}
+
+// postJSON posts body to path as the passkey script does, with the CSRF
+// token in X-CSRF-Token.
+func (b *browser) postJSON(path, token string, body []byte) reply {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.h.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(sessionauth.CSRFHeader, token)
+	req.Header.Set("Origin", b.h.srv.URL)
+	return b.do(req)
+}

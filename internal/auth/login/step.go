@@ -10,6 +10,7 @@ import (
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
 // The session attributes of the second factor (package secondfactor):
@@ -155,3 +156,10 @@ func (h stepHost) Check(ctx context.Context, user, pw string) (bool, error) {
 	v, ok, err := h.p.check(ctx, user, pw)
 	return ok && v.name == user, err
 }
+
+// Step returns the provider's second-factor step (package secondfactor).
+func (p *Provider) Step() *secondfactor.Step { return p.step }
+
+// UserState returns the store of the users' second factors and machine
+// tokens the provider uses: the shared store's, or the files'.
+func (p *Provider) UserState() userstate.Store { return p.state }

@@ -1,4 +1,4 @@
-package login
+package secondfactor_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 )
 
@@ -27,14 +28,14 @@ func TestSecondFactorDocs(t *testing.T) {
 		{name: "the page", want: []string{
 			"`second_factor`", "`factors_file`", "`off`", "`optional`", "`required`",
 			"`" + secondfactor.SecondFactorPath + "`", "`" + secondfactor.EnrolPath + "`", "`" + secondfactor.PendingCookie + "`",
-			"`" + AttrSecondFactor + "`",
+			"`" + login.AttrSecondFactor + "`",
 			"`" + auth.ReasonBadCode + "`", "`" + auth.ReasonCodeUsed + "`",
 			"`" + auth.ReasonPendingExpired + "`", "`" + auth.ReasonFactorsBroken + "`",
 			"backupweb user totp -file USERS NAME", "user totp -remove", "user recovery-codes",
 			"user factors -reset", "`-factors PATH`", "`-issuer NAME`",
 			"## Threats", "## Passkeys", "Phishing", "Replay", "Lost device", "Stolen user file", "Stolen factors file",
 			"pquerna/otp",
-			"`" + secondfactor.ReauthPath + "`", "`" + AttrReauth + "`", "`auth: password given again`", "## The password again",
+			"`" + secondfactor.ReauthPath + "`", "`" + login.AttrReauth + "`", "`auth: password given again`", "## The password again",
 			"### Two enrolments at once", "409", "`-reset-factors`", "standard error",
 		}},
 		{name: "the Passkeys section", section: "## Passkeys", want: []string{
