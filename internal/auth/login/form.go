@@ -115,7 +115,8 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// against: if the user file changed during the check, the session is
 	// refused at its first request.
 	// The password just given counts as given again for the steps that
-	// ask for it (RequirePassword) for ReauthWindow.
+	// ask for it (secondfactor.Step.RequirePassword) for
+	// secondfactor.ReauthWindow.
 	d := session.Data{Username: name, Cred: cred, Attrs: map[string]string{AttrReauth: strconv.FormatInt(p.now().Unix(), 10)}}
 	if !p.factorsOn() {
 		d.Attrs[AttrStepSkipped] = "1"

@@ -29,12 +29,15 @@
 // of users removed from the file, or whose password changed, end.
 //
 // With second_factor = optional or required, a right password for a user
-// with a second factor (any user, with required) is not yet a sign-in: a
-// pending state that grants nothing leads to the second-factor step
-// (SecondFactorPath: a TOTP or recovery code, counted against the same
-// limits as passwords) or, for a user who must enrol, to the enrolment
-// (EnrolPath); the factors live in the factors file (package factors).
-// See docs/second-factor.md.
+// with a second factor (any user, with required) is not yet a sign-in: it
+// is handed to package secondfactor, whose pending state grants nothing
+// and leads to the second-factor step (a TOTP or recovery code or a
+// passkey, counted against the provider's limits as passwords are) or,
+// for a user who must enrol, to the enrolment; the factors live in the
+// factors file (package factors) or the shared store. The provider opens
+// that store, the single-use table and the passkey service, and keeps
+// checking each session against the user's factors. See
+// docs/second-factor.md.
 //
 // What it does not do: edit the user file (the `user` command does), lock
 // accounts permanently, or remember anything but the user name and the
@@ -286,9 +289,10 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 func (p *Provider) Type() string { return Name }
 
 // Mount adds the login page (GET and POST at the login path), /logout (GET
-// the confirmation page, POST the sign-out), the password page of a step
-// that needs the password again (ReauthPath), the account and passkeys
-// pages (where a machine token that is not valid gets the 401 it gets on
+// the confirmation page, POST the sign-out), the second factor's routes
+// (secondfactor.Step.Mount: the step, the enrolment, the password page
+// and the passkeys), the account page (where, as on the passkeys pages,
+// a machine token that is not valid gets the 401 it gets on
 // every protected route, see bearerGate)
 // and, unless mux has them already, the stylesheet and icon the page uses
 // (ui.Mount), so that the page is styled in a host application too.
