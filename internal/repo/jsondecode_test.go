@@ -21,19 +21,19 @@ import (
 // claims, discovery, key sets, a browser's request body) is read with
 // internal/exactjson instead. A file added here needs its reason.
 var ownJSON = map[string]string{
-	"internal/auth/login/enrol.go":      "the TOTP enrolment state, sealed with the secret key: read only once its seal opens",
-	"internal/auth/login/pending.go":    "the second-factor step's pending state, sealed with the secret key: read only once its seal opens",
-	"internal/auth/oauth/flow.go":       "the sign-in in progress, sealed with the secret key: read only once its seal opens",
-	"internal/factors/parse.go":         "the factors file, written by backupweb (sealed secrets, hashed codes, passkeys)",
-	"internal/passkey/ceremony.go":      "a passkey ceremony kept by backupweb in a session record, whose MAC is checked first",
-	"internal/passkey/factors.go":       "a passkey's credential record, written by backupweb when the passkey was registered",
-	"internal/redisstore/sessions.go":   "session records backupweb wrote to Redis, whose MAC is checked after decoding",
-	"internal/redisstore/userstate.go":  "a user's factors record backupweb wrote to Redis, whose MAC is checked before decoding",
-	"internal/redisstore/usertokens.go": "machine-token records backupweb wrote to Redis, whose MAC is checked before decoding",
-	"internal/userstate/userstate.go":   "a passkey's stored credential, written by backupweb when the passkey was registered",
-	"internal/session/journal.go":       "the session store's journal, written by backupweb",
-	"internal/session/statefile.go":     "the session store's state file, written by backupweb",
-	"internal/tokens/file.go":           "the machine tokens file, written by backupweb",
+	"internal/auth/secondfactor/enrol.go":   "the TOTP enrolment state, sealed with the secret key: read only once its seal opens",
+	"internal/auth/secondfactor/pending.go": "the second-factor step's pending state, sealed with the secret key: read only once its seal opens",
+	"internal/auth/oauth/flow.go":           "the sign-in in progress, sealed with the secret key: read only once its seal opens",
+	"internal/factors/parse.go":             "the factors file, written by backupweb (sealed secrets, hashed codes, passkeys)",
+	"internal/passkey/ceremony.go":          "a passkey ceremony kept by backupweb in a session record, whose MAC is checked first",
+	"internal/passkey/factors.go":           "a passkey's credential record, written by backupweb when the passkey was registered",
+	"internal/redisstore/sessions.go":       "session records backupweb wrote to Redis, whose MAC is checked after decoding",
+	"internal/redisstore/userstate.go":      "a user's factors record backupweb wrote to Redis, whose MAC is checked before decoding",
+	"internal/redisstore/usertokens.go":     "machine-token records backupweb wrote to Redis, whose MAC is checked before decoding",
+	"internal/userstate/userstate.go":       "a passkey's stored credential, written by backupweb when the passkey was registered",
+	"internal/session/journal.go":           "the session store's journal, written by backupweb",
+	"internal/session/statefile.go":         "the session store's state file, written by backupweb",
+	"internal/tokens/file.go":               "the machine tokens file, written by backupweb",
 }
 
 // oidcDecoders are go-oidc's functions and methods that decode what the

@@ -57,7 +57,8 @@ var allowed = map[string][]string{
 	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle", "internal/refusal"},
 	"internal/auth/basic":        {"internal/atomicfile", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
 	"internal/auth/sessionauth":  {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session", "internal/refusal"},
-	"internal/auth/login":        {"internal/access", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/qr", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
+	"internal/auth/secondfactor": {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/qr", "internal/ui", "internal/passkey", "internal/peer", "internal/session", "internal/throttle", "internal/userfile", "internal/refusal", "internal/userstate"},
+	"internal/auth/login":        {"internal/access", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/auth/secondfactor", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
 	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.
@@ -97,6 +98,7 @@ var allowed = map[string][]string{
 	"internal/testkit/pebbletest":   {"internal/testkit", "internal/testkit/certtest", "internal/testkit/logtest", "internal/testkit/toolstest"},
 	"internal/testkit/porttest":     nil,
 	"internal/testkit/ldaptest":     {"internal/testkit", "internal/testkit/certtest", "internal/testkit/toolstest"},
+	"internal/testkit/logintest":    {"internal/auth", "internal/auth/login", "internal/auth/secondfactor", "internal/catalog", "internal/factors", "internal/peer", "internal/testkit", "internal/testkit/clocktest", "internal/testkit/logtest", "internal/web"},
 	"internal/userstate/storetest":  {"internal/factors", "internal/testkit", "internal/tokens", "internal/userstate"},
 	"internal/testkit":              {"internal/testkit/logtest", "internal/testkit/porttest"},
 	"internal/testkit/throttletest": {"internal/testkit/clocktest", "internal/throttle"},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/ui"
@@ -43,8 +44,8 @@ func (p *Provider) mountAccount(mux sessionauth.Routes) {
 // passkeys page to the account page (sessionauth.AccountExtra).
 func (p *Provider) fillAccount(r *http.Request, u auth.User, page *ui.AccountPage) {
 	page.Tokens, page.CreateURL, page.RevokeURL = true, AccountTokensPath, AccountRevokePath
-	if p.passkeys != nil && p.factorsOn() {
-		page.FactorsURL = PasskeysPath
+	if p.step.PasskeysOffered() {
+		page.FactorsURL = secondfactor.PasskeysPath
 	}
 	if r.URL.Query().Has("revoked") {
 		page.Notice = msgTokenRevoked

@@ -20,6 +20,7 @@ import (
 	"github.com/backupweb/backupweb/internal/tokens"
 	"github.com/backupweb/backupweb/internal/ui"
 	"github.com/backupweb/backupweb/internal/userfile"
+	"github.com/backupweb/backupweb/internal/userstate"
 )
 
 // Defaults of the keys.
@@ -104,6 +105,9 @@ type Config struct {
 	// maxSpent, when above zero, is MaxSpent for this provider (tests
 	// fill a small table).
 	maxSpent int
+	// wrapState, when not nil, wraps the users' state store the provider
+	// opens (tests that count what is read).
+	wrapState func(userstate.Store) userstate.Store
 }
 
 // readFiles are the user file and login template as ReadUsers and

@@ -3,15 +3,12 @@ package login
 import (
 	"context"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/directory"
-	"github.com/backupweb/backupweb/internal/passkey"
-	"github.com/backupweb/backupweb/internal/refusal"
 )
 
 // Where users and their passwords are checked: [authentication] users.
@@ -106,27 +103,6 @@ func withDirectory(u auth.User, e directory.Entry) auth.User {
 		u.Attrs[AttrEmail] = e.Email
 	}
 	return u
-}
-
-// passkeyDirectory asks the directory, without a password, whether the
-// user a passkey alone just signed in is still one of its users, not
-// disabled, and returns the session attributes of their groups and
-// e-mail address. A "no" is answered 401 as a refused passkey; a
-// directory that does not answer, 503 with Retry-After: never a session.
-func (p *Provider) passkeyDirectory(w http.ResponseWriter, r *http.Request, v passkey.Verdict) (map[string]string, bool) {
-	e, ok, err := p.directoryUser(r.Context(), v.User, true)
-	if err != nil {
-		p.errs.Error(w, r, err)
-		return nil, false
-	}
-	if !ok {
-		p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, "the passkey's user is not in the directory, or is disabled there", v.User)
-		p.errs.Refuse(w, r, refusal.PasskeyRefused)
-		return nil, false
-	}
-	attrs := map[string]string{}
-	directoryAttrs(attrs, e.Groups, e.Email)
-	return attrs, true
 }
 
 // withGroups moves AttrGroups of a session's user to its Groups.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/ldaptest"
@@ -158,7 +159,7 @@ func TestDirectorySecondFactor(t *testing.T) {
 	h := newDirectoryHarness(t, srv, SecondFactorOptional)
 	h.enrol("alice")
 	b := h.browser()
-	if r := b.login("ALICE", "alice-password", "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
+	if r := b.login("ALICE", "alice-password", "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
 		t.Fatalf("password step: %d %s", r.status, r.header.Get("Location"))
 	}
 	if _, ok := b.user(); ok {

@@ -4,52 +4,32 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/fspath"
 )
 
-// SecondFactor is the value of second_factor.
-type SecondFactor int
+// SecondFactor is the value of second_factor (package secondfactor's
+// Mode).
+type SecondFactor = secondfactor.Mode
 
+// The values of second_factor.
 const (
 	// SecondFactorOff: the password alone signs in, as before (default).
-	SecondFactorOff SecondFactor = iota
+	SecondFactorOff = secondfactor.Off
 	// SecondFactorOptional: users who have a second factor must give it;
 	// the others sign in with their password.
-	SecondFactorOptional
+	SecondFactorOptional = secondfactor.Optional
 	// SecondFactorRequired: every user must give a second factor; a user
 	// without one enrols right after the password, before anything else.
-	SecondFactorRequired
+	SecondFactorRequired = secondfactor.Required
 )
-
-// String returns the configuration's spelling.
-func (m SecondFactor) String() string {
-	switch m {
-	case SecondFactorOptional:
-		return "optional"
-	case SecondFactorRequired:
-		return "required"
-	default:
-		return "off"
-	}
-}
 
 // ParseSecondFactor reads a second_factor value: off (or empty),
 // optional or required.
-func ParseSecondFactor(v string) (SecondFactor, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "off":
-		return SecondFactorOff, nil
-	case "optional":
-		return SecondFactorOptional, nil
-	case "required":
-		return SecondFactorRequired, nil
-	}
-	return SecondFactorOff, errors.New("must be off, optional or required")
-}
+func ParseSecondFactor(v string) (SecondFactor, error) { return secondfactor.ParseMode(v) }
 
 // ReadFactors reads the factors file (FactorsFile, by default beside the
 // user file) as the provider will, when a second factor is on, without the

@@ -1,14 +1,16 @@
 package login
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 )
 
@@ -58,23 +60,6 @@ func (h *harness) enrol(user string) []string {
 }
 
 // code returns the TOTP code of testTOTPSecret at the harness's clock.
-// refusesReplays checks that a second factor cannot be replayed: alice's
-// code, from fresh's new password step, is refused as used; spent, given
-// back its spent pending state (pendingValue), is refused with the next
-// code.
-func (h *harness) refusesReplays(t *testing.T, fresh, spent *browser, code, pendingValue string) {
-	t.Helper()
-	fresh.login("alice", testPasswords["alice"], "/")
-	if r := fresh.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
-		t.Fatalf("the code again: %d", r.status)
-	}
-	h.clock.Advance(30 * time.Second)
-	spent.setCookie(PendingCookie, pendingValue)
-	if r := spent.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
-		t.Fatalf("the spent pending state: %d", r.status)
-	}
-}
-
 func (h *harness) code() string {
 	h.t.Helper()
 	c, err := factors.TOTPCode(testTOTPSecret, h.clock.Now())
@@ -88,7 +73,7 @@ func (h *harness) code() string {
 // the browser holds.
 func (b *browser) secondFactor(code, next string) reply {
 	b.t.Helper()
-	return b.post(SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}, "next": {next}})
+	return b.post(secondfactor.SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}, "next": {next}})
 }
 
 // cookie returns the value of the cookie name the jar holds, "" if none.
@@ -121,4 +106,41 @@ func (b *browser) user() (auth.User, bool) {
 		b.t.Fatal(err)
 	}
 	return usr, ok
+}
+
+// reauthToken fetches the password page and returns its CSRF token (the
+// session's).
+func (b *browser) reauthToken() string {
+	b.t.Helper()
+	r := b.get(secondfactor.ReauthPath, true)
+	tok, ok := field(r.body, "csrf_token")
+	if r.status != http.StatusOK || !ok || tok == "" {
+		b.t.Fatalf("GET %s: %d, no csrf_token", secondfactor.ReauthPath, r.status)
+	}
+	return tok
+}
+
+// reauth gives user's password again and fails the test unless it is
+// accepted.
+func (b *browser) reauth(user string) {
+	b.t.Helper()
+	r := b.post(secondfactor.ReauthPath, url.Values{"password": {testPasswords[user]}, "csrf_token": {b.reauthToken()}, "next": {"/"}})
+	if r.status != http.StatusSeeOther {
+		b.t.Fatalf("password again: %d %s", r.status, r.body)
+	}
+}
+
+// postJSON posts body to path as the passkey script does, with the CSRF
+// token in X-CSRF-Token.
+func (b *browser) postJSON(path, token string, body []byte) reply {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.h.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(sessionauth.CSRFHeader, token)
+	req.Header.Set("Origin", b.h.srv.URL)
+	return b.do(req)
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/throttle"
@@ -34,7 +35,7 @@ func floodBegins(b *browser, token string, n, workers int) map[int]int {
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
-				req, _ := http.NewRequest(http.MethodPost, b.h.srv.URL+PasskeyLoginBegin, strings.NewReader(`{"next":"/"}`))
+				req, _ := http.NewRequest(http.MethodPost, b.h.srv.URL+secondfactor.PasskeyLoginBegin, strings.NewReader(`{"next":"/"}`))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json")
 				req.Header.Set(sessionauth.CSRFHeader, token)
@@ -84,10 +85,10 @@ func TestBeginFloodBounded(t *testing.T) {
 	go func() { done <- floodBegins(flood, token, n, 8) }()
 
 	other := h.browserAt("127.0.0.3")
-	if r := other.postJSON(PasskeyLoginBegin, other.formToken(), []byte(`{"next":"/"}`)); r.status != http.StatusOK {
+	if r := other.postJSON(secondfactor.PasskeyLoginBegin, other.formToken(), []byte(`{"next":"/"}`)); r.status != http.StatusOK {
 		t.Errorf("a passkey begin from another address during the flood: %d %s", r.status, r.body)
 	}
-	if r := other.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
+	if r := other.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
 		t.Errorf("password from another address during the flood: %d", r.status)
 	} else if r := other.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther || other.apiStatus() != http.StatusOK {
 		t.Errorf("second factor from another address during the flood: %d", r.status)
@@ -151,7 +152,7 @@ func TestSecondStepBeginsLimited(t *testing.T) {
 	b := h.passwordGiven("alice")
 	var last reply
 	for i := range throttle.DefaultRatePerKey + 1 {
-		last = b.postJSON(SecondFactorPasskeyBegin, b.token, []byte(`{"next":"/"}`))
+		last = b.postJSON(secondfactor.SecondFactorPasskeyBegin, b.token, []byte(`{"next":"/"}`))
 		if i < throttle.DefaultRatePerKey && last.status != http.StatusUnauthorized {
 			t.Fatalf("begin %d (alice has no passkey): %d %s", i, last.status, last.body)
 		}

@@ -3,6 +3,7 @@ package login
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/password"
+	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/throttle"
@@ -101,7 +103,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// failures stand until the second factor is right.
 	// From here on the user is named as the source spells the name.
 	name, cred := v.name, v.cred
-	if p.secondStep(w, r, name, cred, v, next) {
+	if p.step.AfterPassword(w, r, name, cred, v.groups, v.email, next) {
 		return
 	}
 	// A success forgets the failures of its own name (or device) only:
@@ -113,7 +115,8 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// against: if the user file changed during the check, the session is
 	// refused at its first request.
 	// The password just given counts as given again for the steps that
-	// ask for it (RequirePassword) for ReauthWindow.
+	// ask for it (secondfactor.Step.RequirePassword) for
+	// secondfactor.ReauthWindow.
 	d := session.Data{Username: name, Cred: cred, Attrs: map[string]string{AttrReauth: strconv.FormatInt(p.now().Unix(), 10)}}
 	if !p.factorsOn() {
 		d.Attrs[AttrStepSkipped] = "1"
@@ -135,6 +138,42 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 type limit struct {
 	c          throttle.Counter
 	key, label string
+}
+
+// addrLimit returns the client address's limit (an IPv6 client counts
+// per /64).
+func (p *Provider) addrLimit(r *http.Request) limit {
+	return limit{p.byAddr, throttle.AddrKey(peer.Of(r).Addr), peer.Of(r).String()}
+}
+
+// limitsFor returns the limits an attempt of the user name counts
+// against, a password's or a second factor's: the client address's, and
+// the name's or, for a browser with a device cookie for that name, the
+// device's. Logs name the user as logName bounds it.
+func (p *Provider) limitsFor(r *http.Request, name string) []limit {
+	name = p.throttleName(name)
+	limits := []limit{p.addrLimit(r)}
+	if dev, ok := p.device(r, name); ok {
+		return append(limits, limit{p.byDevice, dev, "device of user " + logName(name)})
+	}
+	return append(limits, limit{p.byUser, name, "user " + logName(name)})
+}
+
+// parseForm reads a posted form of bounded size, answering 413 or 400
+// when it cannot. It reports whether the form was read.
+func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			p.errs.Refuse(w, r, refusal.FormTooLarge)
+			return false
+		}
+		p.errs.Refuse(w, r, refusal.BadForm)
+		return false
+	}
+	return true
 }
 
 // acquire takes a slot of each limit for the attempt, in order, after
@@ -303,7 +342,7 @@ func (p *Provider) renderPage(w http.ResponseWriter, r *http.Request, status int
 	page.Title = cmp.Or(page.Title, pageTitle)
 	page.Brand, page.Action, page.CSRFToken = ui.BrandOf(r.Context()), p.cfg.LoginPath, p.Manager().FormToken(w, r)
 	w.Header().Set("Cache-Control", "no-store")
-	if page.Passkey = p.loginButton(page.Next); page.Passkey.BeginURL != "" {
+	if page.Passkey = p.step.LoginButton(page.Next); page.Passkey.BeginURL != "" {
 		page.Passkey.CSRFToken = page.CSRFToken
 		ui.AllowScript(w.Header())
 	}

@@ -29,12 +29,15 @@
 // of users removed from the file, or whose password changed, end.
 //
 // With second_factor = optional or required, a right password for a user
-// with a second factor (any user, with required) is not yet a sign-in: a
-// pending state that grants nothing leads to the second-factor step
-// (SecondFactorPath: a TOTP or recovery code, counted against the same
-// limits as passwords) or, for a user who must enrol, to the enrolment
-// (EnrolPath); the factors live in the factors file (package factors).
-// See docs/second-factor.md.
+// with a second factor (any user, with required) is not yet a sign-in: it
+// is handed to package secondfactor, whose pending state grants nothing
+// and leads to the second-factor step (a TOTP or recovery code or a
+// passkey, counted against the provider's limits as passwords are) or,
+// for a user who must enrol, to the enrolment; the factors live in the
+// factors file (package factors) or the shared store. The provider opens
+// that store, the single-use table and the passkey service, and keeps
+// checking each session against the user's factors. See
+// docs/second-factor.md.
 //
 // What it does not do: edit the user file (the `user` command does), lock
 // accounts permanently, or remember anything but the user name and the
@@ -56,6 +59,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/factors"
@@ -130,14 +134,12 @@ type Provider struct {
 	// fkeys seal TOTP secrets and hash recovery codes, nil when
 	// second_factor is off; spend marks a token used once (the shared
 	// store's, or this process's), spent tells whether one is.
-	fkeys       *factors.Keys
-	spend       func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
-	spent       func(ctx context.Context, kind, token string) (bool, error)
-	passkeySlot func(r *http.Request, user string) template.HTML
-	// begins limits the routes that keep state for a client not signed in
-	// (per client address and in total); userBegins the passkey
-	// registrations of signed-in users (per user).
-	begins, userBegins *throttle.Rate
+	fkeys *factors.Keys
+	spend func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
+	spent func(ctx context.Context, kind, token string) (bool, error)
+	// step is the second factor's step, enrolment, passkeys and
+	// password page (package secondfactor).
+	step *secondfactor.Step
 
 	reloadMu sync.Mutex // serialises reloads; guards last and broken
 	broken   bool       // the last reading of the user file had problems
@@ -206,10 +208,6 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		audit:    deps.Audit(),
 		errs:     deps.Errs(),
 		now:      deps.Clock(),
-		begins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock(), OnTotal: func() {
-			auth.LogBeginFlood(deps.Log(), Name, "passkey sign-ins")
-		}}),
-		userBegins: throttle.NewRate(throttle.RateOptions{Now: deps.Clock()}),
 	}
 	p.match = password.NewMatcher(cfg.UseBcrypt, p.verifier)
 	p.counters = func(t passwordauth.Throttling, maxUser int, wait time.Duration) (addr, user, device throttle.Counter) {
@@ -286,12 +284,13 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 		case err != nil:
 			p.Guard.Close()
 			return nil, fmt.Errorf("login: %w", err)
-		default:
-			p.SetPasskeySlot(p.passkeySlotFor)
 		}
 	}
 	if cfg.PasskeyLogin && p.passkeys == nil {
 		return nil, errors.New("login: passkey_login needs second_factor = optional or required and [server] public_url")
+	}
+	if p.step, err = p.openStep(); err != nil {
+		return nil, fmt.Errorf("login: %w", err)
 	}
 	if cfg.UseBcrypt {
 		password.DecoyHash(rd.set.decoyCost) // keep its one-off cost out of request time
@@ -303,9 +302,10 @@ func New(cfg Config, deps auth.Deps) (*Provider, error) {
 func (p *Provider) Type() string { return Name }
 
 // Mount adds the login page (GET and POST at the login path), /logout (GET
-// the confirmation page, POST the sign-out), the password page of a step
-// that needs the password again (ReauthPath), the account and passkeys
-// pages (where a machine token that is not valid gets the 401 it gets on
+// the confirmation page, POST the sign-out), the second factor's routes
+// (secondfactor.Step.Mount: the step, the enrolment, the password page
+// and the passkeys), the account page (where, as on the passkeys pages,
+// a machine token that is not valid gets the 401 it gets on
 // every protected route, see bearerGate)
 // and, unless mux has them already, the stylesheet and icon the page uses
 // (ui.Mount), so that the page is styled in a host application too.
@@ -315,35 +315,8 @@ func (p *Provider) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p.cfg.LoginPath, p.serveLogin)
 	mux.HandleFunc("GET "+sessionauth.LogoutPath, p.LogoutPage)
 	mux.HandleFunc("POST "+sessionauth.LogoutPath, p.Logout)
-	signedIn := bearerGate{mux, p}
-	signedIn.HandleFunc("GET "+ReauthPath, p.serveReauth)
-	signedIn.HandleFunc("POST "+ReauthPath, p.serveReauthPost)
-	p.mountPasskeys(bearerGate{factorGate{mux, p}, p})
-	p.mountAccount(signedIn)
-	factorsOn := factorGate{mux, p}
-	factorsOn.HandleFunc("GET "+SecondFactorPath, p.serveSecondFactor)
-	factorsOn.HandleFunc("POST "+SecondFactorPath, p.serveSecondFactorPost)
-	factorsOn.HandleFunc("GET "+EnrolPath, p.serveEnrol)
-	factorsOn.HandleFunc("POST "+EnrolPath, p.serveEnrolPost)
-}
-
-// factorGate adds routes of the second factor to mux: each answers 404, as
-// an address no route takes, while second_factor is off (a reload turns
-// them on and off with it).
-type factorGate struct {
-	mux sessionauth.Routes
-	p   *Provider
-}
-
-// HandleFunc adds h at pattern behind the gate.
-func (g factorGate) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
-	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if !g.p.factorsOn() {
-			g.p.errs.Refuse(w, r, refusal.NoRoute)
-			return
-		}
-		h(w, r)
-	})
+	p.step.Mount(mux, p.signedInRoutes)
+	p.mountAccount(bearerGate{mux, p})
 }
 
 // Ready reports whether logins can be answered: the user file was loaded
@@ -365,7 +338,7 @@ func (p *Provider) Ready(ctx context.Context) error {
 // logout, and the second factor's step and enrolment (404 while
 // second_factor is off, which a reload may change).
 func (p *Provider) OwnPaths() []string {
-	return []string{p.cfg.LoginPath, sessionauth.LogoutPath, SecondFactorPath, EnrolPath}
+	return []string{p.cfg.LoginPath, sessionauth.LogoutPath, secondfactor.SecondFactorPath, secondfactor.EnrolPath}
 }
 
 // Close closes the session store, which writes its pending activity

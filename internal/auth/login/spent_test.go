@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
@@ -18,10 +19,10 @@ import (
 func (h *harness) signInWithCode(t *testing.T) (*browser, string, string) {
 	t.Helper()
 	b := h.browser()
-	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
+	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
 		t.Fatalf("password: %d %s", r.status, r.header.Get("Location"))
 	}
-	pendingValue, code := b.cookie(PendingCookie), h.code()
+	pendingValue, code := b.cookie(secondfactor.PendingCookie), h.code()
 	if r := b.secondFactor(code, "/"); r.status != http.StatusSeeOther {
 		t.Fatalf("code: %d", r.status)
 	}
@@ -46,10 +47,10 @@ func TestSpentTokensNotFlushed(t *testing.T) {
 	var last reply
 	pairs := 0
 	for ; pairs < throttle.DefaultRatePerKey; pairs++ {
-		if last = signed.postJSON(PasskeysBeginPath, token, []byte(`{}`)); last.status != http.StatusOK {
+		if last = signed.postJSON(secondfactor.PasskeysBeginPath, token, []byte(`{}`)); last.status != http.StatusOK {
 			break
 		}
-		if last = signed.postJSON(PasskeysFinishPath, token, []byte(`{"ceremony":"x","name":"k","credential":{}}`)); last.status != http.StatusBadRequest {
+		if last = signed.postJSON(secondfactor.PasskeysFinishPath, token, []byte(`{"ceremony":"x","name":"k","credential":{}}`)); last.status != http.StatusBadRequest {
 			break
 		}
 	}
@@ -59,7 +60,7 @@ func TestSpentTokensNotFlushed(t *testing.T) {
 
 	// The table of spent tokens filled to the brim.
 	for i := 0; ; i++ {
-		_, err := h.p.spend(context.Background(), "filler", strconv.Itoa(i), PendingLifetime)
+		_, err := h.p.spend(context.Background(), "filler", strconv.Itoa(i), secondfactor.PendingLifetime)
 		if refusal.ReplyTo(err).Refusal == refusal.TokensFull {
 			break
 		}
@@ -72,7 +73,7 @@ func TestSpentTokensNotFlushed(t *testing.T) {
 	if r := fresh.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
 		t.Fatalf("the spent code after the flush: %d", r.status)
 	}
-	signed.setCookie(PendingCookie, pendingValue)
+	signed.setCookie(secondfactor.PendingCookie, pendingValue)
 	if r := signed.secondFactor(codes[0], "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
 		t.Fatalf("the spent pending state after the flush: %d", r.status)
 	}
@@ -81,7 +82,7 @@ func TestSpentTokensNotFlushed(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, refusal.TokensFull.Message()) {
 		t.Fatalf("a new code with the table full: %d, Retry-After %q", r.status, r.header.Get("Retry-After"))
 	}
-	h.clock.Advance(PendingLifetime)
+	h.clock.Advance(secondfactor.PendingLifetime)
 	h.signInWithCode(t)
 }
 
@@ -100,7 +101,7 @@ func TestSpentTokensSurviveRestart(t *testing.T) {
 		t.Fatalf("the code spent before the restart: %d", r.status)
 	}
 	h.clock.Advance(30 * time.Second)
-	spent.setCookie(PendingCookie, pendingValue)
+	spent.setCookie(secondfactor.PendingCookie, pendingValue)
 	if r := spent.secondFactor(h.code(), "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "expired or was completed") {
 		t.Fatalf("the pending state spent before the restart: %d", r.status)
 	}

@@ -1,8 +1,6 @@
 package login
 
 import (
-	"context"
-	"errors"
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
@@ -31,12 +29,21 @@ func (p *Provider) openState(cfg Config, deps auth.Deps) error {
 			return err
 		}
 		p.state = su.UserStore(rk, p.fkeys, p.now)
+		p.wrapState(cfg)
 		return nil
 	}
 	f := factors.Open(cfg.FactorsFile, p.fkeys, p.log)
 	p.files = userstate.NewFileStore(f, tokens.Open(cfg.TokensFile, p.log, p.now), func(name string) bool { return p.users.Load().has(name) })
 	p.state = p.files
+	p.wrapState(cfg)
 	return nil
+}
+
+// wrapState wraps the state store with cfg.wrapState, when set.
+func (p *Provider) wrapState(cfg Config) {
+	if cfg.wrapState != nil {
+		p.state = cfg.wrapState(p.state)
+	}
 }
 
 // stateWhere names where the users' state is kept, for logs: the factors
@@ -46,22 +53,4 @@ func (p *Provider) stateWhere() string {
 		return p.files.FactorsFile().Path()
 	}
 	return "shared store"
-}
-
-// factorsOf returns what the store says about user's factors. A record
-// that cannot be used is Broken (logged, with where it is); an error
-// means the store could not answer, and the caller answers 503.
-func (p *Provider) factorsOf(ctx context.Context, user string) (*factors.Record, factors.Status, error) {
-	rec, err := p.state.Factors(ctx, user)
-	switch {
-	case errors.Is(err, userstate.ErrBroken):
-		p.log.ErrorContext(ctx, "auth: a user's second factors cannot be read; they cannot sign in until the record is fixed or their factors are reset", "auth_type", Name, "user", user, "err", err)
-		return nil, factors.Broken, nil
-	case err != nil:
-		p.log.ErrorContext(ctx, "auth: the store of second factors did not answer; the sign-in is refused", "auth_type", Name, "user", user, "err", err)
-		return nil, factors.Broken, err
-	case rec.HasFactor():
-		return rec, factors.Enrolled, nil
-	}
-	return rec, factors.None, nil
 }

@@ -1,10 +1,12 @@
-package login
+package secondfactor_test
 
 import (
 	"net/http"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/auth/login"
 )
 
 // TestSecondFactorOneStepSpendsOneFactor: one pending state sent a TOTP
@@ -12,20 +14,20 @@ import (
 // one 401) and spends only the code that completed it: the loser's code
 // still signs in afterwards.
 func TestSecondFactorOneStepSpendsOneFactor(t *testing.T) {
-	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.MaxUserFailures = 1000; c.MaxFailures = 1000 })
-	codes := h.enrol("alice")
+	h := newFactorHarness(t, login.SecondFactorOptional, func(c *login.Config) { c.MaxUserFailures = 1000; c.MaxFailures = 1000 })
+	codes := h.Enrol("alice")
 	for round := range 6 {
-		h.clock.Advance(30 * time.Second) // a TOTP step no round used
+		h.Clock.Advance(30 * time.Second) // a TOTP step no round used
 		b := h.passwordGiven("alice")
-		recovery, totp := codes[round], h.code()
+		recovery, totp := codes[round], h.Code()
 		var wg sync.WaitGroup
 		status := map[string]int{}
 		var mu sync.Mutex
 		for _, code := range []string{totp, recovery} {
 			wg.Go(func() {
-				r := b.secondFactor(code, "/")
+				r := b.SecondFactor(code, "/")
 				mu.Lock()
-				status[code] = r.status
+				status[code] = r.Status
 				mu.Unlock()
 			})
 		}
@@ -37,10 +39,10 @@ func TestSecondFactorOneStepSpendsOneFactor(t *testing.T) {
 		if status[won] != http.StatusSeeOther || status[lost] != http.StatusUnauthorized {
 			t.Fatalf("round %d: TOTP %d, recovery %d; want one 303 and one 401", round, status[totp], status[recovery])
 		}
-		if again := h.passwordGiven("alice"); again.secondFactor(lost, "/").status != http.StatusSeeOther {
+		if again := h.passwordGiven("alice"); again.SecondFactor(lost, "/").Status != http.StatusSeeOther {
 			t.Fatalf("round %d: the losing code (%s) was spent by a step it did not complete", round, map[bool]string{true: "TOTP", false: "recovery"}[lost == totp])
 		}
-		if again := h.passwordGiven("alice"); again.secondFactor(won, "/").status != http.StatusUnauthorized {
+		if again := h.passwordGiven("alice"); again.SecondFactor(won, "/").Status != http.StatusUnauthorized {
 			t.Fatalf("round %d: the winning code signs in again", round)
 		}
 	}

@@ -1,4 +1,4 @@
-package login
+package secondfactor_test
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 )
 
 // TestSecondFactorDocs checks that docs/second-factor.md names every key,
@@ -25,24 +27,24 @@ func TestSecondFactorDocs(t *testing.T) {
 	}{
 		{name: "the page", want: []string{
 			"`second_factor`", "`factors_file`", "`off`", "`optional`", "`required`",
-			"`" + SecondFactorPath + "`", "`" + EnrolPath + "`", "`" + PendingCookie + "`",
-			"`" + AttrSecondFactor + "`",
+			"`" + secondfactor.SecondFactorPath + "`", "`" + secondfactor.EnrolPath + "`", "`" + secondfactor.PendingCookie + "`",
+			"`" + login.AttrSecondFactor + "`",
 			"`" + auth.ReasonBadCode + "`", "`" + auth.ReasonCodeUsed + "`",
 			"`" + auth.ReasonPendingExpired + "`", "`" + auth.ReasonFactorsBroken + "`",
 			"backupweb user totp -file USERS NAME", "user totp -remove", "user recovery-codes",
 			"user factors -reset", "`-factors PATH`", "`-issuer NAME`",
 			"## Threats", "## Passkeys", "Phishing", "Replay", "Lost device", "Stolen user file", "Stolen factors file",
 			"pquerna/otp",
-			"`" + ReauthPath + "`", "`" + AttrReauth + "`", "`auth: password given again`", "## The password again",
+			"`" + secondfactor.ReauthPath + "`", "`" + login.AttrReauth + "`", "`auth: password given again`", "## The password again",
 			"### Two enrolments at once", "409", "`-reset-factors`", "standard error",
 		}},
 		{name: "the Passkeys section", section: "## Passkeys", want: []string{
 			"`[server] public_url`", "`[authentication] passkey_login`",
-			"`" + PasskeysPath + "`", "`" + PasskeysBeginPath + "`", "`" + PasskeysFinishPath + "`", "`" + PasskeysRemovePath + "`",
-			"`" + SecondFactorPasskeyBegin + "`", "`" + SecondFactorPasskeyFinish + "`",
-			"`" + EnrolPasskeyBegin + "`", "`" + EnrolPasskeyFinish + "`",
-			"`" + PasskeyLoginBegin + "`", "`" + PasskeyLoginFinish + "`",
-			"`/_backupweb/passkey.js`", "`second_factor = " + SecondFactorPasskey + "`",
+			"`" + secondfactor.PasskeysPath + "`", "`" + secondfactor.PasskeysBeginPath + "`", "`" + secondfactor.PasskeysFinishPath + "`", "`" + secondfactor.PasskeysRemovePath + "`",
+			"`" + secondfactor.SecondFactorPasskeyBegin + "`", "`" + secondfactor.SecondFactorPasskeyFinish + "`",
+			"`" + secondfactor.EnrolPasskeyBegin + "`", "`" + secondfactor.EnrolPasskeyFinish + "`",
+			"`" + secondfactor.PasskeyLoginBegin + "`", "`" + secondfactor.PasskeyLoginFinish + "`",
+			"`/_backupweb/passkey.js`", "`second_factor = " + secondfactor.SecondFactorPasskey + "`",
 			"`" + auth.ReasonPasskeyRefused + "`", "`" + auth.ReasonPasskeyCloned + "`",
 			"`auth: passkey added`", "`auth: passkey removed`", "`auth: a passkey registration was refused`",
 			"script-src 'self'; connect-src 'self'", "Phishing", "Replay", "Cloned", "go-webauthn/webauthn",

@@ -1,4 +1,4 @@
-package login
+package secondfactor
 
 import (
 	"context"
@@ -36,12 +36,12 @@ const msgReauthTitle = "Confirm your password"
 
 // RecentPassword reports whether u, signed in with a session, gave their
 // password again within ReauthWindow (see ReauthPath).
-func (p *Provider) RecentPassword(u auth.User) bool {
+func (s *Step) RecentPassword(u auth.User) bool {
 	sec, err := strconv.ParseInt(u.Attrs[AttrReauth], 10, 64)
 	if err != nil {
 		return false
 	}
-	age := p.now().Sub(time.Unix(sec, 0))
+	age := s.now().Sub(time.Unix(sec, 0))
 	return age >= -time.Minute && age < ReauthWindow
 }
 
@@ -52,16 +52,16 @@ func (p *Provider) RecentPassword(u auth.User) bool {
 // another client gets 403 refusal.PasswordAgain (JSON when it asks for it).
 // Check the request's CSRF token first, so that another site cannot even
 // start the detour.
-func (p *Provider) RequirePassword(w http.ResponseWriter, r *http.Request, u auth.User, back string) bool {
-	if p.RecentPassword(u) {
+func (s *Step) RequirePassword(w http.ResponseWriter, r *http.Request, u auth.User, back string) bool {
+	if s.RecentPassword(u) {
 		return true
 	}
-	if refusal.Accepts(r, "text/html") && !p.errs.WantsJSON(r) {
+	if refusal.Accepts(r, "text/html") && !s.errs.WantsJSON(r) {
 		w.Header().Set("Cache-Control", "no-store")
-		sessionauth.SeeOther(w, ReauthURL(p.Guard.SafeNext(back)))
+		sessionauth.SeeOther(w, ReauthURL(s.guard.SafeNext(back)))
 		return false
 	}
-	p.errs.Refuse(w, r, refusal.PasswordAgain)
+	s.errs.Refuse(w, r, refusal.PasswordAgain)
 	return false
 }
 
@@ -71,13 +71,13 @@ func ReauthURL(next string) string { return withNext(ReauthPath, next) }
 
 // serveReauth is GET ReauthPath: the password form for the signed-in
 // user (the login page for anyone else).
-func (p *Provider) serveReauth(w http.ResponseWriter, r *http.Request) {
-	u, s, ok := p.signedIn(w, r, nil)
+func (s *Step) serveReauth(w http.ResponseWriter, r *http.Request) {
+	u, sess, ok := s.signedIn(w, r, nil)
 	if !ok {
 		return
 	}
-	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
-	p.renderReauth(w, r, refusal.Reply{Status: http.StatusOK}, u.Name, p.Manager().CSRFToken(s), next)
+	next := s.guard.SafeNext(r.URL.Query().Get("next"))
+	s.renderReauth(w, r, refusal.Reply{Status: http.StatusOK}, u.Name, s.guard.Manager().CSRFToken(sess), next)
 }
 
 // serveReauthPost is POST ReauthPath. In order: the form (400, 413), the
@@ -86,65 +86,61 @@ func (p *Provider) serveReauth(w http.ResponseWriter, r *http.Request) {
 // sign-in (429), the password (401, counted as a failure); then the
 // session moves to a new id (session.Manager.Restart, its lifetime
 // unchanged) with AttrReauth set to now, and the browser goes to next.
-func (p *Provider) serveReauthPost(w http.ResponseWriter, r *http.Request) {
-	if !p.parseForm(w, r) {
+func (s *Step) serveReauthPost(w http.ResponseWriter, r *http.Request) {
+	if !s.parseForm(w, r) {
 		return
 	}
 	token := r.PostForm.Get("csrf_token")
-	u, s, ok := p.signedIn(w, r, &token)
+	u, sess, ok := s.signedIn(w, r, &token)
 	if !ok {
 		return
 	}
-	next := p.Guard.SafeNext(r.PostForm.Get("next"))
+	next := s.guard.SafeNext(r.PostForm.Get("next"))
 	pw := r.PostForm.Get("password")
 	if pw == "" {
-		p.audit.Refused(r, Name, auth.ReasonMalformed, u.Name)
-		p.renderReauth(w, r, refusal.WrongPassword.Reply(), u.Name, token, next)
+		s.audit.Refused(r, s.name, auth.ReasonMalformed, u.Name)
+		s.renderReauth(w, r, refusal.WrongPassword.Reply(), u.Name, token, next)
 		return
 	}
-	limits := p.limitsFor(r, u.Name)
-	_, ok, err := countAttempt(p, r, limits, u.Name, func(ctx context.Context) (bool, bool, error) {
-		v, ok, err := p.check(ctx, u.Name, pw)
-		// The password is right for this very user: the directory's
-		// spelling of the name is the session's.
-		return ok, ok && v.name == u.Name, err
+	ok, err := s.attempts.Count(r, u.Name, func(ctx context.Context) (bool, error) {
+		return s.passwords.Check(ctx, u.Name, pw)
 	})
 	if err != nil {
-		if rp, ok := p.replyTo(w, r, err, "auth: checking a password given again failed with an error"); ok {
-			p.renderReauth(w, r, rp, u.Name, token, next)
+		if rp, ok := s.pages.ReplyTo(w, r, err, "auth: checking a password given again failed with an error"); ok {
+			s.renderReauth(w, r, rp, u.Name, token, next)
 		}
 		return
 	}
 	if !ok {
-		p.audit.Refused(r, Name, auth.ReasonBadCredentials, u.Name)
-		p.renderReauth(w, r, refusal.WrongPassword.Reply(), u.Name, token, next)
+		s.audit.Refused(r, s.name, auth.ReasonBadCredentials, u.Name)
+		s.renderReauth(w, r, refusal.WrongPassword.Reply(), u.Name, token, next)
 		return
 	}
-	p.forgetFailures(r, limits)
-	d := session.Data{Username: s.Username, Cred: s.Cred, Attrs: maps.Clone(s.Attrs)}
+	s.attempts.Forget(r, u.Name)
+	d := session.Data{Username: sess.Username, Cred: sess.Cred, Attrs: maps.Clone(sess.Attrs)}
 	if d.Attrs == nil {
 		d.Attrs = map[string]string{}
 	}
-	d.Attrs[AttrReauth] = strconv.FormatInt(p.now().Unix(), 10)
-	if _, err := p.Manager().Restart(w, r, s, d); err != nil {
-		p.errs.Error(w, r, fmt.Errorf("login: recording the password given again: %w", err))
+	d.Attrs[AttrReauth] = strconv.FormatInt(s.now().Unix(), 10)
+	if _, err := s.guard.Manager().Restart(w, r, sess, d); err != nil {
+		s.errs.Error(w, r, fmt.Errorf("login: recording the password given again: %w", err))
 		return
 	}
-	p.log.InfoContext(r.Context(), "auth: password given again", "auth_type", Name, "user", u.Name)
+	s.log.InfoContext(r.Context(), "auth: password given again", "auth_type", s.name, "user", u.Name)
 	sessionauth.SeeOther(w, next)
 }
 
 // renderReauth writes the password page with the refusal rp (JSON for a
 // client that asks for it). Its Cancel link goes to the catalog: next
 // itself would ask for the password again.
-func (p *Provider) renderReauth(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, token, next string) {
-	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
-		p.errs.Send(w, r, rp)
+func (s *Step) renderReauth(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, token, next string) {
+	if rp.Status >= http.StatusBadRequest && s.errs.WantsJSON(r) {
+		s.errs.Send(w, r, rp)
 		return
 	}
 	page := ui.ReauthPage{StepForm: ui.StepForm{
 		Brand: ui.BrandOf(r.Context()), Title: msgReauthTitle, Action: ReauthPath,
 		CSRFToken: token, Next: next, User: user, Error: rp.Message, StartOver: "/",
 	}}
-	p.renderStep(w, r, rp.Status, "reauth", "the password page", "", page)
+	s.renderStep(w, r, rp.Status, "reauth", "the password page", "", page)
 }

@@ -1,4 +1,4 @@
-package login
+package secondfactor_test
 
 import (
 	"bytes"
@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 )
 
 // finisher is the last request of an enrolment, made ready: sending it
@@ -22,7 +25,7 @@ type finisher func() int
 
 // send makes req with b's cookies and returns the status, 0 on error.
 func (b *browser) send(req *http.Request) int {
-	resp, err := b.c.Do(req)
+	resp, err := b.C.Do(req)
 	if err != nil {
 		return 0
 	}
@@ -37,23 +40,23 @@ func (b *browser) send(req *http.Request) int {
 // does not use, since a step is spent per user).
 func totpEnrolment(h *harness, ahead time.Duration) finisher {
 	b := h.passwordGiven("alice")
-	page := b.get(EnrolPath, true)
-	sealed, ok1 := field(page.body, "enrolment")
-	tok, ok2 := field(page.body, "csrf_token")
-	_, rest, ok3 := strings.Cut(page.body, `id="totp-secret">`)
+	page := b.Get(secondfactor.EnrolPath, true)
+	sealed, ok1 := logintest.Field(page.Body, "enrolment")
+	tok, ok2 := logintest.Field(page.Body, "csrf_token")
+	_, rest, ok3 := strings.Cut(page.Body, `id="totp-secret">`)
 	secret, _, _ := strings.Cut(rest, "<")
-	if page.status != http.StatusOK || !ok1 || !ok2 || !ok3 {
-		h.t.Fatalf("enrolment page: %d", page.status)
+	if page.Status != http.StatusOK || !ok1 || !ok2 || !ok3 {
+		h.T.Fatalf("enrolment page: %d", page.Status)
 	}
-	code, err := factors.TOTPCode(secret, h.clock.Now().Add(ahead))
+	code, err := factors.TOTPCode(secret, h.Clock.Now().Add(ahead))
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	form := url.Values{"code": {code}, "csrf_token": {tok}, "enrolment": {sealed}, "next": {"/"}}.Encode()
 	return func() int {
-		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+EnrolPath, strings.NewReader(form))
+		req, _ := http.NewRequest(http.MethodPost, h.Srv.URL+secondfactor.EnrolPath, strings.NewReader(form))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", h.srv.URL)
+		req.Header.Set("Origin", h.Srv.URL)
 		return b.send(req)
 	}
 }
@@ -62,12 +65,12 @@ func totpEnrolment(h *harness, ahead time.Duration) finisher {
 // (second_factor = required): the password and the registration begun.
 func passkeyEnrolment(h *harness, _ time.Duration) finisher {
 	b := h.passwordGiven("alice")
-	tok := b.formToken()
-	r, ans := b.beginPasskey(EnrolPasskeyBegin, tok)
-	if r.status != http.StatusOK {
-		h.t.Fatalf("enrolment begin: %d %s", r.status, r.body)
+	tok := b.FormToken()
+	r, ans := b.beginPasskey(secondfactor.EnrolPasskeyBegin, tok)
+	if r.Status != http.StatusOK {
+		h.T.Fatalf("enrolment begin: %d %s", r.Status, r.Body)
 	}
-	return jsonFinisher(b, EnrolPasskeyFinish, tok, finishBody(h.t, newSoftKey(h.t), ans, "Key"))
+	return jsonFinisher(b, secondfactor.EnrolPasskeyFinish, tok, finishBody(h.T, newSoftKey(h.T), ans, "Key"))
 }
 
 // passkeyRegistrations returns what readies a passkey registration of
@@ -78,7 +81,7 @@ func passkeyRegistrations(h *harness) func(*harness, time.Duration) finisher {
 	var sessions [2]*browser
 	for i := range sessions {
 		sessions[i] = h.browser()
-		sessions[i].mustLogin("alice")
+		sessions[i].MustLogin("alice")
 	}
 	n := 0
 	return func(h *harness, _ time.Duration) finisher {
@@ -91,22 +94,22 @@ func passkeyRegistrations(h *harness) func(*harness, time.Duration) finisher {
 // session, her password given again.
 func passkeyRegistration(h *harness, b *browser) finisher {
 	b.reauth("alice")
-	tok := b.csrf()
-	r, ans := b.beginPasskey(PasskeysBeginPath, tok)
-	if r.status != http.StatusOK {
-		h.t.Fatalf("registration begin: %d %s", r.status, r.body)
+	tok := b.CSRF()
+	r, ans := b.beginPasskey(secondfactor.PasskeysBeginPath, tok)
+	if r.Status != http.StatusOK {
+		h.T.Fatalf("registration begin: %d %s", r.Status, r.Body)
 	}
-	return jsonFinisher(b, PasskeysFinishPath, tok, finishBody(h.t, newSoftKey(h.t), ans, "Key"))
+	return jsonFinisher(b, secondfactor.PasskeysFinishPath, tok, finishBody(h.T, newSoftKey(h.T), ans, "Key"))
 }
 
 // jsonFinisher posts body to path as the passkey script does.
 func jsonFinisher(b *browser, path, token string, body []byte) finisher {
 	return func() int {
-		req, _ := http.NewRequest(http.MethodPost, b.h.srv.URL+path, bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, b.H.Srv.URL+path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set(sessionauth.CSRFHeader, token)
-		req.Header.Set("Origin", b.h.srv.URL)
+		req.Header.Set("Origin", b.H.Srv.URL)
 		return b.send(req)
 	}
 }
@@ -140,19 +143,19 @@ func TestEnrolmentsAtOnce(t *testing.T) {
 	type ready func(h *harness, ahead time.Duration) finisher
 	for _, tt := range []struct {
 		name string
-		mode SecondFactor
+		mode login.SecondFactor
 		// a and b ready the two enrolments; signedIn, when set, makes
 		// both instead, from the harness.
 		a, b     ready
 		signedIn func(*harness) func(*harness, time.Duration) finisher
 	}{
-		{"totp and passkey at the sign-in", SecondFactorRequired, totpEnrolment, passkeyEnrolment, nil},
-		{"totp and totp at the sign-in", SecondFactorRequired, totpEnrolment, totpEnrolment, nil},
-		{"passkey and passkey at the sign-in", SecondFactorRequired, passkeyEnrolment, passkeyEnrolment, nil},
-		{"passkey and passkey signed in", SecondFactorOptional, nil, nil, passkeyRegistrations},
+		{"totp and passkey at the sign-in", login.SecondFactorRequired, totpEnrolment, passkeyEnrolment, nil},
+		{"totp and totp at the sign-in", login.SecondFactorRequired, totpEnrolment, totpEnrolment, nil},
+		{"passkey and passkey at the sign-in", login.SecondFactorRequired, passkeyEnrolment, passkeyEnrolment, nil},
+		{"passkey and passkey signed in", login.SecondFactorOptional, nil, nil, passkeyRegistrations},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newFactorHarness(t, tt.mode, func(c *Config) { c.MaxFailures, c.MaxUserFailures = 1000, 1000 })
+			h := newFactorHarness(t, tt.mode, func(c *login.Config) { c.MaxFailures, c.MaxUserFailures = 1000, 1000 })
 			reset := tt.signedIn == nil // at the sign-in: alice must have no factor
 			if !reset {
 				tt.a = tt.signedIn(h)
@@ -160,7 +163,7 @@ func TestEnrolmentsAtOnce(t *testing.T) {
 			}
 			stored := 0
 			for run := range runs {
-				h.clock.Advance(time.Minute) // fresh TOTP steps
+				h.Clock.Advance(time.Minute) // fresh TOTP steps
 				first, second := tt.a, tt.b
 				if run%2 == 1 {
 					first, second = second, first
@@ -185,7 +188,7 @@ func TestEnrolmentsAtOnce(t *testing.T) {
 					t.Fatalf("run %d: statuses %v, want one success and one 409", run, got)
 				}
 				stored++
-				rec, _ := h.p.Factors().Lookup("alice")
+				rec, _ := h.P.Factors().Lookup("alice")
 				n := 0
 				if rec != nil {
 					n = len(rec.Passkeys)
@@ -207,15 +210,15 @@ func TestEnrolmentsAtOnce(t *testing.T) {
 // resetFactors removes every factor of user, as `user factors -reset`
 // does, and lets the provider see it.
 func resetFactors(h *harness, user string) {
-	h.t.Helper()
-	err := factors.Edit(h.p.Factors().Path(), factorKeys(h.t), func(d *factors.Doc) error {
+	h.T.Helper()
+	err := factors.Edit(h.P.Factors().Path(), logintest.FactorKeys(h.T), func(d *factors.Doc) error {
 		d.Delete(user)
 		return nil
 	})
 	if err == nil {
-		err = h.p.Factors().Reload()
+		err = h.P.Factors().Reload()
 	}
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 }

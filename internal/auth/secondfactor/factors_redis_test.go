@@ -1,4 +1,4 @@
-package login
+package secondfactor_test
 
 import (
 	"net/http"
@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/testkit/clocktest"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 	"github.com/backupweb/backupweb/internal/testkit/redistest"
 	"github.com/backupweb/backupweb/internal/web"
 )
@@ -23,34 +26,34 @@ import (
 // offered at one for a pending state spent at the other.
 func TestSecondFactorSharedByRedis(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
-	h := newFactorHarness(t, SecondFactorOptional, nil)
+	h := newFactorHarness(t, login.SecondFactorOptional, nil)
 	shared := func() *redisstore.Client {
-		c, err := redisstore.Open(redisstore.Options(srv.Config()), h.env.Logger)
+		c, err := redisstore.Open(redisstore.Options(srv.Config()), h.Env.Logger)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	h.stop()
-	h.env.Shared = shared()
+	h.Stop()
+	h.Env.Shared = shared()
 	// Redis expires sessions by its own clock: the test's starts now.
-	h.clock = clocktest.New(time.Now())
-	h.env.Now = h.clock.Now
-	h.start()
-	h.enrol("alice")
+	h.Clock = clocktest.New(time.Now())
+	h.Env.Now = h.Clock.Now
+	h.Start()
+	h.Enrol("alice")
 
 	// The second instance: same files, same secret key, its own state
 	// folder and its own connection to the store.
-	env := h.env
+	env := h.Env
 	env.Shared = shared()
 	env.StateDir = filepath.Join(t.TempDir(), "state-b")
-	pb, err := New(h.cfg, env)
+	pb, err := login.New(h.Cfg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pb.Close() })
-	other := httptest.NewServer(web.NewHandler(web.Options{Provider: pb, Catalog: catalog.New(h.backups), Logger: env.Logger}))
+	other := httptest.NewServer(web.NewHandler(web.Options{Provider: pb, Catalog: catalog.New(h.Backups), Logger: env.Logger}))
 	t.Cleanup(other.Close)
 	// post sends a form to instance B; the jar holds the cookies of both
 	// (cookies do not depend on the port).
@@ -59,30 +62,30 @@ func TestSecondFactorSharedByRedis(t *testing.T) {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", other.URL)
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
-		return b.do(req)
+		return b.Do(req)
 	}
 
 	b := h.browser()
-	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
-		t.Fatalf("password at A: %d %s", r.status, r.header.Get("Location"))
+	if r := b.Login("alice", logintest.Passwords["alice"], "/"); r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), secondfactor.SecondFactorPath) {
+		t.Fatalf("password at A: %d %s", r.Status, r.Header.Get("Location"))
 	}
-	pendingValue, formValue := b.cookie(PendingCookie), b.cookie(h.p.Manager().FormCookieName())
-	code := h.code()
-	if r := post(b, SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.token}}); r.status != http.StatusSeeOther {
-		t.Fatalf("code at B: %d", r.status)
+	pendingValue, formValue := b.Cookie(secondfactor.PendingCookie), b.Cookie(h.P.Manager().FormCookieName())
+	code := h.Code()
+	if r := post(b, secondfactor.SecondFactorPath, url.Values{"code": {code}, "csrf_token": {b.Token}}); r.Status != http.StatusSeeOther {
+		t.Fatalf("code at B: %d", r.Status)
 	}
-	if s := b.apiStatus(); s != http.StatusOK {
+	if s := b.APIStatus(); s != http.StatusOK {
 		req, _ := http.NewRequest(http.MethodGet, other.URL+"/api/backups", nil)
-		t.Fatalf("the session made at B is not good at A: %d; at B %d", s, b.do(req).status)
+		t.Fatalf("the session made at B is not good at A: %d; at B %d", s, b.Do(req).Status)
 	}
 
 	// At A, a copy of the browser taken before the step: the page says
 	// the step is over rather than offer the code form.
 	copied := h.browser()
-	copied.setCookie(h.p.Manager().FormCookieName(), formValue)
-	copied.setCookie(PendingCookie, pendingValue)
-	if r := copied.get(SecondFactorPath, true); r.status != http.StatusUnauthorized || strings.Contains(r.body, `name="code"`) {
-		t.Fatalf("GET at A of the pending state spent at B: %d\n%s", r.status, r.body)
+	copied.SetCookie(h.P.Manager().FormCookieName(), formValue)
+	copied.SetCookie(secondfactor.PendingCookie, pendingValue)
+	if r := copied.Get(secondfactor.SecondFactorPath, true); r.Status != http.StatusUnauthorized || strings.Contains(r.Body, `name="code"`) {
+		t.Fatalf("GET at A of the pending state spent at B: %d\n%s", r.Status, r.Body)
 	}
 
 	// At A: the same code from another browser's pending state, and the

@@ -1,46 +1,50 @@
-package login
+package secondfactor_test
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 )
 
 // factorBrowser drives one Chromium over a harness's server.
 type factorBrowser struct {
-	t   *testing.T
+	T   *testing.T
 	ctx context.Context
 	h   *harness
 }
 
 func (f factorBrowser) run(steps ...chromedp.Action[chromedp.Void]) {
-	f.t.Helper()
+	f.T.Helper()
 	if err := chromedp.Do(f.ctx, steps...); err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 }
 
 func (f factorBrowser) text(sel string) string {
-	f.t.Helper()
+	f.T.Helper()
 	v, err := chromedp.Run(f.ctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return strings.TrimSpace(v)
 }
 
 // password signs in with the login form, from a page that needs it.
 func (f factorBrowser) password(user, next string) {
-	f.t.Helper()
+	f.T.Helper()
 	f.run(
-		chromedp.Navigate(f.h.srv.URL+next), browsertest.SignIn(user, testPasswords[user]),
+		chromedp.Navigate(f.h.Srv.URL+next), browsertest.SignIn(user, logintest.Passwords[user]),
 	)
 }
 
@@ -49,7 +53,7 @@ func (f factorBrowser) password(user, next string) {
 // image, and saves it under the test's folder (and BACKUPWEB_SCREENSHOT_DIR
 // when set).
 func (f factorBrowser) screenshot(name string, visible ...string) {
-	t := f.t
+	t := f.T
 	t.Helper()
 	// The page may still be arriving (a form's answer): wait until it and
 	// its stylesheet have loaded, as a person would see it.
@@ -77,11 +81,11 @@ func jsString(s string) string {
 // TestBrowserSecondFactorTOTP signs in with a password and a TOTP code in
 // Chromium: the step's page, a wrong code, the right one, the catalog.
 func TestBrowserSecondFactorTOTP(t *testing.T) {
-	f := factorBrowser{t: t, ctx: browsertest.New(t), h: newFactorHarness(t, SecondFactorOptional, nil)}
-	f.h.enrol("alice")
+	f := factorBrowser{T: t, ctx: browsertest.New(t), h: newFactorHarness(t, login.SecondFactorOptional, nil)}
+	f.h.Enrol("alice")
 	f.password("alice", "/?view=all")
 	f.run(chromedp.WaitVisible(chromedp.CSS(`#code`)))
-	if u := location(t, f.ctx); u.Path != SecondFactorPath || u.Query().Get("next") != "/?view=all" {
+	if u := location(t, f.ctx); u.Path != secondfactor.SecondFactorPath || u.Query().Get("next") != "/?view=all" {
 		t.Fatalf("after the password at %s", u)
 	}
 	if got := f.text(`#second-factor-user`); got != "alice" {
@@ -98,7 +102,7 @@ func TestBrowserSecondFactorTOTP(t *testing.T) {
 	}
 	f.screenshot("second-factor-wrong", `#second-factor-error`, `#code`)
 	f.run(
-		chromedp.SendKeys(chromedp.CSS(`#code`), f.h.code()),
+		chromedp.SendKeys(chromedp.CSS(`#code`), f.h.Code()),
 		chromedp.Click(chromedp.CSS(`#code-form button`)),
 		chromedp.WaitVisible(chromedp.CSS(`table.backups`)),
 	)
@@ -111,19 +115,19 @@ func TestBrowserSecondFactorTOTP(t *testing.T) {
 // second factor is required: the QR code and secret, the code from the
 // secret, the ten recovery codes, then the page asked for.
 func TestBrowserSecondFactorEnrolRequired(t *testing.T) {
-	f := factorBrowser{t: t, ctx: browsertest.New(t), h: newFactorHarness(t, SecondFactorRequired, nil)}
+	f := factorBrowser{T: t, ctx: browsertest.New(t), h: newFactorHarness(t, login.SecondFactorRequired, nil)}
 	f.password("bob", "/")
 	f.run(chromedp.WaitVisible(chromedp.CSS(`#totp-secret`)))
-	if u := location(t, f.ctx); u.Path != EnrolPath {
+	if u := location(t, f.ctx); u.Path != secondfactor.EnrolPath {
 		t.Fatalf("after the password at %s, want the enrolment", u)
 	}
 	f.screenshot("enrol", `svg.qr`, `#totp-secret`, `#code`, `#enrol-form button`)
 	// Trying to go around it: back to the enrolment.
-	f.run(chromedp.Navigate(f.h.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#username`)))
+	f.run(chromedp.Navigate(f.h.Srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#username`)))
 	f.password("bob", "/")
 	f.run(chromedp.WaitVisible(chromedp.CSS(`#totp-secret`)))
 	secret := f.text(`#totp-secret`)
-	code, err := factors.TOTPCode(secret, f.h.clock.Now())
+	code, err := factors.TOTPCode(secret, f.h.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +147,8 @@ func TestBrowserSecondFactorEnrolRequired(t *testing.T) {
 // TestBrowserSecondFactorRecovery signs in with a recovery code instead
 // of the lost device's code.
 func TestBrowserSecondFactorRecovery(t *testing.T) {
-	f := factorBrowser{t: t, ctx: browsertest.New(t), h: newFactorHarness(t, SecondFactorOptional, nil)}
-	codes := f.h.enrol("alice")
+	f := factorBrowser{T: t, ctx: browsertest.New(t), h: newFactorHarness(t, login.SecondFactorOptional, nil)}
+	codes := f.h.Enrol("alice")
 	f.password("alice", "/")
 	f.run(
 		chromedp.WaitVisible(chromedp.CSS(`#code`)),
@@ -153,7 +157,21 @@ func TestBrowserSecondFactorRecovery(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`table.backups`)),
 	)
 	f.screenshot("signed-in-with-recovery", `table.backups`)
-	if rec, _ := f.h.p.Factors().Lookup("alice"); len(rec.Recovery) != factors.RecoveryCount-1 {
+	if rec, _ := f.h.P.Factors().Lookup("alice"); len(rec.Recovery) != factors.RecoveryCount-1 {
 		t.Errorf("%d recovery codes left", len(rec.Recovery))
 	}
+}
+
+// location returns the browser's current URL.
+func location(t *testing.T, ctx context.Context) *url.URL {
+	t.Helper()
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

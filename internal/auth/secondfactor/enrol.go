@@ -1,4 +1,4 @@
-package login
+package secondfactor
 
 import (
 	"context"
@@ -25,17 +25,17 @@ type enrolment struct {
 
 // serveEnrol is GET on EnrolPath: for a pending user who must enrol, a
 // fresh TOTP secret as a QR code and as text, and the form to confirm it.
-func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
-	st, next, ok := p.pendingPage(w, r, EnrolPath)
+func (s *Step) serveEnrol(w http.ResponseWriter, r *http.Request) {
+	st, next, ok := s.pendingPage(w, r, EnrolPath)
 	if !ok {
 		return
 	}
 	key, err := factors.NewTOTPKey(ui.BrandOf(r.Context()).Name(), st.User)
 	if err != nil {
-		p.errs.Error(w, r, err)
+		s.errs.Error(w, r, err)
 		return
 	}
-	p.renderEnrol(w, r, refusal.Reply{Status: http.StatusOK}, st, key.Secret(), key.URL(), next)
+	s.renderEnrol(w, r, refusal.Reply{Status: http.StatusOK}, st, key.Secret(), key.URL(), next)
 }
 
 // serveEnrolPost is POST on EnrolPath: the code from the new secret. In
@@ -45,40 +45,40 @@ func (p *Provider) serveEnrol(w http.ResponseWriter, r *http.Request) {
 // failure), the single use of the pending state (401); then the secret
 // and ten recovery codes are stored, the session starts with a fresh id,
 // and the recovery codes are shown, once, with a link on to next.
-func (p *Provider) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
-	st, next, ok := p.pendingForm(w, r, EnrolPath)
+func (s *Step) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
+	st, next, ok := s.pendingForm(w, r, EnrolPath)
 	if !ok {
 		return
 	}
-	en, ok := p.openEnrolment(r.PostForm.Get("enrolment"), st)
+	en, ok := s.openEnrolment(r.PostForm.Get("enrolment"), st)
 	if !ok {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.render(w, r, refusal.EnrolExpired.Reply(), "", next)
+		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+		s.pages.Login(w, r, refusal.EnrolExpired.Reply(), "", next)
 		return
 	}
-	code, ok := p.postedCode(w, r, st.User, next)
+	code, ok := s.postedCode(w, r, st.User, next)
 	if !ok {
 		return
 	}
-	v, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (codeVerdict, bool, error) {
-		return p.checkTOTP(ctx, st.User, en.Secret, code)
+	v, ok := s.attempt(w, r, st.User, next, func(ctx context.Context) (codeVerdict, bool, error) {
+		return s.checkTOTP(ctx, st.User, en.Secret, code)
 	})
 	if !ok {
 		return
 	}
-	p.complete(w, r, st, v, next, func() ([]string, bool) {
-		codes, err := p.storeEnrolment(st.User, en.Secret)
+	s.complete(w, r, st, v, next, func() ([]string, bool) {
+		codes, err := s.storeEnrolment(st.User, en.Secret)
 		switch {
 		case errors.Is(err, errEnrolled):
-			p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-			p.endPending(w, r)
-			p.render(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
+			s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+			s.endPending(w, r)
+			s.pages.Login(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
 			return nil, false
 		case err != nil:
-			p.errs.Error(w, r, err)
+			s.errs.Error(w, r, err)
 			return nil, false
 		}
-		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", "totp", "where", p.stateWhere())
+		s.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", s.name, "user", st.User, "factor", "totp", "where", s.where())
 		return codes, true
 	})
 }
@@ -89,13 +89,13 @@ var errEnrolled = errors.New("login: the user has a second factor already")
 
 // storeEnrolment stores user's new TOTP secret and ten new recovery codes,
 // unless they have a factor by now, and returns the codes.
-func (p *Provider) storeEnrolment(user, secret string) ([]string, error) {
-	keys := p.fkeys
-	return p.newRecovery(user, func(rec *factors.Record) error {
+func (s *Step) storeEnrolment(user, secret string) ([]string, error) {
+	keys := s.fkeys
+	return s.newRecovery(user, func(rec *factors.Record) error {
 		if rec.HasFactor() {
 			return errEnrolled
 		}
-		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: p.now().UTC()}
+		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: s.now().UTC()}
 		return nil
 	})
 }
@@ -103,10 +103,10 @@ func (p *Provider) storeEnrolment(user, secret string) ([]string, error) {
 // newRecovery stores ten new recovery codes for user, with what change
 // (when not nil) does to their record first, and returns the codes. An
 // error of change stores nothing.
-func (p *Provider) newRecovery(user string, change func(*factors.Record) error) ([]string, error) {
-	keys := p.fkeys
+func (s *Step) newRecovery(user string, change func(*factors.Record) error) ([]string, error) {
+	keys := s.fkeys
 	var codes []string
-	err := p.state.EditFactors(context.Background(), user, func(rec *factors.Record) error {
+	err := s.state.EditFactors(context.Background(), user, func(rec *factors.Record) error {
 		if len(rec.Handle) == 0 {
 			rec.Handle = factors.NewHandle()
 		}
@@ -126,11 +126,11 @@ func (p *Provider) newRecovery(user string, change func(*factors.Record) error) 
 
 // openEnrolment returns the enrolment sealed in v when it is ours,
 // unexpired, and for this pending state.
-func (p *Provider) openEnrolment(v string, st pending) (enrolment, bool) {
+func (s *Step) openEnrolment(v string, st pending) (enrolment, bool) {
 	if v == "" {
 		return enrolment{}, false
 	}
-	b, err := p.Manager().Open(sealEnrolment, v)
+	b, err := s.guard.Manager().Open(sealEnrolment, v)
 	if err != nil {
 		return enrolment{}, false
 	}
@@ -143,55 +143,55 @@ func (p *Provider) openEnrolment(v string, st pending) (enrolment, bool) {
 
 // renderEnrol writes the enrolment page for secret (uri its otpauth://
 // URI), with the sealed secret in its form.
-func (p *Provider) renderEnrol(w http.ResponseWriter, r *http.Request, rp refusal.Reply, st pending, secret, uri, next string) {
-	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
-		p.errs.Send(w, r, rp)
+func (s *Step) renderEnrol(w http.ResponseWriter, r *http.Request, rp refusal.Reply, st pending, secret, uri, next string) {
+	if rp.Status >= http.StatusBadRequest && s.errs.WantsJSON(r) {
+		s.errs.Send(w, r, rp)
 		return
 	}
 	b, _ := json.Marshal(enrolment{User: st.User, Nonce: st.Nonce, Secret: secret})
-	sealed, err := p.Manager().Seal(sealEnrolment, b, PendingLifetime)
+	sealed, err := s.guard.Manager().Seal(sealEnrolment, b, PendingLifetime)
 	if err != nil {
-		p.errs.Error(w, r, err)
+		s.errs.Error(w, r, err)
 		return
 	}
 	m, err := qr.Matrix(uri)
 	if err != nil {
-		p.errs.Error(w, r, err)
+		s.errs.Error(w, r, err)
 		return
 	}
 	page := ui.EnrolPage{
-		StepForm: p.stepForm(w, r, msgEnrolTitle, EnrolPath, st.User, next, rp),
+		StepForm: s.stepForm(w, r, msgEnrolTitle, EnrolPath, st.User, next, rp),
 		QR:       template.HTML(qr.SVG(m, "QR code to scan with an authenticator app")),
 		Secret:   secret, Enrolment: sealed,
 	}
-	page.Passkey = p.enrolSlotFor(next)
-	p.renderStep(w, r, rp.Status, "enrol", "the enrolment page", page.Passkey, page)
+	page.Passkey = s.enrolSlotFor(next)
+	s.renderStep(w, r, rp.Status, "enrol", "the enrolment page", page.Passkey, page)
 }
 
 // renderEnrolAgain shows the enrolment page again after a refused code,
 // with the same secret (from the posted form), so that the app the user
 // set up stays good.
-func (p *Provider) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, next string) {
-	st, ok := p.pendingOf(r)
-	en, ok2 := p.openEnrolment(r.PostForm.Get("enrolment"), st)
+func (s *Step) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, next string) {
+	st, ok := s.pendingOf(r)
+	en, ok2 := s.openEnrolment(r.PostForm.Get("enrolment"), st)
 	if !ok || !ok2 || st.User != user {
-		p.render(w, r, rp, "", next)
+		s.pages.Login(w, r, rp, "", next)
 		return
 	}
 	uri, err := factors.TOTPURI(ui.BrandOf(r.Context()).Name(), user, en.Secret)
 	if err != nil {
-		p.errs.Error(w, r, err)
+		s.errs.Error(w, r, err)
 		return
 	}
-	p.renderEnrol(w, r, rp, st, en.Secret, uri, next)
+	s.renderEnrol(w, r, rp, st, en.Secret, uri, next)
 }
 
 // showRecovery shows the recovery codes of a new enrolment, once, with a
 // link on to next.
-func (p *Provider) showRecovery(w http.ResponseWriter, r *http.Request, user, next string, codes []string) {
+func (s *Step) showRecovery(w http.ResponseWriter, r *http.Request, user, next string, codes []string) {
 	page := ui.EnrolPage{
 		StepForm: ui.StepForm{Brand: ui.BrandOf(r.Context()), Title: msgEnrolTitle, User: user, Next: next},
 		Recovery: codes,
 	}
-	p.renderStep(w, r, http.StatusOK, "enrol", "the recovery codes", "", page)
+	s.renderStep(w, r, http.StatusOK, "enrol", "the recovery codes", "", page)
 }

@@ -1,4 +1,4 @@
-package login
+package secondfactor_test
 
 import (
 	"bytes"
@@ -20,11 +20,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 )
 
 // passkeyHarness is a flask-login provider with passkey_login on, served
@@ -38,19 +41,19 @@ type passkeyHarness struct {
 	bodies map[string][]byte
 }
 
-func newPasskeyHarness(t *testing.T, mode SecondFactor) *passkeyHarness {
+func newPasskeyHarness(t *testing.T, mode login.SecondFactor) *passkeyHarness {
 	t.Helper()
 	ph := &passkeyHarness{bodies: map[string][]byte{}}
-	ph.harness = newHarnessWith(t, func(c *Config) { c.SecondFactor, c.PasskeyLogin = mode, true }, func(h *harness) {
+	ph.harness = newHarnessWith(t, func(c *login.Config) { c.SecondFactor, c.PasskeyLogin = mode, true }, func(h *harness) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		ph.base = fmt.Sprintf("http://localhost:%d", ln.Addr().(*net.TCPAddr).Port)
-		if h.env.PublicURL, err = url.Parse(ph.base); err != nil {
+		if h.Env.PublicURL, err = url.Parse(ph.base); err != nil {
 			t.Fatal(err)
 		}
-		h.listener, h.wrap = ln, ph.record
+		h.Listener, h.Wrap = ln, ph.record
 	})
 	return ph
 }
@@ -79,16 +82,16 @@ func (ph *passkeyHarness) last(path string) []byte {
 // postJSON posts body to path as the passkey script does, with the CSRF
 // token in X-CSRF-Token.
 func (b *browser) postJSON(path, token string, body []byte) reply {
-	b.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, b.h.srv.URL+path, bytes.NewReader(body))
+	b.T.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.H.Srv.URL+path, bytes.NewReader(body))
 	if err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(sessionauth.CSRFHeader, token)
-	req.Header.Set("Origin", b.h.srv.URL)
-	return b.do(req)
+	req.Header.Set("Origin", b.H.Srv.URL)
+	return b.Do(req)
 }
 
 // addAuthenticator gives the browser's page a virtual CTAP2 authenticator
@@ -105,19 +108,19 @@ type pkBrowser struct {
 	authn cdpwebauthn.AuthenticatorID
 }
 
-func newPKBrowser(t *testing.T, mode SecondFactor) *pkBrowser {
+func newPKBrowser(t *testing.T, mode login.SecondFactor) *pkBrowser {
 	ctx := browsertest.New(t)
 	ph := newPasskeyHarness(t, mode)
-	return &pkBrowser{factorBrowser: factorBrowser{t: t, ctx: ctx, h: ph.harness}, ph: ph, authn: addAuthenticator(t, ctx)}
+	return &pkBrowser{factorBrowser: factorBrowser{T: t, ctx: ctx, h: ph.harness}, ph: ph, authn: addAuthenticator(t, ctx)}
 }
 
 // password signs user in with the login form at path next, and waits for
 // sel.
 func (b *pkBrowser) password(user, next, sel string) {
-	b.t.Helper()
+	b.T.Helper()
 	b.run(
 		chromedp.Navigate(b.ph.base+"/login?next="+url.QueryEscape(next)),
-		browsertest.SignIn(user, testPasswords[user]),
+		browsertest.SignIn(user, logintest.Passwords[user]),
 		chromedp.WaitVisible(chromedp.CSS(sel)),
 	)
 }
@@ -125,10 +128,10 @@ func (b *pkBrowser) password(user, next, sel string) {
 // passkeysPage opens the passkeys page through the password page (the
 // password of user given again), and waits for sel.
 func (b *pkBrowser) passkeysPage(user, sel string) {
-	b.t.Helper()
+	b.T.Helper()
 	b.run(
-		chromedp.Navigate(b.ph.base+ReauthURL(PasskeysPath)), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)),
-		chromedp.SendKeys(chromedp.CSS(`#password`), testPasswords[user]),
+		chromedp.Navigate(b.ph.base+secondfactor.ReauthURL(secondfactor.PasskeysPath)), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)),
+		chromedp.SendKeys(chromedp.CSS(`#password`), logintest.Passwords[user]),
 		chromedp.Click(chromedp.CSS(`#reauth-form button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(sel)),
 	)
@@ -137,7 +140,7 @@ func (b *pkBrowser) passkeysPage(user, sel string) {
 // register adds a passkey called name from the passkeys page, alice
 // signed in, her password given again first.
 func (b *pkBrowser) register(name string) {
-	b.t.Helper()
+	b.T.Helper()
 	b.passkeysPage("alice", `#passkey-name`)
 	b.run(
 		chromedp.SendKeys(chromedp.CSS(`#passkey-name`), name),
@@ -145,19 +148,19 @@ func (b *pkBrowser) register(name string) {
 		chromedp.WaitVisible(chromedp.CSS(`#passkey-notice`)),
 	)
 	if got := b.text(`#passkey-notice`); got != msgPasskeyAdded {
-		b.t.Fatalf("after adding a passkey: %q", got)
+		b.T.Fatalf("after adding a passkey: %q", got)
 	}
 }
 
 // signOut signs out from a page with the sign-out button.
 func (b *pkBrowser) signOut() {
-	b.t.Helper()
+	b.T.Helper()
 	b.run(chromedp.Click(chromedp.CSS(`form.logout button`)), chromedp.WaitVisible(chromedp.CSS(`#username`)))
 }
 
 // usePasskey clicks the passkey button of the page and waits for sel.
 func (b *pkBrowser) usePasskey(sel string) {
-	b.t.Helper()
+	b.T.Helper()
 	b.run(
 		chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)),
 		chromedp.Click(chromedp.CSS(`#passkey-sign-in`)),
@@ -167,24 +170,24 @@ func (b *pkBrowser) usePasskey(sel string) {
 
 // setSignCount sets the sign count of the authenticator's one credential.
 func (b *pkBrowser) setSignCount(n float64) {
-	b.t.Helper()
+	b.T.Helper()
 	creds, err := chromedp.Call(b.ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: b.authn})
 	if err != nil || len(creds.Credentials) != 1 {
-		b.t.Fatalf("authenticator credentials: %v", err)
+		b.T.Fatalf("authenticator credentials: %v", err)
 	}
 	if _, err := chromedp.Call(b.ctx, cdpwebauthn.SetCredentialProperties, cdpwebauthn.SetCredentialPropertiesParams{
 		AuthenticatorID: b.authn, CredentialID: creds.Credentials[0].CredentialID, SignCount: &n,
 	}); err != nil {
-		b.t.Fatalf("WebAuthn.setCredentialProperties: %v", err)
+		b.T.Fatalf("WebAuthn.setCredentialProperties: %v", err)
 	}
 }
 
 // stored returns alice's passkeys as the factors file holds them.
 func (b *pkBrowser) stored() []passkey.Passkey {
-	b.t.Helper()
-	keys, err := b.ph.p.passkeys.Passkeys(context.Background(), "alice")
+	b.T.Helper()
+	keys, err := b.ph.P.Step().Passkeys().Passkeys(context.Background(), "alice")
 	if err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
 	return keys
 }
@@ -194,13 +197,13 @@ func (b *pkBrowser) stored() []passkey.Passkey {
 // the login page (passkey_login); then the same answer posted again is
 // refused, for its used ceremony and against a new challenge.
 func TestBrowserPasskeySignIn(t *testing.T) {
-	b := newPKBrowser(t, SecondFactorOptional)
+	b := newPKBrowser(t, login.SecondFactorOptional)
 	b.run(chromedp.Navigate(b.ph.base+"/login"), chromedp.WaitVisible(chromedp.CSS(`#passkey-sign-in`)))
 	b.screenshot("login-with-passkey", `#username`, `#passkey-sign-in`)
 	// No factor yet: the password alone signs in (optional).
 	b.password("alice", "/", `table.backups`)
-	b.h.clock.Advance(ReauthWindow) // the sign-in's password is too old now
-	b.run(chromedp.Navigate(b.ph.base+PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)))
+	b.h.Clock.Advance(secondfactor.ReauthWindow) // the sign-in's password is too old now
+	b.run(chromedp.Navigate(b.ph.base+secondfactor.PasskeysPath), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)))
 	b.screenshot("reauth", `#reauth-user`, `#password`)
 	b.passkeysPage("alice", `#passkey-none`)
 	b.screenshot("passkeys-none", `#passkey-name`, `#passkey-add button`)
@@ -218,14 +221,14 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 	}
 	if c := creds.Credentials[0]; !c.IsResidentCredential || c.RpID != "localhost" {
 		t.Errorf("credential resident %v, RP id %q", c.IsResidentCredential, c.RpID)
-	} else if owner, ok, _ := b.ph.p.passkeys.Owner(context.Background(), c.UserHandle); !ok || owner != "alice" {
+	} else if owner, ok, _ := b.ph.P.Step().Passkeys().Owner(context.Background(), c.UserHandle); !ok || owner != "alice" {
 		t.Errorf("user handle names %q, %v", owner, ok)
 	}
 
 	t.Run("password and passkey", func(t *testing.T) {
 		b.signOut()
 		b.password("alice", "/?view=all", `#passkey-sign-in`)
-		if u := location(t, b.ctx); u.Path != SecondFactorPath {
+		if u := location(t, b.ctx); u.Path != secondfactor.SecondFactorPath {
 			t.Fatalf("after the password at %s", u)
 		}
 		b.screenshot("second-factor-passkey", `#passkey-sign-in`, `#code`)
@@ -233,7 +236,7 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 		if u := location(t, b.ctx); u.RequestURI() != "/?view=all" {
 			t.Errorf("signed in at %s, want next /?view=all", u)
 		}
-		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != SecondFactorPasskey {
+		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != secondfactor.SecondFactorPasskey {
 			t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 		}
 		if keys := b.stored(); keys[0].LastUsed.IsZero() || keys[0].Credential.Authenticator.SignCount == 0 {
@@ -244,31 +247,31 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 	t.Run("passkey alone", func(t *testing.T) {
 		b.signOut()
 		b.usePasskey(`table.backups`)
-		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != SecondFactorPasskey {
+		if u := browserUser(t, b.ctx, b.ph); u.Name != "alice" || u.SecondFactor != secondfactor.SecondFactorPasskey {
 			t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 		}
-		if logs := b.ph.logs.String(); strings.Count(logs, `msg="auth signed in"`) < 3 {
+		if logs := b.ph.Logs.String(); strings.Count(logs, `msg="auth signed in"`) < 3 {
 			t.Errorf("sign-ins not logged: %s", logs)
 		}
 	})
 
 	t.Run("replayed answer", func(t *testing.T) {
-		answer := b.ph.last(PasskeyLoginFinish)
+		answer := b.ph.last(secondfactor.PasskeyLoginFinish)
 		if len(answer) == 0 {
 			t.Fatal("no answer recorded")
 		}
 		c := b.ph.browser()
-		tok := c.formToken()
-		r := c.postJSON(PasskeyLoginFinish, tok, answer)
-		if r.status != http.StatusUnauthorized || !strings.Contains(r.body, refusal.PasskeyRefused.Message()) || c.sessionCookie() != "" {
-			t.Errorf("same ceremony again: %d %s", r.status, r.body)
+		tok := c.FormToken()
+		r := c.postJSON(secondfactor.PasskeyLoginFinish, tok, answer)
+		if r.Status != http.StatusUnauthorized || !strings.Contains(r.Body, refusal.PasskeyRefused.Message()) || c.SessionCookie() != "" {
+			t.Errorf("same ceremony again: %d %s", r.Status, r.Body)
 		}
 		// The same answer under a ceremony of its own: the challenge it
 		// signed is not this one.
-		begun := c.postJSON(PasskeyLoginBegin, tok, []byte(`{}`))
+		begun := c.postJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`))
 		var ans begunAnswer
-		if begun.status != http.StatusOK || json.Unmarshal([]byte(begun.body), &ans) != nil || ans.Ceremony == "" {
-			t.Fatalf("begin: %d %s", begun.status, begun.body)
+		if begun.Status != http.StatusOK || json.Unmarshal([]byte(begun.Body), &ans) != nil || ans.Ceremony == "" {
+			t.Fatalf("begin: %d %s", begun.Status, begun.Body)
 		}
 		var req map[string]json.RawMessage
 		if err := json.Unmarshal(answer, &req); err != nil {
@@ -276,11 +279,11 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 		}
 		req["ceremony"], _ = json.Marshal(ans.Ceremony)
 		forged, _ := json.Marshal(req)
-		r = c.postJSON(PasskeyLoginFinish, tok, forged)
-		if r.status != http.StatusUnauthorized || c.sessionCookie() != "" {
-			t.Errorf("answer under a new challenge: %d %s", r.status, r.body)
+		r = c.postJSON(secondfactor.PasskeyLoginFinish, tok, forged)
+		if r.Status != http.StatusUnauthorized || c.SessionCookie() != "" {
+			t.Errorf("answer under a new challenge: %d %s", r.Status, r.Body)
 		}
-		logs := b.ph.logs.String()
+		logs := b.ph.Logs.String()
 		if !strings.Contains(logs, `reason="passkey refused"`) || !strings.Contains(logs, "no such ceremony") || !strings.Contains(logs, "hallenge") {
 			t.Errorf("refusals not logged with their reasons: %s", logs)
 		}
@@ -291,13 +294,13 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 // that relays the service's pages from another origin (phishing) and a
 // credential whose sign count went back (a clone).
 func TestBrowserPasskeyAttacks(t *testing.T) {
-	b := newPKBrowser(t, SecondFactorOptional)
+	b := newPKBrowser(t, login.SecondFactorOptional)
 	b.password("alice", "/", `table.backups`)
 	b.register("Laptop")
 	b.signOut()
 
 	t.Run("wrong origin", func(t *testing.T) {
-		target, _ := url.Parse(b.ph.srv.URL)
+		target, _ := url.Parse(b.ph.Srv.URL)
 		relay := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
 		defer relay.Close()
 		relayBase := "http://localhost:" + strings.TrimPrefix(relay.URL, "http://127.0.0.1:")
@@ -306,7 +309,7 @@ func TestBrowserPasskeyAttacks(t *testing.T) {
 		if got := b.text(`#passkey-error`); got != refusal.PasskeyRefused.Message() {
 			t.Errorf("error shown %q", got)
 		}
-		logs := b.ph.logs.String()
+		logs := b.ph.Logs.String()
 		if !strings.Contains(logs, `reason="passkey refused"`) || !strings.Contains(strings.ToLower(logs), "origin") {
 			t.Errorf("relayed answer not refused for its origin: %s", logs)
 		}
@@ -319,13 +322,13 @@ func TestBrowserPasskeyAttacks(t *testing.T) {
 		// The same service reached at another address (127.0.0.1, not
 		// public_url's localhost): the RP id is not this page's, so the
 		// browser offers no passkey and sends nothing.
-		before := strings.Count(b.ph.logs.String(), "auth refused")
-		b.run(chromedp.Navigate(b.ph.srv.URL + "/login"))
+		before := strings.Count(b.ph.Logs.String(), "auth refused")
+		b.run(chromedp.Navigate(b.ph.Srv.URL + "/login"))
 		b.usePasskey(`#passkey-error`)
 		if got := b.text(`#passkey-error`); !strings.Contains(got, "not the one the service is configured for") {
 			t.Errorf("error shown %q", got)
 		}
-		if after := strings.Count(b.ph.logs.String(), "auth refused"); after != before {
+		if after := strings.Count(b.ph.Logs.String(), "auth refused"); after != before {
 			t.Errorf("%d refusals logged: the browser should have sent nothing", after-before)
 		}
 	})
@@ -338,7 +341,7 @@ func TestBrowserPasskeyAttacks(t *testing.T) {
 			t.Errorf("error shown %q", got)
 		}
 		b.screenshot("login-passkey-refused", `#passkey-error`, `#passkey-sign-in`)
-		if logs := b.ph.logs.String(); !strings.Contains(logs, `reason="passkey sign count did not increase"`) || !strings.Contains(logs, "user=alice") ||
+		if logs := b.ph.Logs.String(); !strings.Contains(logs, `reason="passkey sign count did not increase"`) || !strings.Contains(logs, "user=alice") ||
 			!strings.Contains(logs, `(credential `) {
 			t.Errorf("clone not logged with its user and credential: %s", logs)
 		}
@@ -355,7 +358,7 @@ func TestBrowserPasskeyAttacks(t *testing.T) {
 // TestBrowserPasskeyRemove removes a passkey from the page; the
 // authenticator still holds it, the service no longer takes it.
 func TestBrowserPasskeyRemove(t *testing.T) {
-	b := newPKBrowser(t, SecondFactorOptional)
+	b := newPKBrowser(t, login.SecondFactorOptional)
 	b.password("alice", "/", `table.backups`)
 	b.register("Laptop")
 	b.run(chromedp.Click(chromedp.CSS(`#passkey-list button`)), chromedp.WaitVisible(chromedp.CSS(`#passkey-none`)))
@@ -378,9 +381,9 @@ func TestBrowserPasskeyRemove(t *testing.T) {
 // app when a second factor is required: the recovery codes are shown
 // once, the session names the passkey, and the next sign-in asks for it.
 func TestBrowserPasskeyEnrolRequired(t *testing.T) {
-	b := newPKBrowser(t, SecondFactorRequired)
+	b := newPKBrowser(t, login.SecondFactorRequired)
 	b.password("bob", "/", `#passkey-name`)
-	if u := location(t, b.ctx); u.Path != EnrolPath {
+	if u := location(t, b.ctx); u.Path != secondfactor.EnrolPath {
 		t.Fatalf("after the password at %s, want the enrolment", u)
 	}
 	b.screenshot("enrol-with-passkey", `#totp-secret`, `#passkey-name`, `#passkey-add button`)
@@ -398,7 +401,7 @@ func TestBrowserPasskeyEnrolRequired(t *testing.T) {
 	if err != nil || shown != 2 {
 		t.Errorf("%d parts of the card shown besides the codes (%v), want the heading and the codes only", shown, err)
 	}
-	if u := browserUser(t, b.ctx, b.ph); u.Name != "bob" || u.SecondFactor != SecondFactorPasskey {
+	if u := browserUser(t, b.ctx, b.ph); u.Name != "bob" || u.SecondFactor != secondfactor.SecondFactorPasskey {
 		t.Errorf("signed in as %q with %q", u.Name, u.SecondFactor)
 	}
 	b.run(chromedp.Click(chromedp.CSS(`#passkey-continue`)), chromedp.WaitVisible(chromedp.CSS(`table.backups`)))
@@ -419,7 +422,7 @@ func browserUser(t *testing.T, ctx context.Context, ph *passkeyHarness) auth.Use
 	for _, c := range res.Cookies {
 		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
 	}
-	u, ok, err := ph.p.Identify(req)
+	u, ok, err := ph.P.Identify(req)
 	if err != nil || !ok {
 		return auth.User{}
 	}

@@ -1,4 +1,4 @@
-package login
+package secondfactor
 
 import (
 	"crypto/rand"
@@ -70,8 +70,8 @@ type pending struct {
 
 // formBinding returns the hash of r's form cookie (the CSRF cookie of the
 // sign-in forms), which binds a pending state to the browser.
-func (p *Provider) formBinding(r *http.Request) (string, bool) {
-	c, err := p.Manager().Cookie(r, p.Manager().FormCookieName())
+func (s *Step) formBinding(r *http.Request) (string, bool) {
+	c, err := s.guard.Manager().Cookie(r, s.guard.Manager().FormCookieName())
 	if err != nil || c.Value == "" {
 		return "", false
 	}
@@ -80,35 +80,35 @@ func (p *Provider) formBinding(r *http.Request) (string, bool) {
 }
 
 // beginPending sets the pending state of a right password for user.
-func (p *Provider) beginPending(w http.ResponseWriter, r *http.Request, user, cred string, v verdict, enrol bool) error {
-	bind, ok := p.formBinding(r)
+func (s *Step) beginPending(w http.ResponseWriter, r *http.Request, user, cred string, groups []string, email string, enrol bool) error {
+	bind, ok := s.formBinding(r)
 	if !ok {
 		// CheckFormToken passed, so the cookie is there; refuse anyway.
 		return errNoBinding
 	}
 	raw := make([]byte, 16)
 	rand.Read(raw)
-	st := pending{User: user, Cred: cred, Groups: v.groups, Email: v.email, Nonce: base64.RawURLEncoding.EncodeToString(raw), Bind: bind, Enrol: enrol, At: p.now().Unix()}
+	st := pending{User: user, Cred: cred, Groups: groups, Email: email, Nonce: base64.RawURLEncoding.EncodeToString(raw), Bind: bind, Enrol: enrol, At: s.now().Unix()}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	sealed, err := p.Manager().Seal(sealPending, b, PendingLifetime)
+	sealed, err := s.guard.Manager().Seal(sealPending, b, PendingLifetime)
 	if err != nil {
 		return err
 	}
-	p.Manager().SetCookie(w, r, PendingCookie, sealed, PendingLifetime)
+	s.guard.Manager().SetCookie(w, r, PendingCookie, sealed, PendingLifetime)
 	return nil
 }
 
 // pendingOf returns r's pending state when it is sealed by us, unexpired,
 // and bound to the form cookie r carries.
-func (p *Provider) pendingOf(r *http.Request) (pending, bool) {
-	c, err := p.Manager().Cookie(r, PendingCookie)
+func (s *Step) pendingOf(r *http.Request) (pending, bool) {
+	c, err := s.guard.Manager().Cookie(r, PendingCookie)
 	if err != nil {
 		return pending{}, false
 	}
-	b, err := p.Manager().Open(sealPending, c.Value)
+	b, err := s.guard.Manager().Open(sealPending, c.Value)
 	if err != nil {
 		return pending{}, false
 	}
@@ -116,7 +116,7 @@ func (p *Provider) pendingOf(r *http.Request) (pending, bool) {
 	if json.Unmarshal(b, &st) != nil || st.User == "" || st.Nonce == "" {
 		return pending{}, false
 	}
-	bind, ok := p.formBinding(r)
+	bind, ok := s.formBinding(r)
 	if !ok || subtle.ConstantTimeCompare([]byte(bind), []byte(st.Bind)) != 1 {
 		return pending{}, false
 	}
@@ -124,6 +124,6 @@ func (p *Provider) pendingOf(r *http.Request) (pending, bool) {
 }
 
 // endPending drops the pending cookie.
-func (p *Provider) endPending(w http.ResponseWriter, r *http.Request) {
-	p.Manager().ClearCookie(w, r, PendingCookie)
+func (s *Step) endPending(w http.ResponseWriter, r *http.Request) {
+	s.guard.Manager().ClearCookie(w, r, PendingCookie)
 }

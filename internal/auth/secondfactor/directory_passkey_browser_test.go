@@ -1,4 +1,4 @@
-package login
+package secondfactor_test
 
 import (
 	"fmt"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
@@ -30,7 +32,7 @@ type finishStatus struct {
 
 func (f *finishStatus) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != PasskeyLoginFinish {
+		if r.URL.Path != secondfactor.PasskeyLoginFinish {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -80,9 +82,9 @@ func TestBrowserDirectoryPasskeySignIn(t *testing.T) {
 	fs := &finishStatus{}
 	ph := &passkeyHarness{bodies: map[string][]byte{}}
 	state := t.TempDir()
-	ph.harness = newHarnessWith(t, func(c *Config) {
-		c.UsersFrom, c.UsersFile, c.UseBcrypt = UsersFromDirectory, "", false
-		c.SecondFactor, c.PasskeyLogin = SecondFactorOptional, true
+	ph.harness = newHarnessWith(t, func(c *login.Config) {
+		c.UsersFrom, c.UsersFile, c.UseBcrypt = login.UsersFromDirectory, "", false
+		c.SecondFactor, c.PasskeyLogin = login.SecondFactorOptional, true
 		c.FactorsFile, c.TokensFile = filepath.Join(state, "factors"), filepath.Join(state, "tokens")
 		c.Directory = directory.Config{
 			URL: srv.StartTLSURL(), StartTLS: true, CAFile: srv.CAFile,
@@ -95,12 +97,12 @@ func TestBrowserDirectoryPasskeySignIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		ph.base = fmt.Sprintf("http://localhost:%d", ln.Addr().(*net.TCPAddr).Port)
-		if h.env.PublicURL, err = url.Parse(ph.base); err != nil {
+		if h.Env.PublicURL, err = url.Parse(ph.base); err != nil {
 			t.Fatal(err)
 		}
-		h.listener, h.wrap = ln, func(next http.Handler) http.Handler { return fs.wrap(ph.record(next)) }
+		h.Listener, h.Wrap = ln, func(next http.Handler) http.Handler { return fs.wrap(ph.record(next)) }
 	})
-	b := &pkBrowser{factorBrowser: factorBrowser{t: t, ctx: ctx, h: ph.harness}, ph: ph, authn: addAuthenticator(t, ctx)}
+	b := &pkBrowser{factorBrowser: factorBrowser{T: t, ctx: ctx, h: ph.harness}, ph: ph, authn: addAuthenticator(t, ctx)}
 	aliceDN := "uid=alice,ou=people," + ldaptest.Base
 	pw := ldaptest.Passwords["alice"]
 
@@ -108,7 +110,7 @@ func TestBrowserDirectoryPasskeySignIn(t *testing.T) {
 		chromedp.Navigate(ph.base+"/login"),
 		browsertest.SignIn("ALICE", pw),
 		chromedp.WaitVisible(chromedp.CSS(`table.backups`)),
-		chromedp.Navigate(ph.base+ReauthURL(PasskeysPath)), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)),
+		chromedp.Navigate(ph.base+secondfactor.ReauthURL(secondfactor.PasskeysPath)), chromedp.WaitVisible(chromedp.CSS(`#reauth-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#password`), pw),
 		chromedp.Click(chromedp.CSS(`#reauth-form button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#passkey-name`)),
@@ -126,7 +128,7 @@ func TestBrowserDirectoryPasskeySignIn(t *testing.T) {
 	srv.Modify("dn: cn=admins,ou=groups," + ldaptest.Base + "\nchangetype: modify\nadd: member\nmember: " + aliceDN + "\n")
 	b.usePasskey(`table.backups`)
 	u := browserUser(t, ctx, ph)
-	if u.Name != "alice" || u.SecondFactor != SecondFactorPasskey || !slices.Equal(u.Groups, []string{"admins", "backup-readers"}) || u.Attrs[AttrEmail] != "alice@example.org" {
+	if u.Name != "alice" || u.SecondFactor != secondfactor.SecondFactorPasskey || !slices.Equal(u.Groups, []string{"admins", "backup-readers"}) || u.Attrs[login.AttrEmail] != "alice@example.org" {
 		t.Fatalf("signed in as %+v", u)
 	}
 	b.signOut()
@@ -148,14 +150,14 @@ func TestBrowserDirectoryPasskeySignIn(t *testing.T) {
 	srv.Pause()
 	refusedWith("the directory hanging", http.StatusServiceUnavailable, refusal.DirectoryNotAnswering.Message())
 	srv.Resume()
-	if !strings.Contains(ph.logs.String(), "auth: the directory did not answer; user not admitted") {
+	if !strings.Contains(ph.Logs.String(), "auth: the directory did not answer; user not admitted") {
 		t.Error("no error line for the directory that hung")
 	}
 
 	srv.Lock(aliceDN)
 	b.run(chromedp.Navigate(ph.base + "/login"))
 	refusedWith("alice locked", http.StatusUnauthorized, refusal.PasskeyRefused.Message())
-	if logs := ph.logs.String(); !strings.Contains(logs, "not in the directory, or is disabled there") || !strings.Contains(logs, "user=alice") {
+	if logs := ph.Logs.String(); !strings.Contains(logs, "not in the directory, or is disabled there") || !strings.Contains(logs, "user=alice") {
 		t.Errorf("the refusal is not logged with its user and reason: %s", logs)
 	}
 

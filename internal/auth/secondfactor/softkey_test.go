@@ -1,4 +1,4 @@
-package login
+package secondfactor_test
 
 import (
 	"crypto/ecdsa"

@@ -1,4 +1,4 @@
-package login
+package secondfactor
 
 import (
 	"context"
@@ -29,39 +29,39 @@ const (
 
 // mountPasskeySteps adds the passkey routes of the second-factor step and
 // of the enrolment.
-func (p *Provider) mountPasskeySteps(mux sessionauth.Routes) {
-	mux.HandleFunc("POST "+SecondFactorPasskeyBegin, p.beginSecondPasskey)
-	mux.HandleFunc("POST "+SecondFactorPasskeyFinish, p.finishSecondPasskey)
+func (s *Step) mountPasskeySteps(mux sessionauth.Routes) {
+	mux.HandleFunc("POST "+SecondFactorPasskeyBegin, s.beginSecondPasskey)
+	mux.HandleFunc("POST "+SecondFactorPasskeyFinish, s.finishSecondPasskey)
 	// The enrolment's passkey is offered with required only: with
 	// optional there is no enrolment at sign-in.
 	required := func(h http.HandlerFunc) func(http.ResponseWriter, *http.Request) {
 		return func(w http.ResponseWriter, r *http.Request) {
-			if p.secondFactor() != SecondFactorRequired {
-				p.errs.Refuse(w, r, refusal.NoRoute)
+			if s.mode() != Required {
+				s.errs.Refuse(w, r, refusal.NoRoute)
 				return
 			}
 			h(w, r)
 		}
 	}
-	mux.HandleFunc("POST "+EnrolPasskeyBegin, required(p.beginEnrolPasskey))
-	mux.HandleFunc("POST "+EnrolPasskeyFinish, required(p.finishEnrolPasskey))
+	mux.HandleFunc("POST "+EnrolPasskeyBegin, required(s.beginEnrolPasskey))
+	mux.HandleFunc("POST "+EnrolPasskeyFinish, required(s.finishEnrolPasskey))
 }
 
 // passkeySlotFor is the passkey part of the second-factor page (see
-// SetPasskeySlot): a "Use a passkey" button for a user with a passkey.
-func (p *Provider) passkeySlotFor(r *http.Request, user string) template.HTML {
-	rec, st, err := p.factorsOf(r.Context(), user)
+// Step.passkeySlot): a "Use a passkey" button for a user with a passkey.
+func (s *Step) passkeySlotFor(r *http.Request, user string) template.HTML {
+	rec, st, err := s.factorsOf(r.Context(), user)
 	if err != nil || st != factors.Enrolled || rec == nil || len(rec.Passkeys) == 0 {
 		return ""
 	}
-	next := p.Guard.SafeNext(r.FormValue("next"))
+	next := s.guard.SafeNext(r.FormValue("next"))
 	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: SecondFactorPasskeyBegin, FinishURL: SecondFactorPasskeyFinish, Next: next})
 }
 
 // enrolSlotFor is the passkey part of the enrolment page: a form that
 // registers a passkey instead of an authenticator app.
-func (p *Provider) enrolSlotFor(next string) template.HTML {
-	if p.passkeys == nil || p.secondFactor() != SecondFactorRequired {
+func (s *Step) enrolSlotFor(next string) template.HTML {
+	if s.passkeys == nil || s.mode() != Required {
 		return ""
 	}
 	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: EnrolPasskeyBegin, FinishURL: withNext(EnrolPasskeyFinish, next), Next: next, Register: true})
@@ -71,33 +71,33 @@ func (p *Provider) enrolSlotFor(next string) template.HTML {
 // user's factors must say want (Enrolled at the step, None at the
 // enrolment). The sign-in form's CSRF token comes in X-CSRF-Token. ok
 // false: a refusal was written (403, 401, 409).
-func (p *Provider) pendingJSON(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, bool) {
-	st, ok := p.pendingOf(r)
-	if !p.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
-		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
-		p.errs.Refuse(w, r, refusal.FormExpired)
+func (s *Step) pendingJSON(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, bool) {
+	st, ok := s.pendingOf(r)
+	if !s.guard.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
+		s.audit.Refused(r, s.name, auth.ReasonBadCSRF, st.User)
+		s.errs.Refuse(w, r, refusal.FormExpired)
 		return pending{}, false
 	}
-	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.errs.Refuse(w, r, refusal.SecondStepExpired)
+	if !ok || !s.users.Admits(st.User, st.Cred) {
+		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+		s.endPending(w, r)
+		s.errs.Refuse(w, r, refusal.SecondStepExpired)
 		return pending{}, false
 	}
-	switch _, got, err := p.factorsOf(r.Context(), st.User); {
+	switch _, got, err := s.factorsOf(r.Context(), st.User); {
 	case err != nil:
-		p.errs.Error(w, r, fmt.Errorf("login: reading the second factors: %w", err))
+		s.errs.Error(w, r, fmt.Errorf("login: reading the second factors: %w", err))
 		return pending{}, false
 	case got == factors.Broken:
-		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, st.User)
-		p.endPending(w, r)
-		p.errs.Refuse(w, r, refusal.FactorsUnusable)
+		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, st.User)
+		s.endPending(w, r)
+		s.errs.Refuse(w, r, refusal.FactorsUnusable)
 		return pending{}, false
 	case got != want:
 		// Enrolled meanwhile, or the factors were reset: start again.
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.errs.Refuse(w, r, refusal.EnrolledMeanwhile)
+		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+		s.endPending(w, r)
+		s.errs.Refuse(w, r, refusal.EnrolledMeanwhile)
 		return pending{}, false
 	}
 	return st, true
@@ -105,35 +105,35 @@ func (p *Provider) pendingJSON(w http.ResponseWriter, r *http.Request, want fact
 
 // pendingRequest is pendingJSON, then the posted passkeyRequest. ok
 // false: it answered.
-func (p *Provider) pendingRequest(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, passkeyRequest, bool) {
-	st, ok := p.pendingJSON(w, r, want)
+func (s *Step) pendingRequest(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, passkeyRequest, bool) {
+	st, ok := s.pendingJSON(w, r, want)
 	if !ok {
 		return pending{}, passkeyRequest{}, false
 	}
-	req, ok := p.readPasskeyRequest(w, r)
+	req, ok := s.readPasskeyRequest(w, r)
 	return st, req, ok
 }
 
 // beginSecondPasskey is POST SecondFactorPasskeyBegin.
-func (p *Provider) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
-	st, req, ok := p.pendingRequest(w, r, factors.Enrolled)
-	if !ok || !p.mayBegin(w, r) {
+func (s *Step) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
+	st, req, ok := s.pendingRequest(w, r, factors.Enrolled)
+	if !ok || !s.mayBegin(w, r) {
 		return
 	}
-	b, err := p.passkeys.BeginLogin(r.Context(), st.User, p.Guard.SafeNext(req.Next))
+	b, err := s.passkeys.BeginLogin(r.Context(), st.User, s.guard.SafeNext(req.Next))
 	if errors.Is(err, passkey.ErrNoPasskeys) {
-		p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
-		p.errs.Refuse(w, r, refusal.PasskeyRefused)
+		s.audit.RefusedDetail(r, s.name, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
+		s.errs.Refuse(w, r, refusal.PasskeyRefused)
 		return
 	}
-	p.writeBegun(w, r, b, err)
+	s.writeBegun(w, r, b, err)
 }
 
 // finishSecondPasskey is POST SecondFactorPasskeyFinish: the browser's
 // answer, counted against the same limits as the password (the address,
 // and the name or device); a right one completes the sign-in.
-func (p *Provider) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
-	st, req, ok := p.pendingRequest(w, r, factors.Enrolled)
+func (s *Step) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
+	st, req, ok := s.pendingRequest(w, r, factors.Enrolled)
 	if !ok {
 		return
 	}
@@ -142,17 +142,17 @@ func (p *Provider) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
 	// that loses consumes nothing: its sign count is not moved, its code
 	// not spent. A refused assertion then ends the step too.
 	var next string
-	p.completeJSON(w, r, st, SecondFactorPasskey, &next, func() ([]string, bool) {
-		v, err := p.counted(r, p.limitsFor(r, st.User), st.User, func(ctx context.Context) (passkey.Verdict, error) {
-			return p.passkeys.FinishLogin(ctx, st.User, req.Ceremony, req.Credential)
+	s.completeJSON(w, r, st, SecondFactorPasskey, &next, func() ([]string, bool) {
+		v, err := s.counted(r, st.User, func(ctx context.Context) (passkey.Verdict, error) {
+			return s.passkeys.FinishLogin(ctx, st.User, req.Ceremony, req.Credential)
 		})
 		if err != nil {
-			p.errs.Error(w, r, err)
+			s.errs.Error(w, r, err)
 			return nil, false
 		}
 		if !v.OK {
 			v.User = st.User
-			p.refusePasskey(w, r, v)
+			s.refusePasskey(w, r, v)
 			return nil, false
 		}
 		next = v.Next
@@ -162,13 +162,13 @@ func (p *Provider) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
 
 // beginEnrolPasskey is POST EnrolPasskeyBegin: a user who must enrol
 // begins registering a passkey.
-func (p *Provider) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
-	st, ok := p.pendingJSON(w, r, factors.None)
-	if !ok || !p.mayBegin(w, r) {
+func (s *Step) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
+	st, ok := s.pendingJSON(w, r, factors.None)
+	if !ok || !s.mayBegin(w, r) {
 		return
 	}
-	b, err := p.passkeys.BeginRegistration(r.Context(), st.User, true)
-	p.writeBegun(w, r, b, err)
+	b, err := s.passkeys.BeginRegistration(r.Context(), st.User, true)
+	s.writeBegun(w, r, b, err)
 }
 
 // finishEnrolPasskey is POST EnrolPasskeyFinish: the pending state is
@@ -177,39 +177,39 @@ func (p *Provider) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 // passkey is stored only while the user still has no factor, checked
 // under the factors file's lock: of two enrolments at once (a passkey and
 // TOTP, or two passkeys) one is stored, the other gets 409.
-func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
-	st, req, ok := p.pendingRequest(w, r, factors.None)
+func (s *Step) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
+	st, req, ok := s.pendingRequest(w, r, factors.None)
 	if !ok {
 		return
 	}
-	name, ok := p.passkeyName(w, r, req.Name)
+	name, ok := s.passkeyName(w, r, req.Name)
 	if !ok {
 		return
 	}
-	next := p.Guard.SafeNext(r.URL.Query().Get("next"))
-	p.completeJSON(w, r, st, SecondFactorPasskey, &next, func() ([]string, bool) {
-		v, err := p.passkeys.FinishRegistration(r.Context(), st.User, req.Ceremony, name, req.Credential)
+	next := s.guard.SafeNext(r.URL.Query().Get("next"))
+	s.completeJSON(w, r, st, SecondFactorPasskey, &next, func() ([]string, bool) {
+		v, err := s.passkeys.FinishRegistration(r.Context(), st.User, req.Ceremony, name, req.Credential)
 		if errors.Is(err, passkey.ErrFactorsChanged) {
 			// Another enrolment of the user finished first.
-			p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-			p.errs.Refuse(w, r, refusal.EnrolledMeanwhile)
+			s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+			s.errs.Refuse(w, r, refusal.EnrolledMeanwhile)
 			return nil, false
 		}
 		if err != nil {
-			p.errs.Error(w, r, err)
+			s.errs.Error(w, r, err)
 			return nil, false
 		}
 		if !v.OK {
-			p.audit.RefusedDetail(r, Name, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
-			p.errs.Refuse(w, r, refusal.PasskeyNotAddedAtSignIn)
+			s.audit.RefusedDetail(r, s.name, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
+			s.errs.Refuse(w, r, refusal.PasskeyNotAddedAtSignIn)
 			return nil, false
 		}
-		codes, err := p.newRecovery(st.User, nil)
+		codes, err := s.newRecovery(st.User, nil)
 		if err != nil {
-			p.errs.Error(w, r, err)
+			s.errs.Error(w, r, err)
 			return nil, false
 		}
-		p.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", Name, "user", st.User, "factor", SecondFactorPasskey, "where", p.stateWhere())
+		s.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", s.name, "user", st.User, "factor", SecondFactorPasskey, "where", s.where())
 		return codes, true
 	})
 }
@@ -220,31 +220,31 @@ func (p *Provider) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 // false on failure; it may set *next), the user's failure count is forgotten, the session
 // started with a fresh id and the factor named, and the answer is
 // {"next": ..., "recovery": [...]} (the codes commit returned, if any).
-func (p *Provider) completeJSON(w http.ResponseWriter, r *http.Request, st pending, factor string, next *string, commit func() ([]string, bool)) {
-	fresh, err := p.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
+func (s *Step) completeJSON(w http.ResponseWriter, r *http.Request, st pending, factor string, next *string, commit func() ([]string, bool)) {
+	fresh, err := s.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
 	if err != nil {
-		p.errs.Error(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err))
+		s.errs.Error(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err))
 		return
 	}
 	if !fresh {
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, st.User)
-		p.endPending(w, r)
-		p.errs.Refuse(w, r, refusal.SecondStepExpired)
+		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+		s.endPending(w, r)
+		s.errs.Refuse(w, r, refusal.SecondStepExpired)
 		return
 	}
 	var codes []string
 	if commit != nil {
 		var ok bool
 		if codes, ok = commit(); !ok {
-			p.endPending(w, r)
+			s.endPending(w, r)
 			return
 		}
 	}
-	if !p.beginAfterFactor(w, r, st, factor) {
+	if !s.beginAfterFactor(w, r, st, factor) {
 		return
 	}
 	writeJSON(w, struct {
 		Next     string   `json:"next"`
 		Recovery []string `json:"recovery,omitempty"`
-	}{p.Guard.SafeNext(*next), codes})
+	}{s.guard.SafeNext(*next), codes})
 }

@@ -1,4 +1,4 @@
-package login
+package secondfactor_test
 
 import (
 	"context"
@@ -9,8 +9,11 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/testkit/clocktest"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 	"github.com/backupweb/backupweb/internal/testkit/redistest"
 )
 
@@ -20,23 +23,23 @@ import (
 // and with Redis down the answer is 503 with Retry-After.
 func TestFactorsInRedisFailClosed(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
-	h := newFactorHarness(t, SecondFactorOptional, nil)
-	c, err := redisstore.Open(redisstore.Options(srv.Config()), h.env.Logger)
+	h := newFactorHarness(t, login.SecondFactorOptional, nil)
+	c, err := redisstore.Open(redisstore.Options(srv.Config()), h.Env.Logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	h.stop()
-	h.env.Shared = c
-	h.clock = clocktest.New(time.Now())
-	h.env.Now = h.clock.Now
-	h.start()
-	if h.p.Factors() != nil {
+	h.Stop()
+	h.Env.Shared = c
+	h.Clock = clocktest.New(time.Now())
+	h.Env.Now = h.Clock.Now
+	h.Start()
+	if h.P.Factors() != nil {
 		t.Fatal("with a shared store the factors file is still used")
 	}
-	h.enrol("alice")
-	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), SecondFactorPath) {
-		t.Fatalf("enrolled in Redis: %d %s, want the second-factor step", r.status, r.header.Get("Location"))
+	h.Enrol("alice")
+	if r := h.browser().Login("alice", logintest.Passwords["alice"], "/"); r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), secondfactor.SecondFactorPath) {
+		t.Fatalf("enrolled in Redis: %d %s, want the second-factor step", r.Status, r.Header.Get("Location"))
 	}
 
 	// The record altered in Redis: its MAC no longer checks.
@@ -54,17 +57,17 @@ func TestFactorsInRedisFailClosed(t *testing.T) {
 	if err := rd.Do(context.Background(), rd.B().Hset().Key(key).FieldValue().FieldValue("r", `{"recovery":[]}`).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	r := h.browser().login("alice", testPasswords["alice"], "/")
-	if r.status != http.StatusForbidden {
-		t.Fatalf("a record whose MAC fails: %d, want 403", r.status)
+	r := h.browser().Login("alice", logintest.Passwords["alice"], "/")
+	if r.Status != http.StatusForbidden {
+		t.Fatalf("a record whose MAC fails: %d, want 403", r.Status)
 	}
-	if logs := h.logs.String(); !strings.Contains(logs, "auth refused") || !strings.Contains(logs, "MAC does not check") {
+	if logs := h.Logs.String(); !strings.Contains(logs, "auth refused") || !strings.Contains(logs, "MAC does not check") {
 		t.Fatalf("the refusal is not logged with auth and the cause:\n%s", logs)
 	}
 
 	srv.Stop()
-	r = h.browser().login("alice", testPasswords["alice"], "/")
-	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
-		t.Fatalf("Redis down: %d, Retry-After %q; want 503 with Retry-After", r.status, r.header.Get("Retry-After"))
+	r = h.browser().Login("alice", logintest.Passwords["alice"], "/")
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("Redis down: %d, Retry-After %q; want 503 with Retry-After", r.Status, r.Header.Get("Retry-After"))
 	}
 }

@@ -1,4 +1,4 @@
-package login
+package secondfactor
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
@@ -16,7 +17,12 @@ import (
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/ui"
+	"github.com/backupweb/backupweb/internal/userfile"
 )
+
+// maxFormBytes bounds a posted form: a code, two tokens, a next path
+// and a sealed enrolment fit many times over.
+const maxFormBytes = 64 << 10
 
 // Messages of the second-factor step.
 const (
@@ -37,56 +43,21 @@ const AttrSecondFactor = auth.AttrSecondFactor
 // the password alone while second_factor was off: it skipped the step a
 // user with a factor is now asked for. Once a reload turns the second
 // factor on, such a session of a user with a factor is refused at its
-// next request (factorAdmits), as a password-only session is under
+// next request (the sign-in's check of its sessions), as a password-only session is under
 // required.
 const AttrStepSkipped = "factor_step_skipped"
 
-// Factors returns the factors file's store, made whatever
-// second_factor says (a reload may turn it on); nil when the factors are
-// kept in a shared store.
-func (p *Provider) Factors() *factors.Store {
-	if p.files == nil {
-		return nil
+// logName bounds a user name for logs: whatever was typed, at most
+// userfile.MaxNameLen bytes of it, cut at a character boundary.
+func logName(name string) string {
+	if len(name) <= userfile.MaxNameLen {
+		return name
 	}
-	return p.files.FactorsFile()
-}
-
-// SetPasskeySlot sets what the second-factor page shows in its passkey
-// place, above the code form: f returns trusted markup for the request
-// and user (empty: nothing). Call it before serving.
-func (p *Provider) SetPasskeySlot(f func(r *http.Request, user string) template.HTML) {
-	p.passkeySlot = f
-}
-
-// factorAdmits reports whether a session still stands with the user's
-// factors as they are now: never for a user whose record is broken or
-// cannot be read; with required, only for a session made with a second
-// factor of a user who still has one; a session made with a second
-// factor ends when the user's factors are reset; never for a session
-// that skipped the step while it was off (AttrStepSkipped) of a user who
-// has a factor. With second_factor off, every session stands. It reads the user's
-// status only (userstate.Store.Status, in memory or the shared store's
-// client-side cache), never a factor record.
-func (p *Provider) factorAdmits(d session.Data) bool {
-	if !p.factorsOn() {
-		return true
+	cut := userfile.MaxNameLen
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
 	}
-	st, err := p.state.Status(context.Background(), d.Username)
-	if err != nil {
-		p.log.Error("auth: the store of second factors did not answer; the session is refused", "auth_type", Name, "user", d.Username, "err", err)
-		return false
-	}
-	used := d.Attrs[AttrSecondFactor] != ""
-	switch {
-	case st == factors.Broken:
-		return false
-	case !used && st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "":
-		return false
-	case p.secondFactor() == SecondFactorRequired:
-		return used && st == factors.Enrolled
-	default:
-		return !used || st == factors.Enrolled
-	}
+	return name[:cut]
 }
 
 // withNext returns path with ?next= when next is not the default.
@@ -97,37 +68,37 @@ func withNext(path, next string) string {
 	return path + "?next=" + url.QueryEscape(next)
 }
 
-// secondStep runs after a right password: for a user with a factor it
+// AfterPassword runs after a right password: for a user with a factor it
 // starts the pending state and sends the browser to the second-factor
 // step; with required, a user without one goes to the enrolment; a user
 // whose record cannot be used is refused. It reports whether it answered
 // (false: the password alone signs in).
-func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred string, v verdict, next string) bool {
-	if !p.factorsOn() {
+func (s *Step) AfterPassword(w http.ResponseWriter, r *http.Request, name, cred string, groups []string, email, next string) bool {
+	if !s.on() {
 		return false
 	}
-	_, st, err := p.factorsOf(r.Context(), name)
+	_, st, err := s.factorsOf(r.Context(), name)
 	path := SecondFactorPath
 	switch {
 	case err != nil:
 		// Never the password alone: 503 with Retry-After.
-		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, logName(name))
-		if rp, ok := p.replyTo(w, r, err, "auth: reading the second factors failed"); ok {
-			p.render(w, r, rp, name, next)
+		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, logName(name))
+		if rp, ok := s.pages.ReplyTo(w, r, err, "auth: reading the second factors failed"); ok {
+			s.pages.Login(w, r, rp, name, next)
 		}
 		return true
 	case st == factors.Broken:
-		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, logName(name))
-		p.render(w, r, refusal.FactorsUnusable.Reply(), name, next)
+		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, logName(name))
+		s.pages.Login(w, r, refusal.FactorsUnusable.Reply(), name, next)
 		return true
 	case st == factors.Enrolled:
-	case p.secondFactor() == SecondFactorRequired:
+	case s.mode() == Required:
 		path = EnrolPath
 	default:
 		return false
 	}
-	if err := p.beginPending(w, r, name, cred, v, st != factors.Enrolled); err != nil {
-		p.errs.Error(w, r, fmt.Errorf("starting the second-factor step: %w", err))
+	if err := s.beginPending(w, r, name, cred, groups, email, st != factors.Enrolled); err != nil {
+		s.errs.Error(w, r, fmt.Errorf("starting the second-factor step: %w", err))
 		return true
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -137,12 +108,12 @@ func (p *Provider) secondStep(w http.ResponseWriter, r *http.Request, name, cred
 
 // serveSecondFactor is GET on SecondFactorPath: the code form, for a
 // browser with a pending state; others go back to the sign-in page.
-func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
-	st, next, ok := p.pendingPage(w, r, SecondFactorPath)
+func (s *Step) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
+	st, next, ok := s.pendingPage(w, r, SecondFactorPath)
 	if !ok {
 		return
 	}
-	p.renderSecond(w, r, refusal.Reply{Status: http.StatusOK}, st.User, next)
+	s.renderSecond(w, r, refusal.Reply{Status: http.StatusOK}, st.User, next)
 }
 
 // pendingPage returns the pending state of a GET on a page of the second
@@ -151,23 +122,23 @@ func (p *Provider) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
 // the sign-in expired or was completed, on the sign-in page (401), rather
 // than shown a form that can only fail; one whose factors belong
 // elsewhere is sent there. ok false: it answered.
-func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
-	next = p.Guard.SafeNext(r.URL.Query().Get("next"))
-	st, ok = p.pendingOf(r)
+func (s *Step) pendingPage(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
+	next = s.guard.SafeNext(r.URL.Query().Get("next"))
+	st, ok = s.pendingOf(r)
 	if !ok {
-		p.startOver(w, r, next)
+		s.startOver(w, r, next)
 		return pending{}, "", false
 	}
-	spent, err := p.spent(r.Context(), spendPending, st.Nonce)
+	spent, err := s.spent(r.Context(), spendPending, st.Nonce)
 	if err != nil {
-		p.renderSecondError(w, r, fmt.Errorf("login: checking the second-factor step: %w", err), st.User, next)
+		s.renderSecondError(w, r, fmt.Errorf("login: checking the second-factor step: %w", err), st.User, next)
 		return pending{}, "", false
 	}
 	if spent {
-		p.pendingSpent(w, r, st.User, next)
+		s.pendingSpent(w, r, st.User, next)
 		return pending{}, "", false
 	}
-	if p.routeByStatus(w, r, st.User, next, here) {
+	if s.routeByStatus(w, r, st.User, next, here) {
 		return pending{}, "", false
 	}
 	return st, next, true
@@ -179,32 +150,32 @@ func (p *Provider) pendingPage(w http.ResponseWriter, r *http.Request, here stri
 // or when an enrolment is posted for a user who has a factor by now
 // (409).
 // It reports whether it answered.
-func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, next, here string) bool {
-	_, st, err := p.factorsOf(r.Context(), user)
+func (s *Step) routeByStatus(w http.ResponseWriter, r *http.Request, user, next, here string) bool {
+	_, st, err := s.factorsOf(r.Context(), user)
 	want := SecondFactorPath
 	switch {
 	case err != nil:
-		p.renderSecondError(w, r, err, user, next)
+		s.renderSecondError(w, r, err, user, next)
 		return true
 	case st == factors.Broken:
-		p.audit.Refused(r, Name, auth.ReasonFactorsBroken, user)
-		p.endPending(w, r)
-		p.render(w, r, refusal.FactorsUnusable.Reply(), user, next)
+		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, user)
+		s.endPending(w, r)
+		s.pages.Login(w, r, refusal.FactorsUnusable.Reply(), user, next)
 		return true
-	case st == factors.None && p.secondFactor() == SecondFactorRequired:
+	case st == factors.None && s.mode() == Required:
 		want = EnrolPath
 	case st == factors.None:
 		// The factor went away and none is required: sign in again with
 		// the password alone.
-		p.endPending(w, r)
-		p.startOver(w, r, next)
+		s.endPending(w, r)
+		s.startOver(w, r, next)
 		return true
 	case here == EnrolPath && r.Method == http.MethodPost:
 		// An enrolment posted after another of the user's finished:
 		// refused (409), as when both reach the factors file together.
-		p.audit.Refused(r, Name, auth.ReasonPendingExpired, user)
-		p.endPending(w, r)
-		p.render(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
+		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, user)
+		s.endPending(w, r)
+		s.pages.Login(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
 		return true
 	}
 	if want == here {
@@ -217,21 +188,21 @@ func (p *Provider) routeByStatus(w http.ResponseWriter, r *http.Request, user, n
 // pendingSpent refuses user's pending state that can no longer be used
 // (already spent, or the user or password changed since): the refusal is
 // logged, the state ends and the sign-in page says the step is over.
-func (p *Provider) pendingSpent(w http.ResponseWriter, r *http.Request, user, next string) {
-	p.audit.Refused(r, Name, auth.ReasonPendingExpired, user)
-	p.endPending(w, r)
-	p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
+func (s *Step) pendingSpent(w http.ResponseWriter, r *http.Request, user, next string) {
+	s.audit.Refused(r, s.name, auth.ReasonPendingExpired, user)
+	s.endPending(w, r)
+	s.pages.Login(w, r, refusal.SecondStepExpired.Reply(), "", next)
 }
 
 // startOver answers a request without a usable pending state: a browser
 // goes to the sign-in page, an API client gets 401.
-func (p *Provider) startOver(w http.ResponseWriter, r *http.Request, next string) {
+func (s *Step) startOver(w http.ResponseWriter, r *http.Request, next string) {
 	w.Header().Set("Cache-Control", "no-store")
-	if p.errs.WantsJSON(r) || r.Method != http.MethodGet {
-		p.render(w, r, refusal.SecondStepExpired.Reply(), "", next)
+	if s.errs.WantsJSON(r) || r.Method != http.MethodGet {
+		s.pages.Login(w, r, refusal.SecondStepExpired.Reply(), "", next)
 		return
 	}
-	sessionauth.SeeOther(w, p.Guard.LoginURLFor(next))
+	sessionauth.SeeOther(w, s.guard.LoginURLFor(next))
 }
 
 // serveSecondFactorPost is POST on SecondFactorPath. In order: the form
@@ -242,22 +213,22 @@ func (p *Provider) startOver(w http.ResponseWriter, r *http.Request, next string
 // as a failure), the single use of the pending state (401 when used);
 // then the session starts with a fresh id and the factor named, and the
 // browser goes to next.
-func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request) {
-	st, next, ok := p.pendingForm(w, r, SecondFactorPath)
+func (s *Step) serveSecondFactorPost(w http.ResponseWriter, r *http.Request) {
+	st, next, ok := s.pendingForm(w, r, SecondFactorPath)
 	if !ok {
 		return
 	}
-	code, ok := p.postedCode(w, r, st.User, next)
+	code, ok := s.postedCode(w, r, st.User, next)
 	if !ok {
 		return
 	}
-	v, ok := p.attempt(w, r, st.User, next, func(ctx context.Context) (codeVerdict, bool, error) {
-		return p.checkCode(ctx, st.User, code)
+	v, ok := s.attempt(w, r, st.User, next, func(ctx context.Context) (codeVerdict, bool, error) {
+		return s.checkCode(ctx, st.User, code)
 	})
 	if !ok {
 		return
 	}
-	p.complete(w, r, st, v, next, nil)
+	s.complete(w, r, st, v, next, nil)
 }
 
 // pendingForm reads the form posted to the second-factor step or the
@@ -267,26 +238,26 @@ func (p *Provider) serveSecondFactorPost(w http.ResponseWriter, r *http.Request)
 // when missing, expired, bound to another browser, or its user's password
 // changed), and where the user's factors say they belong (see
 // routeByStatus). ok false: it answered.
-func (p *Provider) pendingForm(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
-	if !p.parseForm(w, r) {
+func (s *Step) pendingForm(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
+	if !s.parseForm(w, r) {
 		return pending{}, "", false
 	}
-	next = p.Guard.SafeNext(r.PostForm.Get("next"))
-	st, ok = p.pendingOf(r)
-	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
-		p.audit.Refused(r, Name, auth.ReasonBadCSRF, st.User)
+	next = s.guard.SafeNext(r.PostForm.Get("next"))
+	st, ok = s.pendingOf(r)
+	if !s.guard.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		s.audit.Refused(r, s.name, auth.ReasonBadCSRF, st.User)
 		if ok && here == SecondFactorPath {
-			p.renderSecond(w, r, refusal.FormExpired.Reply(), st.User, next)
+			s.renderSecond(w, r, refusal.FormExpired.Reply(), st.User, next)
 		} else {
-			p.render(w, r, refusal.FormExpired.Reply(), "", next)
+			s.pages.Login(w, r, refusal.FormExpired.Reply(), "", next)
 		}
 		return pending{}, "", false
 	}
-	if !ok || !p.users.Load().admits(st.User, st.Cred) {
-		p.pendingSpent(w, r, st.User, next)
+	if !ok || !s.users.Admits(st.User, st.Cred) {
+		s.pendingSpent(w, r, st.User, next)
 		return pending{}, "", false
 	}
-	if p.routeByStatus(w, r, st.User, next, here) {
+	if s.routeByStatus(w, r, st.User, next, here) {
 		return pending{}, "", false
 	}
 	return st, next, true
@@ -294,11 +265,11 @@ func (p *Provider) pendingForm(w http.ResponseWriter, r *http.Request, here stri
 
 // postedCode returns the posted code, trimmed; an empty one is refused
 // (401) on the page it came from. ok false: it answered.
-func (p *Provider) postedCode(w http.ResponseWriter, r *http.Request, user, next string) (string, bool) {
+func (s *Step) postedCode(w http.ResponseWriter, r *http.Request, user, next string) (string, bool) {
 	code := strings.TrimSpace(r.PostForm.Get("code"))
 	if code == "" {
-		p.audit.Refused(r, Name, auth.ReasonMalformed, user)
-		p.renderAfterCode(w, r, refusal.CodeEmpty.Reply(), user, next)
+		s.audit.Refused(r, s.name, auth.ReasonMalformed, user)
+		s.renderAfterCode(w, r, refusal.CodeEmpty.Reply(), user, next)
 		return "", false
 	}
 	return code, true
@@ -313,26 +284,26 @@ func (p *Provider) postedCode(w http.ResponseWriter, r *http.Request, user, next
 // show, or answers and returns false), the user's failure count is
 // forgotten, the session started with a fresh id and the factor named,
 // and the browser sent to next, or shown the recovery codes.
-func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, v codeVerdict, next string, commit func() ([]string, bool)) {
-	fresh, err := p.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
+func (s *Step) complete(w http.ResponseWriter, r *http.Request, st pending, v codeVerdict, next string, commit func() ([]string, bool)) {
+	fresh, err := s.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
 	if err != nil {
-		p.renderSecondError(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err), st.User, next)
+		s.renderSecondError(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err), st.User, next)
 		return
 	}
 	if !fresh {
-		p.pendingSpent(w, r, st.User, next)
+		s.pendingSpent(w, r, st.User, next)
 		return
 	}
 	if v.spend != nil {
 		fresh, err := v.spend(r.Context())
 		if err != nil {
-			p.renderSecondError(w, r, err, st.User, next)
+			s.renderSecondError(w, r, err, st.User, next)
 			return
 		}
 		if !fresh {
-			p.audit.Refused(r, Name, auth.ReasonCodeUsed, st.User)
-			p.endPending(w, r)
-			p.render(w, r, refusal.CodeUsed.Reply(), "", next)
+			s.audit.Refused(r, s.name, auth.ReasonCodeUsed, st.User)
+			s.endPending(w, r)
+			s.pages.Login(w, r, refusal.CodeUsed.Reply(), "", next)
 			return
 		}
 	}
@@ -344,11 +315,11 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 			return
 		}
 	}
-	if !p.beginAfterFactor(w, r, st, factor) {
+	if !s.beginAfterFactor(w, r, st, factor) {
 		return
 	}
 	if commit != nil {
-		p.showRecovery(w, r, st.User, next, codes)
+		s.showRecovery(w, r, st.User, next, codes)
 		return
 	}
 	sessionauth.SeeOther(w, next)
@@ -356,65 +327,65 @@ func (p *Provider) complete(w http.ResponseWriter, r *http.Request, st pending, 
 
 // renderSecondError answers an error of the second-factor step by
 // refusal.ReplyTo (429 with Retry-After, 503...).
-func (p *Provider) renderSecondError(w http.ResponseWriter, r *http.Request, err error, user, next string) {
-	if rp, ok := p.replyTo(w, r, err, "auth: second factor failed with an error"); ok {
-		p.renderAfterCode(w, r, rp, user, next)
+func (s *Step) renderSecondError(w http.ResponseWriter, r *http.Request, err error, user, next string) {
+	if rp, ok := s.pages.ReplyTo(w, r, err, "auth: second factor failed with an error"); ok {
+		s.renderAfterCode(w, r, rp, user, next)
 	}
 }
 
 // renderSecond writes the second-factor page (JSON for a refusal to an
 // API client, by the one refusal rule).
-func (p *Provider) renderSecond(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, next string) {
-	if rp.Status >= http.StatusBadRequest && p.errs.WantsJSON(r) {
-		p.errs.Send(w, r, rp)
+func (s *Step) renderSecond(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, next string) {
+	if rp.Status >= http.StatusBadRequest && s.errs.WantsJSON(r) {
+		s.errs.Send(w, r, rp)
 		return
 	}
-	rec, _, _ := p.factorsOf(r.Context(), user)
-	page := ui.SecondFactorPage{StepForm: p.stepForm(w, r, msgSecondTitle, SecondFactorPath, user, next, rp), HasTOTP: rec != nil && rec.TOTP != nil}
+	rec, _, _ := s.factorsOf(r.Context(), user)
+	page := ui.SecondFactorPage{StepForm: s.stepForm(w, r, msgSecondTitle, SecondFactorPath, user, next, rp), HasTOTP: rec != nil && rec.TOTP != nil}
 	if page.Next == "/" {
 		page.Next = ""
 	}
-	if p.passkeySlot != nil {
-		page.Passkey = p.passkeySlot(r, user)
+	if s.passkeySlot != nil {
+		page.Passkey = s.passkeySlot(r, user)
 	}
-	p.renderStep(w, r, rp.Status, "secondfactor", "the second-factor page", page.Passkey, page)
+	s.renderStep(w, r, rp.Status, "secondfactor", "the second-factor page", page.Passkey, page)
 }
 
 // stepForm is what the second-factor and enrolment pages share, for user
 // on the page at path, with rp's message.
-func (p *Provider) stepForm(w http.ResponseWriter, r *http.Request, title, path, user, next string, rp refusal.Reply) ui.StepForm {
+func (s *Step) stepForm(w http.ResponseWriter, r *http.Request, title, path, user, next string, rp refusal.Reply) ui.StepForm {
 	return ui.StepForm{
 		Brand: ui.BrandOf(r.Context()), Title: title, Action: withNext(path, next),
-		CSRFToken: p.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
-		StartOver: p.Guard.LoginURLFor(next),
+		CSRFToken: s.guard.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
+		StartOver: s.guard.LoginURLFor(next),
 	}
 }
 
 // renderStep writes the page name of the second step with data, never
 // cached, allowing the passkey script when passkey shows; a failure is
 // logged as one of rendering what.
-func (p *Provider) renderStep(w http.ResponseWriter, r *http.Request, status int, name, what string, passkey template.HTML, data any) {
+func (s *Step) renderStep(w http.ResponseWriter, r *http.Request, status int, name, what string, passkey template.HTML, data any) {
 	w.Header().Set("Cache-Control", "no-store")
 	if passkey != "" {
 		ui.AllowScript(w.Header())
 	}
 	if err := ui.Render(w, status, name, data); err != nil {
-		p.log.ErrorContext(r.Context(), "auth: rendering "+what, "auth_type", Name, "err", err)
+		s.log.ErrorContext(r.Context(), "auth: rendering "+what, "auth_type", s.name, "err", err)
 	}
 }
 
 // parseForm reads a posted form of bounded size, answering 413 or 400
 // when it cannot. It reports whether the form was read.
-func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
+func (s *Step) parseForm(w http.ResponseWriter, r *http.Request) bool {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		w.Header().Set("Cache-Control", "no-store")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			p.errs.Refuse(w, r, refusal.FormTooLarge)
+			s.errs.Refuse(w, r, refusal.FormTooLarge)
 			return false
 		}
-		p.errs.Refuse(w, r, refusal.BadForm)
+		s.errs.Refuse(w, r, refusal.BadForm)
 		return false
 	}
 	return true
@@ -425,21 +396,21 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 // of the name or device are forgotten, the session starts with a new id
 // and names its factor, the pending state ends, the device cookie is
 // issued and the sign-in logged. false: an error was answered.
-func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
-	p.forgetFailures(r, p.limitsFor(r, st.User))
+func (s *Step) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
+	s.attempts.Forget(r, st.User)
 	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
 	if st.At != 0 {
 		d.Attrs[AttrReauth] = strconv.FormatInt(st.At, 10)
 	}
-	if p.dir != nil {
-		directoryAttrs(d.Attrs, st.Groups, st.Email)
+	if s.dirAttrs != nil {
+		s.dirAttrs(d.Attrs, st.Groups, st.Email)
 	}
-	if err := p.Guard.Begin(w, r, d); err != nil {
-		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+	if err := s.guard.Begin(w, r, d); err != nil {
+		s.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return false
 	}
-	p.endPending(w, r)
-	p.issueDevice(w, r, st.User)
-	p.audit.SignedIn(r, Name, st.User)
+	s.endPending(w, r)
+	s.devices.Issue(w, r, st.User)
+	s.audit.SignedIn(r, s.name, st.User)
 	return true
 }
