@@ -153,7 +153,18 @@ func (c *SharedCache) Get(ctx context.Context, name string) ([]byte, error) {
 			return nil, err
 		}
 		if got {
-			return nil, autocert.ErrCacheMiss
+			// Another instance may have stored the name between the
+			// read above and this lock (and released its lock): read
+			// again, so that it is not ordered twice.
+			data, err := c.get(ctx, name)
+			if err != nil || data == nil || c.due(name, data) {
+				if err != nil {
+					c.release(ctx, name)
+				}
+				return nil, cmpErr(err, autocert.ErrCacheMiss)
+			}
+			c.release(ctx, name)
+			return data, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -186,6 +197,12 @@ func (c *SharedCache) Put(ctx context.Context, name string, data []byte) error {
 		c.log.Error("acme: cannot store in the shared store", "name", name, "err", err)
 		return fmt.Errorf("acme: store %q: %w", name, err)
 	}
+	c.release(ctx, name)
+	return nil
+}
+
+// release gives the name's lock back when this instance holds it.
+func (c *SharedCache) release(ctx context.Context, name string) {
 	c.mu.Lock()
 	token, ok := c.held[name]
 	delete(c.held, name)
@@ -195,7 +212,14 @@ func (c *SharedCache) Put(ctx context.Context, name string, data []byte) error {
 			c.log.Warn("acme: cannot release the lock (it runs out by itself)", "name", name, "err", err)
 		}
 	}
-	return nil
+}
+
+// cmpErr returns err, or def when err is nil.
+func cmpErr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
 }
 
 // Delete removes the record of name.

@@ -301,3 +301,45 @@ func TestSharedCacheReseal(t *testing.T) {
 		t.Errorf("second pass: %+v %v", counts, err)
 	}
 }
+
+// lockHook is a store that runs before once, just before the first lock
+// is asked for.
+type lockHook struct {
+	*memStore
+	once   sync.Once
+	before func()
+}
+
+func (h *lockHook) ACMELock(ctx context.Context, name, token string, ttl time.Duration) (bool, error) {
+	h.once.Do(h.before)
+	return h.memStore.ACMELock(ctx, name, token, ttl)
+}
+
+// TestSharedCacheStoredBeforeTheLock: an instance that read a due
+// certificate, while another stores the renewed one and gives its lock
+// back before this one asks for it, reads the renewed certificate rather
+// than ordering it a second time.
+func TestSharedCacheStoredBeforeTheLock(t *testing.T) {
+	st := newMemStore()
+	ca := certtest.NewCA(t)
+	renewed := certRecord(t, ca, time.Now().Add(90*24*time.Hour))
+	a := newCache(t, st, keyA, nil)
+	ctx := context.Background()
+	h := &lockHook{memStore: st}
+	b := newCache(t, h, keyA, nil)
+	if err := a.Put(ctx, "backups.example.com", certRecord(t, ca, time.Now().Add(10*24*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	h.before = func() {
+		if err := a.Put(ctx, "backups.example.com", renewed); err != nil {
+			t.Error(err)
+		}
+	}
+	d, err := b.Get(ctx, "backups.example.com")
+	if err != nil || !bytes.Equal(d, renewed) {
+		t.Fatalf("got %d bytes, %v; want the renewed certificate", len(d), err)
+	}
+	if st.held("backups.example.com") {
+		t.Error("the lock is still held after the renewed certificate was read")
+	}
+}
