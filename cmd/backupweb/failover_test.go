@@ -102,8 +102,12 @@ func (l *failoverLoad) finish(t *testing.T) {
 }
 
 // haInstances starts two instances of flask-login for alice on the
-// Redis reached by redisKeys (the [redis] lines that name it).
+// Redis reached by redisKeys (the [redis] lines that name it; a replica
+// wait of half a second unless they set one).
 func haInstances(t *testing.T, redisKeys string) (a, b *instance) {
+	if !strings.Contains(redisKeys, "replica_timeout") {
+		redisKeys += "\nreplica_timeout = 500ms"
+	}
 	dir := t.TempDir()
 	users := addUsers(t, dir, "alice")
 	conf := fmt.Sprintf(`[server]
@@ -114,7 +118,6 @@ access_log = false
 [redis]
 url = redis://127.0.0.1/0
 %s
-replica_timeout = 500ms
 prefix = failover:
 [backups]
 dir = %s
@@ -225,7 +228,8 @@ func TestFailoverThroughInstancesClusterKill(t *testing.T) {
 // them), 200 signed-in requests none.
 func TestWaitOnlySignedInWrites(t *testing.T) {
 	h := redistest.StartSentinel(t, redistest.Options{}, 1, 1)
-	a, _ := haInstances(t, fmt.Sprintf("sentinel_addresses = %s\nsentinel_master = %s", strings.Join(h.Addrs(), ", "), redistest.MasterName))
+	// Room for a busy machine: each write here must be confirmed.
+	a, _ := haInstances(t, fmt.Sprintf("sentinel_addresses = %s\nsentinel_master = %s\nreplica_timeout = 10s\ncommand_timeout = 15s", strings.Join(h.Addrs(), ", "), redistest.MasterName))
 	master := h.Master()
 	before := master.Calls("wait")
 	sid, code := signIn(t, a.url, "alice", "pw-alice")

@@ -24,7 +24,11 @@ import (
 // The WAITs are counted by the master itself (INFO commandstats).
 func TestWaitOnlyOnListedWrites(t *testing.T) {
 	h := redistest.StartSentinel(t, redistest.Options{}, 1, 1)
-	c := open(t, h.Config(), slog.New(slog.DiscardHandler))
+	cfg := h.Config()
+	// Every listed write must be confirmed here: room for a busy machine,
+	// where the kit's half second is meant for failovers.
+	cfg.ReplicaTimeout, cfg.CommandTimeout = 10*time.Second, 15*time.Second
+	c := open(t, cfg, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	master := h.Master()
 	st := c.SessionStore().(*Store)
