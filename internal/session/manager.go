@@ -106,10 +106,11 @@ const DefaultMaxPerUser = 20
 // caller's decision.
 type Manager struct {
 	store      Store
-	toucher    Toucher      // store as Toucher, nil when it lacks the ability
-	gens       Generations  // store as Generations, nil when it lacks the ability
-	index      Indexer      // store as Indexer, nil when it lacks the ability
-	shared     sharedFinder // store when it is a *FileStore or *MemoryStore, else nil
+	toucher    Toucher        // store as Toucher, nil when it lacks the ability
+	gens       Generations    // store as Generations, nil when it lacks the ability
+	index      Indexer        // store as Indexer, nil when it lacks the ability
+	shared     sharedFinder   // store when it is a *FileStore or *MemoryStore, else nil
+	verified   *verifiedCache // record versions that checked, when shared is nil
 	cookie     string
 	formCookie string
 	idle       time.Duration
@@ -188,6 +189,8 @@ func NewManager(o Options) (*Manager, error) {
 		m.shared = s
 	case *MemoryStore:
 		m.shared = s
+	default:
+		m.verified = new(verifiedCache)
 	}
 	for _, name := range []string{m.cookie, m.formCookie} {
 		if !validCookieName(name) {

@@ -27,12 +27,14 @@ const recordMACPrefix = "record/v1\x00"
 // it is kept under. A writer of the store can still delete a record (which
 // is a logout) but cannot make, move or extend one.
 //
-// The manager checks the MAC at every read from another package's store
-// (Redis). The package's own stores (FileStore, MemoryStore) hold their
-// records in memory, changed only by this package's code, and read their
-// files at start only: there a record's MAC is checked once per version
-// of the record (table.markIntact), at its first read after it was
-// loaded, put or touched.
+// The manager checks a record's MAC once per version of the record. A
+// record read from another package's store (Redis) is compared, byte for
+// byte, with the last version that checked under its store key
+// (verified.go). The package's own stores (FileStore, MemoryStore) hold
+// their records in memory, changed only by this package's code, and read
+// their files at start only: there a record is marked when its MAC checks
+// (table.markIntact), and checked again after it was loaded, put or
+// touched.
 //
 // Times enter the MAC at millisecond precision: the Redis store keeps the
 // activity and the deadline in milliseconds, and the record must check the
@@ -69,15 +71,29 @@ func (m *Manager) verifyRecord(key string, rec *Record) *keyset {
 	bp := macBufs.Get().(*[]byte)
 	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
 	var found *keyset
-	for _, ks := range []*keyset{m.keyset, m.prev} {
-		if ks != nil && ks.macMatches(b, rec.MAC) {
-			found = ks
-			break
+	if m.verified != nil {
+		found = m.verified.lookup(key, b, rec.MAC)
+	}
+	if found == nil {
+		found = m.checkMAC(b, rec.MAC)
+		if found != nil && m.verified != nil {
+			m.verified.add(key, b, rec.MAC, found)
 		}
 	}
 	*bp = b[:0]
 	macBufs.Put(bp)
 	return found
+}
+
+// checkMAC returns the keyset under whose key mac is the record MAC of
+// the encoding b: the current key's, else the previous key's, else nil.
+func (m *Manager) checkMAC(b, mac []byte) *keyset {
+	for _, ks := range []*keyset{m.keyset, m.prev} {
+		if ks != nil && ks.macMatches(b, mac) {
+			return ks
+		}
+	}
+	return nil
 }
 
 // macMatches reports whether mac is the record MAC of the encoding b

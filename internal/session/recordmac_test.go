@@ -73,6 +73,9 @@ func TestStoredRecordsAreAuthenticated(t *testing.T) {
 	}
 	stores := map[string]func(t *testing.T, clock *fakeClock) Store{
 		"memory": func(_ *testing.T, clock *fakeClock) Store { return NewMemoryStore(clock.Now) },
+		// Checked once per version (verifiedCache), as Redis is: bob's
+		// record is read, and so known, before it is changed.
+		"remote": func(_ *testing.T, clock *fakeClock) Store { return &remoteStore{NewMemoryStore(clock.Now)} },
 		"file": func(t *testing.T, clock *fakeClock) Store {
 			fs, err := OpenFileStore(t.TempDir(), clock.Now)
 			if err != nil {
