@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/refusal"
 )
 
@@ -45,8 +46,10 @@ type User struct {
 	// Type is the authentication type that admitted the user.
 	Type string
 	// Attrs holds facts some types know (for oauth: "email", "name",
-	// "provider"). Nil for types that know nothing more.
-	Attrs map[string]string
+	// "provider"); empty for types that know nothing more. It cannot be
+	// changed in place: a session's attributes are its stored,
+	// authenticated ones, shared with every handler without a copy.
+	Attrs attrs.Map
 	// Groups are the user's groups, sorted and without repeats: from the
 	// groups file for basic and flask-login, from the identity provider
 	// (organisations, teams, groups claim) for oauth. Nil when the user
@@ -94,8 +97,8 @@ func (u User) CSRFToken() string {
 // service's get_current_user(): at
 // least "username" and "auth_type", then the attributes.
 func (u User) Record() map[string]string {
-	m := make(map[string]string, len(u.Attrs)+2)
-	for k, v := range u.Attrs {
+	m := make(map[string]string, u.Attrs.Len()+2)
+	for k, v := range u.Attrs.All() {
 		m[k] = v
 	}
 	m["username"] = u.Name

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,9 +189,9 @@ func (s *Store) forget(keys ...string) {
 	}
 }
 
-// cloneRecord returns a copy of r that shares no map or slice with it.
+// cloneRecord returns a copy of r that shares no slice with it (its
+// attributes cannot be changed in place: they are shared).
 func cloneRecord(r session.Record) session.Record {
-	r.Attrs = maps.Clone(r.Attrs)
 	r.CSRF = bytes.Clone(r.CSRF)
 	return r
 }

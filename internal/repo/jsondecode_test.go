@@ -25,6 +25,7 @@ var ownJSON = map[string]string{
 	"internal/auth/login/pending.go":    "the second-factor step's pending state, sealed with the secret key: read only once its seal opens",
 	"internal/auth/oauth/flow.go":       "the sign-in in progress, sealed with the secret key: read only once its seal opens",
 	"internal/factors/parse.go":         "the factors file, written by backupweb (sealed secrets, hashed codes, passkeys)",
+	"internal/attrs/attrs.go":           "a session's attributes inside a session record backupweb wrote, whose MAC is checked after decoding",
 	"internal/passkey/ceremony.go":      "a passkey ceremony kept by backupweb in a session record, whose MAC is checked first",
 	"internal/passkey/factors.go":       "a passkey's credential record, written by backupweb when the passkey was registered",
 	"internal/redisstore/sessions.go":   "session records backupweb wrote to Redis, whose MAC is checked after decoding",

@@ -416,7 +416,7 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 	csrf := make([]byte, csrfSecretLen)
 	rand.Read(csrf)
 	now := m.now()
-	rec := Record{Data: d.clone(), Created: now, LastSeen: now, CSRF: csrf, Expires: m.deadline(now, now)}
+	rec := Record{Data: d, Created: now, LastSeen: now, CSRF: csrf, Expires: m.deadline(now, now)}
 	rec.Type = m.typ
 	if m.gens != nil {
 		// A revocation of the user between this read and the commit

@@ -3,7 +3,6 @@ package session
 import (
 	"crypto/hmac"
 	"encoding/binary"
-	"slices"
 	"sync"
 	"time"
 )
@@ -114,16 +113,12 @@ func appendRecord(b []byte, key string, rec *Record) []byte {
 	b = appendField(b, rec.Username)
 	b = appendField(b, rec.Type)
 	b = appendField(b, rec.Cred)
-	b = binary.AppendUvarint(b, uint64(len(rec.Attrs)))
-	if len(rec.Attrs) > 0 {
-		names := make([]string, 0, len(rec.Attrs))
-		for k := range rec.Attrs {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		for _, k := range names {
+	b = binary.AppendUvarint(b, uint64(rec.Attrs.Len()))
+	if rec.Attrs.Len() > 0 {
+		var room [8]string // a session's attributes fit: no allocation
+		for _, k := range rec.Attrs.AppendNames(room[:0]) {
 			b = appendField(b, k)
-			b = appendField(b, rec.Attrs[k])
+			b = appendField(b, rec.Attrs.Get(k))
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(rec.CSRF)))

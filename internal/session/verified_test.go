@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/attrs"
 )
 
 // remoteStore is a store of another package as the manager sees it (a
@@ -25,7 +27,7 @@ func TestVerifiedOncePerVersion(t *testing.T) {
 	if m.verified == nil || m.shared != nil {
 		t.Fatal("the manager does not check a remote store's records once per version")
 	}
-	bob, bobCookie := startAs(t, m, Data{Username: "bob", Attrs: map[string]string{"email": "bob@example.org"}})
+	bob, bobCookie := startAs(t, m, Data{Username: "bob", Attrs: attrs.Of(map[string]string{"email": "bob@example.org"})})
 	for range 3 {
 		if got, ok := load(t, m, bobCookie); !ok || got.Username != "bob" {
 			t.Fatalf("bob's session refused: %v %v", got, ok)
@@ -43,7 +45,7 @@ func TestVerifiedOncePerVersion(t *testing.T) {
 	// refused by the full check.
 	changed := map[string]func(r *Record){
 		"user":       func(r *Record) { r.Username = "admin" },
-		"attribute":  func(r *Record) { r.Attrs = map[string]string{"email": "admin@example.org"} },
+		"attribute":  func(r *Record) { r.Attrs = attrs.Of(map[string]string{"email": "admin@example.org"}) },
 		"deadline":   func(r *Record) { r.Expires = r.Expires.Add(time.Hour) },
 		"CSRF":       func(r *Record) { r.CSRF = append([]byte{'x'}, r.CSRF[1:]...) },
 		"generation": func(r *Record) { r.Gen++ },

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
@@ -442,7 +443,7 @@ func (p *Provider) refusePasskey(w http.ResponseWriter, r *http.Request, v passk
 // completePasskey starts the full session of user after a passkey
 // completed their sign-in, and answers {"next": next}.
 func (p *Provider) completePasskey(w http.ResponseWriter, r *http.Request, user, cred, next string) {
-	d := session.Data{Username: user, Cred: cred, Attrs: map[string]string{AttrSecondFactor: SecondFactorPasskey}}
+	d := session.Data{Username: user, Cred: cred, Attrs: attrs.Map{}.With(AttrSecondFactor, SecondFactorPasskey)}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return

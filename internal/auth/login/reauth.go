@@ -3,7 +3,6 @@ package login
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -37,7 +36,7 @@ const msgReauthTitle = "Confirm your password"
 // RecentPassword reports whether u, signed in with a session, gave their
 // password again within ReauthWindow (see ReauthPath).
 func (p *Provider) RecentPassword(u auth.User) bool {
-	sec, err := strconv.ParseInt(u.Attrs[AttrReauth], 10, 64)
+	sec, err := strconv.ParseInt(u.Attrs.Get(AttrReauth), 10, 64)
 	if err != nil {
 		return false
 	}
@@ -121,11 +120,7 @@ func (p *Provider) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.forgetFailures(r, limits)
-	d := session.Data{Username: s.Username, Cred: s.Cred, Attrs: maps.Clone(s.Attrs)}
-	if d.Attrs == nil {
-		d.Attrs = map[string]string{}
-	}
-	d.Attrs[AttrReauth] = strconv.FormatInt(p.now().Unix(), 10)
+	d := session.Data{Username: s.Username, Cred: s.Cred, Attrs: s.Attrs.With(AttrReauth, strconv.FormatInt(p.now().Unix(), 10))}
 	if _, err := p.Manager().Restart(w, r, s, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("login: recording the password given again: %w", err))
 		return

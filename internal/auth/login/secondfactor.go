@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
@@ -76,11 +77,11 @@ func (p *Provider) factorAdmits(d session.Data) bool {
 		p.log.Error("auth: the store of second factors did not answer; the session is refused", "auth_type", Name, "user", d.Username, "err", err)
 		return false
 	}
-	used := d.Attrs[AttrSecondFactor] != ""
+	used := d.Attrs.Get(AttrSecondFactor) != ""
 	switch {
 	case st == factors.Broken:
 		return false
-	case !used && st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "":
+	case !used && st == factors.Enrolled && d.Attrs.Get(AttrStepSkipped) != "":
 		return false
 	case p.secondFactor() == SecondFactorRequired:
 		return used && st == factors.Enrolled
@@ -427,13 +428,14 @@ func (p *Provider) parseForm(w http.ResponseWriter, r *http.Request) bool {
 // issued and the sign-in logged. false: an error was answered.
 func (p *Provider) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
 	p.forgetFailures(r, p.limitsFor(r, st.User))
-	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
+	facts := map[string]string{AttrSecondFactor: factor}
 	if st.At != 0 {
-		d.Attrs[AttrReauth] = strconv.FormatInt(st.At, 10)
+		facts[AttrReauth] = strconv.FormatInt(st.At, 10)
 	}
 	if p.dir != nil {
-		directoryAttrs(d.Attrs, st.Groups, st.Email)
+		directoryAttrs(facts, st.Groups, st.Email)
 	}
+	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: attrs.Of(facts)}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return false
