@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -100,4 +101,24 @@ func TestVerifiedCacheBounded(t *testing.T) {
 // encodingOf is the encoding whose MAC rec carries under key.
 func encodingOf(key string, rec *Record) []byte {
 	return appendRecord([]byte(recordMACPrefix), key, rec)
+}
+
+func TestEqualWords(t *testing.T) {
+	base := []byte("0123456789abcdefghijklmnopqrstuvwxyz")
+	for n := range len(base) + 1 {
+		a := base[:n]
+		if !equalWords(a, bytes.Clone(a)) {
+			t.Fatalf("%q: not equal to itself", a)
+		}
+		for i := range n {
+			b := bytes.Clone(a)
+			b[i] ^= 0x80
+			if equalWords(a, b) {
+				t.Fatalf("%q and %q: equal", a, b)
+			}
+		}
+		if n < len(base) && equalWords(a, base[:n+1]) {
+			t.Fatalf("lengths %d and %d: equal", n, n+1)
+		}
+	}
 }
