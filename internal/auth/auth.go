@@ -70,16 +70,38 @@ type User struct {
 	// limit. Not part of Record.
 	Scope Scope
 	// csrf computes the token state-changing requests of this user's
-	// session must carry (logout). Nil for types without sessions. It is a
-	// function so the token (an HMAC, masked afresh) is only computed for
+	// session must carry (logout). Nil for types without sessions. It is
+	// asked so the token (an HMAC, masked afresh) is only computed for
 	// the pages that show a logout button, not on every request.
-	csrf func() string
+	csrf CSRFSource
 }
+
+// CSRFSource computes the CSRF token of a session when a page needs it
+// (a session's own value, such as *session.Session: no allocation to
+// hand it over).
+type CSRFSource interface {
+	CSRFToken() string
+}
+
+// csrfFunc is a function as a CSRFSource.
+type csrfFunc func() string
+
+func (f csrfFunc) CSRFToken() string { return f() }
 
 // WithCSRF returns a copy of u whose session's CSRF token is computed by
 // token when a page needs it.
 func (u User) WithCSRF(token func() string) User {
-	u.csrf = token
+	if token == nil {
+		u.csrf = nil
+		return u
+	}
+	return u.WithCSRFSource(csrfFunc(token))
+}
+
+// WithCSRFSource returns a copy of u whose session's CSRF token is
+// computed by src when a page needs it.
+func (u User) WithCSRFSource(src CSRFSource) User {
+	u.csrf = src
 	return u
 }
 
@@ -90,7 +112,7 @@ func (u User) CSRFToken() string {
 	if u.csrf == nil {
 		return ""
 	}
-	return u.csrf()
+	return u.csrf.CSRFToken()
 }
 
 // Record returns the user as the current-user mapping of the Flask-era

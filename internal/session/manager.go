@@ -139,7 +139,8 @@ type Session struct {
 	expires time.Time
 	csrf    []byte
 	key     string
-	ks      *keyset // the key the stored record verified under
+	ks      *keyset  // the key the stored record verified under
+	m       *Manager // the manager that made or loaded it (CSRFToken)
 }
 
 // Expires returns when the session ends if no further request comes: the
@@ -354,7 +355,7 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 			m.log.Warn("session: recording activity failed", "err", err)
 		}
 	}
-	s := newSession(key, rec)
+	s := m.newSession(key, rec)
 	s.ks = ks
 	return s, true, nil
 }
@@ -444,7 +445,7 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 		m.obs.SessionStarted(m.typ)
 	}
 	m.SetCookie(w, r, m.cookie, encodeID(id), 0)
-	return newSession(key, rec), nil
+	return m.newSession(key, rec), nil
 }
 
 // Destroy revokes the session named by r's cookie, if any, and clears the
@@ -551,8 +552,8 @@ func (m *Manager) deadline(created, lastSeen time.Time) time.Time {
 }
 
 // newSession builds the caller's view of rec, which the caller owns.
-func newSession(key string, rec Record) *Session {
-	return &Session{Data: rec.Data, Created: rec.Created, LastSeen: rec.LastSeen, expires: rec.Expires, csrf: rec.CSRF, key: key}
+func (m *Manager) newSession(key string, rec Record) *Session {
+	return &Session{Data: rec.Data, Created: rec.Created, LastSeen: rec.LastSeen, expires: rec.Expires, csrf: rec.CSRF, key: key, m: m}
 }
 
 // intact returns the keyset under which rec, found under key, carries its

@@ -35,5 +35,5 @@ func (m *Manager) Restart(w http.ResponseWriter, r *http.Request, s *Session, d 
 		return nil, fmt.Errorf("session: restart: %w", err)
 	}
 	m.SetCookie(w, r, m.cookie, encodeID(id), 0)
-	return newSession(key, rec), nil
+	return m.newSession(key, rec), nil
 }
