@@ -584,3 +584,21 @@ func sessionLoads(t *testing.T, m *session.Manager, c *http.Cookie) bool {
 	}
 	return ok
 }
+
+// TestKeyParts: a key is the prefix and its parts joined by colons,
+// whatever their number.
+func TestKeyParts(t *testing.T) {
+	c := &Client{prefix: "bw:"}
+	for _, tc := range []struct {
+		parts []string
+		want  string
+	}{
+		{[]string{"s"}, "bw:s"},
+		{[]string{"s", "KEY"}, "bw:s:KEY"},
+		{[]string{"mark", "basic-known", "ID"}, "bw:mark:basic-known:ID"},
+	} {
+		if got := c.key(tc.parts...); got != tc.want {
+			t.Errorf("key(%q) = %q, want %q", tc.parts, got, tc.want)
+		}
+	}
+}
