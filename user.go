@@ -65,7 +65,7 @@ func FromContext(ctx context.Context) (User, bool) {
 	return User{
 		Username: u.Name,
 		Type:     u.Type,
-		Email:    u.Attrs["email"],
+		Email:    u.Attrs.Get("email"),
 		Groups:   slices.Clone(u.Groups),
 		record:   u.Record(),
 	}, true

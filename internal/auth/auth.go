@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/refusal"
 )
 
@@ -45,8 +46,10 @@ type User struct {
 	// Type is the authentication type that admitted the user.
 	Type string
 	// Attrs holds facts some types know (for oauth: "email", "name",
-	// "provider"). Nil for types that know nothing more.
-	Attrs map[string]string
+	// "provider"); empty for types that know nothing more. It cannot be
+	// changed in place: a session's attributes are its stored,
+	// authenticated ones, shared with every handler without a copy.
+	Attrs attrs.Map
 	// Groups are the user's groups, sorted and without repeats: from the
 	// groups file for basic and flask-login, from the identity provider
 	// (organisations, teams, groups claim) for oauth. Nil when the user
@@ -67,16 +70,38 @@ type User struct {
 	// limit. Not part of Record.
 	Scope Scope
 	// csrf computes the token state-changing requests of this user's
-	// session must carry (logout). Nil for types without sessions. It is a
-	// function so the token (an HMAC, masked afresh) is only computed for
+	// session must carry (logout). Nil for types without sessions. It is
+	// asked so the token (an HMAC, masked afresh) is only computed for
 	// the pages that show a logout button, not on every request.
-	csrf func() string
+	csrf CSRFSource
 }
+
+// CSRFSource computes the CSRF token of a session when a page needs it
+// (a session's own value, such as *session.Session: no allocation to
+// hand it over).
+type CSRFSource interface {
+	CSRFToken() string
+}
+
+// csrfFunc is a function as a CSRFSource.
+type csrfFunc func() string
+
+func (f csrfFunc) CSRFToken() string { return f() }
 
 // WithCSRF returns a copy of u whose session's CSRF token is computed by
 // token when a page needs it.
 func (u User) WithCSRF(token func() string) User {
-	u.csrf = token
+	if token == nil {
+		u.csrf = nil
+		return u
+	}
+	return u.WithCSRFSource(csrfFunc(token))
+}
+
+// WithCSRFSource returns a copy of u whose session's CSRF token is
+// computed by src when a page needs it.
+func (u User) WithCSRFSource(src CSRFSource) User {
+	u.csrf = src
 	return u
 }
 
@@ -87,15 +112,15 @@ func (u User) CSRFToken() string {
 	if u.csrf == nil {
 		return ""
 	}
-	return u.csrf()
+	return u.csrf.CSRFToken()
 }
 
 // Record returns the user as the current-user mapping of the Flask-era
 // service's get_current_user(): at
 // least "username" and "auth_type", then the attributes.
 func (u User) Record() map[string]string {
-	m := make(map[string]string, len(u.Attrs)+2)
-	for k, v := range u.Attrs {
+	m := make(map[string]string, u.Attrs.Len()+2)
+	for k, v := range u.Attrs.All() {
 		m[k] = v
 	}
 	m["username"] = u.Name

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/password"
 	"github.com/backupweb/backupweb/internal/refusal"
 )
@@ -120,7 +121,7 @@ func TestWantsHTML(t *testing.T) {
 }
 
 func TestRecord(t *testing.T) {
-	u := User{Name: "a@example.com", Type: "oauth", Attrs: map[string]string{"provider": "google", "username": "spoof"}}.WithCSRF(func() string { return "t" })
+	u := User{Name: "a@example.com", Type: "oauth", Attrs: attrs.Of(map[string]string{"provider": "google", "username": "spoof"})}.WithCSRF(func() string { return "t" })
 	rec := u.Record()
 	if rec["username"] != "a@example.com" || rec["auth_type"] != "oauth" || rec["provider"] != "google" {
 		t.Fatalf("record = %v", rec)

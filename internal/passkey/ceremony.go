@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/once"
 	"github.com/backupweb/backupweb/internal/session"
 )
@@ -142,7 +143,7 @@ func (cs *Ceremonies) put(ctx context.Context, c ceremony) (string, error) {
 	now := cs.now()
 	key := cs.storeKey(id)
 	rec := session.Record{
-		Data:    session.Data{Username: ceremonyUser, Type: attrKey, Attrs: map[string]string{attrKey: string(body)}},
+		Data:    session.Data{Username: ceremonyUser, Type: attrKey, Attrs: attrs.Of(map[string]string{attrKey: string(body)})},
 		Created: now, LastSeen: now, Expires: now.Add(CeremonyTTL),
 		CSRF: []byte{0},
 	}
@@ -183,7 +184,7 @@ func (cs *Ceremonies) take(ctx context.Context, id string) (c ceremony, ok bool,
 	if !fresh || !hmac.Equal(rec.MAC, macUnder(k, key, rec)) || !cs.now().Before(rec.Expires) || rec.Username != ceremonyUser {
 		return ceremony{}, false, nil
 	}
-	if err := json.Unmarshal([]byte(rec.Attrs[attrKey]), &c); err != nil {
+	if err := json.Unmarshal([]byte(rec.Attrs.Get(attrKey)), &c); err != nil {
 		return ceremony{}, false, nil
 	}
 	return c, true, nil
@@ -209,6 +210,6 @@ func (cs *Ceremonies) mac(key string, rec session.Record) []byte { return macUnd
 func macUnder(k []byte, key string, rec session.Record) []byte {
 	m := hmac.New(sha256.New, k)
 	fmt.Fprintf(m, "mac\x00%s\x00%s\x00%d\x00", key, rec.Username, rec.Expires.UnixMilli())
-	m.Write([]byte(rec.Attrs[attrKey]))
+	m.Write([]byte(rec.Attrs.Get(attrKey)))
 	return m.Sum(nil)
 }

@@ -207,7 +207,7 @@ func TestCeremonySingleUse(t *testing.T) {
 		{name: "altered in the store", kind: kindLogin, user: "alice", change: func(_ *clocktest.Clock, store *session.MemoryStore, cs *Ceremonies, id string) string {
 			key := cs.storeKey(id)
 			rec, _, _ := store.Find(ctx, key)
-			rec.Attrs[attrKey] = strings.Replace(rec.Attrs[attrKey], `"next":"/x"`, `"next":"/y"`, 1)
+			rec.Attrs = rec.Attrs.With(attrKey, strings.Replace(rec.Attrs.Get(attrKey), `"next":"/x"`, `"next":"/y"`, 1))
 			store.Commit(ctx, key, rec)
 			return id
 		}},

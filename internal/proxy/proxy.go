@@ -218,7 +218,7 @@ func rewrite(o Options, reserved []string, pr *httputil.ProxyRequest) {
 		if o.UserHeader != "" && u.Name != "" {
 			h.Set(o.UserHeader, u.Name)
 		}
-		if email := u.Attrs["email"]; o.EmailHeader != "" && email != "" {
+		if email := u.Attrs.Get("email"); o.EmailHeader != "" && email != "" {
 			h.Set(o.EmailHeader, email)
 		}
 		if o.GroupsHeader != "" && len(u.Groups) > 0 {

@@ -385,8 +385,12 @@ type sharedDeadline struct {
 
 func noCancel() {}
 
-// key returns the Redis key of parts, under the prefix.
+// key returns the Redis key of parts, under the prefix. Two parts, the
+// keys read at every request, cost one allocation.
 func (c *Client) key(parts ...string) string {
+	if len(parts) == 2 {
+		return c.prefix + parts[0] + ":" + parts[1]
+	}
 	return c.prefix + strings.Join(parts, ":")
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +24,8 @@ import (
 // ("e", Unix milliseconds) and the record's MAC ("m", which covers the
 // activity and the deadline too, so Touch rewrites it with them); the key
 // expires at the deadline. The store does not check the MAC: the session
-// manager does, at every read, whatever Redis's TTL says. "u:USER" is
+// manager does, once per version of the record, whatever Redis's TTL
+// says. "u:USER" is
 // a sorted set of USER's session keys by creation time, which expires
 // with the last of them: what the listings and max_sessions_per_user
 // count. Ending a user's sessions does not depend on the index: "g:USER"
@@ -190,9 +190,9 @@ func (s *Store) forget(keys ...string) {
 	}
 }
 
-// cloneRecord returns a copy of r that shares no map or slice with it.
+// cloneRecord returns a copy of r that shares no slice with it (its
+// attributes cannot be changed in place: they are shared).
 func cloneRecord(r session.Record) session.Record {
-	r.Attrs = maps.Clone(r.Attrs)
 	r.CSRF = bytes.Clone(r.CSRF)
 	return r
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
@@ -46,7 +47,7 @@ func open(t testing.TB, cfg redistest.Config, log *slog.Logger) *Client {
 
 func record(user string, created time.Time, life time.Duration) session.Record {
 	return session.Record{
-		Data:    session.Data{Username: user, Type: "flask-login", Cred: "c1", Attrs: map[string]string{"email": user + "@example.com"}},
+		Data:    session.Data{Username: user, Type: "flask-login", Cred: "c1", Attrs: attrs.Of(map[string]string{"email": user + "@example.com"})},
 		Created: created, LastSeen: created, CSRF: []byte("0123456789abcdef0123456789abcdef"), Expires: created.Add(life),
 	}
 }
@@ -89,14 +90,15 @@ func testStore(t *testing.T, cfg redistest.Config) {
 	if err != nil || !ok {
 		t.Fatalf("Find = %v, %v", ok, err)
 	}
-	if got.Username != "alice" || got.Type != "flask-login" || got.Cred != "c1" || got.Attrs["email"] != "alice@example.com" ||
+	if got.Username != "alice" || got.Type != "flask-login" || got.Cred != "c1" || got.Attrs.Get("email") != "alice@example.com" ||
 		!bytes.Equal(got.CSRF, rec.CSRF) || !got.Created.Equal(rec.Created.Round(time.Microsecond)) && got.Created.Sub(rec.Created).Abs() > time.Millisecond ||
 		got.Expires.UnixMilli() != rec.Expires.UnixMilli() {
 		t.Fatalf("Find = %+v, want %+v", got, rec)
 	}
 	// What Find returns is the caller's: changing it changes nothing stored.
-	got.Attrs["email"] = "mallory@example.com"
-	if again, _, _ := s.Find(ctx, "k1"); again.Attrs["email"] != "alice@example.com" {
+	got.Attrs = got.Attrs.With("email", "mallory@example.com")
+	got.CSRF[0] ^= 1
+	if again, _, _ := s.Find(ctx, "k1"); again.Attrs.Get("email") != "alice@example.com" || !bytes.Equal(again.CSRF, rec.CSRF) {
 		t.Fatal("a caller's change to a found record reached the store (or its cache)")
 	}
 
@@ -610,4 +612,22 @@ func sessionLoads(t *testing.T, m *session.Manager, c *http.Cookie) bool {
 		t.Fatal(err)
 	}
 	return ok
+}
+
+// TestKeyParts: a key is the prefix and its parts joined by colons,
+// whatever their number.
+func TestKeyParts(t *testing.T) {
+	c := &Client{prefix: "bw:"}
+	for _, tc := range []struct {
+		parts []string
+		want  string
+	}{
+		{[]string{"s"}, "bw:s"},
+		{[]string{"s", "KEY"}, "bw:s:KEY"},
+		{[]string{"mark", "basic-known", "ID"}, "bw:mark:basic-known:ID"},
+	} {
+		if got := c.key(tc.parts...); got != tc.want {
+			t.Errorf("key(%q) = %q, want %q", tc.parts, got, tc.want)
+		}
+	}
 }

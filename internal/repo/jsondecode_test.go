@@ -34,6 +34,7 @@ var ownJSON = map[string]string{
 	"internal/session/journal.go":           "the session store's journal, written by backupweb",
 	"internal/session/statefile.go":         "the session store's state file, written by backupweb",
 	"internal/tokens/file.go":               "the machine tokens file, written by backupweb",
+	"internal/attrs/attrs.go":               "a session's attributes inside a session record backupweb wrote, whose MAC is checked after decoding",
 }
 
 // oidcDecoders are go-oidc's functions and methods that decode what the

@@ -23,6 +23,7 @@ var allowed = map[string][]string{
 	// Leaves: no import of the module.
 	"internal/access":     nil,
 	"internal/accesslog":  nil,
+	"internal/attrs":      nil,
 	"internal/buildinfo":  nil,
 	"internal/catalog":    nil,
 	"internal/exactjson":  nil,
@@ -34,7 +35,7 @@ var allowed = map[string][]string{
 	"internal/peer":       nil,
 	"internal/refusal":    nil,
 	"internal/secretkey":  nil,
-	"internal/session":    {"internal/atomicfile"},
+	"internal/session":    {"internal/atomicfile", "internal/attrs"},
 	"internal/throttle":   nil,
 	"internal/tlscert":    {"internal/filewatch", "internal/fspath"},
 	"internal/acmecert":   {"internal/fspath", "internal/secretkey", "internal/tlscert"},
@@ -46,20 +47,20 @@ var allowed = map[string][]string{
 	"internal/groupfile": {"internal/filewatch"},
 	"internal/factors":   {"internal/atomicfile", "internal/filewatch", "internal/secretkey", "internal/userfile"},
 	"internal/tokens":    {"internal/atomicfile", "internal/filewatch"},
-	"internal/passkey":   {"internal/factors", "internal/once", "internal/session", "internal/userstate"},
+	"internal/passkey":   {"internal/attrs", "internal/factors", "internal/once", "internal/session", "internal/userstate"},
 	"internal/userstate": {"internal/factors", "internal/tokens"},
 	"internal/ui":        {"internal/catalog"},
 
 	// The core and the types.
-	"internal/auth":              {"internal/peer", "internal/refusal"},
+	"internal/auth":              {"internal/attrs", "internal/peer", "internal/refusal"},
 	"internal/auth/none":         {"internal/auth", "internal/refusal"},
 	"internal/directory":         {"internal/auth"},
 	"internal/auth/passwordauth": {"internal/auth", "internal/password", "internal/throttle", "internal/refusal"},
-	"internal/auth/basic":        {"internal/atomicfile", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
+	"internal/auth/basic":        {"internal/attrs", "internal/atomicfile", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/password", "internal/peer", "internal/throttle", "internal/refusal"},
 	"internal/auth/sessionauth":  {"internal/auth", "internal/fspath", "internal/ui", "internal/peer", "internal/session", "internal/refusal"},
-	"internal/auth/secondfactor": {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/qr", "internal/ui", "internal/passkey", "internal/peer", "internal/session", "internal/throttle", "internal/userfile", "internal/refusal", "internal/userstate"},
-	"internal/auth/login":        {"internal/access", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/auth/secondfactor", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
-	"internal/auth/oauth":        {"internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
+	"internal/auth/secondfactor": {"internal/attrs", "internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/factors", "internal/qr", "internal/ui", "internal/passkey", "internal/peer", "internal/session", "internal/throttle", "internal/userfile", "internal/refusal", "internal/userstate"},
+	"internal/auth/login":        {"internal/attrs", "internal/access", "internal/auth", "internal/directory", "internal/auth/passwordauth", "internal/auth/secondfactor", "internal/auth/sessionauth", "internal/factors", "internal/filewatch", "internal/fspath", "internal/once", "internal/ui", "internal/passkey", "internal/password", "internal/peer", "internal/session", "internal/throttle", "internal/tokens", "internal/userfile", "internal/refusal", "internal/secretkey", "internal/userstate"},
+	"internal/auth/oauth":        {"internal/attrs", "internal/auth", "internal/auth/sessionauth", "internal/exactjson", "internal/filewatch", "internal/once", "internal/ui", "internal/peer", "internal/session", "internal/throttle", "internal/refusal"},
 
 	// Stores, HTTP surface, guarding, operations.
 	"internal/redisstore": {"internal/factors", "internal/fspath", "internal/session", "internal/throttle", "internal/tokens", "internal/userstate", "internal/secretkey"},

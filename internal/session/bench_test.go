@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/testkit/benchtest"
 )
 
@@ -30,7 +31,7 @@ func benchManager(b *testing.B, store string) (*Manager, *http.Cookie) {
 		b.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	if _, err := m.Start(w, get(), Data{Username: "alice", Attrs: map[string]string{"email": "alice@example.com"}}); err != nil {
+	if _, err := m.Start(w, get(), Data{Username: "alice", Attrs: attrs.Of(map[string]string{"email": "alice@example.com"})}); err != nil {
 		b.Fatal(err)
 	}
 	return m, cookieNamed(b, w, DefaultCookieName)

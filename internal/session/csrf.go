@@ -50,6 +50,16 @@ func (m *Manager) CSRFToken(s *Session) string {
 	return maskToken(ks.csrfMAC.sum(nil, csrfPrefixSession, s.csrf))
 }
 
+// CSRFToken is Manager.CSRFToken of s by the manager that made or
+// loaded s: a *Session is the auth.CSRFSource of its user, handed over
+// without an allocation.
+func (s *Session) CSRFToken() string {
+	if s == nil || s.m == nil {
+		return ""
+	}
+	return s.m.CSRFToken(s)
+}
+
 // csrfMatches reports whether tok is the CSRF token of msg (with its
 // prefix) under the current or the previous key.
 func (m *Manager) csrfMatches(tok []byte, prefix string, msg []byte) bool {

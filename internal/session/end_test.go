@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/backupweb/backupweb/internal/attrs"
 )
 
 // storeWithout hides every ability of a store but the three methods.
@@ -17,7 +19,7 @@ func TestEndMatching(t *testing.T) {
 	other := newTestManager(t, clock, store, Options{Type: "flask-login"})
 	begin := func(m *Manager, user, sid string) *Session {
 		w := httptest.NewRecorder()
-		s, err := m.Start(w, get(), Data{Username: user, Attrs: map[string]string{"sid": sid}})
+		s, err := m.Start(w, get(), Data{Username: user, Attrs: attrs.Of(map[string]string{"sid": sid})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,14 +29,14 @@ func TestEndMatching(t *testing.T) {
 	foreign := begin(other, "alice", "s1") // another type's: never matched
 	// A record whose MAC fails is never given to match.
 	forged := testRecord("alice", clock.Now())
-	forged.Type, forged.Attrs = "oauth", map[string]string{"sid": "s1"}
+	forged.Type, forged.Attrs = "oauth", attrs.Of(map[string]string{"sid": "s1"})
 	if err := store.Commit(context.Background(), "forged-key", forged); err != nil {
 		t.Fatal(err)
 	}
 	var seen []Data
 	n, err := m.EndMatching(context.Background(), func(d Data) bool {
 		seen = append(seen, d)
-		return d.Attrs["sid"] == "s1"
+		return d.Attrs.Get("sid") == "s1"
 	})
 	if err != nil || n != 2 {
 		t.Fatalf("EndMatching = %d, %v; want 2 (alice's and bob's s1)", n, err)

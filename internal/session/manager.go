@@ -106,10 +106,11 @@ const DefaultMaxPerUser = 20
 // caller's decision.
 type Manager struct {
 	store      Store
-	toucher    Toucher      // store as Toucher, nil when it lacks the ability
-	gens       Generations  // store as Generations, nil when it lacks the ability
-	index      Indexer      // store as Indexer, nil when it lacks the ability
-	shared     sharedFinder // store when it is a *FileStore or *MemoryStore, else nil
+	toucher    Toucher        // store as Toucher, nil when it lacks the ability
+	gens       Generations    // store as Generations, nil when it lacks the ability
+	index      Indexer        // store as Indexer, nil when it lacks the ability
+	shared     sharedFinder   // store when it is a *FileStore or *MemoryStore, else nil
+	verified   *verifiedCache // record versions that checked, when shared is nil
 	cookie     string
 	formCookie string
 	idle       time.Duration
@@ -138,7 +139,8 @@ type Session struct {
 	expires time.Time
 	csrf    []byte
 	key     string
-	ks      *keyset // the key the stored record verified under
+	ks      *keyset  // the key the stored record verified under
+	m       *Manager // the manager that made or loaded it (CSRFToken)
 }
 
 // Expires returns when the session ends if no further request comes: the
@@ -188,6 +190,8 @@ func NewManager(o Options) (*Manager, error) {
 		m.shared = s
 	case *MemoryStore:
 		m.shared = s
+	default:
+		m.verified = new(verifiedCache)
 	}
 	for _, name := range []string{m.cookie, m.formCookie} {
 		if !validCookieName(name) {
@@ -351,7 +355,7 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 			m.log.Warn("session: recording activity failed", "err", err)
 		}
 	}
-	s := newSession(key, rec)
+	s := m.newSession(key, rec)
 	s.ks = ks
 	return s, true, nil
 }
@@ -413,7 +417,7 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 	csrf := make([]byte, csrfSecretLen)
 	rand.Read(csrf)
 	now := m.now()
-	rec := Record{Data: d.clone(), Created: now, LastSeen: now, CSRF: csrf, Expires: m.deadline(now, now)}
+	rec := Record{Data: d, Created: now, LastSeen: now, CSRF: csrf, Expires: m.deadline(now, now)}
 	rec.Type = m.typ
 	if m.gens != nil {
 		// A revocation of the user between this read and the commit
@@ -441,7 +445,7 @@ func (m *Manager) Start(w http.ResponseWriter, r *http.Request, d Data) (*Sessio
 		m.obs.SessionStarted(m.typ)
 	}
 	m.SetCookie(w, r, m.cookie, encodeID(id), 0)
-	return newSession(key, rec), nil
+	return m.newSession(key, rec), nil
 }
 
 // Destroy revokes the session named by r's cookie, if any, and clears the
@@ -548,8 +552,8 @@ func (m *Manager) deadline(created, lastSeen time.Time) time.Time {
 }
 
 // newSession builds the caller's view of rec, which the caller owns.
-func newSession(key string, rec Record) *Session {
-	return &Session{Data: rec.Data, Created: rec.Created, LastSeen: rec.LastSeen, expires: rec.Expires, csrf: rec.CSRF, key: key}
+func (m *Manager) newSession(key string, rec Record) *Session {
+	return &Session{Data: rec.Data, Created: rec.Created, LastSeen: rec.LastSeen, expires: rec.Expires, csrf: rec.CSRF, key: key, m: m}
 }
 
 // intact returns the keyset under which rec, found under key, carries its

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/attrs"
 )
 
 func TestStartRotatesID(t *testing.T) {
@@ -187,21 +189,22 @@ func TestManagerStoreFailures(t *testing.T) {
 func TestSessionDataIsCopied(t *testing.T) {
 	clock := newClock()
 	m := newTestManager(t, clock, nil, Options{})
-	attrs := map[string]string{"email": "a@example.com", "provider": "github"}
+	given := map[string]string{"email": "a@example.com", "provider": "github"}
 	w := httptest.NewRecorder()
-	s, err := m.Start(w, get(), Data{Username: "a@example.com", Attrs: attrs})
+	s, err := m.Start(w, get(), Data{Username: "a@example.com", Attrs: attrs.Of(given)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := cookieNamed(t, w, DefaultCookieName)
-	attrs["email"] = "caller changed it"
-	s.Attrs["provider"] = "session changed it"
+	given["email"] = "caller changed it"
+	s.Attrs = s.Attrs.With("provider", "session changed it")
+	s.Username = "changed"
 	loaded, ok := load(t, m, c)
-	if !ok || loaded.Attrs["email"] != "a@example.com" || loaded.Attrs["provider"] != "github" {
+	if !ok || loaded.Attrs.Get("email") != "a@example.com" || loaded.Attrs.Get("provider") != "github" || loaded.Username != "a@example.com" {
 		t.Fatalf("stored data changed through an alias: %+v", loaded)
 	}
-	loaded.Attrs["email"] = "changed"
-	if again, _ := load(t, m, c); again.Attrs["email"] != "a@example.com" {
+	loaded.Attrs = loaded.Attrs.Without("email")
+	if again, _ := load(t, m, c); again.Attrs.Get("email") != "a@example.com" {
 		t.Error("a loaded session aliases the store")
 	}
 	if _, err := m.Start(httptest.NewRecorder(), get(), Data{}); err == nil {

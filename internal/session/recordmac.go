@@ -3,7 +3,6 @@ package session
 import (
 	"crypto/hmac"
 	"encoding/binary"
-	"slices"
 	"sync"
 	"time"
 )
@@ -27,12 +26,14 @@ const recordMACPrefix = "record/v1\x00"
 // it is kept under. A writer of the store can still delete a record (which
 // is a logout) but cannot make, move or extend one.
 //
-// The manager checks the MAC at every read from another package's store
-// (Redis). The package's own stores (FileStore, MemoryStore) hold their
-// records in memory, changed only by this package's code, and read their
-// files at start only: there a record's MAC is checked once per version
-// of the record (table.markIntact), at its first read after it was
-// loaded, put or touched.
+// The manager checks a record's MAC once per version of the record. A
+// record read from another package's store (Redis) is compared, byte for
+// byte, with the last version that checked under its store key
+// (verified.go). The package's own stores (FileStore, MemoryStore) hold
+// their records in memory, changed only by this package's code, and read
+// their files at start only: there a record is marked when its MAC checks
+// (table.markIntact), and checked again after it was loaded, put or
+// touched.
 //
 // Times enter the MAC at millisecond precision: the Redis store keeps the
 // activity and the deadline in milliseconds, and the record must check the
@@ -69,15 +70,29 @@ func (m *Manager) verifyRecord(key string, rec *Record) *keyset {
 	bp := macBufs.Get().(*[]byte)
 	b := appendRecord(append((*bp)[:0], recordMACPrefix...), key, rec)
 	var found *keyset
-	for _, ks := range []*keyset{m.keyset, m.prev} {
-		if ks != nil && ks.macMatches(b, rec.MAC) {
-			found = ks
-			break
+	if m.verified != nil {
+		found = m.verified.lookup(key, b, rec.MAC)
+	}
+	if found == nil {
+		found = m.checkMAC(b, rec.MAC)
+		if found != nil && m.verified != nil {
+			m.verified.add(key, b, rec.MAC, found)
 		}
 	}
 	*bp = b[:0]
 	macBufs.Put(bp)
 	return found
+}
+
+// checkMAC returns the keyset under whose key mac is the record MAC of
+// the encoding b: the current key's, else the previous key's, else nil.
+func (m *Manager) checkMAC(b, mac []byte) *keyset {
+	for _, ks := range []*keyset{m.keyset, m.prev} {
+		if ks != nil && ks.macMatches(b, mac) {
+			return ks
+		}
+	}
+	return nil
 }
 
 // macMatches reports whether mac is the record MAC of the encoding b
@@ -98,16 +113,12 @@ func appendRecord(b []byte, key string, rec *Record) []byte {
 	b = appendField(b, rec.Username)
 	b = appendField(b, rec.Type)
 	b = appendField(b, rec.Cred)
-	b = binary.AppendUvarint(b, uint64(len(rec.Attrs)))
-	if len(rec.Attrs) > 0 {
-		names := make([]string, 0, len(rec.Attrs))
-		for k := range rec.Attrs {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		for _, k := range names {
+	b = binary.AppendUvarint(b, uint64(rec.Attrs.Len()))
+	if rec.Attrs.Len() > 0 {
+		var room [8]string // a session's attributes fit: no allocation
+		for _, k := range rec.Attrs.AppendNames(room[:0]) {
 			b = appendField(b, k)
-			b = appendField(b, rec.Attrs[k])
+			b = appendField(b, rec.Attrs.Get(k))
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(rec.CSRF)))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
 )
 
@@ -52,7 +53,7 @@ func TestStoredRecordsAreAuthenticated(t *testing.T) {
 		}},
 		{"attribute added", func(t *testing.T, s Store, _, bob string) {
 			rec := find(t, s, bob)
-			rec.Attrs = map[string]string{"email": "admin@corp.example"}
+			rec.Attrs = attrs.Of(map[string]string{"email": "admin@corp.example"})
 			commit(t, s, bob, rec)
 		}},
 		{"credential fingerprint replaced", func(t *testing.T, s Store, admin, bob string) {
@@ -73,6 +74,9 @@ func TestStoredRecordsAreAuthenticated(t *testing.T) {
 	}
 	stores := map[string]func(t *testing.T, clock *fakeClock) Store{
 		"memory": func(_ *testing.T, clock *fakeClock) Store { return NewMemoryStore(clock.Now) },
+		// Checked once per version (verifiedCache), as Redis is: bob's
+		// record is read, and so known, before it is changed.
+		"remote": func(_ *testing.T, clock *fakeClock) Store { return &remoteStore{NewMemoryStore(clock.Now)} },
 		"file": func(t *testing.T, clock *fakeClock) Store {
 			fs, err := OpenFileStore(t.TempDir(), clock.Now)
 			if err != nil {

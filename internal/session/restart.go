@@ -27,7 +27,7 @@ func (m *Manager) Restart(w http.ResponseWriter, r *http.Request, s *Session, d 
 	csrf := make([]byte, csrfSecretLen)
 	rand.Read(csrf)
 	now := m.now()
-	rec := Record{Data: d.clone(), Created: s.Created, LastSeen: now, CSRF: csrf, Expires: m.deadline(s.Created, now)}
+	rec := Record{Data: d, Created: s.Created, LastSeen: now, CSRF: csrf, Expires: m.deadline(s.Created, now)}
 	rec.Type = m.typ
 	key := m.storeKey(id)
 	rec.MAC = m.sealRecord(key, &rec)
@@ -35,5 +35,5 @@ func (m *Manager) Restart(w http.ResponseWriter, r *http.Request, s *Session, d 
 		return nil, fmt.Errorf("session: restart: %w", err)
 	}
 	m.SetCookie(w, r, m.cookie, encodeID(id), 0)
-	return newSession(key, rec), nil
+	return m.newSession(key, rec), nil
 }

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/attrs"
 )
 
 // TestRestart: the session moves to a new id with the new data and a new
@@ -39,7 +41,7 @@ func TestRestart(t *testing.T) {
 		t.Error("restart with another user's data succeeded")
 	}
 	w = httptest.NewRecorder()
-	restarted, err := m.Restart(w, with(oldCookie), s, Data{Username: "alice", Cred: "c1", Attrs: map[string]string{"reauth": "1"}})
+	restarted, err := m.Restart(w, with(oldCookie), s, Data{Username: "alice", Cred: "c1", Attrs: attrs.Of(map[string]string{"reauth": "1"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestRestart(t *testing.T) {
 		t.Error("the old id still loads")
 	}
 	got, ok, err := m.Load(with(newCookie))
-	if err != nil || !ok || got.Attrs["reauth"] != "1" || got.Username != "alice" {
+	if err != nil || !ok || got.Attrs.Get("reauth") != "1" || got.Username != "alice" {
 		t.Fatalf("the new id: %+v %v %v", got, ok, err)
 	}
 	if !got.Created.Equal(first.Created) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/attrs"
 )
 
 // Data is what a session holds about its user.
@@ -25,19 +27,14 @@ type Data struct {
 	// user's current credential has another fingerprint.
 	Cred string `json:"cred,omitempty"`
 	// Attrs holds provider-specific facts such as "email", "name" or
-	// "provider". The manager and the stores copy it at every boundary, so a
-	// caller's map is never shared with a stored session.
-	Attrs map[string]string `json:"attrs,omitempty"`
+	// "provider". It cannot be changed in place, so the stores, the
+	// manager and every handler share it without a copy.
+	Attrs attrs.Map `json:"attrs,omitzero"`
 	// Client is the client address and Agent the browser (User-Agent,
 	// shortened) the session was made from, shown to its user on the
 	// account page and by `backupweb session list`. Display only.
 	Client string `json:"client,omitempty"`
 	Agent  string `json:"agent,omitempty"`
-}
-
-func (d Data) clone() Data {
-	d.Attrs = maps.Clone(d.Attrs)
-	return d
 }
 
 // Record is what a Store keeps for one session. It is JSON-serialisable so a
@@ -68,9 +65,9 @@ type Record struct {
 	Gen uint64 `json:"gen,omitempty"`
 }
 
-// clone returns a copy of r that shares no map or slice with it.
+// clone returns a copy of r that shares no slice with it (Attrs cannot
+// be changed: it is shared).
 func (r Record) clone() Record {
-	r.Data = r.Data.clone()
 	r.CSRF = bytes.Clone(r.CSRF)
 	r.MAC = bytes.Clone(r.MAC)
 	return r
@@ -221,15 +218,13 @@ func (t *table) find(key string, now time.Time) (Record, bool) {
 // findShared is find without the copy of the record's byte slices (CSRF,
 // MAC), which stay the table's: the caller reads them and never changes
 // them in place. The table never does either (put stores copies, touch
-// replaces the MAC with a copy). Attrs is copied, as by find: it reaches
-// handlers through auth.User. checked reports whether the manager has
+// replaces the MAC with a copy). checked reports whether the manager has
 // found this very MAC right before (markIntact).
 func (t *table) findShared(key string, now time.Time) (rec Record, ok, checked bool) {
 	rec, ok = t.recs[key]
 	if !ok || rec.expiredAt(now) {
 		return Record{}, false, false
 	}
-	rec.Data = rec.Data.clone()
 	checked = len(rec.MAC) > 0 && t.intact[key] == &rec.MAC[0]
 	return rec, true, checked
 }

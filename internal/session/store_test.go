@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/attrs"
 )
 
 // storeKinds builds each Store implementation on a clock.
@@ -25,7 +27,7 @@ var storeKinds = []struct {
 
 func testRecord(user string, now time.Time) Record {
 	return Record{
-		Data:     Data{Username: user, Attrs: map[string]string{"email": user + "@example.com"}},
+		Data:     Data{Username: user, Attrs: attrs.Of(map[string]string{"email": user + "@example.com"})},
 		Created:  now,
 		LastSeen: now,
 		CSRF:     []byte("0123456789abcdef0123456789abcdef"),
@@ -47,19 +49,18 @@ func TestStores(t *testing.T) {
 			if err := s.Commit(ctx, "k1", rec); err != nil {
 				t.Fatalf("Commit: %v", err)
 			}
-			rec.Attrs["email"] = "changed by caller"
 			rec.CSRF[0] = 'X'
 			got, ok, err := s.Find(ctx, "k1")
 			if !ok || err != nil {
 				t.Fatalf("Find(k1) = %v, %v", ok, err)
 			}
-			if got.Username != "alice" || got.Attrs["email"] != "alice@example.com" || got.CSRF[0] != '0' {
+			if got.Username != "alice" || got.Attrs.Get("email") != "alice@example.com" || got.CSRF[0] != '0' {
 				t.Errorf("stored record aliased the caller's: %+v", got)
 			}
-			got.Attrs["email"] = "changed after Find"
+			got.CSRF[0] = 'Y'
 			again, _, _ := s.Find(ctx, "k1")
-			if again.Attrs["email"] != "alice@example.com" {
-				t.Error("Find returned the store's own map")
+			if again.CSRF[0] != '0' {
+				t.Error("Find returned the store's own CSRF secret")
 			}
 
 			// Touch refreshes an existing record and never creates one.

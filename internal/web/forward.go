@@ -99,7 +99,7 @@ func (f forwarder) vouch(w http.ResponseWriter, _ *http.Request, u *auth.User) {
 		// userHeader and emailHeader are canonical: assigned without
 		// Set's canonicalisation.
 		h[userHeader] = []string{u.Name}
-		if email := u.Attrs["email"]; email != "" {
+		if email := u.Attrs.Get("email"); email != "" {
 			h[emailHeader] = []string{email}
 		}
 		if groups := groupsValue(u.Groups); groups != "" && f.groupsHeader != "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/peer"
@@ -38,7 +39,7 @@ func TestForwardAuthAnswerIsOurs(t *testing.T) {
 			map[string]string{"x-auth-request-user": "alice"}},
 		{"user with e-mail", &sessionish{},
 			map[string]string{"x-auth-request-user": "carol", "x-auth-request-email": "carol@example.com"}},
-		{"user with an empty e-mail attribute", &fakeProvider{admit: true, user: auth.User{Name: "bob", Type: "oauth", Attrs: map[string]string{"email": ""}}},
+		{"user with an empty e-mail attribute", &fakeProvider{admit: true, user: auth.User{Name: "bob", Type: "oauth", Attrs: attrs.Of(map[string]string{"email": ""})}},
 			map[string]string{"x-auth-request-user": "bob"}},
 		{"not authenticated", &fakeProvider{admit: false}, map[string]string{}},
 	}

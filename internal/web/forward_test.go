@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/peer"
@@ -20,7 +21,7 @@ type sessionish struct{ fakeProvider }
 
 func (p *sessionish) Identify(r *http.Request) (auth.User, bool, error) {
 	if c, err := r.Cookie("s"); err == nil && c.Value == "ok" {
-		return auth.User{Name: "carol", Type: "oauth", Attrs: map[string]string{"email": "carol@example.com"}}, true, nil
+		return auth.User{Name: "carol", Type: "oauth", Attrs: attrs.Of(map[string]string{"email": "carol@example.com"})}, true, nil
 	}
 	return auth.User{}, false, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/none"
 	"github.com/backupweb/backupweb/internal/catalog"
@@ -159,7 +160,7 @@ func TestAPIMe(t *testing.T) {
 	}
 
 	p := &fakeProvider{admit: true, user: auth.User{Name: "a@example.com", Type: "oauth",
-		Attrs: map[string]string{"email": "a@example.com"}}.WithCSRF(func() string { return "secret-token" })}
+		Attrs: attrs.Of(map[string]string{"email": "a@example.com"})}.WithCSRF(func() string { return "secret-token" })}
 	h = NewHandler(Options{Provider: p, Catalog: catalog.New(t.TempDir())})
 	rec = do(h, "GET", "/api/me", nil)
 	if strings.Contains(rec.Body.String(), "secret-token") {

@@ -56,7 +56,7 @@ func serveUserinfo(p auth.Provider, errs *refusal.Errors, g *guard) http.Handler
 		if out.Groups == nil {
 			out.Groups = []string{}
 		}
-		if e := u.Attrs["email"]; e != "" {
+		if e := u.Attrs.Get("email"); e != "" {
 			out.Email = &e
 		}
 		if !u.Expires.IsZero() {

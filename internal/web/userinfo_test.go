@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/refusal"
@@ -29,7 +30,7 @@ func (storeDownErr) StoreDown() bool   { return true }
 // decide; never cached; served by backupweb itself in proxy mode.
 func TestUserinfo(t *testing.T) {
 	expires := time.Date(2026, 11, 25, 18, 30, 0, 0, time.FixedZone("CET", 3600))
-	session := auth.User{Name: "alice@example.com", Type: "oauth", Attrs: map[string]string{"email": "alice@example.com"}, Expires: expires}
+	session := auth.User{Name: "alice@example.com", Type: "oauth", Attrs: attrs.Of(map[string]string{"email": "alice@example.com"}), Expires: expires}
 	for _, tc := range []struct {
 		name   string
 		p      *fakeProvider

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/directory"
 )
@@ -143,7 +144,7 @@ func (p *Provider) checkDirectory(ctx context.Context, user, pass string) (auth.
 	}
 	u := auth.User{Name: e.Name, Type: Name, Groups: e.Groups}
 	if e.Email != "" && len(e.Email) <= 254 && !strings.ContainsFunc(e.Email, unicode.IsControl) {
-		u.Attrs = map[string]string{"email": e.Email}
+		u.Attrs = attrs.Of(map[string]string{"email": e.Email})
 	}
 	p.dcache.add(user, pass, u, gen)
 	return u, true, nil

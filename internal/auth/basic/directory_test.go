@@ -91,7 +91,7 @@ func TestDirectoryBasic(t *testing.T) {
 			req.SetBasicAuth(tc.user, tc.pw)
 			u, ok, err := p.Identify(req)
 			if err != nil && tc.status == 200 || ok != (tc.status == 200) || u.Name != tc.name || !slices.Equal(u.Groups, tc.groups) ||
-				ok && u.Attrs["email"] != tc.name+"@example.org" {
+				ok && u.Attrs.Get("email") != tc.name+"@example.org" {
 				t.Fatalf("Identify = %+v, %v, %v", u, ok, err)
 			}
 		})

@@ -2,7 +2,6 @@ package login
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -83,11 +82,11 @@ func cleanEmail(s string) string {
 }
 
 // directoryAttrs adds a directory user's groups and e-mail address to a
-// session's attributes.
-func directoryAttrs(attrs map[string]string, groups []string, email string) {
-	attrs[AttrGroups] = encodeGroups(groups)
+// session's attributes to be.
+func directoryAttrs(facts map[string]string, groups []string, email string) {
+	facts[AttrGroups] = encodeGroups(groups)
 	if email != "" {
-		attrs[AttrEmail] = email
+		facts[AttrEmail] = email
 	}
 }
 
@@ -96,26 +95,21 @@ func directoryAttrs(attrs map[string]string, groups []string, email string) {
 func withDirectory(u auth.User, e directory.Entry) auth.User {
 	u.Groups = slices.DeleteFunc(slices.Clone(e.Groups), func(g string) bool { return strings.ContainsAny(g, "\r\n") })
 	if e.Email != "" {
-		u.Attrs = maps.Clone(u.Attrs)
-		if u.Attrs == nil {
-			u.Attrs = map[string]string{}
-		}
-		u.Attrs[AttrEmail] = e.Email
+		u.Attrs = u.Attrs.With(AttrEmail, e.Email)
 	}
 	return u
 }
 
 // withGroups moves AttrGroups of a session's user to its Groups.
 func withGroups(u auth.User) auth.User {
-	g, has := u.Attrs[AttrGroups]
+	g, has := u.Attrs.Lookup(AttrGroups)
 	if !has {
 		return u
 	}
 	if g != "" {
 		u.Groups = strings.Split(g, "\n")
 	}
-	u.Attrs = maps.Clone(u.Attrs)
-	delete(u.Attrs, AttrGroups)
+	u.Attrs = u.Attrs.Without(AttrGroups)
 	return u
 }
 

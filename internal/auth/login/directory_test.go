@@ -71,11 +71,11 @@ func TestDirectorySignIn(t *testing.T) {
 			if ok != (tc.want != "") || u.Name != tc.want || !slices.Equal(u.Groups, tc.groups) {
 				t.Fatalf("user = %+v, %v; want %s in %v", u, ok, tc.want, tc.groups)
 			}
-			if _, has := u.Attrs[AttrGroups]; has {
+			if _, has := u.Attrs.Lookup(AttrGroups); has {
 				t.Error("the groups stayed in the attributes")
 			}
-			if want := map[string]string{"alice": "alice@example.org", "bob": "bob@example.org"}[tc.want]; u.Attrs[AttrEmail] != want {
-				t.Errorf("e-mail %q, want %q", u.Attrs[AttrEmail], want)
+			if want := map[string]string{"alice": "alice@example.org", "bob": "bob@example.org"}[tc.want]; u.Attrs.Get(AttrEmail) != want {
+				t.Errorf("e-mail %q, want %q", u.Attrs.Get(AttrEmail), want)
 			}
 		})
 	}
@@ -169,7 +169,7 @@ func TestDirectorySecondFactor(t *testing.T) {
 		t.Fatalf("code: %d %s", r.status, r.body)
 	}
 	u, ok := b.user()
-	if !ok || u.Name != "alice" || u.SecondFactor != "totp" || !slices.Equal(u.Groups, []string{"backup-readers"}) || u.Attrs[AttrEmail] != "alice@example.org" {
+	if !ok || u.Name != "alice" || u.SecondFactor != "totp" || !slices.Equal(u.Groups, []string{"backup-readers"}) || u.Attrs.Get(AttrEmail) != "alice@example.org" {
 		t.Fatalf("user = %+v, %v", u, ok)
 	}
 }
@@ -238,7 +238,7 @@ func TestDirectoryTokenChecks(t *testing.T) {
 	want := func(what string, id func() (auth.User, bool, error), name string, groups ...string) {
 		t.Helper()
 		u, ok, err := id()
-		if err != nil || !ok || u.Name != name || !slices.Equal(u.Groups, groups) || u.Attrs[AttrEmail] != name+"@example.org" {
+		if err != nil || !ok || u.Name != name || !slices.Equal(u.Groups, groups) || u.Attrs.Get(AttrEmail) != name+"@example.org" {
 			t.Fatalf("%s: %+v, %v, %v; want %s in %v", what, u, ok, err, name, groups)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
@@ -117,13 +118,14 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// The password just given counts as given again for the steps that
 	// ask for it (secondfactor.Step.RequirePassword) for
 	// secondfactor.ReauthWindow.
-	d := session.Data{Username: name, Cred: cred, Attrs: map[string]string{AttrReauth: strconv.FormatInt(p.now().Unix(), 10)}}
+	facts := map[string]string{AttrReauth: strconv.FormatInt(p.now().Unix(), 10)}
 	if !p.factorsOn() {
-		d.Attrs[AttrStepSkipped] = "1"
+		facts[AttrStepSkipped] = "1"
 	}
 	if p.dir != nil {
-		directoryAttrs(d.Attrs, v.groups, v.email)
+		directoryAttrs(facts, v.groups, v.email)
 	}
+	d := session.Data{Username: name, Cred: cred, Attrs: attrs.Of(facts)}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return

@@ -53,13 +53,13 @@ func (p *Provider) SetSecondFactor(v SecondFactor) error {
 // user who has a factor; otherwise its user was removed or their password
 // changed.
 func (p *Provider) refusal(d session.Data) string {
-	if !p.factorsOn() || d.Attrs[AttrSecondFactor] != "" || !p.users.Load().admits(d.Username, d.Cred) {
+	if !p.factorsOn() || d.Attrs.Get(AttrSecondFactor) != "" || !p.users.Load().admits(d.Username, d.Cred) {
 		return auth.ReasonNotAdmitted
 	}
 	if p.secondFactor() == SecondFactorRequired {
 		return access.ReasonSecondFactor
 	}
-	if st, err := p.state.Status(context.Background(), d.Username); err == nil && st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "" {
+	if st, err := p.state.Status(context.Background(), d.Username); err == nil && st == factors.Enrolled && d.Attrs.Get(AttrStepSkipped) != "" {
 		return access.ReasonSecondFactor
 	}
 	return auth.ReasonNotAdmitted

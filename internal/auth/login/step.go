@@ -51,11 +51,11 @@ func (p *Provider) factorAdmits(d session.Data) bool {
 		p.log.Error("auth: the store of second factors did not answer; the session is refused", "auth_type", Name, "user", d.Username, "err", err)
 		return false
 	}
-	used := d.Attrs[AttrSecondFactor] != ""
+	used := d.Attrs.Get(AttrSecondFactor) != ""
 	switch {
 	case st == factors.Broken:
 		return false
-	case !used && st == factors.Enrolled && d.Attrs[AttrStepSkipped] != "":
+	case !used && st == factors.Enrolled && d.Attrs.Get(AttrStepSkipped) != "":
 		return false
 	case p.secondFactor() == SecondFactorRequired:
 		return used && st == factors.Enrolled

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/access"
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/passwordauth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
@@ -163,7 +164,7 @@ func (p *Provider) tokenUser(r *http.Request, tok *tokens.Token) auth.User {
 	if o, ok := p.audit.Events.(auth.TokenObserver); ok {
 		o.TokenAdmitted(Name)
 	}
-	u := auth.User{Name: tok.User, Type: Name, Attrs: map[string]string{AttrToken: tok.ID}}
+	u := auth.User{Name: tok.User, Type: Name, Attrs: attrs.Map{}.With(AttrToken, tok.ID)}
 	if s := tok.Scope(); s.ReadOnly || s.Path != "" {
 		u.Scope = &access.Scope{ReadOnly: s.ReadOnly, Path: s.Path}
 	}
@@ -181,7 +182,7 @@ func (p *Provider) Recheck(r *http.Request, u auth.User) func(ctx context.Contex
 	}
 	return func(ctx context.Context) (bool, error) {
 		tok, st, err := p.state.Token(ctx, value)
-		if err != nil || st != tokens.Valid || tok.User != u.Name || tok.ID != u.Attrs[AttrToken] || !p.users.Load().has(tok.User) {
+		if err != nil || st != tokens.Valid || tok.User != u.Name || tok.ID != u.Attrs.Get(AttrToken) || !p.users.Load().has(tok.User) {
 			return false, err
 		}
 		if p.dir != nil {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/exactjson"
 	"github.com/backupweb/backupweb/internal/session"
 )
@@ -94,18 +95,19 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, outNotAdmitted, id.Email, admissionDetail(p.cfg.Rule, acct))
 		return
 	}
-	d := session.Data{Username: id.Email, Attrs: map[string]string{
+	facts := map[string]string{
 		"email":    id.Email,
 		"name":     cleanName(id.Name),
 		"provider": p.cfg.Provider,
-	}}
+	}
 	if len(groups) > 0 {
-		d.Attrs[groupsAttr] = encodeGroups(groups)
+		facts[groupsAttr] = encodeGroups(groups)
 	}
 	if acct.HostedDomain != "" {
-		d.Attrs[hostedDomainAttr] = acct.HostedDomain
+		facts[hostedDomainAttr] = acct.HostedDomain
 	}
-	p.keepLogoutFacts(&d, id)
+	p.keepLogoutFacts(facts, id)
+	d := session.Data{Username: id.Email, Attrs: attrs.Of(facts)}
 	if err := p.Guard.Begin(w, r, d); err != nil {
 		p.serverError(w, r, err)
 		return

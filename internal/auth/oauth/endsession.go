@@ -24,29 +24,30 @@ const (
 	sessionIDAttr = "oidc_sid"
 )
 
-// logoutAttrs are the attributes above, which never leave the store.
-var logoutAttrs = []string{idTokenAttr, issuerAttr, subjectAttr, sessionIDAttr}
+// storeOnlyAttrs are the attributes above and the groups (moved to
+// auth.User.Groups), which never reach the user record.
+var storeOnlyAttrs = []string{groupsAttr, idTokenAttr, issuerAttr, subjectAttr, sessionIDAttr}
 
 // maxKeptIDToken bounds the ID token kept with a session; a larger one is
 // not kept, and sign-out then sends no id_token_hint (which the
 // specification recommends, not requires).
 const maxKeptIDToken = 8 << 10
 
-// keepLogoutFacts records in d what the identity provider's logout needs
+// keepLogoutFacts records in facts (a session's attributes to be) what the identity provider's logout needs
 // of the verified account id: the ID token (for the hint), its issuer,
 // subject and session id (which a logout token names). Nothing without
 // OpenID Connect.
-func (p *Provider) keepLogoutFacts(d *session.Data, id identity) {
+func (p *Provider) keepLogoutFacts(facts map[string]string, id identity) {
 	if id.IDToken == "" {
 		return
 	}
 	if len(id.IDToken) <= maxKeptIDToken {
-		d.Attrs[idTokenAttr] = id.IDToken
+		facts[idTokenAttr] = id.IDToken
 	}
-	d.Attrs[issuerAttr] = p.cfg.Issuer
-	d.Attrs[subjectAttr] = id.Subject
+	facts[issuerAttr] = p.cfg.Issuer
+	facts[subjectAttr] = id.Subject
 	if id.SessionID != "" {
-		d.Attrs[sessionIDAttr] = id.SessionID
+		facts[sessionIDAttr] = id.SessionID
 	}
 }
 
@@ -86,7 +87,7 @@ func (p *Provider) endSessionURL(r *http.Request, d session.Data) string {
 		return ""
 	}
 	q := u.Query()
-	if tok := d.Attrs[idTokenAttr]; tok != "" {
+	if tok := d.Attrs.Get(idTokenAttr); tok != "" {
 		q.Set("id_token_hint", tok)
 	}
 	q.Set("client_id", p.cfg.ClientID)

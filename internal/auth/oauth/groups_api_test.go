@@ -209,7 +209,7 @@ func TestGitHubGroups(t *testing.T) {
 				if tt.groups != nil && orgHits.Load() < 2 {
 					t.Errorf("the second page of organisations was not read (%d requests)", orgHits.Load())
 				}
-				if _, has := u.Attrs[groupsAttr]; has {
+				if _, has := u.Attrs.Lookup(groupsAttr); has {
 					t.Errorf("groups left in the attributes: %v", u.Attrs)
 				}
 			case http.StatusForbidden:

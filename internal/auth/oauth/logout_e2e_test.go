@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/session"
@@ -374,7 +375,7 @@ func TestEndSessionURLIsSafe(t *testing.T) {
 			d.endSession = strings.ReplaceAll(tt.discovered, "ISSUER", d.URL)
 			s := newService(t)
 			s.use(Config{Provider: "generic", Issuer: d.URL, ClientID: "c", ClientSecret: "s", Rule: Rule{All: true}, EndSessionURL: tt.configured}, auth.Deps{})
-			data := session.Data{Attrs: map[string]string{idTokenAttr: "h.p.s"}}
+			data := session.Data{Attrs: attrs.Of(map[string]string{idTokenAttr: "h.p.s"})}
 			got := s.p.endSessionURL(httptest.NewRequest(http.MethodPost, "/logout", nil), data)
 			want := strings.ReplaceAll(tt.want, "ISSUER", d.URL)
 			if want == "" && got != "" || want != "" && !strings.HasPrefix(got, want) {

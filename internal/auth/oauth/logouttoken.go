@@ -136,13 +136,13 @@ func seconds(v float64) (time.Time, bool) {
 // has one and its sub when it has one (section 2.7: a sid ends that
 // session of the provider's, a sub alone every session of the account).
 func (c logoutClaims) matches(provider string, d session.Data) bool {
-	if d.Attrs["provider"] != provider || d.Attrs[issuerAttr] != c.Issuer || d.Attrs[subjectAttr] == "" {
+	if d.Attrs.Get("provider") != provider || d.Attrs.Get(issuerAttr) != c.Issuer || d.Attrs.Get(subjectAttr) == "" {
 		return false
 	}
-	if c.SessionID != "" && d.Attrs[sessionIDAttr] != c.SessionID {
+	if c.SessionID != "" && d.Attrs.Get(sessionIDAttr) != c.SessionID {
 		return false
 	}
-	return c.Subject == "" || d.Attrs[subjectAttr] == c.Subject
+	return c.Subject == "" || d.Attrs.Get(subjectAttr) == c.Subject
 }
 
 // checkLogoutHeader refuses a token whose header is not JSON, names a

@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -209,16 +208,16 @@ func (p *Provider) Config() Config { return p.cfg }
 // recorded at sign-in (a session outlives a configuration change only if
 // the new rule admits it too); the guard asks it at every request.
 func (p *Provider) admits(d session.Data) bool {
-	return d.Attrs["provider"] == p.cfg.Provider && p.cfg.Rule.AdmitAccount(accountOf(d, p.cfg.Rule.ByGroup())) == nil
+	return d.Attrs.Get("provider") == p.cfg.Provider && p.cfg.Rule.AdmitAccount(accountOf(d, p.cfg.Rule.ByGroup())) == nil
 }
 
 // accountOf is the account a session was made for, as sign-in recorded it
 // in the session's attributes (which the record's MAC covers); its groups
 // only when withGroups is set (a rule without lists by group needs none).
 func accountOf(d session.Data, withGroups bool) Account {
-	a := Account{Email: d.Username, HostedDomain: d.Attrs[hostedDomainAttr]}
+	a := Account{Email: d.Username, HostedDomain: d.Attrs.Get(hostedDomainAttr)}
 	if withGroups {
-		a.Groups = decodeGroups(d.Attrs[groupsAttr])
+		a.Groups = decodeGroups(d.Attrs.Get(groupsAttr))
 	}
 	return a
 }
@@ -234,17 +233,10 @@ func (p *Provider) Identify(r *http.Request) (auth.User, bool, error) {
 	if !ok || err != nil {
 		return u, ok, err
 	}
-	g, has := u.Attrs[groupsAttr]
-	if has {
+	if g, has := u.Attrs.Lookup(groupsAttr); has {
 		u.Groups = decodeGroups(g)
 	}
-	if has || slices.ContainsFunc(logoutAttrs, func(a string) bool { _, ok := u.Attrs[a]; return ok }) {
-		u.Attrs = maps.Clone(u.Attrs)
-		delete(u.Attrs, groupsAttr)
-		for _, a := range logoutAttrs {
-			delete(u.Attrs, a)
-		}
-	}
+	u.Attrs = u.Attrs.Without(storeOnlyAttrs...)
 	return u, true, nil
 }
 

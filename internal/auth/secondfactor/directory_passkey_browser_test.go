@@ -128,7 +128,7 @@ func TestBrowserDirectoryPasskeySignIn(t *testing.T) {
 	srv.Modify("dn: cn=admins,ou=groups," + ldaptest.Base + "\nchangetype: modify\nadd: member\nmember: " + aliceDN + "\n")
 	b.usePasskey(`table.backups`)
 	u := browserUser(t, ctx, ph)
-	if u.Name != "alice" || u.SecondFactor != secondfactor.SecondFactorPasskey || !slices.Equal(u.Groups, []string{"admins", "backup-readers"}) || u.Attrs[login.AttrEmail] != "alice@example.org" {
+	if u.Name != "alice" || u.SecondFactor != secondfactor.SecondFactorPasskey || !slices.Equal(u.Groups, []string{"admins", "backup-readers"}) || u.Attrs.Get(login.AttrEmail) != "alice@example.org" {
 		t.Fatalf("signed in as %+v", u)
 	}
 	b.signOut()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/backupweb/backupweb/internal/attrs"
 	"io"
 	"maps"
 	"net/http"
@@ -395,9 +396,10 @@ func (s *Step) refusePasskey(w http.ResponseWriter, r *http.Request, v passkey.V
 // completePasskey starts the full session of user after a passkey
 // completed their sign-in, with attrs besides the factor's (what Vouch
 // gave), and answers {"next": next}.
-func (s *Step) completePasskey(w http.ResponseWriter, r *http.Request, user, cred, next string, attrs map[string]string) {
-	d := session.Data{Username: user, Cred: cred, Attrs: map[string]string{AttrSecondFactor: SecondFactorPasskey}}
-	maps.Copy(d.Attrs, attrs)
+func (s *Step) completePasskey(w http.ResponseWriter, r *http.Request, user, cred, next string, vouched map[string]string) {
+	facts := map[string]string{AttrSecondFactor: SecondFactorPasskey}
+	maps.Copy(facts, vouched)
+	d := session.Data{Username: user, Cred: cred, Attrs: attrs.Of(facts)}
 	if err := s.guard.Begin(w, r, d); err != nil {
 		s.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return

@@ -3,7 +3,6 @@ package secondfactor
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -37,7 +36,7 @@ const msgReauthTitle = "Confirm your password"
 // RecentPassword reports whether u, signed in with a session, gave their
 // password again within ReauthWindow (see ReauthPath).
 func (s *Step) RecentPassword(u auth.User) bool {
-	sec, err := strconv.ParseInt(u.Attrs[AttrReauth], 10, 64)
+	sec, err := strconv.ParseInt(u.Attrs.Get(AttrReauth), 10, 64)
 	if err != nil {
 		return false
 	}
@@ -117,11 +116,7 @@ func (s *Step) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.attempts.Forget(r, u.Name)
-	d := session.Data{Username: sess.Username, Cred: sess.Cred, Attrs: maps.Clone(sess.Attrs)}
-	if d.Attrs == nil {
-		d.Attrs = map[string]string{}
-	}
-	d.Attrs[AttrReauth] = strconv.FormatInt(s.now().Unix(), 10)
+	d := session.Data{Username: sess.Username, Cred: sess.Cred, Attrs: sess.Attrs.With(AttrReauth, strconv.FormatInt(s.now().Unix(), 10))}
 	if _, err := s.guard.Manager().Restart(w, r, sess, d); err != nil {
 		s.errs.Error(w, r, fmt.Errorf("login: recording the password given again: %w", err))
 		return

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
@@ -398,13 +399,14 @@ func (s *Step) parseForm(w http.ResponseWriter, r *http.Request) bool {
 // issued and the sign-in logged. false: an error was answered.
 func (s *Step) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
 	s.attempts.Forget(r, st.User)
-	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: map[string]string{AttrSecondFactor: factor}}
+	facts := map[string]string{AttrSecondFactor: factor}
 	if st.At != 0 {
-		d.Attrs[AttrReauth] = strconv.FormatInt(st.At, 10)
+		facts[AttrReauth] = strconv.FormatInt(st.At, 10)
 	}
 	if s.dirAttrs != nil {
-		s.dirAttrs(d.Attrs, st.Groups, st.Email)
+		s.dirAttrs(facts, st.Groups, st.Email)
 	}
+	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: attrs.Of(facts)}
 	if err := s.guard.Begin(w, r, d); err != nil {
 		s.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return false

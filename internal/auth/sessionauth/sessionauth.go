@@ -199,8 +199,8 @@ func (g *Guard) Identify(r *http.Request) (auth.User, bool, error) {
 		}
 		return auth.User{}, false, nil
 	}
-	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs, SecondFactor: s.Attrs[auth.AttrSecondFactor], Expires: s.Expires()}
-	return u.WithCSRF(func() string { return g.o.Manager.CSRFToken(s) }), true, nil
+	u := auth.User{Name: s.Username, Type: g.o.Type, Attrs: s.Attrs, SecondFactor: s.Attrs.Get(auth.AttrSecondFactor), Expires: s.Expires()}
+	return u.WithCSRFSource(s), true, nil
 }
 
 // refusal names why Admit refused d.
