@@ -88,13 +88,6 @@ func (c *verifiedCache) add(key string, enc, mac []byte, ks *keyset) {
 	c.mu.Unlock()
 }
 
-// forget drops what is known of the record under key (it was deleted).
-func (c *verifiedCache) forget(key string) {
-	c.mu.Lock()
-	delete(c.m, key)
-	c.mu.Unlock()
-}
-
 // len returns how many record versions are known to have checked.
 func (c *verifiedCache) len() int {
 	c.mu.RLock()

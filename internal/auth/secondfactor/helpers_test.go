@@ -43,9 +43,6 @@ func newFactorHarness(t testing.TB, mode login.SecondFactor, edit func(*login.Co
 // browser is a new browser of the harness.
 func (h *harness) browser() *browser { return &browser{h.Harness.Browser()} }
 
-// browserFrom is a browser whose requests come from addr.
-func (h *harness) browserFrom(addr string) *browser { return &browser{h.Harness.BrowserFrom(addr)} }
-
 // passwordGiven is a new browser that posted user's right password.
 func (h *harness) passwordGiven(user string) *browser {
 	return &browser{h.Harness.PasswordGiven(user)}
