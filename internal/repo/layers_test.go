@@ -99,7 +99,7 @@ var allowed = map[string][]string{
 	"internal/testkit/pebbletest":   {"internal/testkit", "internal/testkit/certtest", "internal/testkit/logtest", "internal/testkit/toolstest"},
 	"internal/testkit/porttest":     nil,
 	"internal/testkit/ldaptest":     {"internal/testkit", "internal/testkit/certtest", "internal/testkit/toolstest"},
-	"internal/testkit/logintest":    {"internal/auth", "internal/auth/login", "internal/auth/secondfactor", "internal/catalog", "internal/factors", "internal/peer", "internal/testkit", "internal/testkit/clocktest", "internal/testkit/logtest", "internal/web"},
+	"internal/testkit/logintest":    {"internal/auth", "internal/auth/login", "internal/auth/secondfactor", "internal/auth/sessionauth", "internal/catalog", "internal/factors", "internal/peer", "internal/testkit", "internal/testkit/clocktest", "internal/testkit/logtest", "internal/web"},
 	"internal/userstate/storetest":  {"internal/factors", "internal/testkit", "internal/tokens", "internal/userstate"},
 	"internal/testkit":              {"internal/testkit/logtest", "internal/testkit/porttest"},
 	"internal/testkit/throttletest": {"internal/testkit/clocktest", "internal/throttle"},

@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"net/http"
@@ -8,8 +8,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 	"github.com/backupweb/backupweb/internal/tokens"
 )
 
@@ -19,9 +21,9 @@ import (
 // revoked, and every other session ended.
 func TestBrowserAccountPage(t *testing.T) {
 	ctx := browsertest.New(t)
-	h := newHarness(t, nil)
-	other := h.browser()
-	other.mustLogin("alice")
+	h := logintest.New(t, nil)
+	other := h.Browser()
+	other.MustLogin("alice")
 	run := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
@@ -38,7 +40,7 @@ func TestBrowserAccountPage(t *testing.T) {
 	}
 	scriptStatus := func(token string) int {
 		t.Helper()
-		req, _ := http.NewRequest("GET", h.srv.URL+"/api/backups", nil)
+		req, _ := http.NewRequest("GET", h.Srv.URL+"/api/backups", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -48,7 +50,7 @@ func TestBrowserAccountPage(t *testing.T) {
 		return resp.StatusCode
 	}
 
-	run(chromedp.Navigate(h.srv.URL+AccountPath), browsertest.SignIn("alice", "alice-pw"), chromedp.WaitVisible(chromedp.CSS(`#session-list`)))
+	run(chromedp.Navigate(h.Srv.URL+login.AccountPath), browsertest.SignIn("alice", "alice-pw"), chromedp.WaitVisible(chromedp.CSS(`#session-list`)))
 	sessions := text(`#session-list`)
 	if strings.Count(sessions, "signed in") != 2 || strings.Count(sessions, "(this session)") != 1 {
 		t.Fatalf("sessions listed:\n%s", sessions)
@@ -64,7 +66,7 @@ func TestBrowserAccountPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#token-create button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#account-error`)),
 	)
-	if got := text(`#account-error`); got != msgWrongPassword {
+	if got := text(`#account-error`); got != wrongPasswordNotice {
 		t.Fatalf("wrong password: %q", got)
 	}
 	run(
@@ -87,7 +89,7 @@ func TestBrowserAccountPage(t *testing.T) {
 		t.Fatalf("the revoked token: %d", got)
 	}
 
-	if other.apiStatus() != http.StatusOK {
+	if other.APIStatus() != http.StatusOK {
 		t.Fatal("the other session is not signed in")
 	}
 	run(chromedp.Click(chromedp.CSS(`#end-others button`)))
@@ -95,19 +97,23 @@ func TestBrowserAccountPage(t *testing.T) {
 	testkit.WaitUntil(t, 10*time.Second, func() bool { return location(t, ctx).Query().Has("ended") },
 		func() string { return "the browser did not reach the page after ending the sessions" })
 	run(chromedp.WaitVisible(chromedp.CSS(`#account-notice`)))
-	if got := other.apiStatus(); got != http.StatusUnauthorized {
-		t.Fatalf("the other session after end all others: %d\n%s", got, h.logs)
+	if got := other.APIStatus(); got != http.StatusUnauthorized {
+		t.Fatalf("the other session after end all others: %d\n%s", got, h.Logs)
 	}
 	if got := strings.Count(text(`#session-list`), "signed in"); got != 1 {
 		t.Fatalf("%d sessions left, want this one", got)
 	}
 	browsertest.Screenshot(t, ctx, "account-ended")
 	for _, want := range []string{"auth token created", "auth token revoked", "auth token used from a new address"} {
-		if !strings.Contains(h.logs.String(), want) {
+		if !strings.Contains(h.Logs.String(), want) {
 			t.Errorf("the log lacks %q", want)
 		}
 	}
-	if strings.Contains(h.logs.String(), token) {
+	if strings.Contains(h.Logs.String(), token) {
 		t.Fatal("the token reached the log")
 	}
 }
+
+// wrongPasswordNotice is what the account page says when a token is asked
+// for with a wrong password.
+const wrongPasswordNotice = "The password is not right; no token was made."

@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"net/http"
@@ -13,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/session"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 )
 
 // freshHash hashes pw with a new salt, as `backupweb user passwd` or
@@ -35,25 +36,25 @@ func TestChangesWhileStopped(t *testing.T) {
 		users func(t *testing.T) string
 	}{
 		{"password changed", func(t *testing.T) string {
-			return "alice:" + freshHash(t, "alice-new-pw") + "\nbob:" + testkit.Hash(t, testPasswords["bob"]) + "\n"
+			return "alice:" + freshHash(t, "alice-new-pw") + "\nbob:" + testkit.Hash(t, logintest.Passwords["bob"]) + "\n"
 		}},
 		{"user removed and added again with the same password", func(t *testing.T) string {
-			return "bob:" + testkit.Hash(t, testPasswords["bob"]) + "\nalice:" + freshHash(t, testPasswords["alice"]) + "\n"
+			return "bob:" + testkit.Hash(t, logintest.Passwords["bob"]) + "\nalice:" + freshHash(t, logintest.Passwords["alice"]) + "\n"
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, nil)
-			alice, bob := h.browser(), h.browser()
-			alice.mustLogin("alice")
-			bob.mustLogin("bob")
-			h.stop()
-			writeFile(t, h.usersPath, tt.users(t))
-			h.start()
-			if s := alice.apiStatus(); s != http.StatusUnauthorized {
+			h := logintest.New(t, nil)
+			alice, bob := h.Browser(), h.Browser()
+			alice.MustLogin("alice")
+			bob.MustLogin("bob")
+			h.Stop()
+			logintest.WriteFile(t, h.UsersPath, tt.users(t))
+			h.Start()
+			if s := alice.APIStatus(); s != http.StatusUnauthorized {
 				t.Errorf("alice's session from before the change, after a restart: %d, want 401", s)
 			}
-			if s := bob.apiStatus(); s != http.StatusOK {
+			if s := bob.APIStatus(); s != http.StatusOK {
 				t.Errorf("bob's line did not change, his session must survive: %d", s)
 			}
 		})
@@ -64,34 +65,34 @@ func TestChangesWhileStopped(t *testing.T) {
 // password change: whatever the interleaving, once the change is in, no
 // session made with the old password is accepted.
 func TestLoginsRacePasswordChange(t *testing.T) {
-	h := newHarness(t, nil)
-	oldPw := testPasswords["alice"]
+	h := logintest.New(t, nil)
+	oldPw := logintest.Passwords["alice"]
 	for i := range 25 {
 		// Back to the old password, then race a login with it against a
 		// change to a new one.
-		writeFile(t, h.usersPath, "alice:"+testkit.Hash(t, oldPw)+"\n")
-		if err := h.p.Reload(); err != nil {
+		logintest.WriteFile(t, h.UsersPath, "alice:"+testkit.Hash(t, oldPw)+"\n")
+		if err := h.P.Reload(); err != nil {
 			t.Fatal(err)
 		}
-		b := h.browser()
-		tok := b.formToken()
+		b := h.Browser()
+		tok := b.FormToken()
 		var wg sync.WaitGroup
 		var status int
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			status = b.post(h.p.LoginPath(), map[string][]string{"username": {"alice"}, "password": {oldPw}, "csrf_token": {tok}}).status
+			status = b.Post(h.P.LoginPath(), map[string][]string{"username": {"alice"}, "password": {oldPw}, "csrf_token": {tok}}).Status
 		}()
 		go func() {
 			defer wg.Done()
-			writeFile(t, h.usersPath, "alice:"+freshHash(t, "changed-"+oldPw)+"\n")
-			if err := h.p.Reload(); err != nil {
+			logintest.WriteFile(t, h.UsersPath, "alice:"+freshHash(t, "changed-"+oldPw)+"\n")
+			if err := h.P.Reload(); err != nil {
 				t.Error(err)
 			}
 		}()
 		wg.Wait()
 		if status == http.StatusSeeOther {
-			if s := b.apiStatus(); s != http.StatusUnauthorized {
+			if s := b.APIStatus(); s != http.StatusUnauthorized {
 				t.Fatalf("round %d: a session made with the old password is accepted after the change: %d", i, s)
 			}
 		}
@@ -101,9 +102,9 @@ func TestLoginsRacePasswordChange(t *testing.T) {
 // TestSessionOfAnotherType replays a session made by type oauth (same state
 // folder, same secret key, a user name that exists) on flask-login.
 func TestSessionOfAnotherType(t *testing.T) {
-	h := newHarness(t, nil)
-	h.stop()
-	other, err := sessionauth.OpenSessions(h.env, "oauth", sessionauth.Settings{IdleTimeout: time.Hour, Lifetime: time.Hour})
+	h := logintest.New(t, nil)
+	h.Stop()
+	other, err := sessionauth.OpenSessions(h.Env, "oauth", sessionauth.Settings{IdleTimeout: time.Hour, Lifetime: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +113,8 @@ func TestSessionOfAnotherType(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Close()
-	h.start()
-	req, _ := http.NewRequest("GET", h.srv.URL+"/api/me", nil)
+	h.Start()
+	req, _ := http.NewRequest("GET", h.Srv.URL+"/api/me", nil)
 	for _, c := range rec.Result().Cookies() {
 		req.AddCookie(c)
 	}
@@ -131,30 +132,30 @@ func TestSessionOfAnotherType(t *testing.T) {
 // runs, the last one too: each deleted user's login and old session are
 // refused after the reload.
 func TestDeletedUsersOneByOne(t *testing.T) {
-	h := newHarness(t, nil)
-	alice, bob := h.browser(), h.browser()
-	alice.mustLogin("alice")
-	bob.mustLogin("bob")
+	h := logintest.New(t, nil)
+	alice, bob := h.Browser(), h.Browser()
+	alice.MustLogin("alice")
+	bob.MustLogin("bob")
 	for _, step := range []struct {
 		file    string
-		deleted *browser
+		deleted *logintest.Browser
 		name    string
 	}{
-		{usersText(t, "alice"), bob, "bob"},
+		{logintest.UsersText(t, "alice"), bob, "bob"},
 		{"# no users left\n", alice, "alice"},
 	} {
-		writeFile(t, h.usersPath, step.file)
-		if err := h.p.Reload(); err != nil {
+		logintest.WriteFile(t, h.UsersPath, step.file)
+		if err := h.P.Reload(); err != nil {
 			t.Fatal(err)
 		}
-		if s := step.deleted.apiStatus(); s != http.StatusUnauthorized {
+		if s := step.deleted.APIStatus(); s != http.StatusUnauthorized {
 			t.Errorf("%s's session after deletion: %d, want 401", step.name, s)
 		}
-		if r := h.browser().login(step.name, testPasswords[step.name], "/"); r.status != http.StatusUnauthorized {
-			t.Errorf("%s logs in after deletion: %d", step.name, r.status)
+		if r := h.Browser().Login(step.name, logintest.Passwords[step.name], "/"); r.Status != http.StatusUnauthorized {
+			t.Errorf("%s logs in after deletion: %d", step.name, r.Status)
 		}
 	}
-	if !strings.Contains(h.logs.String(), "nobody can log in") {
+	if !strings.Contains(h.Logs.String(), "nobody can log in") {
 		t.Error("an empty user file is not logged")
 	}
 }

@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/browsertest"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 )
 
 // TestBrowserLoginLogout drives a real Chromium through the pages: sent to
 // the login page, a wrong password, the right one, the catalog, logout.
 func TestBrowserLoginLogout(t *testing.T) {
 	ctx := browsertest.New(t)
-	h := newHarness(t, nil)
+	h := logintest.New(t, nil)
 	run := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
@@ -32,7 +33,7 @@ func TestBrowserLoginLogout(t *testing.T) {
 		return v
 	}
 
-	run(chromedp.Navigate(h.srv.URL+"/?view=all"), chromedp.WaitVisible(chromedp.CSS(`#username`)))
+	run(chromedp.Navigate(h.Srv.URL+"/?view=all"), chromedp.WaitVisible(chromedp.CSS(`#username`)))
 	if u := location(t, ctx); u.Path != "/login" || u.Query().Get("next") != "/?view=all" {
 		t.Fatalf("not sent to the login page with next: %s", u)
 	}
@@ -64,7 +65,7 @@ func TestBrowserLoginLogout(t *testing.T) {
 	if u := location(t, ctx); u.Path != "/login" {
 		t.Errorf("after logout at %s, want the login page", u)
 	}
-	run(chromedp.Navigate(h.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#username`)))
+	run(chromedp.Navigate(h.Srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#username`)))
 }
 
 // location returns the browser's current URL.

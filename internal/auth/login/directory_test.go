@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"context"
@@ -11,20 +11,22 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/directory"
 	"github.com/backupweb/backupweb/internal/refusal"
 	"github.com/backupweb/backupweb/internal/testkit/ldaptest"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 	"github.com/backupweb/backupweb/internal/tokens"
 )
 
 // newDirectoryHarness is a harness whose users are srv's (users = ldap,
 // StartTLS), with second_factor mode.
-func newDirectoryHarness(t *testing.T, srv *ldaptest.Server, mode SecondFactor) *harness {
+func newDirectoryHarness(t *testing.T, srv *ldaptest.Server, mode login.SecondFactor) *logintest.Harness {
 	t.Helper()
 	dir := t.TempDir()
-	return newHarness(t, func(c *Config) {
-		c.UsersFrom, c.UsersFile, c.UseBcrypt = UsersFromDirectory, "", false
+	return logintest.New(t, func(c *login.Config) {
+		c.UsersFrom, c.UsersFile, c.UseBcrypt = login.UsersFromDirectory, "", false
 		c.SecondFactor = mode
 		c.FactorsFile, c.TokensFile = filepath.Join(dir, "factors"), filepath.Join(dir, "tokens")
 		c.Directory = directory.Config{
@@ -41,7 +43,7 @@ func newDirectoryHarness(t *testing.T, srv *ldaptest.Server, mode SecondFactor) 
 // the user by the directory's spelling of the name.
 func TestDirectorySignIn(t *testing.T) {
 	srv := ldaptest.Start(t, "")
-	h := newDirectoryHarness(t, srv, SecondFactorOff)
+	h := newDirectoryHarness(t, srv, login.SecondFactorOff)
 	for _, tc := range []struct {
 		name, user, pw string
 		status         int
@@ -62,24 +64,24 @@ func TestDirectorySignIn(t *testing.T) {
 		{"not UTF-8", "alic\xe9", "alice-password", http.StatusUnauthorized, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := h.browser()
-			r := b.login(tc.user, tc.pw, "/")
-			if r.status != tc.status {
-				t.Fatalf("login: %d, want %d: %s", r.status, tc.status, r.body)
+			b := h.Browser()
+			r := b.Login(tc.user, tc.pw, "/")
+			if r.Status != tc.status {
+				t.Fatalf("login: %d, want %d: %s", r.Status, tc.status, r.Body)
 			}
-			u, ok := b.user()
+			u, ok := b.User()
 			if ok != (tc.want != "") || u.Name != tc.want || !slices.Equal(u.Groups, tc.groups) {
 				t.Fatalf("user = %+v, %v; want %s in %v", u, ok, tc.want, tc.groups)
 			}
-			if _, has := u.Attrs.Lookup(AttrGroups); has {
+			if _, has := u.Attrs.Lookup(login.AttrGroups); has {
 				t.Error("the groups stayed in the attributes")
 			}
-			if want := map[string]string{"alice": "alice@example.org", "bob": "bob@example.org"}[tc.want]; u.Attrs.Get(AttrEmail) != want {
-				t.Errorf("e-mail %q, want %q", u.Attrs.Get(AttrEmail), want)
+			if want := map[string]string{"alice": "alice@example.org", "bob": "bob@example.org"}[tc.want]; u.Attrs.Get(login.AttrEmail) != want {
+				t.Errorf("e-mail %q, want %q", u.Attrs.Get(login.AttrEmail), want)
 			}
 		})
 	}
-	if !strings.Contains(h.logs.String(), "auth refused") {
+	if !strings.Contains(h.Logs.String(), "auth refused") {
 		t.Error("no auth refused line")
 	}
 }
@@ -93,60 +95,60 @@ func TestDirectorySignIn(t *testing.T) {
 // what they hold.
 func TestDirectoryChangesAndOutage(t *testing.T) {
 	srv := ldaptest.Start(t, "")
-	h := newDirectoryHarness(t, srv, SecondFactorOff)
+	h := newDirectoryHarness(t, srv, login.SecondFactorOff)
 	aliceDN := "uid=alice,ou=people," + ldaptest.Base
-	alice := h.browser()
-	alice.mustLoginWith("alice", "alice-password")
-	if err := h.p.Ready(context.Background()); err != nil {
+	alice := h.Browser()
+	mustLoginWith(alice, "alice", "alice-password")
+	if err := h.P.Ready(context.Background()); err != nil {
 		t.Fatalf("Ready: %v", err)
 	}
 
 	srv.Pause()
-	if s := alice.apiStatus(); s != http.StatusOK {
+	if s := alice.APIStatus(); s != http.StatusOK {
 		t.Errorf("a signed-in request while the directory hangs: %d", s)
 	}
-	r := h.browser().login("bob", "bob-password", "/")
-	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "directory does not answer") {
-		t.Errorf("sign-in while the directory hangs: %d %q", r.status, r.header.Get("Retry-After"))
+	r := h.Browser().Login("bob", "bob-password", "/")
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || !strings.Contains(r.Body, "directory does not answer") {
+		t.Errorf("sign-in while the directory hangs: %d %q", r.Status, r.Header.Get("Retry-After"))
 	}
-	if err := h.p.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "the directory does not answer") || !strings.Contains(err.Error(), "timeout") {
+	if err := h.P.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "the directory does not answer") || !strings.Contains(err.Error(), "timeout") {
 		t.Errorf("Ready while the directory hangs: %v", err)
 	}
-	if n := strings.Count(h.logs.String(), "auth: the directory did not answer"); n != 1 {
+	if n := strings.Count(h.Logs.String(), "auth: the directory did not answer"); n != 1 {
 		t.Errorf("%d error lines for one failed sign-in", n)
 	}
 	srv.Resume()
 
 	srv.SetPassword(aliceDN, "changed")
-	if r := h.browser().login("alice", "alice-password", "/"); r.status != http.StatusUnauthorized {
-		t.Errorf("the old password: %d", r.status)
+	if r := h.Browser().Login("alice", "alice-password", "/"); r.Status != http.StatusUnauthorized {
+		t.Errorf("the old password: %d", r.Status)
 	}
 	srv.Modify("dn: cn=admins,ou=groups," + ldaptest.Base + "\nchangetype: modify\nadd: member\nmember: " + aliceDN + "\n")
-	again := h.browser()
-	again.mustLoginWith("alice", "changed")
-	if u, _ := again.user(); !slices.Equal(u.Groups, []string{"admins", "backup-readers"}) {
+	again := h.Browser()
+	mustLoginWith(again, "alice", "changed")
+	if u, _ := again.User(); !slices.Equal(u.Groups, []string{"admins", "backup-readers"}) {
 		t.Errorf("groups at the next sign-in: %v", u.Groups)
 	}
-	if u, _ := alice.user(); !slices.Equal(u.Groups, []string{"backup-readers"}) {
+	if u, _ := alice.User(); !slices.Equal(u.Groups, []string{"backup-readers"}) {
 		t.Errorf("the earlier session's groups: %v", u.Groups)
 	}
 
 	srv.Modify("dn: " + aliceDN + "\nchangetype: delete\n")
-	if r := h.browser().login("alice", "changed", "/"); r.status != http.StatusUnauthorized {
-		t.Errorf("a removed user: %d", r.status)
+	if r := h.Browser().Login("alice", "changed", "/"); r.Status != http.StatusUnauthorized {
+		t.Errorf("a removed user: %d", r.Status)
 	}
-	if err := h.p.Manager().DeleteUser(context.Background(), "alice"); err != nil {
+	if err := h.P.Manager().DeleteUser(context.Background(), "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if s := alice.apiStatus(); s != http.StatusUnauthorized {
+	if s := alice.APIStatus(); s != http.StatusUnauthorized {
 		t.Errorf("a revoked session: %d", s)
 	}
 
 	srv.Kill()
-	if r := h.browser().login("bob", "bob-password", "/"); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
-		t.Errorf("sign-in with the directory gone: %d", r.status)
+	if r := h.Browser().Login("bob", "bob-password", "/"); r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Errorf("sign-in with the directory gone: %d", r.Status)
 	}
-	if err := h.p.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "unreachable") {
+	if err := h.P.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("Ready with the directory gone: %v", err)
 	}
 }
@@ -156,29 +158,29 @@ func TestDirectoryChangesAndOutage(t *testing.T) {
 // and the session holds the groups read at the password step.
 func TestDirectorySecondFactor(t *testing.T) {
 	srv := ldaptest.Start(t, "")
-	h := newDirectoryHarness(t, srv, SecondFactorOptional)
-	h.enrol("alice")
-	b := h.browser()
-	if r := b.login("ALICE", "alice-password", "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
-		t.Fatalf("password step: %d %s", r.status, r.header.Get("Location"))
+	h := newDirectoryHarness(t, srv, login.SecondFactorOptional)
+	h.Enrol("alice")
+	b := h.Browser()
+	if r := b.Login("ALICE", "alice-password", "/"); r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), secondfactor.SecondFactorPath) {
+		t.Fatalf("password step: %d %s", r.Status, r.Header.Get("Location"))
 	}
-	if _, ok := b.user(); ok {
+	if _, ok := b.User(); ok {
 		t.Fatal("signed in with the password alone")
 	}
-	if r := b.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther {
-		t.Fatalf("code: %d %s", r.status, r.body)
+	if r := b.SecondFactor(h.Code(), "/"); r.Status != http.StatusSeeOther {
+		t.Fatalf("code: %d %s", r.Status, r.Body)
 	}
-	u, ok := b.user()
-	if !ok || u.Name != "alice" || u.SecondFactor != "totp" || !slices.Equal(u.Groups, []string{"backup-readers"}) || u.Attrs.Get(AttrEmail) != "alice@example.org" {
+	u, ok := b.User()
+	if !ok || u.Name != "alice" || u.SecondFactor != "totp" || !slices.Equal(u.Groups, []string{"backup-readers"}) || u.Attrs.Get(login.AttrEmail) != "alice@example.org" {
 		t.Fatalf("user = %+v, %v", u, ok)
 	}
 }
 
 // mustLoginWith signs in with user and pw and fails the test otherwise.
-func (b *browser) mustLoginWith(user, pw string) {
-	b.t.Helper()
-	if r := b.login(user, pw, "/"); r.status != http.StatusSeeOther {
-		b.t.Fatalf("login %s: %d %s", user, r.status, r.body)
+func mustLoginWith(b *logintest.Browser, user, pw string) {
+	b.T.Helper()
+	if r := b.Login(user, pw, "/"); r.Status != http.StatusSeeOther {
+		b.T.Fatalf("login %s: %d %s", user, r.Status, r.Body)
 	}
 }
 
@@ -188,26 +190,26 @@ func (b *browser) mustLoginWith(user, pw string) {
 // directory being asked.
 func TestDirectoryTokensAndThrottling(t *testing.T) {
 	srv := ldaptest.Start(t, "")
-	h := newDirectoryHarness(t, srv, SecondFactorOff)
-	secret, _, err := h.p.CreateToken("alice", "script", time.Hour, tokens.Scope{}, "test")
+	h := newDirectoryHarness(t, srv, login.SecondFactorOff)
+	secret, _, err := h.P.CreateToken("alice", "script", time.Hour, tokens.Scope{}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := httptest.NewRequest("GET", "/api/backups", nil)
 	req.Header.Set("Authorization", "Bearer "+secret)
-	if u, ok, err := h.p.Identify(req); err != nil || !ok || u.Name != "alice" || !slices.Equal(u.Groups, []string{"backup-readers"}) {
+	if u, ok, err := h.P.Identify(req); err != nil || !ok || u.Name != "alice" || !slices.Equal(u.Groups, []string{"backup-readers"}) {
 		t.Fatalf("token: %+v %v %v", u, ok, err)
 	}
 
 	for i, name := range []string{"bob", "BOB", "Bob", "bOb", "boB"} {
-		if r := h.browser().login(name, "wrong", "/"); r.status != http.StatusUnauthorized {
-			t.Fatalf("wrong password %d: %d", i, r.status)
+		if r := h.Browser().Login(name, "wrong", "/"); r.Status != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d", i, r.Status)
 		}
 	}
 	srv.Pause() // a name past its limit is refused before the directory is asked
 	defer srv.Resume()
-	if r := h.browser().login("bob", "bob-password", "/"); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
-		t.Fatalf("past the name's limit: %d", r.status)
+	if r := h.Browser().Login("bob", "bob-password", "/"); r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("past the name's limit: %d", r.Status)
 	}
 }
 
@@ -221,16 +223,16 @@ func TestDirectoryTokensAndThrottling(t *testing.T) {
 // forgets every answer at once.
 func TestDirectoryTokenChecks(t *testing.T) {
 	srv := ldaptest.Start(t, "")
-	h := newDirectoryHarness(t, srv, SecondFactorOff)
+	h := newDirectoryHarness(t, srv, login.SecondFactorOff)
 	token := func(user string) func() (auth.User, bool, error) {
-		secret, _, err := h.p.CreateToken(user, "script", 0, tokens.Scope{}, "test")
+		secret, _, err := h.P.CreateToken(user, "script", 0, tokens.Scope{}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return func() (auth.User, bool, error) {
 			req := httptest.NewRequest("GET", "/api/backups", nil)
 			req.Header.Set("Authorization", "Bearer "+secret)
-			return h.p.Identify(req)
+			return h.P.Identify(req)
 		}
 	}
 	alice, bob := token("alice"), token("bob")
@@ -238,7 +240,7 @@ func TestDirectoryTokenChecks(t *testing.T) {
 	want := func(what string, id func() (auth.User, bool, error), name string, groups ...string) {
 		t.Helper()
 		u, ok, err := id()
-		if err != nil || !ok || u.Name != name || !slices.Equal(u.Groups, groups) || u.Attrs.Get(AttrEmail) != name+"@example.org" {
+		if err != nil || !ok || u.Name != name || !slices.Equal(u.Groups, groups) || u.Attrs.Get(login.AttrEmail) != name+"@example.org" {
 			t.Fatalf("%s: %+v, %v, %v; want %s in %v", what, u, ok, err, name, groups)
 		}
 	}
@@ -256,10 +258,10 @@ func TestDirectoryTokenChecks(t *testing.T) {
 
 	srv.Pause()
 	want("alice within the check's lifetime, the directory hanging", alice, "alice", "backup-readers")
-	h.clock.Advance(DirectoryCheckTTL)
+	h.Clock.Advance(login.DirectoryCheckTTL)
 	refused("alice past it, the directory hanging", alice, http.StatusServiceUnavailable)
 	srv.Resume()
-	if n := strings.Count(h.logs.String(), "auth: the directory did not answer; user not admitted"); n != 1 {
+	if n := strings.Count(h.Logs.String(), "auth: the directory did not answer; user not admitted"); n != 1 {
 		t.Errorf("%d error lines for one refused token", n)
 	}
 
@@ -268,14 +270,14 @@ func TestDirectoryTokenChecks(t *testing.T) {
 	srv.Lock(aliceDN)
 	srv.Modify("dn: " + bobDN + "\nchangetype: delete\n")
 	want("alice locked, within the check's lifetime", alice, "alice", "admins", "backup-readers")
-	if err := h.p.Reload(); err != nil { // SIGHUP: every answer forgotten
+	if err := h.P.Reload(); err != nil { // SIGHUP: every answer forgotten
 		t.Fatal(err)
 	}
 	refused("alice locked, after a reload", alice, http.StatusUnauthorized)
-	h.clock.Advance(DirectoryCheckTTL)
+	h.Clock.Advance(login.DirectoryCheckTTL)
 	refused("alice locked", alice, http.StatusUnauthorized)
 	refused("bob removed", bob, http.StatusUnauthorized)
-	if !strings.Contains(h.logs.String(), "user=bob") {
+	if !strings.Contains(h.Logs.String(), "user=bob") {
 		t.Error("the refusal does not name the token's user")
 	}
 

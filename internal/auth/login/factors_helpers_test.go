@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
@@ -91,21 +90,6 @@ func (b *browser) cookie(name string) string {
 func (b *browser) setCookie(name, value string) {
 	u, _ := url.Parse(b.h.srv.URL)
 	b.jar.SetCookies(u, []*http.Cookie{{Name: name, Value: value, Path: "/"}})
-}
-
-// user returns who the provider says the browser's session is.
-func (b *browser) user() (auth.User, bool) {
-	b.t.Helper()
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, b.h.srv.URL+"/", nil)
-	u, _ := url.Parse(b.h.srv.URL)
-	for _, c := range b.jar.Cookies(u) {
-		req.AddCookie(c)
-	}
-	usr, ok, err := b.h.p.Identify(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return usr, ok
 }
 
 // reauthToken fetches the password page and returns its CSRF token (the

@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"bytes"
@@ -12,36 +12,38 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
 // browserAt is a browser whose connections leave from the loopback
 // address ip: the server sees it as another client.
-func (h *harness) browserAt(ip string) *browser {
+func browserAt(h *logintest.Harness, ip string) *logintest.Browser {
 	c := testkit.ClientFrom(ip)
-	return &browser{t: h.t, h: h, jar: c.Jar, c: c}
+	return &logintest.Browser{T: h.T, H: h, Jar: c.Jar, C: c}
 }
 
 // floodBegins posts n passkey-only sign-in begins from b, from workers
 // goroutines, and counts the answers by status (-1: a 429 without
 // Retry-After, 0: a request that failed).
-func floodBegins(b *browser, token string, n, workers int) map[int]int {
+func floodBegins(b *logintest.Browser, token string, n, workers int) map[int]int {
 	var mu sync.Mutex
 	codes := map[int]int{}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
-				req, _ := http.NewRequest(http.MethodPost, b.h.srv.URL+secondfactor.PasskeyLoginBegin, strings.NewReader(`{"next":"/"}`))
+				req, _ := http.NewRequest(http.MethodPost, b.H.Srv.URL+secondfactor.PasskeyLoginBegin, strings.NewReader(`{"next":"/"}`))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json")
 				req.Header.Set(sessionauth.CSRFHeader, token)
-				req.Header.Set("Origin", b.h.srv.URL)
+				req.Header.Set("Origin", b.H.Srv.URL)
 				status := 0
-				if resp, err := b.c.Do(req); err == nil {
+				if resp, err := b.C.Do(req); err == nil {
 					status = resp.StatusCode
 					if status == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
 						status = -1
@@ -76,22 +78,22 @@ func heapInUse() uint64 {
 // Nothing of the flood reaches the state directory's session journal.
 func TestBeginFloodBounded(t *testing.T) {
 	const n = 20_000
-	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.PasskeyLogin = true })
-	h.enrol("alice")
-	flood := h.browserAt("127.0.0.2")
-	token := flood.formToken()
+	h := logintest.NewFactors(t, login.SecondFactorOptional, func(c *login.Config) { c.PasskeyLogin = true })
+	h.Enrol("alice")
+	flood := browserAt(h, "127.0.0.2")
+	token := flood.FormToken()
 	before := heapInUse()
 	done := make(chan map[int]int)
 	go func() { done <- floodBegins(flood, token, n, 8) }()
 
-	other := h.browserAt("127.0.0.3")
-	if r := other.postJSON(secondfactor.PasskeyLoginBegin, other.formToken(), []byte(`{"next":"/"}`)); r.status != http.StatusOK {
-		t.Errorf("a passkey begin from another address during the flood: %d %s", r.status, r.body)
+	other := browserAt(h, "127.0.0.3")
+	if r := other.PostJSON(secondfactor.PasskeyLoginBegin, other.FormToken(), []byte(`{"next":"/"}`)); r.Status != http.StatusOK {
+		t.Errorf("a passkey begin from another address during the flood: %d %s", r.Status, r.Body)
 	}
-	if r := other.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
-		t.Errorf("password from another address during the flood: %d", r.status)
-	} else if r := other.secondFactor(h.code(), "/"); r.status != http.StatusSeeOther || other.apiStatus() != http.StatusOK {
-		t.Errorf("second factor from another address during the flood: %d", r.status)
+	if r := other.Login("alice", logintest.Passwords["alice"], "/"); r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), secondfactor.SecondFactorPath) {
+		t.Errorf("password from another address during the flood: %d", r.Status)
+	} else if r := other.SecondFactor(h.Code(), "/"); r.Status != http.StatusSeeOther || other.APIStatus() != http.StatusOK {
+		t.Errorf("second factor from another address during the flood: %d", r.Status)
 	}
 
 	codes := <-done
@@ -103,8 +105,8 @@ func TestBeginFloodBounded(t *testing.T) {
 	if grown > 16<<20 {
 		t.Errorf("the flood grew the heap by %d MiB, more than 16", grown>>20)
 	}
-	h.stop()
-	err := filepath.WalkDir(h.env.StateDir, func(path string, d fs.DirEntry, err error) error {
+	h.Stop()
+	err := filepath.WalkDir(h.Env.StateDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -123,23 +125,23 @@ func TestBeginFloodBounded(t *testing.T) {
 // limit, reach the total; then every address is answered 429, and the
 // log says so once.
 func TestBeginTotalLimited(t *testing.T) {
-	h := newFactorHarness(t, SecondFactorOptional, func(c *Config) { c.PasskeyLogin = true })
+	h := logintest.NewFactors(t, login.SecondFactorOptional, func(c *login.Config) { c.PasskeyLogin = true })
 	codes := map[int]int{}
 	for i := 0; codes[http.StatusOK] < throttle.DefaultRateTotal; i++ {
-		b := h.browserAt("127.0.1." + strconv.Itoa(i+1))
-		for status, n := range floodBegins(b, b.formToken(), throttle.DefaultRatePerKey, 1) {
+		b := browserAt(h, "127.0.1."+strconv.Itoa(i+1))
+		for status, n := range floodBegins(b, b.FormToken(), throttle.DefaultRatePerKey, 1) {
 			codes[status] += n
 		}
 	}
 	if codes[http.StatusOK] != throttle.DefaultRateTotal || codes[http.StatusTooManyRequests] != 0 {
 		t.Fatalf("answers before the total: %v", codes)
 	}
-	late := h.browserAt("127.0.2.1")
-	if got := floodBegins(late, late.formToken(), 1, 1); got[http.StatusTooManyRequests] != 1 {
+	late := browserAt(h, "127.0.2.1")
+	if got := floodBegins(late, late.FormToken(), 1, 1); got[http.StatusTooManyRequests] != 1 {
 		t.Fatalf("a new address past the total: %v, want 429 with Retry-After", got)
 	}
-	if n := strings.Count(h.logs.String(), "too many passkey sign-ins begun from every address together"); n != 1 {
-		t.Errorf("%d warnings about the total, want 1:\n%s", n, h.logs.String())
+	if n := strings.Count(h.Logs.String(), "too many passkey sign-ins begun from every address together"); n != 1 {
+		t.Errorf("%d warnings about the total, want 1:\n%s", n, h.Logs.String())
 	}
 }
 
@@ -147,17 +149,17 @@ func TestBeginTotalLimited(t *testing.T) {
 // for a browser that gave a right password and is not signed in yet, are
 // limited per client address like the passkey-only sign-in's.
 func TestSecondStepBeginsLimited(t *testing.T) {
-	h := newFactorHarness(t, SecondFactorOptional, nil)
-	h.enrol("alice")
-	b := h.passwordGiven("alice")
-	var last reply
+	h := logintest.NewFactors(t, login.SecondFactorOptional, nil)
+	h.Enrol("alice")
+	b := h.PasswordGiven("alice")
+	var last logintest.Reply
 	for i := range throttle.DefaultRatePerKey + 1 {
-		last = b.postJSON(secondfactor.SecondFactorPasskeyBegin, b.token, []byte(`{"next":"/"}`))
-		if i < throttle.DefaultRatePerKey && last.status != http.StatusUnauthorized {
-			t.Fatalf("begin %d (alice has no passkey): %d %s", i, last.status, last.body)
+		last = b.PostJSON(secondfactor.SecondFactorPasskeyBegin, b.Token, []byte(`{"next":"/"}`))
+		if i < throttle.DefaultRatePerKey && last.Status != http.StatusUnauthorized {
+			t.Fatalf("begin %d (alice has no passkey): %d %s", i, last.Status, last.Body)
 		}
 	}
-	if last.status != http.StatusTooManyRequests || last.header.Get("Retry-After") == "" {
-		t.Fatalf("a begin past the limit: %d %s", last.status, last.body)
+	if last.Status != http.StatusTooManyRequests || last.Header.Get("Retry-After") == "" {
+		t.Fatalf("a begin past the limit: %d %s", last.Status, last.Body)
 	}
 }

@@ -3,7 +3,6 @@ package login
 import (
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -69,24 +68,12 @@ type harness struct {
 	// resolver, when set before start, is the handler's client-address
 	// resolver (to believe X-Forwarded-For from the test's loopback).
 	resolver *peer.Resolver
-	// listener, when set before start, is where the server listens (its
-	// address known before the provider is built); wrap, when set, wraps
-	// the handler (to watch requests).
-	listener net.Listener
-	wrap     func(http.Handler) http.Handler
 }
 
 // newHarness starts a provider for alice and bob (bcrypt, cost 4) with
 // polling off, a backups folder holding one file, and an HTTP server.
 // edit, when given, adjusts the configuration first.
 func newHarness(t testing.TB, edit func(*Config)) *harness {
-	t.Helper()
-	return newHarnessWith(t, edit, nil)
-}
-
-// newHarnessWith is newHarness with prepare, when given, run on the
-// harness just before it starts (to set its listener, wrap or env).
-func newHarnessWith(t testing.TB, edit func(*Config), prepare func(*harness)) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	h := &harness{t: t, clock: newClock(), logs: &logtest.Buffer{}, usersPath: filepath.Join(dir, "users")}
@@ -113,9 +100,6 @@ func newHarnessWith(t testing.TB, edit func(*Config), prepare func(*harness)) *h
 	if err := os.WriteFile(filepath.Join(h.backups, "nightly.tar.gz"), []byte("backup bytes"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if prepare != nil {
-		prepare(h)
-	}
 	h.start()
 	return h
 }
@@ -130,18 +114,7 @@ func (h *harness) start() {
 	}
 	h.p = p
 	h.handler = web.NewHandler(web.Options{Provider: p, Catalog: catalog.New(h.backups), Logger: h.env.Logger, Errors: h.env.Errors, Resolver: h.resolver})
-	served := h.handler
-	if h.wrap != nil {
-		served = h.wrap(served)
-	}
-	if h.listener != nil {
-		h.srv = httptest.NewUnstartedServer(served)
-		h.srv.Listener.Close()
-		h.srv.Listener, h.listener = h.listener, nil
-		h.srv.Start()
-	} else {
-		h.srv = httptest.NewServer(served)
-	}
+	h.srv = httptest.NewServer(h.handler)
 	h.t.Cleanup(h.stop)
 }
 
@@ -290,17 +263,6 @@ func (b *browser) mustLogin(user string) {
 	if r := b.login(user, testPasswords[user], ""); r.status != http.StatusSeeOther {
 		b.t.Fatalf("login as %s: status %d, want 303", user, r.status)
 	}
-}
-
-// sessionCookie returns the session cookie the jar holds, "" if none.
-func (b *browser) sessionCookie() string {
-	u, _ := url.Parse(b.h.srv.URL)
-	for _, c := range b.jar.Cookies(u) {
-		if c.Name == b.h.p.Manager().CookieName() {
-			return c.Value
-		}
-	}
-	return ""
 }
 
 // csrf returns the session's CSRF token from the catalog page.

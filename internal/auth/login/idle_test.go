@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"net/http"
@@ -7,27 +7,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/session"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 )
 
 // poll is a page's background request, as fetch() sends it.
-func (b *browser) poll(path string) int {
-	b.t.Helper()
-	return b.getWith(path, http.Header{"Sec-Fetch-Mode": {"cors"}, "Sec-Fetch-Dest": {"empty"}, "Sec-Fetch-Site": {"same-origin"}})
+func poll(b *logintest.Browser, path string) int {
+	b.T.Helper()
+	return getWith(b, path, http.Header{"Sec-Fetch-Mode": {"cors"}, "Sec-Fetch-Dest": {"empty"}, "Sec-Fetch-Site": {"same-origin"}})
 }
 
 // navigate is a person opening a page.
-func (b *browser) navigate(path string) int {
-	b.t.Helper()
-	return b.getWith(path, http.Header{"Accept": {"text/html"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}, "Sec-Fetch-Site": {"none"}})
+func navigate(b *logintest.Browser, path string) int {
+	b.T.Helper()
+	return getWith(b, path, http.Header{"Accept": {"text/html"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}, "Sec-Fetch-Site": {"none"}})
 }
 
 // getWith fetches path with the request headers h and returns the status.
-func (b *browser) getWith(path string, h http.Header) int {
-	b.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, b.h.srv.URL+path, nil)
+func getWith(b *logintest.Browser, path string, h http.Header) int {
+	b.T.Helper()
+	req, _ := http.NewRequest(http.MethodGet, b.H.Srv.URL+path, nil)
 	req.Header = h
-	return b.do(req).status
+	return b.Do(req).Status
 }
 
 // TestIdleTimeoutCountsNavigations: through the program's handler, with
@@ -47,18 +49,18 @@ func TestIdleTimeoutCountsNavigations(t *testing.T) {
 		{"idle_renewal = any", session.RenewAny, 0, 60},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, func(c *Config) { c.IdleRenewal = tc.renewal })
-			b := h.browser()
-			b.mustLogin("alice")
+			h := logintest.New(t, func(c *login.Config) { c.IdleRenewal = tc.renewal })
+			b := h.Browser()
+			b.MustLogin("alice")
 			for minute := 1; minute <= 60; minute++ {
-				h.clock.Advance(time.Minute)
+				h.Clock.Advance(time.Minute)
 				if minute == tc.navigateAt {
-					if got := b.navigate("/"); got != http.StatusOK {
+					if got := navigate(b, "/"); got != http.StatusOK {
 						t.Fatalf("navigation at minute %d: %d", minute, got)
 					}
 					continue
 				}
-				got := b.poll("/api/backups")
+				got := poll(b, "/api/backups")
 				want := http.StatusOK
 				if minute > tc.lastMinute {
 					want = http.StatusUnauthorized
@@ -78,30 +80,30 @@ func TestIdleTimeoutCountsNavigations(t *testing.T) {
 // signed-in browser, its POST honours a safe next, and the signed-out page
 // offers to sign in again.
 func TestLogoutPageInCatalogMode(t *testing.T) {
-	h := newHarness(t, nil)
-	b := h.browser()
-	b.mustLogin("alice")
-	page := b.get("/logout?rd="+url.QueryEscape("/api/backups"), true)
-	tok, ok := field(page.body, "csrf_token")
-	if page.status != http.StatusOK || !ok || !strings.Contains(page.body, "Signed in as <strong>alice</strong>") {
-		t.Fatalf("GET /logout: %d\n%s", page.status, page.body)
+	h := logintest.New(t, nil)
+	b := h.Browser()
+	b.MustLogin("alice")
+	page := b.Get("/logout?rd="+url.QueryEscape("/api/backups"), true)
+	tok, ok := logintest.Field(page.Body, "csrf_token")
+	if page.Status != http.StatusOK || !ok || !strings.Contains(page.Body, "Signed in as <strong>alice</strong>") {
+		t.Fatalf("GET /logout: %d\n%s", page.Status, page.Body)
 	}
-	next, _ := field(page.body, "next")
-	r := b.post("/logout", url.Values{"csrf_token": {tok}, "next": {next}})
-	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/api/backups" {
-		t.Fatalf("POST /logout: %d %q", r.status, r.header.Get("Location"))
+	next, _ := logintest.Field(page.Body, "next")
+	r := b.Post("/logout", url.Values{"csrf_token": {tok}, "next": {next}})
+	if r.Status != http.StatusSeeOther || r.Header.Get("Location") != "/api/backups" {
+		t.Fatalf("POST /logout: %d %q", r.Status, r.Header.Get("Location"))
 	}
-	if got := b.apiStatus(); got != http.StatusUnauthorized {
+	if got := b.APIStatus(); got != http.StatusUnauthorized {
 		t.Fatalf("API after signing out: %d", got)
 	}
 	// Signed out, /logout says so and offers the sign-in page.
-	page = b.get("/logout", true)
-	if !strings.Contains(page.body, "You are not signed in.") || !strings.Contains(page.body, `href="/login?next=%2F" id="sign-in-again">Sign in again`) {
-		t.Fatalf("GET /logout signed out: %d\n%s", page.status, page.body)
+	page = b.Get("/logout", true)
+	if !strings.Contains(page.Body, "You are not signed in.") || !strings.Contains(page.Body, `href="/login?next=%2F" id="sign-in-again">Sign in again`) {
+		t.Fatalf("GET /logout signed out: %d\n%s", page.Status, page.Body)
 	}
 	// The login page after a sign-out.
-	page = b.get("/login?signed_out=1", true)
-	if !strings.Contains(page.body, "You have been signed out.") || !strings.Contains(page.body, "<h1>Sign in again</h1>") {
-		t.Fatalf("signed-out login page:\n%s", page.body)
+	page = b.Get("/login?signed_out=1", true)
+	if !strings.Contains(page.Body, "You have been signed out.") || !strings.Contains(page.Body, "<h1>Sign in again</h1>") {
+		t.Fatalf("signed-out login page:\n%s", page.Body)
 	}
 }

@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"net/http"
@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 )
 
 // TestThirdPartyUserFiles logs in end to end with user files written by
@@ -26,17 +28,17 @@ func TestThirdPartyUserFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := newHarness(t, nil)
-			writeFile(t, h.usersPath, string(data))
-			if err := h.p.Reload(); err != nil {
+			h := logintest.New(t, nil)
+			logintest.WriteFile(t, h.UsersPath, string(data))
+			if err := h.P.Reload(); err != nil {
 				t.Fatal(err)
 			}
-			b := h.browser()
-			if r := b.login(tt.user, tt.pw, "/"); r.status != http.StatusSeeOther {
-				t.Fatalf("login: %d", r.status)
+			b := h.Browser()
+			if r := b.Login(tt.user, tt.pw, "/"); r.Status != http.StatusSeeOther {
+				t.Fatalf("login: %d", r.Status)
 			}
-			if r := b.get("/api/me", false); r.status != http.StatusOK || !strings.Contains(r.body, tt.user) {
-				t.Errorf("/api/me: %d %s", r.status, r.body)
+			if r := b.Get("/api/me", false); r.Status != http.StatusOK || !strings.Contains(r.Body, tt.user) {
+				t.Errorf("/api/me: %d %s", r.Status, r.Body)
 			}
 		})
 	}
@@ -45,20 +47,20 @@ func TestThirdPartyUserFiles(t *testing.T) {
 // TestRefusedLoginsLogged checks the contract's log line for each kind of
 // refused login, and that no password ever reaches the log.
 func TestRefusedLoginsLogged(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxUserFailures = 2 })
+	h := logintest.New(t, func(c *login.Config) { c.MaxUserFailures = 2 })
 	const secret = "Sup3r-Secret-Guess"
-	b := h.browser()
-	b.login("alice", secret, "/")
-	b.login("mallory\nlevel=INFO msg=forged", secret, "/")
-	b.login("alice", secret, "/")
-	b.login("alice", secret, "/") // throttled
-	b.post("/login", map[string][]string{"username": {"bob"}, "password": {secret}})
-	b.mustLogin("bob")
-	logs := h.logs.String()
-	if strings.Contains(logs, secret) || strings.Contains(logs, testPasswords["bob"]) {
+	b := h.Browser()
+	b.Login("alice", secret, "/")
+	b.Login("mallory\nlevel=INFO msg=forged", secret, "/")
+	b.Login("alice", secret, "/")
+	b.Login("alice", secret, "/") // throttled
+	b.Post("/login", map[string][]string{"username": {"bob"}, "password": {secret}})
+	b.MustLogin("bob")
+	logs := h.Logs.String()
+	if strings.Contains(logs, secret) || strings.Contains(logs, logintest.Passwords["bob"]) {
 		t.Fatalf("a password reached the log:\n%s", logs)
 	}
-	for _, h := range []string{testkit.Hash(t, testPasswords["alice"]), string(testSecret)} {
+	for _, h := range []string{testkit.Hash(t, logintest.Passwords["alice"]), string(logintest.Secret)} {
 		if strings.Contains(logs, h) {
 			t.Fatalf("a hash or key reached the log")
 		}
@@ -84,7 +86,7 @@ func TestRefusedLoginsLogged(t *testing.T) {
 	}
 	for i, w := range wants {
 		line := refused[i]
-		for _, part := range []string{"level=WARN", "auth", "auth_type=" + Name, "client=127.0.0.1", w.user, `reason="` + w.reason + `"`} {
+		for _, part := range []string{"level=WARN", "auth", "auth_type=" + login.Name, "client=127.0.0.1", w.user, `reason="` + w.reason + `"`} {
 			if !strings.Contains(line, part) {
 				t.Errorf("line %d %q lacks %q", i, line, part)
 			}

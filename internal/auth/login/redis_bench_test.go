@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"net/http"
@@ -8,24 +8,25 @@ import (
 
 	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/testkit/clocktest"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 	"github.com/backupweb/backupweb/internal/testkit/redistest"
 )
 
 // redisHarness is a harness whose sessions, counters and user state are
 // in a real redis-server.
-func redisHarness(b *testing.B) *harness {
+func redisHarness(b *testing.B) *logintest.Harness {
 	srv := redistest.Start(b, redistest.Options{})
-	h := newHarness(b, nil)
-	c, err := redisstore.Open(redisstore.Options(srv.Config()), h.env.Logger)
+	h := logintest.New(b, nil)
+	c, err := redisstore.Open(redisstore.Options(srv.Config()), h.Env.Logger)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	h.stop()
-	h.env.Shared = c
-	h.clock = clocktest.New(time.Now())
-	h.env.Now = h.clock.Now
-	h.start()
+	h.Stop()
+	h.Env.Shared = c
+	h.Clock = clocktest.New(time.Now())
+	h.Env.Now = h.Clock.Now
+	h.Start()
 	return h
 }
 
@@ -35,16 +36,16 @@ func redisHarness(b *testing.B) *harness {
 // be within 10% of each other.
 func BenchmarkRedisMeWithSession(b *testing.B) {
 	h := redisHarness(b)
-	br := h.browser()
-	br.mustLogin("alice")
+	br := h.Browser()
+	br.MustLogin("alice")
 	req := httptest.NewRequest(http.MethodGet, "/api/me", nil)
-	req.AddCookie(&http.Cookie{Name: h.p.Manager().CookieName(), Value: br.sessionCookie()})
-	serveBench(b, h.handler, req, http.StatusOK)
+	req.AddCookie(&http.Cookie{Name: h.P.Manager().CookieName(), Value: br.SessionCookie()})
+	serveBench(b, h.Handler, req, http.StatusOK)
 }
 
 func BenchmarkRedisMeWithToken(b *testing.B) {
 	h := redisHarness(b)
 	req := httptest.NewRequest(http.MethodGet, "/api/me", nil)
 	req.Header.Set("Authorization", "Bearer "+benchToken(b, h))
-	serveBench(b, h.handler, req, http.StatusOK)
+	serveBench(b, h.Handler, req, http.StatusOK)
 }

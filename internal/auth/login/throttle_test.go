@@ -1,4 +1,4 @@
-package login
+package login_test
 
 import (
 	"net/http"
@@ -8,65 +8,68 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/auth/login"
+	"github.com/backupweb/backupweb/internal/testkit/logintest"
 )
 
 func TestThrottlePerUser(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxUserFailures = 3; c.MaxFailures = 100 })
-	b := h.browser()
+	h := logintest.New(t, func(c *login.Config) { c.MaxUserFailures = 3; c.MaxFailures = 100 })
+	b := h.Browser()
 	for i := range 3 {
-		if r := b.login("alice", "wrong", "/"); r.status != http.StatusUnauthorized {
-			t.Fatalf("failure %d: status %d, want 401", i+1, r.status)
+		if r := b.Login("alice", "wrong", "/"); r.Status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: status %d, want 401", i+1, r.Status)
 		}
 	}
-	r := b.login("alice", "alice-pw", "/")
-	if r.status != http.StatusTooManyRequests {
-		t.Fatalf("after 3 failures: status %d, want 429", r.status)
+	r := b.Login("alice", "alice-pw", "/")
+	if r.Status != http.StatusTooManyRequests {
+		t.Fatalf("after 3 failures: status %d, want 429", r.Status)
 	}
 	checkRetryAfter(t, r, 15*time.Minute)
 	// Another user from the same address is not held off...
-	b.mustLogin("bob")
+	b.MustLogin("bob")
 	// ...and an unknown name is throttled exactly like a known one.
 	for range 3 {
-		b.login("nobody", "wrong", "/")
+		b.Login("nobody", "wrong", "/")
 	}
-	if r := b.login("nobody", "wrong", "/"); r.status != http.StatusTooManyRequests {
-		t.Errorf("unknown name after 3 failures: status %d, want 429", r.status)
+	if r := b.Login("nobody", "wrong", "/"); r.Status != http.StatusTooManyRequests {
+		t.Errorf("unknown name after 3 failures: status %d, want 429", r.Status)
 	}
 	// The window passes; the right password works and resets the count.
-	h.clock.Advance(16 * time.Minute)
-	b.mustLogin("alice")
-	if r := b.login("alice", "wrong", "/"); r.status != http.StatusUnauthorized {
-		t.Errorf("after a success the count starts again: status %d", r.status)
+	h.Clock.Advance(16 * time.Minute)
+	b.MustLogin("alice")
+	if r := b.Login("alice", "wrong", "/"); r.Status != http.StatusUnauthorized {
+		t.Errorf("after a success the count starts again: status %d", r.Status)
 	}
 }
 
 func TestThrottlePerAddress(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxFailures = 4; c.MaxUserFailures = 100 })
-	b := h.browser()
+	h := logintest.New(t, func(c *login.Config) { c.MaxFailures = 4; c.MaxUserFailures = 100 })
+	b := h.Browser()
 	for i := range 4 {
-		if r := b.login("user"+strconv.Itoa(i), "wrong", "/"); r.status != http.StatusUnauthorized {
-			t.Fatalf("failure %d: status %d", i+1, r.status)
+		if r := b.Login("user"+strconv.Itoa(i), "wrong", "/"); r.Status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: status %d", i+1, r.Status)
 		}
 	}
-	r := b.login("alice", "alice-pw", "/")
-	if r.status != http.StatusTooManyRequests {
-		t.Fatalf("status %d, want 429", r.status)
+	r := b.Login("alice", "alice-pw", "/")
+	if r.Status != http.StatusTooManyRequests {
+		t.Fatalf("status %d, want 429", r.Status)
 	}
 	checkRetryAfter(t, r, 15*time.Minute)
-	if !strings.Contains(h.logs.String(), "reason=\"too many failures\"") {
+	if !strings.Contains(h.Logs.String(), "reason=\"too many failures\"") {
 		t.Error("the throttled attempt was not logged")
 	}
 }
 
 // checkRetryAfter checks a 429 page: Retry-After in whole seconds, at most
 // window, and the form shown again.
-func checkRetryAfter(t *testing.T, r reply, window time.Duration) {
+func checkRetryAfter(t *testing.T, r logintest.Reply, window time.Duration) {
 	t.Helper()
-	s, err := strconv.Atoi(r.header.Get("Retry-After"))
+	s, err := strconv.Atoi(r.Header.Get("Retry-After"))
 	if err != nil || s < 1 || time.Duration(s)*time.Second > window {
-		t.Errorf("Retry-After %q, want 1..%d seconds", r.header.Get("Retry-After"), int(window.Seconds()))
+		t.Errorf("Retry-After %q, want 1..%d seconds", r.Header.Get("Retry-After"), int(window.Seconds()))
 	}
-	if _, ok := field(r.body, "csrf_token"); !ok {
+	if _, ok := logintest.Field(r.Body, "csrf_token"); !ok {
 		t.Error("the 429 page has no form")
 	}
 }
@@ -78,20 +81,20 @@ func checkRetryAfter(t *testing.T, r reply, window time.Duration) {
 func TestLimitsHoldUnderConcurrency(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		edit func(*Config)
+		edit func(*login.Config)
 		user func(i int) string
 	}{
-		{"one user name", func(c *Config) { c.MaxUserFailures = 5; c.MaxFailures = 1000 }, func(int) string { return "alice" }},
-		{"one address", func(c *Config) { c.MaxFailures = 5; c.MaxUserFailures = 1000 }, func(i int) string { return "user" + strconv.Itoa(i) }},
+		{"one user name", func(c *login.Config) { c.MaxUserFailures = 5; c.MaxFailures = 1000 }, func(int) string { return "alice" }},
+		{"one address", func(c *login.Config) { c.MaxFailures = 5; c.MaxUserFailures = 1000 }, func(i int) string { return "user" + strconv.Itoa(i) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, tt.edit)
+			h := logintest.New(t, tt.edit)
 			const n = 50
-			browsers := make([]*browser, n)
+			browsers := make([]*logintest.Browser, n)
 			tokens := make([]string, n)
 			for i := range browsers {
-				browsers[i] = h.browser()
-				tokens[i] = browsers[i].formToken()
+				browsers[i] = h.Browser()
+				tokens[i] = browsers[i].FormToken()
 			}
 			var (
 				wg       sync.WaitGroup
@@ -104,9 +107,9 @@ func TestLimitsHoldUnderConcurrency(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-barrier
-					r := b.post(h.p.LoginPath(), url.Values{"username": {tt.user(i)}, "password": {"wrong"}, "csrf_token": {tokens[i]}})
+					r := b.Post(h.P.LoginPath(), url.Values{"username": {tt.user(i)}, "password": {"wrong"}, "csrf_token": {tokens[i]}})
 					mu.Lock()
-					statuses[r.status]++
+					statuses[r.Status]++
 					mu.Unlock()
 				}()
 			}

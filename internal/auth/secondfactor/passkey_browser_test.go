@@ -22,7 +22,6 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
-	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/passkey"
 	"github.com/backupweb/backupweb/internal/refusal"
@@ -77,21 +76,6 @@ func (ph *passkeyHarness) last(path string) []byte {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	return bytes.Clone(ph.bodies[path])
-}
-
-// postJSON posts body to path as the passkey script does, with the CSRF
-// token in X-CSRF-Token.
-func (b *browser) postJSON(path, token string, body []byte) reply {
-	b.T.Helper()
-	req, err := http.NewRequest(http.MethodPost, b.H.Srv.URL+path, bytes.NewReader(body))
-	if err != nil {
-		b.T.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set(sessionauth.CSRFHeader, token)
-	req.Header.Set("Origin", b.H.Srv.URL)
-	return b.Do(req)
 }
 
 // addAuthenticator gives the browser's page a virtual CTAP2 authenticator
@@ -262,13 +246,13 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 		}
 		c := b.ph.browser()
 		tok := c.FormToken()
-		r := c.postJSON(secondfactor.PasskeyLoginFinish, tok, answer)
+		r := c.PostJSON(secondfactor.PasskeyLoginFinish, tok, answer)
 		if r.Status != http.StatusUnauthorized || !strings.Contains(r.Body, refusal.PasskeyRefused.Message()) || c.SessionCookie() != "" {
 			t.Errorf("same ceremony again: %d %s", r.Status, r.Body)
 		}
 		// The same answer under a ceremony of its own: the challenge it
 		// signed is not this one.
-		begun := c.postJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`))
+		begun := c.PostJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`))
 		var ans begunAnswer
 		if begun.Status != http.StatusOK || json.Unmarshal([]byte(begun.Body), &ans) != nil || ans.Ceremony == "" {
 			t.Fatalf("begin: %d %s", begun.Status, begun.Body)
@@ -279,7 +263,7 @@ func TestBrowserPasskeySignIn(t *testing.T) {
 		}
 		req["ceremony"], _ = json.Marshal(ans.Ceremony)
 		forged, _ := json.Marshal(req)
-		r = c.postJSON(secondfactor.PasskeyLoginFinish, tok, forged)
+		r = c.PostJSON(secondfactor.PasskeyLoginFinish, tok, forged)
 		if r.Status != http.StatusUnauthorized || c.SessionCookie() != "" {
 			t.Errorf("answer under a new challenge: %d %s", r.Status, r.Body)
 		}

@@ -41,7 +41,7 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 		{"second step finish, no pending state", anon, secondfactor.SecondFactorPasskeyFinish, form, http.StatusUnauthorized, refusal.SecondStepExpired.Message()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := tt.b.postJSON(tt.path, tt.token, []byte(`{}`))
+			r := tt.b.PostJSON(tt.path, tt.token, []byte(`{}`))
 			var body struct{ Error string }
 			if r.Status != tt.status || json.Unmarshal([]byte(r.Body), &body) != nil || !strings.Contains(body.Error, tt.message) {
 				t.Errorf("%d %s; want %d with %q", r.Status, r.Body, tt.status, tt.message)
@@ -67,7 +67,7 @@ func TestPasskeyRoutesRefuse(t *testing.T) {
 		t.Errorf("remove of an unknown passkey: %d %s", r.Status, r.Header.Get("Location"))
 	}
 	// A name that is not one.
-	r := signed.postJSON(secondfactor.PasskeysFinishPath, good, []byte(`{"ceremony":"x","name":"  ","credential":{}}`))
+	r := signed.PostJSON(secondfactor.PasskeysFinishPath, good, []byte(`{"ceremony":"x","name":"  ","credential":{}}`))
 	if r.Status != http.StatusBadRequest || !strings.Contains(r.Body, refusal.PasskeyName.Message()) {
 		t.Errorf("empty name: %d %s", r.Status, r.Body)
 	}
@@ -86,13 +86,13 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 	b := h.browser()
 	tok := b.FormToken()
 	bad := func() reply {
-		begun := b.postJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`))
+		begun := b.PostJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`))
 		var ans begunAnswer
 		if begun.Status == http.StatusOK {
 			json.Unmarshal([]byte(begun.Body), &ans)
 		}
 		body, _ := json.Marshal(map[string]any{"ceremony": ans.Ceremony, "credential": map[string]string{"id": "AAAA", "type": "public-key"}})
-		return b.postJSON(secondfactor.PasskeyLoginFinish, tok, body)
+		return b.PostJSON(secondfactor.PasskeyLoginFinish, tok, body)
 	}
 	for i := range 3 {
 		if r := bad(); r.Status != http.StatusUnauthorized || !strings.Contains(r.Body, refusal.PasskeyRefused.Message()) {
@@ -103,7 +103,7 @@ func TestPasskeyFailuresThrottled(t *testing.T) {
 	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
 		t.Errorf("past the limit: %d %s, Retry-After %q", r.Status, r.Body, r.Header.Get("Retry-After"))
 	}
-	if r := b.postJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`)); r.Status != http.StatusTooManyRequests {
+	if r := b.PostJSON(secondfactor.PasskeyLoginBegin, tok, []byte(`{}`)); r.Status != http.StatusTooManyRequests {
 		t.Errorf("a new ceremony past the limit: %d %s", r.Status, r.Body)
 	}
 	if r := b.Login("alice", "alice-pw", ""); r.Status != http.StatusTooManyRequests {

@@ -53,7 +53,7 @@ func (b *browser) postPage(path string, form url.Values) reply {
 // returns the answer and its ceremony.
 func (b *browser) beginPasskey(path, token string) (reply, begunAnswer) {
 	b.T.Helper()
-	r := b.postJSON(path, token, []byte(`{}`))
+	r := b.PostJSON(path, token, []byte(`{}`))
 	var ans begunAnswer
 	if r.Status == http.StatusOK {
 		if err := json.Unmarshal([]byte(r.Body), &ans); err != nil {
@@ -90,7 +90,7 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 		t.Errorf("the passkeys page: %d %q, want 303 to %s", r.Status, r.Header.Get("Location"), toReauth)
 	}
 	for _, path := range []string{secondfactor.PasskeysBeginPath, secondfactor.PasskeysFinishPath} {
-		r := b.postJSON(path, tok, []byte(`{"ceremony":"x","name":"Key","credential":{}}`))
+		r := b.PostJSON(path, tok, []byte(`{"ceremony":"x","name":"Key","credential":{}}`))
 		var body struct{ Error string }
 		if r.Status != http.StatusForbidden || json.Unmarshal([]byte(r.Body), &body) != nil || body.Error != refusal.PasswordAgain.Message() {
 			t.Errorf("%s: %d %s, want 403 %q", path, r.Status, r.Body, refusal.PasswordAgain.Message())
@@ -153,7 +153,7 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("begin: %d %s", r.Status, r.Body)
 	}
-	if r := b.postJSON(secondfactor.PasskeysFinishPath, tok, finishBody(t, newSoftKey(t), ans, "Key")); r.Status != http.StatusOK {
+	if r := b.PostJSON(secondfactor.PasskeysFinishPath, tok, finishBody(t, newSoftKey(t), ans, "Key")); r.Status != http.StatusOK {
 		t.Fatalf("finish: %d %s", r.Status, r.Body)
 	}
 	if rec, _ := h.P.Factors().Lookup("alice"); rec == nil || len(rec.Passkeys) != 1 {
@@ -161,7 +161,7 @@ func TestReauthGatesFactorChanges(t *testing.T) {
 	}
 
 	h.Clock.Advance(secondfactor.ReauthWindow)
-	if r := b.postJSON(secondfactor.PasskeysBeginPath, tok, []byte(`{}`)); r.Status != http.StatusForbidden {
+	if r := b.PostJSON(secondfactor.PasskeysBeginPath, tok, []byte(`{}`)); r.Status != http.StatusForbidden {
 		t.Errorf("begin %v after the password: %d", secondfactor.ReauthWindow, r.Status)
 	}
 	if r := b.Get(secondfactor.PasskeysPath, true); r.Status != http.StatusSeeOther {

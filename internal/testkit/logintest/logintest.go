@@ -7,6 +7,7 @@
 package logintest
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -24,6 +25,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/auth/login"
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
+	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/factors"
 	"github.com/backupweb/backupweb/internal/peer"
@@ -245,6 +247,21 @@ func (b *Browser) Post(path string, form url.Values) Reply {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", b.H.Srv.URL)
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	return b.Do(req)
+}
+
+// PostJSON posts body to path as the passkey script does, with the CSRF
+// token in X-CSRF-Token.
+func (b *Browser) PostJSON(path, token string, body []byte) Reply {
+	b.T.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.H.Srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		b.T.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(sessionauth.CSRFHeader, token)
+	req.Header.Set("Origin", b.H.Srv.URL)
 	return b.Do(req)
 }
 
