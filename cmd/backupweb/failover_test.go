@@ -129,6 +129,11 @@ users_file = %s
 	return startInstance(t, conf), startInstance(t, conf)
 }
 
+// sentinelKeys are the [redis] lines that name h's Sentinels.
+func sentinelKeys(h *redistest.Sentinel) string {
+	return fmt.Sprintf("sentinel_addresses = %s\nsentinel_master = %s", strings.Join(h.Addrs(), ", "), redistest.MasterName)
+}
+
 // signInAgain waits until a sign-in (a write a replica must confirm)
 // works on every instance, and returns how long after since that was.
 func signInAgain(t *testing.T, since time.Time, ins ...*instance) time.Duration {
@@ -154,7 +159,7 @@ func signInAgain(t *testing.T, since time.Time, ins ...*instance) time.Duration 
 // tool's failover scenario.
 func TestFailoverThroughInstancesSentinelKill(t *testing.T) {
 	h := redistest.StartSentinel(t, redistest.Options{}, 2, 3)
-	a, b := haInstances(t, fmt.Sprintf("sentinel_addresses = %s\nsentinel_master = %s", strings.Join(h.Addrs(), ", "), redistest.MasterName))
+	a, b := haInstances(t, sentinelKeys(h))
 	load := startFailoverLoad(t, a.url, b.url)
 	old := h.Master()
 	old.Kill()
@@ -170,7 +175,7 @@ func TestFailoverThroughInstancesSentinelKill(t *testing.T) {
 // tool's failover scenario, which goes on until the old master is back.
 func TestFailoverThroughInstancesSentinelPause(t *testing.T) {
 	h := redistest.StartSentinel(t, redistest.Options{}, 2, 3)
-	a, b := haInstances(t, fmt.Sprintf("sentinel_addresses = %s\nsentinel_master = %s", strings.Join(h.Addrs(), ", "), redistest.MasterName))
+	a, b := haInstances(t, sentinelKeys(h))
 	load := startFailoverLoad(t, a.url, b.url)
 	old := h.Master()
 	old.Pause()
@@ -229,7 +234,7 @@ func TestFailoverThroughInstancesClusterKill(t *testing.T) {
 func TestWaitOnlySignedInWrites(t *testing.T) {
 	h := redistest.StartSentinel(t, redistest.Options{}, 1, 1)
 	// Room for a busy machine: each write here must be confirmed.
-	a, _ := haInstances(t, fmt.Sprintf("sentinel_addresses = %s\nsentinel_master = %s\nreplica_timeout = 10s\ncommand_timeout = 15s", strings.Join(h.Addrs(), ", "), redistest.MasterName))
+	a, _ := haInstances(t, sentinelKeys(h)+"\nreplica_timeout = 10s\ncommand_timeout = 15s")
 	master := h.Master()
 	before := master.Calls("wait")
 	sid, code := signIn(t, a.url, "alice", "pw-alice")

@@ -47,24 +47,7 @@ func TestLoadACME(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := Load(writeConfig(t, "[server]\n"+tt.server), lookupEnv)
-			var errs, warns []string
-			for _, p := range cfg.Report.Problems() {
-				if p.Severity.String() == "error" {
-					errs = append(errs, p.String())
-				} else {
-					warns = append(warns, p.String())
-				}
-			}
-			match(t, "errors", errs, tt.errs)
-			match(t, "warnings", warns, tt.warns)
-			got := ""
-			if cfg.Server.PublicURL != nil {
-				got = cfg.Server.PublicURL.String()
-			}
-			if got != tt.public {
-				t.Errorf("public_url %q, want %q", got, tt.public)
-			}
+			cfg := checkServer(t, tt.server, tt.errs, tt.warns, tt.public)
 			first := ""
 			if d := cfg.Server.TLS.ACME.Domains; len(d) > 0 {
 				first = d[0]

@@ -58,24 +58,7 @@ func TestLoadTLS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := Load(writeConfig(t, "[server]\n"+tt.server), lookupEnv)
-			var errs, warns []string
-			for _, p := range cfg.Report.Problems() {
-				if p.Severity.String() == "error" {
-					errs = append(errs, p.String())
-				} else {
-					warns = append(warns, p.String())
-				}
-			}
-			match(t, "errors", errs, tt.errs)
-			match(t, "warnings", warns, tt.warns)
-			got := ""
-			if cfg.Server.PublicURL != nil {
-				got = cfg.Server.PublicURL.String()
-			}
-			if got != tt.public {
-				t.Errorf("public_url %q, want %q", got, tt.public)
-			}
+			cfg := checkServer(t, tt.server, tt.errs, tt.warns, tt.public)
 			if cfg.Server.TLS.MinVersion != tt.min {
 				t.Errorf("min version %x, want %x", cfg.Server.TLS.MinVersion, tt.min)
 			}
@@ -97,4 +80,29 @@ func match(t *testing.T, what string, got, want []string) {
 			t.Errorf("%s[%d] = %q, want %q", what, i, got[i], want[i])
 		}
 	}
+}
+
+// checkServer loads a file of the [server] lines given, checks its errors
+// and warnings (see match) and the public_url it ends with, and returns it.
+func checkServer(t *testing.T, server string, errs, warns []string, public string) *Config {
+	t.Helper()
+	cfg := Load(writeConfig(t, "[server]\n"+server), lookupEnv)
+	var gotErrs, gotWarns []string
+	for _, p := range cfg.Report.Problems() {
+		if p.Severity.String() == "error" {
+			gotErrs = append(gotErrs, p.String())
+		} else {
+			gotWarns = append(gotWarns, p.String())
+		}
+	}
+	match(t, "errors", gotErrs, errs)
+	match(t, "warnings", gotWarns, warns)
+	got := ""
+	if cfg.Server.PublicURL != nil {
+		got = cfg.Server.PublicURL.String()
+	}
+	if got != public {
+		t.Errorf("public_url %q, want %q", got, public)
+	}
+	return cfg
 }

@@ -109,34 +109,30 @@ func (d *Directory) SignIn(ctx context.Context, name string, password []byte) (e
 	if name == "" || len(password) == 0 {
 		return Entry{}, false, nil // before any bind: an empty password is an anonymous bind
 	}
-	c, err := d.pool.get(ctx)
-	if err != nil {
+	err = d.withConn(ctx, func(c *ldap.Conn) error {
+		var n int
+		if e, n, err = d.find(c, name); err != nil || n != 1 || e.forGood {
+			return err
+		}
+		// Bind as the user on the same connection, then as the service
+		// account again before the connection is used for anything else.
+		bindErr := c.Bind(e.DN, string(password))
+		if bindErr != nil && !refusedBind(bindErr) {
+			return d.fail("binding as the user", bindErr)
+		}
+		if err := c.Bind(d.cfg.BindDN, d.cfg.BindPassword); err != nil {
+			return d.fail("binding as the service account (bind_dn)", err)
+		}
+		if bindErr != nil {
+			return nil
+		}
+		e.Groups, err = d.groups(c, e)
+		ok = err == nil
+		return err
+	})
+	if !ok {
 		return Entry{}, false, err
 	}
-	healthy := false
-	defer func() { d.pool.put(c, healthy) }()
-	e, n, err := d.find(c, name)
-	if err != nil || n != 1 || e.forGood {
-		healthy = err == nil
-		return Entry{}, false, err
-	}
-	// Bind as the user on the same connection, then as the service
-	// account again before the connection is used for anything else.
-	bindErr := c.Bind(e.DN, string(password))
-	if bindErr != nil && !refusedBind(bindErr) {
-		return Entry{}, false, d.fail("binding as the user", bindErr)
-	}
-	if err := c.Bind(d.cfg.BindDN, d.cfg.BindPassword); err != nil {
-		return Entry{}, false, d.fail("binding as the service account (bind_dn)", err)
-	}
-	if bindErr != nil {
-		healthy = true
-		return Entry{}, false, nil
-	}
-	if e.Groups, err = d.groups(c, e); err != nil {
-		return Entry{}, false, err
-	}
-	healthy = true
 	return e, true, nil
 }
 
@@ -151,21 +147,18 @@ func (d *Directory) Lookup(ctx context.Context, name string) (e Entry, ok bool, 
 	if name == "" {
 		return Entry{}, false, nil
 	}
-	c, err := d.pool.get(ctx)
-	if err != nil {
+	err = d.withConn(ctx, func(c *ldap.Conn) error {
+		var n int
+		if e, n, err = d.find(c, name); err != nil || n != 1 || e.disabled {
+			return err
+		}
+		e.Groups, err = d.groups(c, e)
+		ok = err == nil
+		return err
+	})
+	if !ok {
 		return Entry{}, false, err
 	}
-	healthy := false
-	defer func() { d.pool.put(c, healthy) }()
-	e, n, err := d.find(c, name)
-	if err != nil || n != 1 || e.disabled {
-		healthy = err == nil
-		return Entry{}, false, err
-	}
-	if e.Groups, err = d.groups(c, e); err != nil {
-		return Entry{}, false, err
-	}
-	healthy = true
 	return e, true, nil
 }
 
@@ -182,27 +175,23 @@ var (
 // wrapping ErrNoEntry or ErrSeveral that says so; a directory that does
 // not answer, an *Error.
 func (d *Directory) Resolve(ctx context.Context, name string) (e Entry, disabled bool, err error) {
-	c, err := d.pool.get(ctx)
+	err = d.withConn(ctx, func(c *ldap.Conn) error {
+		var n int
+		e, n, err = d.find(c, name)
+		switch {
+		case err != nil:
+			return err
+		case n == 0:
+			return fmt.Errorf("%w for the user name %q under %s (user_filter %s)", ErrNoEntry, name, d.cfg.BaseDN, d.cfg.UserFilter)
+		case n > 1:
+			return fmt.Errorf("%w for the user name %q under %s (user_filter %s): such a name cannot sign in", ErrSeveral, name, d.cfg.BaseDN, d.cfg.UserFilter)
+		}
+		e.Groups, err = d.groups(c, e)
+		return err
+	})
 	if err != nil {
 		return Entry{}, false, err
 	}
-	healthy := false
-	defer func() { d.pool.put(c, healthy) }()
-	e, n, err := d.find(c, name)
-	switch {
-	case err != nil:
-		return Entry{}, false, err
-	case n == 0:
-		healthy = true
-		return Entry{}, false, fmt.Errorf("%w for the user name %q under %s (user_filter %s)", ErrNoEntry, name, d.cfg.BaseDN, d.cfg.UserFilter)
-	case n > 1:
-		healthy = true
-		return Entry{}, false, fmt.Errorf("%w for the user name %q under %s (user_filter %s): such a name cannot sign in", ErrSeveral, name, d.cfg.BaseDN, d.cfg.UserFilter)
-	}
-	if e.Groups, err = d.groups(c, e); err != nil {
-		return Entry{}, false, err
-	}
-	healthy = true
 	return e, e.disabled, nil
 }
 
@@ -326,21 +315,31 @@ func (d *Directory) groups(c *ldap.Conn, e Entry) ([]string, error) {
 // Ready reports whether the directory answers: a service-account
 // connection is made (or taken) and the base DN read, within the timeout.
 func (d *Directory) Ready(ctx context.Context) error {
+	return d.withConn(ctx, func(c *ldap.Conn) error {
+		_, err := c.Search(&ldap.SearchRequest{
+			BaseDN: d.cfg.BaseDN, Scope: ldap.ScopeBaseObject, DerefAliases: ldap.NeverDerefAliases,
+			SizeLimit: 1, TimeLimit: d.timeLimit(), Filter: "(objectClass=*)", Attributes: []string{"1.1"},
+		})
+		if err != nil {
+			return d.fail("reading base_dn", err)
+		}
+		return nil
+	})
+}
+
+// withConn runs f on a service-account connection from the pool. The
+// connection goes back to the pool unless f's error is the directory's
+// (an *Error: it failed, timed out or could not be verified), when it is
+// closed; an error of the pool itself is returned as it is.
+func (d *Directory) withConn(ctx context.Context, f func(c *ldap.Conn) error) error {
 	c, err := d.pool.get(ctx)
 	if err != nil {
 		return err
 	}
-	healthy := false
-	defer func() { d.pool.put(c, healthy) }()
-	_, err = c.Search(&ldap.SearchRequest{
-		BaseDN: d.cfg.BaseDN, Scope: ldap.ScopeBaseObject, DerefAliases: ldap.NeverDerefAliases,
-		SizeLimit: 1, TimeLimit: d.timeLimit(), Filter: "(objectClass=*)", Attributes: []string{"1.1"},
-	})
-	if err != nil {
-		return d.fail("reading base_dn", err)
-	}
-	healthy = true
-	return nil
+	err = f(c)
+	var de *Error
+	d.pool.put(c, !errors.As(err, &de))
+	return err
 }
 
 // timeLimit is the server-side time limit of a search: the timeout in

@@ -260,32 +260,7 @@ func TestClusterFailoverKill(t *testing.T) {
 	cl := redistest.StartCluster(t, redistest.Options{}, 3, 1)
 	cfg := cl.Config()
 	a, b := quietClients(t, cfg)
-	// Session keys whose slots the victim serves, with the TOTP step's.
-	probe := prepare(t, a, b, "p-live", "p-ended", "p-gone")
-	victim := cl.MasterOf(a.onceKey("totp-step", probe.code))
-	var names []string
-	for i := 0; len(names) < 3; i++ {
-		k := fmt.Sprint("k", i)
-		if cl.MasterOf(a.key("s", k)) == victim {
-			names = append(names, k)
-		}
-		if i > 1000 {
-			t.Fatal("no session key in the victim's slots")
-		}
-	}
-	d := prepare(t, a, b, names[0], names[1], names[2])
-	if cl.MasterOf(a.onceKey("totp-step", d.code)) != victim {
-		// Another step, in the victim's slots.
-		for i := 0; ; i++ {
-			d.code = fmt.Sprint("alice:", i)
-			if cl.MasterOf(a.onceKey("totp-step", d.code)) == victim {
-				break
-			}
-		}
-		if ok, err := a.SpendOnce(context.Background(), "totp-step", d.code, 2*time.Minute); !ok || err != nil {
-			t.Fatalf("spending a TOTP step on a = %v, %v", ok, err)
-		}
-	}
+	probe, d, victim := prepareInOneMaster(t, cl, a, b)
 	slots := cl.Slots()
 	victim.Kill()
 	killed := time.Now()
@@ -303,17 +278,13 @@ func TestClusterFailoverKill(t *testing.T) {
 	probe.check(t)
 }
 
-// TestClusterFailoverPause: the master of the slots of a TOTP step and
-// of sessions stopped (SIGSTOP) for 10 s, then let run again (SIGCONT):
-// its replica is promoted meanwhile, and the old master rejoins as its
-// replica. No token is accepted twice, no revoked session found, before
-// or after it comes back; a token spent over and over through both
-// instances during the fault is accepted once at most.
-func TestClusterFailoverPause(t *testing.T) {
-	cl := redistest.StartCluster(t, redistest.Options{}, 3, 1)
-	a, b := quietClients(t, cl.Config())
-	probe := prepare(t, a, b, "p-live", "p-ended", "p-gone")
-	victim := cl.MasterOf(a.onceKey("totp-step", probe.code))
+// prepareInOneMaster prepares two drills (see prepare): probe, whose TOTP
+// step's slot picks the victim master, and d, whose sessions and spent
+// TOTP step are all in the victim's slots.
+func prepareInOneMaster(t *testing.T, cl *redistest.Cluster, a, b *Client) (probe, d *drill, victim *redistest.Server) {
+	t.Helper()
+	probe = prepare(t, a, b, "p-live", "p-ended", "p-gone")
+	victim = cl.MasterOf(a.onceKey("totp-step", probe.code))
 	var names []string
 	for i := 0; len(names) < 3; i++ {
 		k := fmt.Sprint("k", i)
@@ -324,12 +295,12 @@ func TestClusterFailoverPause(t *testing.T) {
 			t.Fatal("no session key in the victim's slots")
 		}
 	}
-	d := prepare(t, a, b, names[0], names[1], names[2])
-	inVictim := func(kind, token string) bool { return cl.MasterOf(a.onceKey(kind, token)) == victim }
-	if !inVictim("totp-step", d.code) {
+	d = prepare(t, a, b, names[0], names[1], names[2])
+	if cl.MasterOf(a.onceKey("totp-step", d.code)) != victim {
+		// Another step, in the victim's slots.
 		for i := 0; ; i++ {
 			d.code = fmt.Sprint("alice:", i)
-			if inVictim("totp-step", d.code) {
+			if cl.MasterOf(a.onceKey("totp-step", d.code)) == victim {
 				break
 			}
 		}
@@ -337,6 +308,20 @@ func TestClusterFailoverPause(t *testing.T) {
 			t.Fatalf("spending a TOTP step on a = %v, %v", ok, err)
 		}
 	}
+	return probe, d, victim
+}
+
+// TestClusterFailoverPause: the master of the slots of a TOTP step and
+// of sessions stopped (SIGSTOP) for 10 s, then let run again (SIGCONT):
+// its replica is promoted meanwhile, and the old master rejoins as its
+// replica. No token is accepted twice, no revoked session found, before
+// or after it comes back; a token spent over and over through both
+// instances during the fault is accepted once at most.
+func TestClusterFailoverPause(t *testing.T) {
+	cl := redistest.StartCluster(t, redistest.Options{}, 3, 1)
+	a, b := quietClients(t, cl.Config())
+	probe, d, victim := prepareInOneMaster(t, cl, a, b)
+	inVictim := func(kind, token string) bool { return cl.MasterOf(a.onceKey(kind, token)) == victim }
 	// A token nobody has spent yet, in the victim's slots, spent again
 	// and again through both instances while the fault lasts.
 	fresh := "during"

@@ -11,6 +11,19 @@ import (
 // MaxNameLen is the longest user name accepted, in bytes.
 const MaxNameLen = 256
 
+// LogName bounds a typed user name for logs: at most MaxNameLen bytes of
+// it, cut at a character boundary. Longer names are never users.
+func LogName(name string) string {
+	if len(name) <= MaxNameLen {
+		return name
+	}
+	cut := MaxNameLen
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut]
+}
+
 // ErrInvalidName is wrapped by every error ValidName returns, so callers can
 // tell a bad name from other failures with errors.Is.
 var ErrInvalidName = errors.New("invalid user name")

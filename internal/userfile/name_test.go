@@ -55,3 +55,20 @@ func TestValidName(t *testing.T) {
 		})
 	}
 }
+
+// TestLogName: a name is logged whole up to MaxNameLen bytes, and a longer
+// one is cut at a character boundary at or below it.
+func TestLogName(t *testing.T) {
+	long := strings.Repeat("a", MaxNameLen-1) + "é" + "tail" // é straddles the limit
+	for _, tc := range []struct{ in, want string }{
+		{"alice", "alice"},
+		{"", ""},
+		{strings.Repeat("b", MaxNameLen), strings.Repeat("b", MaxNameLen)},
+		{strings.Repeat("b", MaxNameLen+1), strings.Repeat("b", MaxNameLen)},
+		{long, strings.Repeat("a", MaxNameLen-1)},
+	} {
+		if got := LogName(tc.in); got != tc.want {
+			t.Errorf("LogName(%d bytes) = %d bytes, want %d", len(tc.in), len(got), len(tc.want))
+		}
+	}
+}

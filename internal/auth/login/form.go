@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
@@ -67,7 +66,7 @@ func (p *Provider) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	name, pw := r.PostForm.Get("username"), r.PostForm.Get("password")
 	next := p.Guard.SafeNext(r.PostForm.Get("next"))
-	logged := logName(name)
+	logged := userfile.LogName(name)
 	if !p.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
 		// Refused before anything is counted: a forged form costs nothing
 		// and proves nothing.
@@ -156,9 +155,9 @@ func (p *Provider) limitsFor(r *http.Request, name string) []limit {
 	name = p.throttleName(name)
 	limits := []limit{p.addrLimit(r)}
 	if dev, ok := p.device(r, name); ok {
-		return append(limits, limit{p.byDevice, dev, "device of user " + logName(name)})
+		return append(limits, limit{p.byDevice, dev, "device of user " + userfile.LogName(name)})
 	}
-	return append(limits, limit{p.byUser, name, "user " + logName(name)})
+	return append(limits, limit{p.byUser, name, "user " + userfile.LogName(name)})
 }
 
 // parseForm reads a posted form of bounded size, answering 413 or 400
@@ -357,18 +356,4 @@ func (p *Provider) renderPage(w http.ResponseWriter, r *http.Request, status int
 	if err != nil {
 		p.log.ErrorContext(r.Context(), "auth: rendering the login page", "auth_type", Name, "err", err)
 	}
-}
-
-// logName bounds a user name for logs: whatever was typed, at most
-// userfile.MaxNameLen bytes of it, cut at a character boundary. Longer
-// names are never users.
-func logName(name string) string {
-	if len(name) <= userfile.MaxNameLen {
-		return name
-	}
-	cut := userfile.MaxNameLen
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return name[:cut]
 }

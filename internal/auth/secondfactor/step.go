@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/backupweb/backupweb/internal/attrs"
 	"github.com/backupweb/backupweb/internal/auth"
@@ -48,19 +47,6 @@ const AttrSecondFactor = auth.AttrSecondFactor
 // required.
 const AttrStepSkipped = "factor_step_skipped"
 
-// logName bounds a user name for logs: whatever was typed, at most
-// userfile.MaxNameLen bytes of it, cut at a character boundary.
-func logName(name string) string {
-	if len(name) <= userfile.MaxNameLen {
-		return name
-	}
-	cut := userfile.MaxNameLen
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return name[:cut]
-}
-
 // withNext returns path with ?next= when next is not the default.
 func withNext(path, next string) string {
 	if next == "" || next == "/" {
@@ -83,13 +69,13 @@ func (s *Step) AfterPassword(w http.ResponseWriter, r *http.Request, name, cred 
 	switch {
 	case err != nil:
 		// Never the password alone: 503 with Retry-After.
-		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, logName(name))
+		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, userfile.LogName(name))
 		if rp, ok := s.pages.ReplyTo(w, r, err, "auth: reading the second factors failed"); ok {
 			s.pages.Login(w, r, rp, name, next)
 		}
 		return true
 	case st == factors.Broken:
-		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, logName(name))
+		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, userfile.LogName(name))
 		s.pages.Login(w, r, refusal.FactorsUnusable.Reply(), name, next)
 		return true
 	case st == factors.Enrolled:
