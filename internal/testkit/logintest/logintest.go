@@ -189,14 +189,6 @@ func (h *Harness) Browser() *Browser {
 	return &Browser{T: h.T, H: h, Jar: c.Jar, C: c}
 }
 
-// BrowserFrom is a browser whose requests come from the client address
-// addr (sent in X-Forwarded-For).
-func (h *Harness) BrowserFrom(addr string) *Browser {
-	b := h.Browser()
-	b.From = addr
-	return b
-}
-
 // Reply is a response with its body read.
 type Reply struct {
 	Status int
