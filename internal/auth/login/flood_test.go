@@ -24,7 +24,9 @@ import (
 // address ip: the server sees it as another client.
 func browserAt(h *logintest.Harness, ip string) *logintest.Browser {
 	c := testkit.ClientFrom(ip)
-	return &logintest.Browser{T: h.T, H: h, Jar: c.Jar, C: c}
+	b := h.Browser()
+	b.C, b.Jar = c, c.Jar
+	return b
 }
 
 // floodBegins posts n passkey-only sign-in begins from b, from workers

@@ -1,15 +1,13 @@
 package login
 
 import (
-	"io"
+	"github.com/backupweb/backupweb/internal/testkit/formtest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -158,68 +156,24 @@ type reply struct {
 	body   string
 }
 
-func (b *browser) do(req *http.Request) reply {
-	b.t.Helper()
-	if b.from != "" {
-		req.Header.Set("X-Forwarded-For", b.from)
-	}
-	resp, err := b.c.Do(req)
-	if err != nil {
-		b.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return reply{status: resp.StatusCode, header: resp.Header, body: string(body)}
-}
+// do, get and post are the formtest client's, with this package's reply.
+func (b *browser) do(req *http.Request) reply { return replyOf(b.client().Do(req)) }
 
-// get fetches path; html makes it a browser navigation (Accept: text/html).
-func (b *browser) get(path string, html bool) reply {
-	b.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, b.h.srv.URL+path, nil)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if html {
-		req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
-	}
-	return b.do(req)
-}
+func (b *browser) get(path string, html bool) reply { return replyOf(b.client().Get(path, html)) }
 
-// post sends a form to path with the Origin of the server, as a browser
-// submitting one of the site's own forms does.
 func (b *browser) post(path string, form url.Values) reply {
-	b.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, b.h.srv.URL+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", b.h.srv.URL)
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	return b.do(req)
+	return replyOf(b.client().Post(path, form))
 }
 
-var (
-	inputRE = regexp.MustCompile(`<input[^>]*>`)
-	nameRE  = regexp.MustCompile(`name="([^"]*)"`)
-	valueRE = regexp.MustCompile(`value="([^"]*)"`)
-)
+// client is the browser as a formtest client of the harness's server.
+func (b *browser) client() *formtest.Client {
+	return &formtest.Client{T: b.t, Base: func() string { return b.h.srv.URL }, C: b.c, From: b.from}
+}
+
+func replyOf(r formtest.Reply) reply { return reply{status: r.Status, header: r.Header, body: r.Body} }
 
 // field returns the value of the input named name in an HTML page.
-func field(page, name string) (string, bool) {
-	for _, in := range inputRE.FindAllString(page, -1) {
-		if m := nameRE.FindStringSubmatch(in); m != nil && m[1] == name {
-			if v := valueRE.FindStringSubmatch(in); v != nil {
-				return v[1], true
-			}
-			return "", true
-		}
-	}
-	return "", false
-}
+func field(page, name string) (string, bool) { return formtest.Field(page, name) }
 
 // formToken fetches the login page and returns its CSRF token. A browser
 // that is signed in is sent away from the page; it reuses the token of the

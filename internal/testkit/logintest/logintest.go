@@ -7,9 +7,8 @@
 package logintest
 
 import (
-	"bytes"
 	"context"
-	"io"
+	"github.com/backupweb/backupweb/internal/testkit/formtest"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -172,109 +170,36 @@ func (h *Harness) Stop() {
 }
 
 // Browser is an HTTP client with a cookie jar that does not follow
-// redirects, so tests see every 303.
+// redirects, so tests see every 303: a formtest.Client (T, C, From; Do,
+// Get, Post) of the harness's server.
 type Browser struct {
-	T testing.TB
+	*formtest.Client
 	// H is the harness whose server it talks to, through C and its Jar.
 	H     *Harness
 	Jar   http.CookieJar
-	C     *http.Client
 	Token string // the last login form's CSRF token
-	From  string // when set, the client address sent in X-Forwarded-For
 }
 
 // Browser returns a new browser of the harness.
 func (h *Harness) Browser() *Browser {
 	c := testkit.Client()
-	return &Browser{T: h.T, H: h, Jar: c.Jar, C: c}
+	b := &Browser{H: h, Jar: c.Jar}
+	b.Client = &formtest.Client{T: h.T, Base: func() string { return b.H.Srv.URL }, C: c}
+	return b
 }
 
 // Reply is a response with its body read.
-type Reply struct {
-	Status int
-	Header http.Header
-	Body   string
-}
-
-// Do sends req (from the browser's address, when set) and reads the
-// answer whole.
-func (b *Browser) Do(req *http.Request) Reply {
-	b.T.Helper()
-	if b.From != "" {
-		req.Header.Set("X-Forwarded-For", b.From)
-	}
-	resp, err := b.C.Do(req)
-	if err != nil {
-		b.T.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		b.T.Fatal(err)
-	}
-	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: string(body)}
-}
-
-// Get fetches path; html makes it a browser navigation (Accept: text/html).
-func (b *Browser) Get(path string, html bool) Reply {
-	b.T.Helper()
-	req, err := http.NewRequest(http.MethodGet, b.H.Srv.URL+path, nil)
-	if err != nil {
-		b.T.Fatal(err)
-	}
-	if html {
-		req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
-	}
-	return b.Do(req)
-}
-
-// Post sends a form to path with the Origin of the server, as a browser
-// submitting one of the site's own forms does.
-func (b *Browser) Post(path string, form url.Values) Reply {
-	b.T.Helper()
-	req, err := http.NewRequest(http.MethodPost, b.H.Srv.URL+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		b.T.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", b.H.Srv.URL)
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	return b.Do(req)
-}
+type Reply = formtest.Reply
 
 // PostJSON posts body to path as the passkey script does, with the CSRF
 // token in X-CSRF-Token.
 func (b *Browser) PostJSON(path, token string, body []byte) Reply {
 	b.T.Helper()
-	req, err := http.NewRequest(http.MethodPost, b.H.Srv.URL+path, bytes.NewReader(body))
-	if err != nil {
-		b.T.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set(sessionauth.CSRFHeader, token)
-	req.Header.Set("Origin", b.H.Srv.URL)
-	return b.Do(req)
+	return b.Client.PostJSON(path, sessionauth.CSRFHeader, token, body)
 }
-
-var (
-	inputRE = regexp.MustCompile(`<input[^>]*>`)
-	nameRE  = regexp.MustCompile(`name="([^"]*)"`)
-	valueRE = regexp.MustCompile(`value="([^"]*)"`)
-)
 
 // Field returns the value of the input named name in an HTML page.
-func Field(page, name string) (string, bool) {
-	for _, in := range inputRE.FindAllString(page, -1) {
-		if m := nameRE.FindStringSubmatch(in); m != nil && m[1] == name {
-			if v := valueRE.FindStringSubmatch(in); v != nil {
-				return v[1], true
-			}
-			return "", true
-		}
-	}
-	return "", false
-}
+func Field(page, name string) (string, bool) { return formtest.Field(page, name) }
 
 // FormToken fetches the login page and returns its CSRF token. A browser
 // that is signed in is sent away from the page; it reuses the token of the
