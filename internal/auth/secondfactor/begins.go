@@ -28,7 +28,7 @@ func (s *Step) userMayBegin(w http.ResponseWriter, r *http.Request, user string)
 // begunOK answers a refused begin (ok false) with 429.
 func (s *Step) begunOK(w http.ResponseWriter, r *http.Request, ok bool, after time.Duration) bool {
 	if !ok {
-		s.errs.Error(w, r, &refusal.RateError{After: after})
+		s.cfg.Errs.Error(w, r, &refusal.RateError{After: after})
 	}
 	return ok
 }

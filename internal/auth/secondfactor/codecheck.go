@@ -31,7 +31,7 @@ type codeVerdict struct {
 // answered.
 func (s *Step) attempt(w http.ResponseWriter, r *http.Request, user, next string, check func(context.Context) (codeVerdict, bool, error)) (codeVerdict, bool) {
 	var v codeVerdict
-	ok, err := s.attempts.Count(r, user, func(ctx context.Context) (bool, error) {
+	ok, err := s.cfg.Attempts.Count(r, user, func(ctx context.Context) (bool, error) {
 		var ok bool
 		var err error
 		v, ok, err = check(ctx)
@@ -42,7 +42,7 @@ func (s *Step) attempt(w http.ResponseWriter, r *http.Request, user, next string
 		return codeVerdict{}, false
 	}
 	if !ok {
-		s.audit.Refused(r, s.name, v.reason, user)
+		s.cfg.Audit.Refused(r, s.cfg.Type, v.reason, user)
 		answer := refusal.WrongCode
 		if v.reason == auth.ReasonCodeUsed {
 			answer = refusal.CodeUsed
@@ -68,9 +68,9 @@ func (s *Step) renderAfterCode(w http.ResponseWriter, r *http.Request, rp refusa
 // here: the verdict's spend does it (see codeVerdict).
 func (s *Step) checkCode(ctx context.Context, user, code string) (codeVerdict, bool, error) {
 	if len(code) == factors.Digits && strings.Trim(code, "0123456789") == "" {
-		secret, err := userstate.TOTPSecret(ctx, s.state, s.fkeys, user)
+		secret, err := userstate.TOTPSecret(ctx, s.cfg.State, s.cfg.Keys, user)
 		if errors.Is(err, userstate.ErrBroken) {
-			s.log.ErrorContext(ctx, "auth: a TOTP secret cannot be used", "auth_type", s.name, "user", user, "where", s.where(), "err", err)
+			s.cfg.Log.ErrorContext(ctx, "auth: a TOTP secret cannot be used", "auth_type", s.cfg.Type, "user", user, "where", s.cfg.Where(), "err", err)
 			return codeVerdict{reason: auth.ReasonFactorsBroken}, false, nil
 		}
 		if err != nil {
@@ -84,18 +84,18 @@ func (s *Step) checkCode(ctx context.Context, user, code string) (codeVerdict, b
 	if _, ok := factors.NormalizeRecovery(code); !ok {
 		return codeVerdict{reason: auth.ReasonBadCode}, false, nil
 	}
-	rec, err := s.state.Factors(ctx, user)
+	rec, err := s.cfg.State.Factors(ctx, user)
 	if errors.Is(err, userstate.ErrBroken) {
 		return codeVerdict{reason: auth.ReasonFactorsBroken}, false, nil
 	}
 	if err != nil {
 		return codeVerdict{}, false, fmt.Errorf("login: reading the recovery codes: %w", err)
 	}
-	if rec == nil || s.fkeys.MatchRecovery(user, code, rec.Recovery) < 0 {
+	if rec == nil || s.cfg.Keys.MatchRecovery(user, code, rec.Recovery) < 0 {
 		return codeVerdict{reason: auth.ReasonBadCode}, false, nil
 	}
 	return codeVerdict{factor: "recovery", spend: func(ctx context.Context) (bool, error) {
-		return userstate.UseRecovery(ctx, s.state, s.fkeys, user, code)
+		return userstate.UseRecovery(ctx, s.cfg.State, s.cfg.Keys, user, code)
 	}}, true, nil
 }
 
@@ -103,12 +103,12 @@ func (s *Step) checkCode(ctx context.Context, user, code string) (codeVerdict, b
 // one either side, and that step not used before. It answers as checkCode
 // does; the verdict's spend marks the step used.
 func (s *Step) checkTOTP(ctx context.Context, user, secret, code string) (codeVerdict, bool, error) {
-	step, ok := factors.CheckTOTP(secret, code, s.now())
+	step, ok := factors.CheckTOTP(secret, code, s.cfg.Now())
 	if !ok {
 		return codeVerdict{reason: auth.ReasonBadCode}, false, nil
 	}
 	mark := user + "\x00" + strconv.FormatInt(step, 10)
-	used, err := s.spent(ctx, spendTOTP, mark)
+	used, err := s.cfg.Spent(ctx, spendTOTP, mark)
 	if err != nil {
 		return codeVerdict{}, false, fmt.Errorf("login: checking the use of a TOTP code: %w", err)
 	}
@@ -116,7 +116,7 @@ func (s *Step) checkTOTP(ctx context.Context, user, secret, code string) (codeVe
 		return codeVerdict{reason: auth.ReasonCodeUsed}, false, nil
 	}
 	return codeVerdict{factor: "totp", spend: func(ctx context.Context) (bool, error) {
-		fresh, err := s.spend(ctx, spendTOTP, mark, factors.ReplayTTL)
+		fresh, err := s.cfg.Spend(ctx, spendTOTP, mark, factors.ReplayTTL)
 		if err != nil {
 			return false, fmt.Errorf("login: recording the use of a TOTP code: %w", err)
 		}

@@ -32,7 +32,7 @@ func (s *Step) serveEnrol(w http.ResponseWriter, r *http.Request) {
 	}
 	key, err := factors.NewTOTPKey(ui.BrandOf(r.Context()).Name(), st.User)
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
 	s.renderEnrol(w, r, refusal.Reply{Status: http.StatusOK}, st, key.Secret(), key.URL(), next)
@@ -52,8 +52,8 @@ func (s *Step) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 	}
 	en, ok := s.openEnrolment(r.PostForm.Get("enrolment"), st)
 	if !ok {
-		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
-		s.pages.Login(w, r, refusal.EnrolExpired.Reply(), "", next)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonPendingExpired, st.User)
+		s.cfg.Pages.Login(w, r, refusal.EnrolExpired.Reply(), "", next)
 		return
 	}
 	code, ok := s.postedCode(w, r, st.User, next)
@@ -70,15 +70,15 @@ func (s *Step) serveEnrolPost(w http.ResponseWriter, r *http.Request) {
 		codes, err := s.storeEnrolment(st.User, en.Secret)
 		switch {
 		case errors.Is(err, errEnrolled):
-			s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+			s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonPendingExpired, st.User)
 			s.endPending(w, r)
-			s.pages.Login(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
+			s.cfg.Pages.Login(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
 			return nil, false
 		case err != nil:
-			s.errs.Error(w, r, err)
+			s.cfg.Errs.Error(w, r, err)
 			return nil, false
 		}
-		s.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", s.name, "user", st.User, "factor", "totp", "where", s.where())
+		s.cfg.Log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", s.cfg.Type, "user", st.User, "factor", "totp", "where", s.cfg.Where())
 		return codes, true
 	})
 }
@@ -90,12 +90,12 @@ var errEnrolled = errors.New("login: the user has a second factor already")
 // storeEnrolment stores user's new TOTP secret and ten new recovery codes,
 // unless they have a factor by now, and returns the codes.
 func (s *Step) storeEnrolment(user, secret string) ([]string, error) {
-	keys := s.fkeys
+	keys := s.cfg.Keys
 	return s.newRecovery(user, func(rec *factors.Record) error {
 		if rec.HasFactor() {
 			return errEnrolled
 		}
-		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: s.now().UTC()}
+		rec.TOTP = &factors.TOTP{Sealed: keys.SealTOTP(user, secret), Added: s.cfg.Now().UTC()}
 		return nil
 	})
 }
@@ -104,9 +104,9 @@ func (s *Step) storeEnrolment(user, secret string) ([]string, error) {
 // (when not nil) does to their record first, and returns the codes. An
 // error of change stores nothing.
 func (s *Step) newRecovery(user string, change func(*factors.Record) error) ([]string, error) {
-	keys := s.fkeys
+	keys := s.cfg.Keys
 	var codes []string
-	err := s.state.EditFactors(context.Background(), user, func(rec *factors.Record) error {
+	err := s.cfg.State.EditFactors(context.Background(), user, func(rec *factors.Record) error {
 		if len(rec.Handle) == 0 {
 			rec.Handle = factors.NewHandle()
 		}
@@ -130,7 +130,7 @@ func (s *Step) openEnrolment(v string, st pending) (enrolment, bool) {
 	if v == "" {
 		return enrolment{}, false
 	}
-	b, err := s.guard.Manager().Open(sealEnrolment, v)
+	b, err := s.cfg.Guard.Manager().Open(sealEnrolment, v)
 	if err != nil {
 		return enrolment{}, false
 	}
@@ -144,19 +144,19 @@ func (s *Step) openEnrolment(v string, st pending) (enrolment, bool) {
 // renderEnrol writes the enrolment page for secret (uri its otpauth://
 // URI), with the sealed secret in its form.
 func (s *Step) renderEnrol(w http.ResponseWriter, r *http.Request, rp refusal.Reply, st pending, secret, uri, next string) {
-	if rp.Status >= http.StatusBadRequest && s.errs.WantsJSON(r) {
-		s.errs.Send(w, r, rp)
+	if rp.Status >= http.StatusBadRequest && s.cfg.Errs.WantsJSON(r) {
+		s.cfg.Errs.Send(w, r, rp)
 		return
 	}
 	b, _ := json.Marshal(enrolment{User: st.User, Nonce: st.Nonce, Secret: secret})
-	sealed, err := s.guard.Manager().Seal(sealEnrolment, b, PendingLifetime)
+	sealed, err := s.cfg.Guard.Manager().Seal(sealEnrolment, b, PendingLifetime)
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
 	m, err := qr.Matrix(uri)
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
 	page := ui.EnrolPage{
@@ -175,12 +175,12 @@ func (s *Step) renderEnrolAgain(w http.ResponseWriter, r *http.Request, rp refus
 	st, ok := s.pendingOf(r)
 	en, ok2 := s.openEnrolment(r.PostForm.Get("enrolment"), st)
 	if !ok || !ok2 || st.User != user {
-		s.pages.Login(w, r, rp, "", next)
+		s.cfg.Pages.Login(w, r, rp, "", next)
 		return
 	}
 	uri, err := factors.TOTPURI(ui.BrandOf(r.Context()).Name(), user, en.Secret)
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
 	s.renderEnrol(w, r, rp, st, en.Secret, uri, next)

@@ -52,7 +52,7 @@ const SecondFactorPasskey = "passkey"
 
 // mountPasskeys adds the passkey routes, when passkeys are in use.
 func (s *Step) mountPasskeys(mux sessionauth.Routes) {
-	if s.passkeys == nil {
+	if s.cfg.Passkeys == nil {
 		return
 	}
 	mux.HandleFunc("GET "+PasskeysPath, s.servePasskeys)
@@ -60,7 +60,7 @@ func (s *Step) mountPasskeys(mux sessionauth.Routes) {
 	mux.HandleFunc("POST "+PasskeysFinishPath, s.finishRegistration)
 	mux.HandleFunc("POST "+PasskeysRemovePath, s.removePasskey)
 	s.mountPasskeySteps(mux)
-	if s.passkeyLogin {
+	if s.cfg.PasskeyLogin {
 		mux.HandleFunc("POST "+PasskeyLoginBegin, s.beginPasskeyLogin)
 		mux.HandleFunc("POST "+PasskeyLoginFinish, s.finishPasskeyLogin)
 	}
@@ -69,7 +69,7 @@ func (s *Step) mountPasskeys(mux sessionauth.Routes) {
 // LoginButton is the "Sign in with a passkey" button of the login page,
 // when passkey_login is on (empty otherwise).
 func (s *Step) LoginButton(next string) ui.PasskeyButton {
-	if s.passkeys == nil || !s.passkeyLogin || !s.on() {
+	if s.cfg.Passkeys == nil || !s.cfg.PasskeyLogin || !s.on() {
 		return ui.PasskeyButton{}
 	}
 	return ui.PasskeyButton{BeginURL: PasskeyLoginBegin, FinishURL: PasskeyLoginFinish, Next: next, Label: "Sign in with a passkey"}
@@ -79,23 +79,23 @@ func (s *Step) LoginButton(next string) ui.PasskeyButton {
 // CSRF token when token is not nil: a wrong one is a 403 written here.
 // ok false: the response is written (a challenge, a refusal, an error).
 func (s *Step) signedIn(w http.ResponseWriter, r *http.Request, token *string) (auth.User, *session.Session, bool) {
-	u, ok, err := s.guard.Identify(r)
+	u, ok, err := s.cfg.Guard.Identify(r)
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return auth.User{}, nil, false
 	}
 	if !ok {
-		s.guard.Challenge(w, r)
+		s.cfg.Guard.Challenge(w, r)
 		return auth.User{}, nil, false
 	}
-	sess, ok, err := s.guard.Manager().Load(r)
+	sess, ok, err := s.cfg.Guard.Manager().Load(r)
 	if err != nil || !ok {
-		s.errs.Error(w, r, cmpErr(err, errors.New("login: the session ended during the request")))
+		s.cfg.Errs.Error(w, r, cmpErr(err, errors.New("login: the session ended during the request")))
 		return auth.User{}, nil, false
 	}
-	if token != nil && !s.guard.Manager().ValidCSRF(sess, *token) {
-		s.audit.Refused(r, s.name, auth.ReasonBadCSRF, u.Name)
-		s.errs.Refuse(w, r, refusal.PageStale)
+	if token != nil && !s.cfg.Guard.Manager().ValidCSRF(sess, *token) {
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonBadCSRF, u.Name)
+		s.cfg.Errs.Refuse(w, r, refusal.PageStale)
 		return auth.User{}, nil, false
 	}
 	return u, sess, true
@@ -118,12 +118,12 @@ func (s *Step) servePasskeys(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.RequirePassword(w, r, u, r.URL.RequestURI()) {
 		return
 	}
-	keys, err := s.passkeys.Passkeys(r.Context(), u.Name)
+	keys, err := s.cfg.Passkeys.Passkeys(r.Context(), u.Name)
 	if err != nil {
-		s.errs.Error(w, r, fmt.Errorf("login: listing the passkeys of %s: %w", u.Name, err))
+		s.cfg.Errs.Error(w, r, fmt.Errorf("login: listing the passkeys of %s: %w", u.Name, err))
 		return
 	}
-	token := s.guard.Manager().CSRFToken(sess)
+	token := s.cfg.Guard.Manager().CSRFToken(sess)
 	page := ui.PasskeysPage{
 		Brand: ui.BrandOf(r.Context()), Title: msgPasskeysTitle,
 		User:      ui.Viewer{Name: u.Name, Type: u.Type, HasSession: true, CSRFToken: token},
@@ -143,7 +143,7 @@ func (s *Step) servePasskeys(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	ui.AllowScript(w.Header())
 	if err := ui.Render(w, http.StatusOK, "passkeys", page); err != nil {
-		s.log.ErrorContext(r.Context(), "auth: rendering the passkeys page", "auth_type", s.name, "err", err)
+		s.cfg.Log.ErrorContext(r.Context(), "auth: rendering the passkeys page", "auth_type", s.cfg.Type, "err", err)
 	}
 }
 
@@ -166,14 +166,14 @@ func (s *Step) readPasskeyRequest(w http.ResponseWriter, r *http.Request) (passk
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			s.errs.Refuse(w, r, refusal.TooLarge)
+			s.cfg.Errs.Refuse(w, r, refusal.TooLarge)
 			return req, false
 		}
-		s.errs.Refuse(w, r, refusal.BadRequest)
+		s.cfg.Errs.Refuse(w, r, refusal.BadRequest)
 		return req, false
 	}
 	if err := exactjson.Decode(body, &req); err != nil {
-		s.errs.Refuse(w, r, refusal.BadRequest)
+		s.cfg.Errs.Refuse(w, r, refusal.BadRequest)
 		return req, false
 	}
 	return req, true
@@ -197,7 +197,7 @@ type begunAnswer struct {
 // writeBegun answers a begin with the ceremony b, or with err.
 func (s *Step) writeBegun(w http.ResponseWriter, r *http.Request, b passkey.Begun, err error) {
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
 	writeJSON(w, begunAnswer{Options: b.Options, Ceremony: b.ID})
@@ -211,7 +211,7 @@ func (s *Step) beginRegistration(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.RequirePassword(w, r, u, PasskeysPath) || !s.userMayBegin(w, r, u.Name) {
 		return
 	}
-	b, err := s.passkeys.BeginRegistration(r.Context(), u.Name, false)
+	b, err := s.cfg.Passkeys.BeginRegistration(r.Context(), u.Name, false)
 	s.writeBegun(w, r, b, err)
 }
 
@@ -233,24 +233,24 @@ func (s *Step) finishRegistration(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v, err := s.passkeys.FinishRegistration(r.Context(), u.Name, req.Ceremony, name, req.Credential)
+	v, err := s.cfg.Passkeys.FinishRegistration(r.Context(), u.Name, req.Ceremony, name, req.Credential)
 	if errors.Is(err, passkey.ErrFactorsChanged) {
-		s.log.WarnContext(r.Context(), "auth: a passkey registration was refused", "auth_type", s.name,
+		s.cfg.Log.WarnContext(r.Context(), "auth: a passkey registration was refused", "auth_type", s.cfg.Type,
 			"user", u.Name, "client", peer.Of(r).String(), "reason", "factors changed meanwhile", "detail", "another second factor was added or removed since the registration began")
-		s.errs.Refuse(w, r, refusal.FactorsChanged)
+		s.cfg.Errs.Refuse(w, r, refusal.FactorsChanged)
 		return
 	}
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
 	if !v.OK {
-		s.log.WarnContext(r.Context(), "auth: a passkey registration was refused", "auth_type", s.name,
+		s.cfg.Log.WarnContext(r.Context(), "auth: a passkey registration was refused", "auth_type", s.cfg.Type,
 			"user", u.Name, "client", peer.Of(r).String(), "reason", v.Reason, "detail", v.Detail)
-		s.errs.Refuse(w, r, refusal.PasskeyNotAdded)
+		s.cfg.Errs.Refuse(w, r, refusal.PasskeyNotAdded)
 		return
 	}
-	s.log.InfoContext(r.Context(), "auth: passkey added", "auth_type", s.name, "user", u.Name, "name", name)
+	s.cfg.Log.InfoContext(r.Context(), "auth: passkey added", "auth_type", s.cfg.Type, "user", u.Name, "name", name)
 	writeJSON(w, map[string]bool{"ok": true})
 }
 
@@ -260,7 +260,7 @@ func (s *Step) passkeyName(w http.ResponseWriter, r *http.Request, name string) 
 	name = strings.TrimSpace(name)
 	if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > maxPasskeyNameRunes ||
 		strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		s.errs.Refuse(w, r, refusal.PasskeyName)
+		s.cfg.Errs.Refuse(w, r, refusal.PasskeyName)
 		return "", false
 	}
 	return name, true
@@ -273,7 +273,7 @@ func (s *Step) passkeyName(w http.ResponseWriter, r *http.Request, name string) 
 func (s *Step) removePasskey(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		s.errs.Refuse(w, r, refusal.BadForm)
+		s.cfg.Errs.Refuse(w, r, refusal.BadForm)
 		return
 	}
 	token := r.PostForm.Get("csrf_token")
@@ -283,17 +283,17 @@ func (s *Step) removePasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	id, err := base64.RawURLEncoding.DecodeString(r.PostForm.Get("id"))
 	if err != nil || len(id) == 0 {
-		s.errs.Refuse(w, r, refusal.BadForm)
+		s.cfg.Errs.Refuse(w, r, refusal.BadForm)
 		return
 	}
-	removed, err := s.passkeys.Remove(r.Context(), u.Name, id)
+	removed, err := s.cfg.Passkeys.Remove(r.Context(), u.Name, id)
 	if err != nil {
-		s.errs.Error(w, r, fmt.Errorf("login: removing a passkey of %s: %w", u.Name, err))
+		s.cfg.Errs.Error(w, r, fmt.Errorf("login: removing a passkey of %s: %w", u.Name, err))
 		return
 	}
 	to := PasskeysPath
 	if removed {
-		s.log.InfoContext(r.Context(), "auth: passkey removed", "auth_type", s.name, "user", u.Name)
+		s.cfg.Log.InfoContext(r.Context(), "auth: passkey removed", "auth_type", s.cfg.Type, "user", u.Name)
 		to += "?removed=1"
 	}
 	sessionauth.SeeOther(w, to)
@@ -303,9 +303,9 @@ func (s *Step) removePasskey(w http.ResponseWriter, r *http.Request) {
 // passkey-only sign-in from the login page. The login form's CSRF token
 // comes in X-CSRF-Token.
 func (s *Step) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
-	if !s.guard.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
-		s.audit.Refused(r, s.name, auth.ReasonBadCSRF, "")
-		s.errs.Refuse(w, r, refusal.FormExpired)
+	if !s.cfg.Guard.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonBadCSRF, "")
+		s.cfg.Errs.Refuse(w, r, refusal.FormExpired)
 		return
 	}
 	// An address past its begins, or blocked for its failures, begins
@@ -313,15 +313,15 @@ func (s *Step) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 	if !s.mayBegin(w, r) {
 		return
 	}
-	if err := s.attempts.AdmitAddr(r); err != nil {
-		s.errs.Error(w, r, err)
+	if err := s.cfg.Attempts.AdmitAddr(r); err != nil {
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
 	req, ok := s.readPasskeyRequest(w, r)
 	if !ok {
 		return
 	}
-	b, err := s.passkeys.BeginDiscoverable(r.Context(), s.guard.SafeNext(req.Next))
+	b, err := s.cfg.Passkeys.BeginDiscoverable(r.Context(), s.cfg.Guard.SafeNext(req.Next))
 	s.writeBegun(w, r, b, err)
 }
 
@@ -331,9 +331,9 @@ func (s *Step) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 // passkey's user, who must still be in the user file, and answers
 // {"next": ...}.
 func (s *Step) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
-	if !s.guard.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
-		s.audit.Refused(r, s.name, auth.ReasonBadCSRF, "")
-		s.errs.Refuse(w, r, refusal.FormExpired)
+	if !s.cfg.Guard.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonBadCSRF, "")
+		s.cfg.Errs.Refuse(w, r, refusal.FormExpired)
 		return
 	}
 	req, ok := s.readPasskeyRequest(w, r)
@@ -341,25 +341,25 @@ func (s *Step) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := s.counted(r, "", func(ctx context.Context) (passkey.Verdict, error) {
-		return s.passkeys.FinishDiscoverable(ctx, req.Ceremony, req.Credential)
+		return s.cfg.Passkeys.FinishDiscoverable(ctx, req.Ceremony, req.Credential)
 	})
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
-	cred, known := s.users.Cred(v.User)
+	cred, known := s.cfg.Users.Cred(v.User)
 	if !v.OK || !known {
 		s.refusePasskey(w, r, v)
 		return
 	}
-	attrs, ok, err := s.users.Vouch(r.Context(), v.User)
+	attrs, ok, err := s.cfg.Users.Vouch(r.Context(), v.User)
 	if err != nil {
-		s.errs.Error(w, r, err)
+		s.cfg.Errs.Error(w, r, err)
 		return
 	}
 	if !ok {
-		s.audit.RefusedDetail(r, s.name, auth.ReasonPasskeyRefused, "the passkey's user is not in the directory, or is disabled there", v.User)
-		s.errs.Refuse(w, r, refusal.PasskeyRefused)
+		s.cfg.Audit.RefusedDetail(r, s.cfg.Type, auth.ReasonPasskeyRefused, "the passkey's user is not in the directory, or is disabled there", v.User)
+		s.cfg.Errs.Refuse(w, r, refusal.PasskeyRefused)
 		return
 	}
 	s.completePasskey(w, r, v.User, cred, v.Next, attrs)
@@ -370,7 +370,7 @@ func (s *Step) finishPasskeyLogin(w http.ResponseWriter, r *http.Request) {
 // gives the slots back.
 func (s *Step) counted(r *http.Request, user string, check func(context.Context) (passkey.Verdict, error)) (passkey.Verdict, error) {
 	var v passkey.Verdict
-	_, err := s.attempts.Count(r, user, func(ctx context.Context) (bool, error) {
+	_, err := s.cfg.Attempts.Count(r, user, func(ctx context.Context) (bool, error) {
 		var err error
 		v, err = check(ctx)
 		return v.OK, err
@@ -389,8 +389,8 @@ func (s *Step) refusePasskey(w http.ResponseWriter, r *http.Request, v passkey.V
 	} else if v.Detail != "" {
 		detail += ": " + v.Detail
 	}
-	s.audit.RefusedDetail(r, s.name, reason, detail, v.User)
-	s.errs.Refuse(w, r, refusal.PasskeyRefused)
+	s.cfg.Audit.RefusedDetail(r, s.cfg.Type, reason, detail, v.User)
+	s.cfg.Errs.Refuse(w, r, refusal.PasskeyRefused)
 }
 
 // completePasskey starts the full session of user after a passkey
@@ -400,11 +400,11 @@ func (s *Step) completePasskey(w http.ResponseWriter, r *http.Request, user, cre
 	facts := map[string]string{AttrSecondFactor: SecondFactorPasskey}
 	maps.Copy(facts, vouched)
 	d := session.Data{Username: user, Cred: cred, Attrs: attrs.Of(facts)}
-	if err := s.guard.Begin(w, r, d); err != nil {
-		s.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+	if err := s.cfg.Guard.Begin(w, r, d); err != nil {
+		s.cfg.Errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return
 	}
-	s.devices.Issue(w, r, user)
-	s.audit.SignedIn(r, s.name, user)
-	writeJSON(w, map[string]string{"next": s.guard.SafeNext(next)})
+	s.cfg.Devices.Issue(w, r, user)
+	s.cfg.Audit.SignedIn(r, s.cfg.Type, user)
+	writeJSON(w, map[string]string{"next": s.cfg.Guard.SafeNext(next)})
 }

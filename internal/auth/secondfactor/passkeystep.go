@@ -36,8 +36,8 @@ func (s *Step) mountPasskeySteps(mux sessionauth.Routes) {
 	// optional there is no enrolment at sign-in.
 	required := func(h http.HandlerFunc) func(http.ResponseWriter, *http.Request) {
 		return func(w http.ResponseWriter, r *http.Request) {
-			if s.mode() != Required {
-				s.errs.Refuse(w, r, refusal.NoRoute)
+			if s.cfg.Mode() != Required {
+				s.cfg.Errs.Refuse(w, r, refusal.NoRoute)
 				return
 			}
 			h(w, r)
@@ -54,14 +54,14 @@ func (s *Step) passkeySlotFor(r *http.Request, user string) template.HTML {
 	if err != nil || st != factors.Enrolled || rec == nil || len(rec.Passkeys) == 0 {
 		return ""
 	}
-	next := s.guard.SafeNext(r.FormValue("next"))
+	next := s.cfg.Guard.SafeNext(r.FormValue("next"))
 	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: SecondFactorPasskeyBegin, FinishURL: SecondFactorPasskeyFinish, Next: next})
 }
 
 // enrolSlotFor is the passkey part of the enrolment page: a form that
 // registers a passkey instead of an authenticator app.
 func (s *Step) enrolSlotFor(next string) template.HTML {
-	if s.passkeys == nil || s.mode() != Required {
+	if s.cfg.Passkeys == nil || s.cfg.Mode() != Required {
 		return ""
 	}
 	return ui.PasskeySlotHTML(ui.PasskeySlot{BeginURL: EnrolPasskeyBegin, FinishURL: withNext(EnrolPasskeyFinish, next), Next: next, Register: true})
@@ -73,31 +73,31 @@ func (s *Step) enrolSlotFor(next string) template.HTML {
 // false: a refusal was written (403, 401, 409).
 func (s *Step) pendingJSON(w http.ResponseWriter, r *http.Request, want factors.Status) (pending, bool) {
 	st, ok := s.pendingOf(r)
-	if !s.guard.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
-		s.audit.Refused(r, s.name, auth.ReasonBadCSRF, st.User)
-		s.errs.Refuse(w, r, refusal.FormExpired)
+	if !s.cfg.Guard.Manager().CheckFormToken(r, r.Header.Get(sessionauth.CSRFHeader)) {
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonBadCSRF, st.User)
+		s.cfg.Errs.Refuse(w, r, refusal.FormExpired)
 		return pending{}, false
 	}
-	if !ok || !s.users.Admits(st.User, st.Cred) {
-		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+	if !ok || !s.cfg.Users.Admits(st.User, st.Cred) {
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonPendingExpired, st.User)
 		s.endPending(w, r)
-		s.errs.Refuse(w, r, refusal.SecondStepExpired)
+		s.cfg.Errs.Refuse(w, r, refusal.SecondStepExpired)
 		return pending{}, false
 	}
 	switch _, got, err := s.factorsOf(r.Context(), st.User); {
 	case err != nil:
-		s.errs.Error(w, r, fmt.Errorf("login: reading the second factors: %w", err))
+		s.cfg.Errs.Error(w, r, fmt.Errorf("login: reading the second factors: %w", err))
 		return pending{}, false
 	case got == factors.Broken:
-		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, st.User)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonFactorsBroken, st.User)
 		s.endPending(w, r)
-		s.errs.Refuse(w, r, refusal.FactorsUnusable)
+		s.cfg.Errs.Refuse(w, r, refusal.FactorsUnusable)
 		return pending{}, false
 	case got != want:
 		// Enrolled meanwhile, or the factors were reset: start again.
-		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonPendingExpired, st.User)
 		s.endPending(w, r)
-		s.errs.Refuse(w, r, refusal.EnrolledMeanwhile)
+		s.cfg.Errs.Refuse(w, r, refusal.EnrolledMeanwhile)
 		return pending{}, false
 	}
 	return st, true
@@ -120,10 +120,10 @@ func (s *Step) beginSecondPasskey(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.mayBegin(w, r) {
 		return
 	}
-	b, err := s.passkeys.BeginLogin(r.Context(), st.User, s.guard.SafeNext(req.Next))
+	b, err := s.cfg.Passkeys.BeginLogin(r.Context(), st.User, s.cfg.Guard.SafeNext(req.Next))
 	if errors.Is(err, passkey.ErrNoPasskeys) {
-		s.audit.RefusedDetail(r, s.name, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
-		s.errs.Refuse(w, r, refusal.PasskeyRefused)
+		s.cfg.Audit.RefusedDetail(r, s.cfg.Type, auth.ReasonPasskeyRefused, "the user has no passkey", st.User)
+		s.cfg.Errs.Refuse(w, r, refusal.PasskeyRefused)
 		return
 	}
 	s.writeBegun(w, r, b, err)
@@ -144,10 +144,10 @@ func (s *Step) finishSecondPasskey(w http.ResponseWriter, r *http.Request) {
 	var next string
 	s.completeJSON(w, r, st, SecondFactorPasskey, &next, func() ([]string, bool) {
 		v, err := s.counted(r, st.User, func(ctx context.Context) (passkey.Verdict, error) {
-			return s.passkeys.FinishLogin(ctx, st.User, req.Ceremony, req.Credential)
+			return s.cfg.Passkeys.FinishLogin(ctx, st.User, req.Ceremony, req.Credential)
 		})
 		if err != nil {
-			s.errs.Error(w, r, err)
+			s.cfg.Errs.Error(w, r, err)
 			return nil, false
 		}
 		if !v.OK {
@@ -167,7 +167,7 @@ func (s *Step) beginEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.mayBegin(w, r) {
 		return
 	}
-	b, err := s.passkeys.BeginRegistration(r.Context(), st.User, true)
+	b, err := s.cfg.Passkeys.BeginRegistration(r.Context(), st.User, true)
 	s.writeBegun(w, r, b, err)
 }
 
@@ -186,30 +186,30 @@ func (s *Step) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	next := s.guard.SafeNext(r.URL.Query().Get("next"))
+	next := s.cfg.Guard.SafeNext(r.URL.Query().Get("next"))
 	s.completeJSON(w, r, st, SecondFactorPasskey, &next, func() ([]string, bool) {
-		v, err := s.passkeys.FinishRegistration(r.Context(), st.User, req.Ceremony, name, req.Credential)
+		v, err := s.cfg.Passkeys.FinishRegistration(r.Context(), st.User, req.Ceremony, name, req.Credential)
 		if errors.Is(err, passkey.ErrFactorsChanged) {
 			// Another enrolment of the user finished first.
-			s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
-			s.errs.Refuse(w, r, refusal.EnrolledMeanwhile)
+			s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonPendingExpired, st.User)
+			s.cfg.Errs.Refuse(w, r, refusal.EnrolledMeanwhile)
 			return nil, false
 		}
 		if err != nil {
-			s.errs.Error(w, r, err)
+			s.cfg.Errs.Error(w, r, err)
 			return nil, false
 		}
 		if !v.OK {
-			s.audit.RefusedDetail(r, s.name, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
-			s.errs.Refuse(w, r, refusal.PasskeyNotAddedAtSignIn)
+			s.cfg.Audit.RefusedDetail(r, s.cfg.Type, auth.ReasonPasskeyRefused, v.Reason+": "+v.Detail, st.User)
+			s.cfg.Errs.Refuse(w, r, refusal.PasskeyNotAddedAtSignIn)
 			return nil, false
 		}
 		codes, err := s.newRecovery(st.User, nil)
 		if err != nil {
-			s.errs.Error(w, r, err)
+			s.cfg.Errs.Error(w, r, err)
 			return nil, false
 		}
-		s.log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", s.name, "user", st.User, "factor", SecondFactorPasskey, "where", s.where())
+		s.cfg.Log.InfoContext(r.Context(), "auth: second factor enrolled", "auth_type", s.cfg.Type, "user", st.User, "factor", SecondFactorPasskey, "where", s.cfg.Where())
 		return codes, true
 	})
 }
@@ -221,15 +221,15 @@ func (s *Step) finishEnrolPasskey(w http.ResponseWriter, r *http.Request) {
 // started with a fresh id and the factor named, and the answer is
 // {"next": ..., "recovery": [...]} (the codes commit returned, if any).
 func (s *Step) completeJSON(w http.ResponseWriter, r *http.Request, st pending, factor string, next *string, commit func() ([]string, bool)) {
-	fresh, err := s.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
+	fresh, err := s.cfg.Spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
 	if err != nil {
-		s.errs.Error(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err))
+		s.cfg.Errs.Error(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err))
 		return
 	}
 	if !fresh {
-		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, st.User)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonPendingExpired, st.User)
 		s.endPending(w, r)
-		s.errs.Refuse(w, r, refusal.SecondStepExpired)
+		s.cfg.Errs.Refuse(w, r, refusal.SecondStepExpired)
 		return
 	}
 	var codes []string
@@ -246,5 +246,5 @@ func (s *Step) completeJSON(w http.ResponseWriter, r *http.Request, st pending, 
 	writeJSON(w, struct {
 		Next     string   `json:"next"`
 		Recovery []string `json:"recovery,omitempty"`
-	}{s.guard.SafeNext(*next), codes})
+	}{s.cfg.Guard.SafeNext(*next), codes})
 }

@@ -71,7 +71,7 @@ type pending struct {
 // formBinding returns the hash of r's form cookie (the CSRF cookie of the
 // sign-in forms), which binds a pending state to the browser.
 func (s *Step) formBinding(r *http.Request) (string, bool) {
-	c, err := s.guard.Manager().Cookie(r, s.guard.Manager().FormCookieName())
+	c, err := s.cfg.Guard.Manager().Cookie(r, s.cfg.Guard.Manager().FormCookieName())
 	if err != nil || c.Value == "" {
 		return "", false
 	}
@@ -88,27 +88,27 @@ func (s *Step) beginPending(w http.ResponseWriter, r *http.Request, user, cred s
 	}
 	raw := make([]byte, 16)
 	rand.Read(raw)
-	st := pending{User: user, Cred: cred, Groups: groups, Email: email, Nonce: base64.RawURLEncoding.EncodeToString(raw), Bind: bind, Enrol: enrol, At: s.now().Unix()}
+	st := pending{User: user, Cred: cred, Groups: groups, Email: email, Nonce: base64.RawURLEncoding.EncodeToString(raw), Bind: bind, Enrol: enrol, At: s.cfg.Now().Unix()}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	sealed, err := s.guard.Manager().Seal(sealPending, b, PendingLifetime)
+	sealed, err := s.cfg.Guard.Manager().Seal(sealPending, b, PendingLifetime)
 	if err != nil {
 		return err
 	}
-	s.guard.Manager().SetCookie(w, r, PendingCookie, sealed, PendingLifetime)
+	s.cfg.Guard.Manager().SetCookie(w, r, PendingCookie, sealed, PendingLifetime)
 	return nil
 }
 
 // pendingOf returns r's pending state when it is sealed by us, unexpired,
 // and bound to the form cookie r carries.
 func (s *Step) pendingOf(r *http.Request) (pending, bool) {
-	c, err := s.guard.Manager().Cookie(r, PendingCookie)
+	c, err := s.cfg.Guard.Manager().Cookie(r, PendingCookie)
 	if err != nil {
 		return pending{}, false
 	}
-	b, err := s.guard.Manager().Open(sealPending, c.Value)
+	b, err := s.cfg.Guard.Manager().Open(sealPending, c.Value)
 	if err != nil {
 		return pending{}, false
 	}
@@ -125,5 +125,5 @@ func (s *Step) pendingOf(r *http.Request) (pending, bool) {
 
 // endPending drops the pending cookie.
 func (s *Step) endPending(w http.ResponseWriter, r *http.Request) {
-	s.guard.Manager().ClearCookie(w, r, PendingCookie)
+	s.cfg.Guard.Manager().ClearCookie(w, r, PendingCookie)
 }

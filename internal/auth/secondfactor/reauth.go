@@ -40,7 +40,7 @@ func (s *Step) RecentPassword(u auth.User) bool {
 	if err != nil {
 		return false
 	}
-	age := s.now().Sub(time.Unix(sec, 0))
+	age := s.cfg.Now().Sub(time.Unix(sec, 0))
 	return age >= -time.Minute && age < ReauthWindow
 }
 
@@ -55,12 +55,12 @@ func (s *Step) RequirePassword(w http.ResponseWriter, r *http.Request, u auth.Us
 	if s.RecentPassword(u) {
 		return true
 	}
-	if refusal.Accepts(r, "text/html") && !s.errs.WantsJSON(r) {
+	if refusal.Accepts(r, "text/html") && !s.cfg.Errs.WantsJSON(r) {
 		w.Header().Set("Cache-Control", "no-store")
-		sessionauth.SeeOther(w, ReauthURL(s.guard.SafeNext(back)))
+		sessionauth.SeeOther(w, ReauthURL(s.cfg.Guard.SafeNext(back)))
 		return false
 	}
-	s.errs.Refuse(w, r, refusal.PasswordAgain)
+	s.cfg.Errs.Refuse(w, r, refusal.PasswordAgain)
 	return false
 }
 
@@ -75,8 +75,8 @@ func (s *Step) serveReauth(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	next := s.guard.SafeNext(r.URL.Query().Get("next"))
-	s.renderReauth(w, r, refusal.Reply{Status: http.StatusOK}, u.Name, s.guard.Manager().CSRFToken(sess), next)
+	next := s.cfg.Guard.SafeNext(r.URL.Query().Get("next"))
+	s.renderReauth(w, r, refusal.Reply{Status: http.StatusOK}, u.Name, s.cfg.Guard.Manager().CSRFToken(sess), next)
 }
 
 // serveReauthPost is POST ReauthPath. In order: the form (400, 413), the
@@ -94,34 +94,34 @@ func (s *Step) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	next := s.guard.SafeNext(r.PostForm.Get("next"))
+	next := s.cfg.Guard.SafeNext(r.PostForm.Get("next"))
 	pw := r.PostForm.Get("password")
 	if pw == "" {
-		s.audit.Refused(r, s.name, auth.ReasonMalformed, u.Name)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonMalformed, u.Name)
 		s.renderReauth(w, r, refusal.WrongPassword.Reply(), u.Name, token, next)
 		return
 	}
-	ok, err := s.attempts.Count(r, u.Name, func(ctx context.Context) (bool, error) {
-		return s.passwords.Check(ctx, u.Name, pw)
+	ok, err := s.cfg.Attempts.Count(r, u.Name, func(ctx context.Context) (bool, error) {
+		return s.cfg.Passwords.Check(ctx, u.Name, pw)
 	})
 	if err != nil {
-		if rp, ok := s.pages.ReplyTo(w, r, err, "auth: checking a password given again failed with an error"); ok {
+		if rp, ok := s.cfg.Pages.ReplyTo(w, r, err, "auth: checking a password given again failed with an error"); ok {
 			s.renderReauth(w, r, rp, u.Name, token, next)
 		}
 		return
 	}
 	if !ok {
-		s.audit.Refused(r, s.name, auth.ReasonBadCredentials, u.Name)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonBadCredentials, u.Name)
 		s.renderReauth(w, r, refusal.WrongPassword.Reply(), u.Name, token, next)
 		return
 	}
-	s.attempts.Forget(r, u.Name)
-	d := session.Data{Username: sess.Username, Cred: sess.Cred, Attrs: sess.Attrs.With(AttrReauth, strconv.FormatInt(s.now().Unix(), 10))}
-	if _, err := s.guard.Manager().Restart(w, r, sess, d); err != nil {
-		s.errs.Error(w, r, fmt.Errorf("login: recording the password given again: %w", err))
+	s.cfg.Attempts.Forget(r, u.Name)
+	d := session.Data{Username: sess.Username, Cred: sess.Cred, Attrs: sess.Attrs.With(AttrReauth, strconv.FormatInt(s.cfg.Now().Unix(), 10))}
+	if _, err := s.cfg.Guard.Manager().Restart(w, r, sess, d); err != nil {
+		s.cfg.Errs.Error(w, r, fmt.Errorf("login: recording the password given again: %w", err))
 		return
 	}
-	s.log.InfoContext(r.Context(), "auth: password given again", "auth_type", s.name, "user", u.Name)
+	s.cfg.Log.InfoContext(r.Context(), "auth: password given again", "auth_type", s.cfg.Type, "user", u.Name)
 	sessionauth.SeeOther(w, next)
 }
 
@@ -129,8 +129,8 @@ func (s *Step) serveReauthPost(w http.ResponseWriter, r *http.Request) {
 // client that asks for it). Its Cancel link goes to the catalog: next
 // itself would ask for the password again.
 func (s *Step) renderReauth(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, token, next string) {
-	if rp.Status >= http.StatusBadRequest && s.errs.WantsJSON(r) {
-		s.errs.Send(w, r, rp)
+	if rp.Status >= http.StatusBadRequest && s.cfg.Errs.WantsJSON(r) {
+		s.cfg.Errs.Send(w, r, rp)
 		return
 	}
 	page := ui.ReauthPage{StepForm: ui.StepForm{

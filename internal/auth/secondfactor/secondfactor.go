@@ -178,26 +178,7 @@ type Config struct {
 
 // Step is the second step of a sign-in. It is safe for concurrent use.
 type Step struct {
-	name         string
-	guard        *sessionauth.Guard
-	mode         func() Mode
-	passkeyLogin bool
-	state        userstate.Store
-	fkeys        *factors.Keys
-	where        func() string
-	spend        func(ctx context.Context, kind, token string, ttl time.Duration) (bool, error)
-	spent        func(ctx context.Context, kind, token string) (bool, error)
-	passkeys     *passkey.Service
-	dirAttrs     func(attrs map[string]string, groups []string, email string)
-	users        Users
-	attempts     Attempts
-	pages        Pages
-	devices      Devices
-	passwords    Passwords
-	errs         *refusal.Errors
-	log          *slog.Logger
-	audit        auth.Audit
-	now          func() time.Time
+	cfg Config
 	// passkeySlot is what the second-factor page shows in its passkey
 	// place; nil: nothing.
 	passkeySlot func(r *http.Request, user string) template.HTML
@@ -216,35 +197,31 @@ func New(cfg Config) (*Step, error) {
 		return nil, errors.New("secondfactor: a required part of the configuration is missing")
 	}
 	s := &Step{
-		name: cfg.Type, guard: cfg.Guard, mode: cfg.Mode, passkeyLogin: cfg.PasskeyLogin,
-		state: cfg.State, fkeys: cfg.Keys, where: cfg.Where, spend: cfg.Spend, spent: cfg.Spent,
-		passkeys: cfg.Passkeys, dirAttrs: cfg.DirectoryAttrs,
-		users: cfg.Users, attempts: cfg.Attempts, pages: cfg.Pages, devices: cfg.Devices, passwords: cfg.Passwords,
-		errs: cfg.Errs, log: cfg.Log, audit: cfg.Audit, now: cfg.Now,
+		cfg: cfg,
 		begins: throttle.NewRate(throttle.RateOptions{Now: cfg.Now, OnTotal: func() {
 			auth.LogBeginFlood(cfg.Log, cfg.Type, "passkey sign-ins")
 		}}),
 		userBegins: throttle.NewRate(throttle.RateOptions{Now: cfg.Now}),
 	}
-	if s.where == nil {
-		s.where = func() string { return "shared store" }
+	if s.cfg.Where == nil {
+		s.cfg.Where = func() string { return "shared store" }
 	}
-	if s.passkeys != nil {
+	if s.cfg.Passkeys != nil {
 		s.passkeySlot = s.passkeySlotFor
 	}
 	return s, nil
 }
 
 // on reports whether second_factor is optional or required now.
-func (s *Step) on() bool { return s.mode() != Off }
+func (s *Step) on() bool { return s.cfg.Mode() != Off }
 
 // Passkeys returns the passkey service, nil when passkeys are not
 // offered.
-func (s *Step) Passkeys() *passkey.Service { return s.passkeys }
+func (s *Step) Passkeys() *passkey.Service { return s.cfg.Passkeys }
 
 // PasskeysOffered reports whether a signed-in user can manage passkeys
 // now: passkeys are in use and second_factor is on.
-func (s *Step) PasskeysOffered() bool { return s.passkeys != nil && s.on() }
+func (s *Step) PasskeysOffered() bool { return s.cfg.Passkeys != nil && s.on() }
 
 // Mount adds the step's routes to mux: the second-factor step and the
 // enrolment (each answering 404 while second_factor is off), the
@@ -277,7 +254,7 @@ type gate struct {
 func (g gate) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
 	g.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if !g.s.on() {
-			g.s.errs.Refuse(w, r, refusal.NoRoute)
+			g.s.cfg.Errs.Refuse(w, r, refusal.NoRoute)
 			return
 		}
 		h(w, r)

@@ -69,23 +69,23 @@ func (s *Step) AfterPassword(w http.ResponseWriter, r *http.Request, name, cred 
 	switch {
 	case err != nil:
 		// Never the password alone: 503 with Retry-After.
-		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, userfile.LogName(name))
-		if rp, ok := s.pages.ReplyTo(w, r, err, "auth: reading the second factors failed"); ok {
-			s.pages.Login(w, r, rp, name, next)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonFactorsBroken, userfile.LogName(name))
+		if rp, ok := s.cfg.Pages.ReplyTo(w, r, err, "auth: reading the second factors failed"); ok {
+			s.cfg.Pages.Login(w, r, rp, name, next)
 		}
 		return true
 	case st == factors.Broken:
-		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, userfile.LogName(name))
-		s.pages.Login(w, r, refusal.FactorsUnusable.Reply(), name, next)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonFactorsBroken, userfile.LogName(name))
+		s.cfg.Pages.Login(w, r, refusal.FactorsUnusable.Reply(), name, next)
 		return true
 	case st == factors.Enrolled:
-	case s.mode() == Required:
+	case s.cfg.Mode() == Required:
 		path = EnrolPath
 	default:
 		return false
 	}
 	if err := s.beginPending(w, r, name, cred, groups, email, st != factors.Enrolled); err != nil {
-		s.errs.Error(w, r, fmt.Errorf("starting the second-factor step: %w", err))
+		s.cfg.Errs.Error(w, r, fmt.Errorf("starting the second-factor step: %w", err))
 		return true
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -110,13 +110,13 @@ func (s *Step) serveSecondFactor(w http.ResponseWriter, r *http.Request) {
 // than shown a form that can only fail; one whose factors belong
 // elsewhere is sent there. ok false: it answered.
 func (s *Step) pendingPage(w http.ResponseWriter, r *http.Request, here string) (st pending, next string, ok bool) {
-	next = s.guard.SafeNext(r.URL.Query().Get("next"))
+	next = s.cfg.Guard.SafeNext(r.URL.Query().Get("next"))
 	st, ok = s.pendingOf(r)
 	if !ok {
 		s.startOver(w, r, next)
 		return pending{}, "", false
 	}
-	spent, err := s.spent(r.Context(), spendPending, st.Nonce)
+	spent, err := s.cfg.Spent(r.Context(), spendPending, st.Nonce)
 	if err != nil {
 		s.renderSecondError(w, r, fmt.Errorf("login: checking the second-factor step: %w", err), st.User, next)
 		return pending{}, "", false
@@ -145,11 +145,11 @@ func (s *Step) routeByStatus(w http.ResponseWriter, r *http.Request, user, next,
 		s.renderSecondError(w, r, err, user, next)
 		return true
 	case st == factors.Broken:
-		s.audit.Refused(r, s.name, auth.ReasonFactorsBroken, user)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonFactorsBroken, user)
 		s.endPending(w, r)
-		s.pages.Login(w, r, refusal.FactorsUnusable.Reply(), user, next)
+		s.cfg.Pages.Login(w, r, refusal.FactorsUnusable.Reply(), user, next)
 		return true
-	case st == factors.None && s.mode() == Required:
+	case st == factors.None && s.cfg.Mode() == Required:
 		want = EnrolPath
 	case st == factors.None:
 		// The factor went away and none is required: sign in again with
@@ -160,9 +160,9 @@ func (s *Step) routeByStatus(w http.ResponseWriter, r *http.Request, user, next,
 	case here == EnrolPath && r.Method == http.MethodPost:
 		// An enrolment posted after another of the user's finished:
 		// refused (409), as when both reach the factors file together.
-		s.audit.Refused(r, s.name, auth.ReasonPendingExpired, user)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonPendingExpired, user)
 		s.endPending(w, r)
-		s.pages.Login(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
+		s.cfg.Pages.Login(w, r, refusal.EnrolledMeanwhile.Reply(), "", next)
 		return true
 	}
 	if want == here {
@@ -176,20 +176,20 @@ func (s *Step) routeByStatus(w http.ResponseWriter, r *http.Request, user, next,
 // (already spent, or the user or password changed since): the refusal is
 // logged, the state ends and the sign-in page says the step is over.
 func (s *Step) pendingSpent(w http.ResponseWriter, r *http.Request, user, next string) {
-	s.audit.Refused(r, s.name, auth.ReasonPendingExpired, user)
+	s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonPendingExpired, user)
 	s.endPending(w, r)
-	s.pages.Login(w, r, refusal.SecondStepExpired.Reply(), "", next)
+	s.cfg.Pages.Login(w, r, refusal.SecondStepExpired.Reply(), "", next)
 }
 
 // startOver answers a request without a usable pending state: a browser
 // goes to the sign-in page, an API client gets 401.
 func (s *Step) startOver(w http.ResponseWriter, r *http.Request, next string) {
 	w.Header().Set("Cache-Control", "no-store")
-	if s.errs.WantsJSON(r) || r.Method != http.MethodGet {
-		s.pages.Login(w, r, refusal.SecondStepExpired.Reply(), "", next)
+	if s.cfg.Errs.WantsJSON(r) || r.Method != http.MethodGet {
+		s.cfg.Pages.Login(w, r, refusal.SecondStepExpired.Reply(), "", next)
 		return
 	}
-	sessionauth.SeeOther(w, s.guard.LoginURLFor(next))
+	sessionauth.SeeOther(w, s.cfg.Guard.LoginURLFor(next))
 }
 
 // serveSecondFactorPost is POST on SecondFactorPath. In order: the form
@@ -229,18 +229,18 @@ func (s *Step) pendingForm(w http.ResponseWriter, r *http.Request, here string) 
 	if !s.parseForm(w, r) {
 		return pending{}, "", false
 	}
-	next = s.guard.SafeNext(r.PostForm.Get("next"))
+	next = s.cfg.Guard.SafeNext(r.PostForm.Get("next"))
 	st, ok = s.pendingOf(r)
-	if !s.guard.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
-		s.audit.Refused(r, s.name, auth.ReasonBadCSRF, st.User)
+	if !s.cfg.Guard.Manager().CheckFormToken(r, r.PostForm.Get("csrf_token")) {
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonBadCSRF, st.User)
 		if ok && here == SecondFactorPath {
 			s.renderSecond(w, r, refusal.FormExpired.Reply(), st.User, next)
 		} else {
-			s.pages.Login(w, r, refusal.FormExpired.Reply(), "", next)
+			s.cfg.Pages.Login(w, r, refusal.FormExpired.Reply(), "", next)
 		}
 		return pending{}, "", false
 	}
-	if !ok || !s.users.Admits(st.User, st.Cred) {
+	if !ok || !s.cfg.Users.Admits(st.User, st.Cred) {
 		s.pendingSpent(w, r, st.User, next)
 		return pending{}, "", false
 	}
@@ -255,7 +255,7 @@ func (s *Step) pendingForm(w http.ResponseWriter, r *http.Request, here string) 
 func (s *Step) postedCode(w http.ResponseWriter, r *http.Request, user, next string) (string, bool) {
 	code := strings.TrimSpace(r.PostForm.Get("code"))
 	if code == "" {
-		s.audit.Refused(r, s.name, auth.ReasonMalformed, user)
+		s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonMalformed, user)
 		s.renderAfterCode(w, r, refusal.CodeEmpty.Reply(), user, next)
 		return "", false
 	}
@@ -272,7 +272,7 @@ func (s *Step) postedCode(w http.ResponseWriter, r *http.Request, user, next str
 // forgotten, the session started with a fresh id and the factor named,
 // and the browser sent to next, or shown the recovery codes.
 func (s *Step) complete(w http.ResponseWriter, r *http.Request, st pending, v codeVerdict, next string, commit func() ([]string, bool)) {
-	fresh, err := s.spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
+	fresh, err := s.cfg.Spend(r.Context(), spendPending, st.Nonce, PendingLifetime)
 	if err != nil {
 		s.renderSecondError(w, r, fmt.Errorf("login: recording the use of the second-factor step: %w", err), st.User, next)
 		return
@@ -288,9 +288,9 @@ func (s *Step) complete(w http.ResponseWriter, r *http.Request, st pending, v co
 			return
 		}
 		if !fresh {
-			s.audit.Refused(r, s.name, auth.ReasonCodeUsed, st.User)
+			s.cfg.Audit.Refused(r, s.cfg.Type, auth.ReasonCodeUsed, st.User)
 			s.endPending(w, r)
-			s.pages.Login(w, r, refusal.CodeUsed.Reply(), "", next)
+			s.cfg.Pages.Login(w, r, refusal.CodeUsed.Reply(), "", next)
 			return
 		}
 	}
@@ -315,7 +315,7 @@ func (s *Step) complete(w http.ResponseWriter, r *http.Request, st pending, v co
 // renderSecondError answers an error of the second-factor step by
 // refusal.ReplyTo (429 with Retry-After, 503...).
 func (s *Step) renderSecondError(w http.ResponseWriter, r *http.Request, err error, user, next string) {
-	if rp, ok := s.pages.ReplyTo(w, r, err, "auth: second factor failed with an error"); ok {
+	if rp, ok := s.cfg.Pages.ReplyTo(w, r, err, "auth: second factor failed with an error"); ok {
 		s.renderAfterCode(w, r, rp, user, next)
 	}
 }
@@ -323,8 +323,8 @@ func (s *Step) renderSecondError(w http.ResponseWriter, r *http.Request, err err
 // renderSecond writes the second-factor page (JSON for a refusal to an
 // API client, by the one refusal rule).
 func (s *Step) renderSecond(w http.ResponseWriter, r *http.Request, rp refusal.Reply, user, next string) {
-	if rp.Status >= http.StatusBadRequest && s.errs.WantsJSON(r) {
-		s.errs.Send(w, r, rp)
+	if rp.Status >= http.StatusBadRequest && s.cfg.Errs.WantsJSON(r) {
+		s.cfg.Errs.Send(w, r, rp)
 		return
 	}
 	rec, _, _ := s.factorsOf(r.Context(), user)
@@ -343,8 +343,8 @@ func (s *Step) renderSecond(w http.ResponseWriter, r *http.Request, rp refusal.R
 func (s *Step) stepForm(w http.ResponseWriter, r *http.Request, title, path, user, next string, rp refusal.Reply) ui.StepForm {
 	return ui.StepForm{
 		Brand: ui.BrandOf(r.Context()), Title: title, Action: withNext(path, next),
-		CSRFToken: s.guard.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
-		StartOver: s.guard.LoginURLFor(next),
+		CSRFToken: s.cfg.Guard.Manager().FormToken(w, r), Next: next, User: user, Error: rp.Message,
+		StartOver: s.cfg.Guard.LoginURLFor(next),
 	}
 }
 
@@ -357,7 +357,7 @@ func (s *Step) renderStep(w http.ResponseWriter, r *http.Request, status int, na
 		ui.AllowScript(w.Header())
 	}
 	if err := ui.Render(w, status, name, data); err != nil {
-		s.log.ErrorContext(r.Context(), "auth: rendering "+what, "auth_type", s.name, "err", err)
+		s.cfg.Log.ErrorContext(r.Context(), "auth: rendering "+what, "auth_type", s.cfg.Type, "err", err)
 	}
 }
 
@@ -369,10 +369,10 @@ func (s *Step) parseForm(w http.ResponseWriter, r *http.Request) bool {
 		w.Header().Set("Cache-Control", "no-store")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			s.errs.Refuse(w, r, refusal.FormTooLarge)
+			s.cfg.Errs.Refuse(w, r, refusal.FormTooLarge)
 			return false
 		}
-		s.errs.Refuse(w, r, refusal.BadForm)
+		s.cfg.Errs.Refuse(w, r, refusal.BadForm)
 		return false
 	}
 	return true
@@ -384,21 +384,21 @@ func (s *Step) parseForm(w http.ResponseWriter, r *http.Request) bool {
 // and names its factor, the pending state ends, the device cookie is
 // issued and the sign-in logged. false: an error was answered.
 func (s *Step) beginAfterFactor(w http.ResponseWriter, r *http.Request, st pending, factor string) bool {
-	s.attempts.Forget(r, st.User)
+	s.cfg.Attempts.Forget(r, st.User)
 	facts := map[string]string{AttrSecondFactor: factor}
 	if st.At != 0 {
 		facts[AttrReauth] = strconv.FormatInt(st.At, 10)
 	}
-	if s.dirAttrs != nil {
-		s.dirAttrs(facts, st.Groups, st.Email)
+	if s.cfg.DirectoryAttrs != nil {
+		s.cfg.DirectoryAttrs(facts, st.Groups, st.Email)
 	}
 	d := session.Data{Username: st.User, Cred: st.Cred, Attrs: attrs.Of(facts)}
-	if err := s.guard.Begin(w, r, d); err != nil {
-		s.errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
+	if err := s.cfg.Guard.Begin(w, r, d); err != nil {
+		s.cfg.Errs.Error(w, r, fmt.Errorf("starting the session: %w", err))
 		return false
 	}
 	s.endPending(w, r)
-	s.devices.Issue(w, r, st.User)
-	s.audit.SignedIn(r, s.name, st.User)
+	s.cfg.Devices.Issue(w, r, st.User)
+	s.cfg.Audit.SignedIn(r, s.cfg.Type, st.User)
 	return true
 }
