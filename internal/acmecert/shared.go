@@ -2,6 +2,7 @@ package acmecert
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -161,7 +162,7 @@ func (c *SharedCache) Get(ctx context.Context, name string) ([]byte, error) {
 				if err != nil {
 					c.release(ctx, name)
 				}
-				return nil, cmpErr(err, autocert.ErrCacheMiss)
+				return nil, cmp.Or(err, autocert.ErrCacheMiss)
 			}
 			c.release(ctx, name)
 			return data, nil
@@ -212,14 +213,6 @@ func (c *SharedCache) release(ctx context.Context, name string) {
 			c.log.Warn("acme: cannot release the lock (it runs out by itself)", "name", name, "err", err)
 		}
 	}
-}
-
-// cmpErr returns err, or def when err is nil.
-func cmpErr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }
 
 // Delete removes the record of name.

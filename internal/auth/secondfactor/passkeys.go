@@ -1,6 +1,7 @@
 package secondfactor
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -90,7 +91,7 @@ func (s *Step) signedIn(w http.ResponseWriter, r *http.Request, token *string) (
 	}
 	sess, ok, err := s.cfg.Guard.Manager().Load(r)
 	if err != nil || !ok {
-		s.cfg.Errs.Error(w, r, cmpErr(err, errors.New("login: the session ended during the request")))
+		s.cfg.Errs.Error(w, r, cmp.Or(err, errors.New("login: the session ended during the request")))
 		return auth.User{}, nil, false
 	}
 	if token != nil && !s.cfg.Guard.Manager().ValidCSRF(sess, *token) {
@@ -99,14 +100,6 @@ func (s *Step) signedIn(w http.ResponseWriter, r *http.Request, token *string) (
 		return auth.User{}, nil, false
 	}
 	return u, sess, true
-}
-
-// cmpErr returns err, or def when err is nil.
-func cmpErr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }
 
 // servePasskeys is GET /_backupweb/passkeys: the user's passkeys, a form
