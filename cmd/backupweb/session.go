@@ -81,6 +81,11 @@ func parseSessionArgs(c *cli, args []string) (sessionArgs, int, bool) {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		rest, args = []string{args[0]}, args[1:]
 	}
+	// A listed id is base64url and may start with '-': taken for a flag,
+	// revoke would refuse one id in 32. It is the id wherever it stands.
+	var ids []string
+	ids, args = sessionIDArgs(args)
+	rest = append(rest, ids...)
 	if code, ok := parseFlags(flags, args); !ok {
 		return sa, code, false
 	}
@@ -100,6 +105,34 @@ func parseSessionArgs(c *cli, args []string) (sessionArgs, int, bool) {
 		sa.id = rest[0]
 	}
 	return sa, exitOK, true
+}
+
+// sessionIDArgs takes out of args the session ids that start with '-'
+// (twelve base64url characters, not the value of -config or -user) and
+// returns them and the rest. "--" ends the flags as usual.
+func sessionIDArgs(args []string) (ids, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return ids, append(rest, args[i:]...)
+		case slices.Contains([]string{"-config", "--config", "-user", "--user"}, a) && i+1 < len(args):
+			rest = append(rest, a, args[i+1])
+			i++
+		case strings.HasPrefix(a, "-") && isSessionID(a):
+			ids = append(ids, a)
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return ids, rest
+}
+
+// isSessionID reports whether s has the form of a listed session id.
+func isSessionID(s string) bool {
+	return len(s) == session.IDLen && !strings.ContainsFunc(s, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_')
+	})
 }
 
 // sessionAction lists or ends sessions in the store the configuration

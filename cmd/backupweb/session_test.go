@@ -115,3 +115,29 @@ func TestSessionListOnTheFileStore(t *testing.T) {
 		t.Fatal("an unknown id was accepted")
 	}
 }
+
+// TestSessionRevokeIDStartingWithADash: a listed id is base64url, so one
+// in 32 starts with '-'; revoke takes it as the id, not as a flag.
+func TestSessionRevokeIDStartingWithADash(t *testing.T) {
+	c, _, _ := testCLI(t.Context(), "", nil)
+	for _, tc := range []struct {
+		args       []string
+		id, user   string
+		wantParsed bool
+	}{
+		{[]string{"revoke", "-config", "F", "-HlTENmxohzU"}, "-HlTENmxohzU", "", true},
+		{[]string{"revoke", "-HlTENmxohzU", "-config", "F"}, "-HlTENmxohzU", "", true},
+		{[]string{"revoke", "-config", "F", "--", "-HlTENmxohzU"}, "-HlTENmxohzU", "", true},
+		{[]string{"revoke", "--config=F", "_HlTENmxohzU"}, "_HlTENmxohzU", "", true},
+		{[]string{"revoke", "-config", "F", "-user", "-HlTENmxohzU"}, "", "-HlTENmxohzU", true},
+		// Not the form of an id: still an unknown flag.
+		{[]string{"revoke", "-config", "F", "-HlTENmxohz"}, "", "", false},
+		{[]string{"revoke", "-config", "F", "-HlTENmx.hzU"}, "", "", false},
+		{[]string{"list", "-config", "F", "-HlTENmxohzU"}, "", "", false},
+	} {
+		sa, _, ok := parseSessionArgs(c, tc.args)
+		if ok != tc.wantParsed || ok && (sa.id != tc.id || sa.user != tc.user || sa.config != "F") {
+			t.Errorf("%q: parsed %v, id %q user %q config %q; want %v, id %q user %q", tc.args, ok, sa.id, sa.user, sa.config, tc.wantParsed, tc.id, tc.user)
+		}
+	}
+}
