@@ -27,3 +27,56 @@ func BenchmarkFindCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSessionReadCached is the three reads of a signed-in request
+// (the record, its entry in the user's index, the user's generation),
+// answered from the client-side cache, by parallel requests.
+func BenchmarkSessionReadCached(b *testing.B) {
+	srv := redistest.Start(b, redistest.Options{})
+	s := open(b, srv.Config(), nil).SessionStore().(*Store)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Commit(ctx, "k", record("alice", time.Now(), time.Hour)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, ok, err := s.Find(ctx, "k"); !ok || err != nil {
+				b.Error(ok, err)
+				return
+			}
+			if ok, err := s.Indexed(ctx, "k", "alice"); !ok || err != nil {
+				b.Error("indexed", ok, err)
+				return
+			}
+			if _, err := s.UserGeneration(ctx, "alice"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkSessionStandingCached is BenchmarkSessionReadCached as the
+// session manager reads with store = redis: the three reads in one.
+func BenchmarkSessionStandingCached(b *testing.B) {
+	srv := redistest.Start(b, redistest.Options{})
+	s := open(b, srv.Config(), nil).SessionStore().(*Store)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Commit(ctx, "k", record("alice", time.Now(), time.Hour)); err != nil {
+		b.Fatal(err)
+	}
+	s.FindStanding(ctx, "k")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_, ok, st, err := s.FindStanding(ctx, "k")
+			if !ok || err != nil || st.User != "alice" || !st.Indexed {
+				b.Error(ok, err, st)
+				return
+			}
+		}
+	})
+}

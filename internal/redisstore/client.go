@@ -357,18 +357,20 @@ func (c *Client) Close() error {
 // ctx bounds one command by the command timeout, not by the request's
 // cancellation (a command is short, and bounded anyway). Commands share a
 // deadline context made afresh every deadlineStep, so that a session read
-// answered from the cache costs no timer and no context of its own; each
-// command then has between the command timeout less deadlineStep and the
+// answered from the cache costs no timer, no context and no clock read of
+// its own; each command then has between the command timeout less
+// deadlineStep (and the lateness of the timer that ends the step) and the
 // command timeout to complete.
 func (c *Client) ctx(context.Context) (context.Context, context.CancelFunc) {
-	now := time.Now()
-	if d := c.deadline.Load(); d != nil && now.Sub(d.made) < deadlineStep {
+	if d := c.deadline.Load(); d != nil && !d.stale.Load() {
 		return d.ctx, noCancel
 	}
 	// The context replaced is not cancelled: commands still running
 	// under it keep their deadline, and its timer releases it.
-	ctx, cancel := context.WithDeadline(context.Background(), now.Add(c.timeout))
-	c.deadline.Store(&sharedDeadline{ctx: ctx, cancel: cancel, made: now})
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	d := &sharedDeadline{ctx: ctx, cancel: cancel}
+	time.AfterFunc(deadlineStep, func() { d.stale.Store(true) })
+	c.deadline.Store(d)
 	return ctx, noCancel
 }
 
@@ -376,11 +378,11 @@ func (c *Client) ctx(context.Context) (context.Context, context.CancelFunc) {
 const deadlineStep = 10 * time.Millisecond
 
 // sharedDeadline is a deadline context shared by the commands of one
-// step; Close cancels the last one.
+// step; Close cancels the last one. stale is set when the step ends.
 type sharedDeadline struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	made   time.Time
+	stale  atomic.Bool
 }
 
 func noCancel() {}

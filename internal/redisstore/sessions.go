@@ -56,6 +56,8 @@ type Store struct {
 	// when full, after which the cached value, invalidated by then,
 	// answers).
 	floor map[string]uint64
+	// reads holds the built commands of the reads every request makes.
+	reads readCmds
 }
 
 // maxDecoded bounds Store.decoded and Store.ended.
@@ -71,26 +73,78 @@ type decodedRecord struct {
 }
 
 var (
-	_ session.Store       = (*Store)(nil)
-	_ session.Toucher     = (*Store)(nil)
-	_ session.UserDeleter = (*Store)(nil)
-	_ session.UserLimiter = (*Store)(nil)
-	_ session.Pinger      = (*Store)(nil)
-	_ session.Generations = (*Store)(nil)
-	_ session.Indexer     = (*Store)(nil)
+	_ session.Store          = (*Store)(nil)
+	_ session.Toucher        = (*Store)(nil)
+	_ session.UserDeleter    = (*Store)(nil)
+	_ session.UserLimiter    = (*Store)(nil)
+	_ session.Pinger         = (*Store)(nil)
+	_ session.Generations    = (*Store)(nil)
+	_ session.Indexer        = (*Store)(nil)
+	_ session.StandingFinder = (*Store)(nil)
 )
 
 // Find reads the record under key, from the client-side cache while Redis
 // has not invalidated it.
 func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, error) {
-	if s.endedHere(key) {
-		return session.Record{}, false, nil
-	}
+	rec, found, _, err := s.find(ctx, key, false)
+	return rec, found, err
+}
+
+// FindStanding is Find, and with it (session.StandingFinder), when this
+// instance has read the record before and so knows its user, the user's
+// generation and whether the user's index names the session: the three
+// reads in one look-up in the client-side cache, or one round trip.
+// A failure of those two reads leaves Standing.User empty, for the
+// manager to read them one by one.
+func (s *Store) FindStanding(ctx context.Context, key string) (session.Record, bool, session.Standing, error) {
+	return s.find(ctx, key, true)
+}
+
+// find is Find, and FindStanding with standing.
+func (s *Store) find(ctx context.Context, key string, standing bool) (session.Record, bool, session.Standing, error) {
+	var st session.Standing
 	c := s.c
+	rd := c.rd()
+	s.mu.Lock()
+	if s.endedLocked(key) {
+		s.mu.Unlock()
+		return session.Record{}, false, st, nil
+	}
+	cmd := s.findCmd(rd, key)
+	d, known := s.decoded[key]
+	var index, gen rueidis.Cacheable
+	var floor uint64
+	if standing = standing && known; standing {
+		user := d.rec.Username
+		index, gen, floor = s.indexCmd(rd, key, user), s.genCmd(rd, user), s.floor[user]
+	}
+	s.mu.Unlock()
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	vals, err := c.rd().DoCache(ctx, c.rd().B().Hmget().Key(c.key("s", key)).Field("r", "l", "e", "m").Cache(), cacheTTL).ToArray()
-	if err = c.result("find session", err); err != nil {
+	var res rueidis.RedisResult
+	if standing {
+		multi := rd.DoMultiCache(ctx, rueidis.CT(cmd, cacheTTL), rueidis.CT(index, cacheTTL), rueidis.CT(gen, cacheTTL))
+		res = multi[0]
+		indexed, err1 := s.indexedFrom(multi[1])
+		g, err2 := s.generationFrom(multi[2], floor)
+		if err1 == nil && err2 == nil {
+			st = session.Standing{User: d.rec.Username, Gen: g, Indexed: indexed}
+		}
+	} else {
+		res = rd.DoCache(ctx, cmd, cacheTTL)
+	}
+	rec, found, err := s.record(key, res, d, known)
+	if !found || err != nil || rec.Username != st.User {
+		st = session.Standing{}
+	}
+	return rec, found, st, err
+}
+
+// record is the session under key in res, the answer to its HMGET; d is
+// the last decoding of key, when known.
+func (s *Store) record(key string, res rueidis.RedisResult, d decodedRecord, known bool) (session.Record, bool, error) {
+	vals, err := res.ToArray()
+	if err = s.c.result("find session", err); err != nil {
 		return session.Record{}, false, err
 	}
 	if len(vals) != 4 || vals[0].IsNil() {
@@ -106,12 +160,13 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 	if err0 != nil || err1 != nil || err2 != nil {
 		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record has no valid times")}
 	}
-	rec, err := s.decode(key, raw)
-	if err != nil {
+	var rec session.Record
+	if known && d.raw == raw {
+		rec = cloneRecord(d.rec)
+	} else if rec, err = s.decode(key, raw); err != nil {
 		return session.Record{}, false, &Error{Op: "find session", Err: errors.New("stored record is not valid JSON")}
 	}
-	last, exp := l, e
-	rec.LastSeen, rec.Expires, rec.MAC = time.UnixMilli(last), time.UnixMilli(exp), []byte(mac)
+	rec.LastSeen, rec.Expires, rec.MAC = time.UnixMilli(l), time.UnixMilli(e), []byte(mac)
 	if !time.Now().Before(rec.Expires) {
 		return session.Record{}, false, nil
 	}
@@ -128,24 +183,27 @@ func (s *Store) Find(ctx context.Context, key string) (session.Record, bool, err
 // like the record.
 func (s *Store) Indexed(ctx context.Context, key, username string) (bool, error) {
 	c := s.c
+	rd := c.rd()
+	s.mu.Lock()
+	cmd := s.indexCmd(rd, key, username)
+	s.mu.Unlock()
 	ctx, cancel := c.ctx(ctx)
 	defer cancel()
-	rd := c.rd()
-	_, err := rd.DoCache(ctx, rd.B().Zscore().Key(c.key("u", username)).Member(key).Cache(), cacheTTL).AsFloat64()
-	if err = c.result("read a user's index", err); rueidis.IsRedisNil(err) {
+	return s.indexedFrom(rd.DoCache(ctx, cmd, cacheTTL))
+}
+
+// indexedFrom is Indexed's answer from res, the answer to its ZSCORE.
+func (s *Store) indexedFrom(res rueidis.RedisResult) (bool, error) {
+	_, err := res.AsFloat64()
+	if err = s.c.result("read a user's index", err); rueidis.IsRedisNil(err) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-// decode returns the record raw holds, a copy the caller may modify.
+// decode decodes raw, the record under key, and remembers the decoding.
+// It returns a copy the caller may modify.
 func (s *Store) decode(key, raw string) (session.Record, error) {
-	s.mu.Lock()
-	d, ok := s.decoded[key]
-	s.mu.Unlock()
-	if ok && d.raw == raw {
-		return cloneRecord(d.rec), nil
-	}
 	var rec session.Record
 	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
 		return session.Record{}, err
@@ -159,10 +217,9 @@ func (s *Store) decode(key, raw string) (session.Record, error) {
 	return rec, nil
 }
 
-// endedHere reports whether this instance ended key a moment ago.
-func (s *Store) endedHere(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// endedLocked reports whether this instance ended key a moment ago.
+// s.mu must be held.
+func (s *Store) endedLocked(key string) bool {
 	at, ok := s.ended[key]
 	return ok && time.Since(at) < endedMemory
 }
@@ -182,6 +239,7 @@ func (s *Store) forget(keys ...string) {
 			}
 		}
 	}
+	s.forgetReads(keys...)
 	for _, k := range keys {
 		delete(s.decoded, k)
 		if len(s.ended) < maxDecoded {
@@ -382,9 +440,22 @@ func (s *Store) deleteKeys(ctx context.Context, op string, keys []string) ([]str
 // value that is not a number is an error: refused, never taken for 0.
 func (s *Store) UserGeneration(ctx context.Context, username string) (uint64, error) {
 	c := s.c
+	rd := c.rd()
+	// The floor is read before the generation: a move this instance
+	// made before the read began is in it either way.
+	s.mu.Lock()
+	cmd, floor := s.genCmd(rd, username), s.floor[username]
+	s.mu.Unlock()
 	cctx, cancel := c.ctx(ctx)
 	defer cancel()
-	v, err := c.rd().DoCache(cctx, c.rd().B().Get().Key(c.key("g", username)).Cache(), cacheTTL).ToString()
+	return s.generationFrom(rd.DoCache(cctx, cmd, cacheTTL), floor)
+}
+
+// generationFrom is UserGeneration's answer from res, the answer to its
+// GET, and floor, what this instance moved the user to.
+func (s *Store) generationFrom(res rueidis.RedisResult, floor uint64) (uint64, error) {
+	c := s.c
+	v, err := res.ToString()
 	var g uint64
 	switch {
 	case rueidis.IsRedisNil(err):
@@ -397,9 +468,7 @@ func (s *Store) UserGeneration(ctx context.Context, username string) (uint64, er
 			return 0, &Error{Op: "read a user's generation", Err: errors.New("the stored generation is not a number")}
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return max(g, s.floor[username]), nil
+	return max(g, floor), nil
 }
 
 // raiseGeneration remembers that this instance moved username's

@@ -109,6 +109,7 @@ type Manager struct {
 	toucher    Toucher        // store as Toucher, nil when it lacks the ability
 	gens       Generations    // store as Generations, nil when it lacks the ability
 	index      Indexer        // store as Indexer, nil when it lacks the ability
+	standing   StandingFinder // store as StandingFinder, nil when it lacks the ability
 	shared     sharedFinder   // store when it is a *FileStore or *MemoryStore, else nil
 	verified   *verifiedCache // record versions that checked, when shared is nil
 	cookie     string
@@ -183,6 +184,7 @@ func NewManager(o Options) (*Manager, error) {
 	m.toucher, _ = o.Store.(Toucher)
 	m.gens, _ = o.Store.(Generations)
 	m.index, _ = o.Store.(Indexer)
+	m.standing, _ = o.Store.(StandingFinder)
 	// Only the package's own stores themselves: a type that embeds one
 	// and overrides Find must have its Find called.
 	switch s := o.Store.(type) {
@@ -254,19 +256,22 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		return nil, false, nil
 	}
 	ctx := r.Context()
-	rec, found, checked, err := m.find(ctx, key)
+	rec, found, checked, st, err := m.find(ctx, key)
 	prevKey := ""
 	if err == nil && !found && m.prev != nil {
 		// Made under the previous key: kept under the store key it
 		// gave. Not there either: another request may just have moved
 		// it to the current key's (moveToCurrent), so look there again.
 		prevKey, _ = m.prevKeyFromRequest(r)
-		if rec, found, checked, err = m.find(ctx, prevKey); err == nil && found {
+		if rec, found, checked, st, err = m.find(ctx, prevKey); err == nil && found {
 			key, checked = prevKey, false
 		} else if err == nil {
-			rec, found, checked, err = m.find(ctx, key)
+			rec, found, checked, st, err = m.find(ctx, key)
 			prevKey = ""
 		}
+	}
+	if st.User != rec.Username {
+		st = Standing{}
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("session: load: %w", err)
@@ -294,9 +299,11 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 	if m.gens != nil {
 		// The user's sessions were ended since this one was made:
 		// refused, whether or not the ending found it.
-		g, err := m.gens.UserGeneration(ctx, rec.Username)
-		if err != nil {
-			return nil, false, fmt.Errorf("session: load: %w", err)
+		g := st.Gen
+		if st.User == "" {
+			if g, err = m.gens.UserGeneration(ctx, rec.Username); err != nil {
+				return nil, false, fmt.Errorf("session: load: %w", err)
+			}
 		}
 		if rec.Gen < g {
 			if err := m.store.Delete(ctx, key); err != nil {
@@ -311,9 +318,11 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 		// Taken out of its user's index by hand (or the index was
 		// lost): refused, so that it does not outlive the count of
 		// max_sessions_per_user unseen.
-		indexed, err := m.index.Indexed(ctx, key, rec.Username)
-		if err != nil {
-			return nil, false, fmt.Errorf("session: load: %w", err)
+		indexed := st.Indexed
+		if st.User == "" {
+			if indexed, err = m.index.Indexed(ctx, key, rec.Username); err != nil {
+				return nil, false, fmt.Errorf("session: load: %w", err)
+			}
 		}
 		if !indexed {
 			m.log.Warn("session: a session its user's index does not name is refused (the index was changed by hand, or lost)", "user", rec.Username)
@@ -362,15 +371,20 @@ func (m *Manager) Load(r *http.Request) (*Session, bool, error) {
 
 // find looks key up, through the shared path of the package's own stores
 // (checked: the record's MAC is known to hold) or the store's Find.
-func (m *Manager) find(ctx context.Context, key string) (rec Record, found, checked bool, err error) {
+func (m *Manager) find(ctx context.Context, key string) (rec Record, found, checked bool, st Standing, err error) {
 	if m.shared != nil {
 		// The package's own stores: no copy of the record's bytes,
 		// which Load only reads, and the MAC of a record held in
 		// memory is checked once, not at every request.
-		return m.shared.findShared(key)
+		rec, found, checked, err = m.shared.findShared(key)
+		return rec, found, checked, st, err
+	}
+	if m.standing != nil && m.gens != nil && m.index != nil {
+		rec, found, st, err = m.standing.FindStanding(ctx, key)
+		return rec, found, false, st, err
 	}
 	rec, found, err = m.store.Find(ctx, key)
-	return rec, found, false, err
+	return rec, found, false, st, err
 }
 
 // moveToCurrent moves rec, found under the previous key's store key

@@ -172,6 +172,26 @@ type Indexer interface {
 	Indexed(ctx context.Context, key, username string) (bool, error)
 }
 
+// Standing is what a StandingFinder read with a session's record: its
+// user's generation (Generations) and whether the user's index names it
+// (Indexer), read for User; User is empty when they were not read.
+type Standing struct {
+	User    string
+	Gen     uint64
+	Indexed bool
+}
+
+// StandingFinder is implemented by Generations and Indexer stores that
+// can read a session's record and its Standing in one step (one look-up
+// in a client-side cache, or one round trip), when they know the
+// record's user from an earlier read. The manager uses a Standing only
+// when its User is the user of the record found, and otherwise asks
+// Generations and Indexer, so a store may leave it empty whenever it
+// does not know or could not read it.
+type StandingFinder interface {
+	FindStanding(ctx context.Context, key string) (Record, bool, Standing, error)
+}
+
 // ErrClosed is returned by a store used after Close.
 var ErrClosed = errors.New("session: store is closed")
 
