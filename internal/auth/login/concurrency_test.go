@@ -13,6 +13,7 @@ import (
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/redisstore"
 	"github.com/backupweb/backupweb/internal/testkit"
+	"github.com/backupweb/backupweb/internal/testkit/loginfix"
 	"github.com/backupweb/backupweb/internal/testkit/redistest"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
@@ -28,7 +29,7 @@ func officeUsers(t *testing.T, h *harness, n int) {
 		hash := []byte(testkit.HashCost(t, fmt.Sprintf("pw-u%d", i), 5))
 		fmt.Fprintf(&b, "u%d:%s\n", i, hash)
 	}
-	writeFile(t, h.usersPath, b.String())
+	loginfix.WriteFile(t, h.usersPath, b.String())
 	if err := h.p.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestNoSprayBetweenSuccesses(t *testing.T) {
 				t.Fatalf("guess: status %d", r.status)
 			}
 		}
-		if r := b.login("alice", testPasswords["alice"], "/"); r.status == http.StatusTooManyRequests {
+		if r := b.login("alice", loginfix.Passwords["alice"], "/"); r.status == http.StatusTooManyRequests {
 			if wrong > 10 {
 				t.Fatalf("429 only after %d wrong verdicts", wrong)
 			}
@@ -155,14 +156,14 @@ func TestDeviceCookie(t *testing.T) {
 	for range 10 {
 		attacker.login("alice", "guess", "/")
 	}
-	if r := attacker.login("alice", testPasswords["alice"], "/"); r.status != http.StatusTooManyRequests {
+	if r := attacker.login("alice", loginfix.Passwords["alice"], "/"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("the attacker's browser after the flood: %d, want 429 (the name is blocked)", r.status)
 	}
 	stranger := h.browserFrom("192.0.2.10")
-	if r := stranger.login("alice", testPasswords["alice"], "/"); r.status != http.StatusTooManyRequests {
+	if r := stranger.login("alice", loginfix.Passwords["alice"], "/"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("a browser without a device cookie: %d, want 429", r.status)
 	}
-	if r := alice.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther {
+	if r := alice.login("alice", loginfix.Passwords["alice"], "/"); r.status != http.StatusSeeOther {
 		t.Fatalf("alice from her own browser with the right password: %d, want 303", r.status)
 	}
 	// The cookie is alice's only: bob's browser does not carry her name's
@@ -171,11 +172,11 @@ func TestDeviceCookie(t *testing.T) {
 	bob.mustLogin("bob")
 	bobDevice := cookieOf(bob, u, DeviceCookie)
 	bob.jar.SetCookies(u, []*http.Cookie{{Name: DeviceCookie, Value: bobDevice}})
-	if r := bob.login("alice", testPasswords["alice"], "/"); r.status != http.StatusTooManyRequests {
+	if r := bob.login("alice", loginfix.Passwords["alice"], "/"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("bob's device cookie used for alice: %d, want 429", r.status)
 	}
 	bob.jar.SetCookies(u, []*http.Cookie{{Name: DeviceCookie, Value: device.Value + "x"}})
-	if r := bob.login("alice", testPasswords["alice"], "/"); r.status != http.StatusTooManyRequests {
+	if r := bob.login("alice", loginfix.Passwords["alice"], "/"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("a tampered device cookie: %d, want 429", r.status)
 	}
 	// A device that fails is blocked on its own: three wrong passwords
@@ -187,7 +188,7 @@ func TestDeviceCookie(t *testing.T) {
 			t.Fatalf("wrong password from a device: %d", r.status)
 		}
 	}
-	if r := bob2.login("bob", testPasswords["bob"], "/"); r.status != http.StatusTooManyRequests {
+	if r := bob2.login("bob", loginfix.Passwords["bob"], "/"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("a device that failed 3 times: %d, want 429", r.status)
 	}
 	// ...while bob's name was not counted: another browser gets in.
@@ -257,7 +258,7 @@ func TestWaitingLoginNotLogged(t *testing.T) {
 	tok := alice.formToken()
 	done := make(chan int)
 	go func() {
-		done <- alice.post(h.p.LoginPath(), url.Values{"username": {"alice"}, "password": {testPasswords["alice"]}, "csrf_token": {tok}}).status
+		done <- alice.post(h.p.LoginPath(), url.Values{"username": {"alice"}, "password": {loginfix.Passwords["alice"]}, "csrf_token": {tok}}).status
 	}()
 	for lim.Waiting("127.0.0.1") == 0 {
 		time.Sleep(time.Millisecond) // lining the login up, not timing it
@@ -308,7 +309,7 @@ func TestReloadForgetsCounts(t *testing.T) {
 				}
 			}
 			b.login("alice", "wrong", "/")
-			if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusTooManyRequests {
+			if r := b.login("alice", loginfix.Passwords["alice"], "/"); r.status != http.StatusTooManyRequests {
 				t.Fatalf("blocked name: %d, want 429", r.status)
 			}
 			if err := h.p.Reload(); err != nil {

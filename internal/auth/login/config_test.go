@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
+	"github.com/backupweb/backupweb/internal/testkit/loginfix"
 )
 
 func TestLoginPath(t *testing.T) {
@@ -53,7 +54,7 @@ func TestLoginPath(t *testing.T) {
 func TestReadKeepsFiles(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
-	writeFile(t, users, usersText(t, "alice"))
+	loginfix.WriteFile(t, users, loginfix.UsersText(t, "alice"))
 	tmpl := filepath.Join(dir, "login.html")
 	if err := os.WriteFile(tmpl, []byte(customTemplate), 0o600); err != nil {
 		t.Fatal(err)
@@ -73,8 +74,8 @@ func TestReadKeepsFiles(t *testing.T) {
 func TestNewErrors(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
-	writeFile(t, users, usersText(t, "alice"))
-	env := auth.Deps{SecretKey: testSecret, StateDir: filepath.Join(dir, "state")}
+	loginfix.WriteFile(t, users, loginfix.UsersText(t, "alice"))
+	env := auth.Deps{SecretKey: loginfix.Secret, StateDir: filepath.Join(dir, "state")}
 	tests := []struct {
 		name string
 		cfg  Config
@@ -82,7 +83,7 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"missing users file", Config{UsersFile: filepath.Join(dir, "nope")}, env},
 		{"no secret", Config{UsersFile: users, UseBcrypt: true}, auth.Deps{StateDir: env.StateDir}},
-		{"no state dir", Config{UsersFile: users, UseBcrypt: true}, auth.Deps{SecretKey: testSecret}},
+		{"no state dir", Config{UsersFile: users, UseBcrypt: true}, auth.Deps{SecretKey: loginfix.Secret}},
 		{"bad login path", Config{UsersFile: users, UseBcrypt: true, LoginPath: "/api/x"}, env},
 	}
 	for _, tt := range tests {
@@ -102,8 +103,8 @@ func TestNewErrors(t *testing.T) {
 func TestWatchEndsWithItsContext(t *testing.T) {
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
-	writeFile(t, users, usersText(t, "alice"))
-	p, err := New(Config{UsersFile: users, UseBcrypt: true, PollInterval: time.Millisecond}, auth.Deps{SecretKey: testSecret, StateDir: filepath.Join(dir, "state")})
+	loginfix.WriteFile(t, users, loginfix.UsersText(t, "alice"))
+	p, err := New(Config{UsersFile: users, UseBcrypt: true, PollInterval: time.Millisecond}, auth.Deps{SecretKey: loginfix.Secret, StateDir: filepath.Join(dir, "state")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestValidate(t *testing.T) {
 			if err := tt.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Validate = %v, want %q", err, tt.want)
 			}
-			if _, err := New(tt.cfg, auth.Deps{SecretKey: testSecret, StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := New(tt.cfg, auth.Deps{SecretKey: loginfix.Secret, StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("New = %v, want %q", err, tt.want)
 			}
 		})

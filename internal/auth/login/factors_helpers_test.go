@@ -11,6 +11,7 @@ import (
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/auth/sessionauth"
 	"github.com/backupweb/backupweb/internal/factors"
+	"github.com/backupweb/backupweb/internal/testkit/loginfix"
 )
 
 // testTOTPSecret is alice's TOTP secret in the second-factor tests.
@@ -30,7 +31,7 @@ func newFactorHarness(t testing.TB, mode SecondFactor, edit func(*Config)) *harn
 // factorKeys returns the factors file's keys under the test secret.
 func factorKeys(t testing.TB) *factors.Keys {
 	t.Helper()
-	k, err := factors.NewKeys(testSecret)
+	k, err := factors.NewKeys(loginfix.Secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func (b *browser) reauthToken() string {
 // accepted.
 func (b *browser) reauth(user string) {
 	b.t.Helper()
-	r := b.post(secondfactor.ReauthPath, url.Values{"password": {testPasswords[user]}, "csrf_token": {b.reauthToken()}, "next": {"/"}})
+	r := b.post(secondfactor.ReauthPath, url.Values{"password": {loginfix.Passwords[user]}, "csrf_token": {b.reauthToken()}, "next": {"/"}})
 	if r.status != http.StatusSeeOther {
 		b.t.Fatalf("password again: %d %s", r.status, r.body)
 	}

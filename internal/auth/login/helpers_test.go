@@ -9,47 +9,19 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/backupweb/backupweb/internal/auth"
 	"github.com/backupweb/backupweb/internal/catalog"
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/testkit/clocktest"
+	"github.com/backupweb/backupweb/internal/testkit/loginfix"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
 	"github.com/backupweb/backupweb/internal/web"
 )
 
-// testSecret is a BACKUP_SECRET_KEY for tests only.
-var testSecret = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
-
-// Test users and their passwords; hashes are made at bcrypt's minimum cost.
-var testPasswords = map[string]string{"alice": "alice-pw", "bob": "bob-pw"}
-
 // fakeClock is an injectable clock that only moves when told to.
 type fakeClock = clocktest.Clock
-
-func newClock() *fakeClock {
-	return clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-}
-
-// usersText returns a user file for the named test users.
-func usersText(t testing.TB, names ...string) string {
-	return testkit.Users(t, testPasswords, names...)
-}
-
-// writeFile replaces path's content by rename, as editors and the user
-// command do, so the poller sees a new inode.
-func writeFile(t testing.TB, path, text string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // harness is one provider served through the program's real handler.
 type harness struct {
@@ -74,15 +46,15 @@ type harness struct {
 func newHarness(t testing.TB, edit func(*Config)) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	h := &harness{t: t, clock: newClock(), logs: &logtest.Buffer{}, usersPath: filepath.Join(dir, "users")}
-	writeFile(t, h.usersPath, usersText(t, "alice", "bob"))
+	h := &harness{t: t, clock: loginfix.NewClock(), logs: &logtest.Buffer{}, usersPath: filepath.Join(dir, "users")}
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice", "bob"))
 	h.cfg = Config{UsersFile: h.usersPath, UseBcrypt: true, PollInterval: -1}
 	if edit != nil {
 		edit(&h.cfg)
 	}
 	h.env = auth.Deps{
 		Logger:    slog.New(slog.NewTextHandler(h.logs, nil)),
-		SecretKey: testSecret,
+		SecretKey: loginfix.Secret,
 		StateDir:  filepath.Join(dir, "state"),
 		Now:       h.clock.Now,
 	}
@@ -175,31 +147,20 @@ func replyOf(r formtest.Reply) reply { return reply{status: r.Status, header: r.
 // field returns the value of the input named name in an HTML page.
 func field(page, name string) (string, bool) { return formtest.Field(page, name) }
 
-// formToken fetches the login page and returns its CSRF token. A browser
-// that is signed in is sent away from the page; it reuses the token of the
-// form it saw before, as a second tab would.
+// formToken fetches the login page and returns its CSRF token
+// (formtest's FormToken).
 func (b *browser) formToken() string {
 	b.t.Helper()
-	r := b.get(b.h.p.LoginPath(), true)
-	if r.status == http.StatusSeeOther && b.token != "" {
-		return b.token
-	}
-	if r.status != http.StatusOK {
-		b.t.Fatalf("GET login page: status %d", r.status)
-	}
-	tok, ok := field(r.body, "csrf_token")
-	if !ok || tok == "" {
-		b.t.Fatalf("login page has no csrf_token field")
-	}
-	b.token = tok
-	return tok
+	b.token = b.client().FormToken(b.h.p.LoginPath(), b.token)
+	return b.token
 }
 
 // login fetches the form and posts it with user, pw and next.
 func (b *browser) login(user, pw, next string) reply {
 	b.t.Helper()
-	tok := b.formToken()
-	return b.post(b.h.p.LoginPath(), url.Values{"username": {user}, "password": {pw}, "csrf_token": {tok}, "next": {next}})
+	r, tok := b.client().SignIn(b.h.p.LoginPath(), b.token, user, pw, next)
+	b.token = tok
+	return replyOf(r)
 }
 
 // passwordGiven is a new browser that posted user's right password with
@@ -207,14 +168,14 @@ func (b *browser) login(user, pw, next string) reply {
 // the code).
 func (h *harness) passwordGiven(user string) *browser {
 	b := h.browser()
-	b.login(user, testPasswords[user], "/")
+	b.login(user, loginfix.Passwords[user], "/")
 	return b
 }
 
 // mustLogin logs in and fails the test unless it succeeds.
 func (b *browser) mustLogin(user string) {
 	b.t.Helper()
-	if r := b.login(user, testPasswords[user], ""); r.status != http.StatusSeeOther {
+	if r := b.login(user, loginfix.Passwords[user], ""); r.status != http.StatusSeeOther {
 		b.t.Fatalf("login as %s: status %d, want 303", user, r.status)
 	}
 }
@@ -222,15 +183,7 @@ func (b *browser) mustLogin(user string) {
 // csrf returns the session's CSRF token from the catalog page.
 func (b *browser) csrf() string {
 	b.t.Helper()
-	r := b.get("/", true)
-	if r.status != http.StatusOK {
-		b.t.Fatalf("GET /: status %d", r.status)
-	}
-	tok, ok := field(r.body, "csrf_token")
-	if !ok || tok == "" {
-		b.t.Fatalf("catalog page has no csrf_token field")
-	}
-	return tok
+	return b.client().PageToken("/")
 }
 
 // apiStatus returns the status of GET /api/backups.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/backupweb/backupweb/internal/testkit/loginfix"
 )
 
 // wantRemoved checks the sessions after an edit of the user file (what)
@@ -17,7 +19,7 @@ func (h *harness) wantRemoved(t *testing.T, what string, gone *browser, name str
 	if s := gone.apiStatus(); s != http.StatusUnauthorized {
 		t.Errorf("%s: %s's session answers %d, want 401", what, name, s)
 	}
-	if r := h.browser().login(name, testPasswords[name], "/"); r.status != http.StatusUnauthorized {
+	if r := h.browser().login(name, loginfix.Passwords[name], "/"); r.status != http.StatusUnauthorized {
 		t.Errorf("%s: %s signs in: %d", what, name, r.status)
 	}
 	if s := kept.apiStatus(); s != http.StatusOK {
@@ -33,21 +35,21 @@ func TestReloadOnChange(t *testing.T) {
 	alice.mustLogin("alice")
 	bob.mustLogin("bob")
 
-	testPasswords["carol"] = "carol-pw"
-	t.Cleanup(func() { delete(testPasswords, "carol") })
-	writeFile(t, h.usersPath, usersText(t, "alice", "bob", "carol"))
+	loginfix.Passwords["carol"] = "carol-pw"
+	t.Cleanup(func() { delete(loginfix.Passwords, "carol") })
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice", "bob", "carol"))
 	h.p.poll()
 	carol := h.browser()
 	carol.mustLogin("carol")
 
 	// bob is removed: his session ends at once.
-	writeFile(t, h.usersPath, usersText(t, "alice", "carol"))
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice", "carol"))
 	h.p.poll()
 	h.wantRemoved(t, "bob removed", bob, "bob", alice)
 
 	// A broken edit keeps only the users whose line it left unchanged: it
 	// removed carol, so she is refused; alice is kept. It is logged.
-	writeFile(t, h.usersPath, usersText(t, "alice")+"this line has no separator\n")
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice")+"this line has no separator\n")
 	h.p.poll()
 	h.wantRemoved(t, "a broken edit that removes carol", carol, "carol", alice)
 	h.browser().mustLogin("alice")
@@ -68,7 +70,7 @@ func TestReloadOnChange(t *testing.T) {
 	}
 
 	// Fixing it applies the new set, and says so once.
-	writeFile(t, h.usersPath, usersText(t, "alice", "carol"))
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice", "carol"))
 	h.p.poll()
 	if n := strings.Count(h.logs.String(), "the user file is good again"); n != 1 {
 		t.Errorf("want one line saying the file is good again, got %d", n)
@@ -83,10 +85,10 @@ func TestReloadPasswordChangeEndsSessions(t *testing.T) {
 	h := newHarness(t, nil)
 	b := h.browser()
 	b.mustLogin("alice")
-	old := testPasswords["alice"]
-	testPasswords["alice"] = "alice-new-pw"
-	t.Cleanup(func() { testPasswords["alice"] = old })
-	writeFile(t, h.usersPath, usersText(t, "alice", "bob"))
+	old := loginfix.Passwords["alice"]
+	loginfix.Passwords["alice"] = "alice-new-pw"
+	t.Cleanup(func() { loginfix.Passwords["alice"] = old })
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice", "bob"))
 	if err := h.p.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +115,10 @@ func TestReloadErrors(t *testing.T) {
 	if s := b.apiStatus(); s != http.StatusUnauthorized {
 		t.Errorf("session while the user file is missing: %d, want 401", s)
 	}
-	if r := h.browser().login("alice", testPasswords["alice"], "/"); r.status != http.StatusUnauthorized {
+	if r := h.browser().login("alice", loginfix.Passwords["alice"], "/"); r.status != http.StatusUnauthorized {
 		t.Errorf("login while the user file is missing: %d, want 401", r.status)
 	}
-	writeFile(t, h.usersPath, usersText(t, "alice", "bob"))
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice", "bob"))
 	if err := h.p.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestReloadZeroUsers(t *testing.T) {
 	h := newHarness(t, nil)
 	b := h.browser()
 	b.mustLogin("alice")
-	writeFile(t, h.usersPath, "# every user removed\n")
+	loginfix.WriteFile(t, h.usersPath, "# every user removed\n")
 	if err := h.p.Reload(); err != nil {
 		t.Fatalf("a user file with no users is valid at run time: %v", err)
 	}
@@ -135,14 +137,14 @@ func TestReloadZeroUsers(t *testing.T) {
 		t.Errorf("session after every user was removed: %d, want 401", s)
 	}
 	for _, name := range []string{"alice", "bob"} {
-		if r := h.browser().login(name, testPasswords[name], "/"); r.status != http.StatusUnauthorized {
+		if r := h.browser().login(name, loginfix.Passwords[name], "/"); r.status != http.StatusUnauthorized {
 			t.Errorf("%s logs in with no users in the file: %d", name, r.status)
 		}
 	}
 	if n := strings.Count(h.logs.String(), "lists no users; nobody can log in"); n != 1 {
 		t.Errorf("want one error line saying nobody can log in, got %d:\n%s", n, h.logs)
 	}
-	writeFile(t, h.usersPath, usersText(t, "alice", "bob"))
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice", "bob"))
 	if err := h.p.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +172,9 @@ func TestWatcher(t *testing.T) {
 		}
 	}
 	h.p.reloadMu.Unlock()
-	testPasswords["carol"] = "carol-pw"
-	t.Cleanup(func() { delete(testPasswords, "carol") })
-	writeFile(t, h.usersPath, usersText(t, "alice", "bob", "carol"))
+	loginfix.Passwords["carol"] = "carol-pw"
+	t.Cleanup(func() { delete(loginfix.Passwords, "carol") })
+	loginfix.WriteFile(t, h.usersPath, loginfix.UsersText(t, "alice", "bob", "carol"))
 	deadline := time.After(10 * time.Second)
 	for !h.p.users.Load().has("carol") {
 		select {

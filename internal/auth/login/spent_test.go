@@ -10,6 +10,7 @@ import (
 
 	"github.com/backupweb/backupweb/internal/auth/secondfactor"
 	"github.com/backupweb/backupweb/internal/refusal"
+	"github.com/backupweb/backupweb/internal/testkit/loginfix"
 	"github.com/backupweb/backupweb/internal/throttle"
 )
 
@@ -19,7 +20,7 @@ import (
 func (h *harness) signInWithCode(t *testing.T) (*browser, string, string) {
 	t.Helper()
 	b := h.browser()
-	if r := b.login("alice", testPasswords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
+	if r := b.login("alice", loginfix.Passwords["alice"], "/"); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), secondfactor.SecondFactorPath) {
 		t.Fatalf("password: %d %s", r.status, r.header.Get("Location"))
 	}
 	pendingValue, code := b.cookie(secondfactor.PendingCookie), h.code()
@@ -69,7 +70,7 @@ func TestSpentTokensNotFlushed(t *testing.T) {
 		}
 	}
 	fresh := h.browser()
-	fresh.login("alice", testPasswords["alice"], "/")
+	fresh.login("alice", loginfix.Passwords["alice"], "/")
 	if r := fresh.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
 		t.Fatalf("the spent code after the flush: %d", r.status)
 	}
@@ -96,7 +97,7 @@ func TestSpentTokensSurviveRestart(t *testing.T) {
 	h.stop()
 	h.start()
 	fresh := h.browser()
-	fresh.login("alice", testPasswords["alice"], "/")
+	fresh.login("alice", loginfix.Passwords["alice"], "/")
 	if r := fresh.secondFactor(code, "/"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "used already") {
 		t.Fatalf("the code spent before the restart: %d", r.status)
 	}
@@ -114,7 +115,7 @@ func TestSpentFileBroken(t *testing.T) {
 	h := newFactorHarness(t, SecondFactorOptional, nil)
 	h.stop()
 	path := h.env.StateDir + "/" + SpentFile
-	writeFile(t, path, "not a table\n")
+	loginfix.WriteFile(t, path, "not a table\n")
 	if _, err := New(h.cfg, h.env); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("New over a broken %s: %v", SpentFile, err)
 	}

@@ -111,3 +111,38 @@ func Field(page, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// PageToken fetches the page at path as a navigation and returns its
+// form's csrf_token field, failing the test unless the page is there and
+// has one.
+func (c *Client) PageToken(path string) string {
+	c.T.Helper()
+	return c.FormToken(path, "")
+}
+
+// FormToken is PageToken of the sign-in page at path, which sends a
+// signed-in browser away (303): then the browser reuses last, the token
+// of the form it saw before, as a second tab would.
+func (c *Client) FormToken(path, last string) string {
+	c.T.Helper()
+	r := c.Get(path, true)
+	if r.Status == http.StatusSeeOther && last != "" {
+		return last
+	}
+	if r.Status != http.StatusOK {
+		c.T.Fatalf("GET %s: status %d", path, r.Status)
+	}
+	tok, ok := Field(r.Body, "csrf_token")
+	if !ok || tok == "" {
+		c.T.Fatalf("the page %s has no csrf_token field", path)
+	}
+	return tok
+}
+
+// SignIn fetches the sign-in form at path (FormToken) and posts it with
+// user, pw and next. It returns the answer and the form token it used.
+func (c *Client) SignIn(path, last, user, pw, next string) (Reply, string) {
+	c.T.Helper()
+	tok := c.FormToken(path, last)
+	return c.Post(path, url.Values{"username": {user}, "password": {pw}, "csrf_token": {tok}, "next": {next}}), tok
+}

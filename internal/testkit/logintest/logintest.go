@@ -29,41 +29,27 @@ import (
 	"github.com/backupweb/backupweb/internal/peer"
 	"github.com/backupweb/backupweb/internal/testkit"
 	"github.com/backupweb/backupweb/internal/testkit/clocktest"
+	"github.com/backupweb/backupweb/internal/testkit/loginfix"
 	"github.com/backupweb/backupweb/internal/testkit/logtest"
 	"github.com/backupweb/backupweb/internal/web"
 )
 
-// Secret is a BACKUP_SECRET_KEY for tests only.
-var Secret = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
-
-// Passwords are the test users' passwords; hashes are made at bcrypt's minimum cost.
-var Passwords = map[string]string{"alice": "alice-pw", "bob": "bob-pw"}
+// The fixed data of the sign-in tests, as loginfix has them.
+var (
+	// Secret is a BACKUP_SECRET_KEY for tests only.
+	Secret = loginfix.Secret
+	// Passwords are the test users' passwords.
+	Passwords = loginfix.Passwords
+	// NewClock returns a Clock at 2025-03-01 12:00 UTC.
+	NewClock = loginfix.NewClock
+	// UsersText returns a user file for the named test users.
+	UsersText = loginfix.UsersText
+	// WriteFile replaces path's content by rename, as editors do.
+	WriteFile = loginfix.WriteFile
+)
 
 // Clock is an injectable clock that only moves when told to.
 type Clock = clocktest.Clock
-
-// NewClock returns a Clock at 2025-03-01 12:00 UTC.
-func NewClock() *Clock {
-	return clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-}
-
-// UsersText returns a user file for the named test users.
-func UsersText(t testing.TB, names ...string) string {
-	return testkit.Users(t, Passwords, names...)
-}
-
-// WriteFile replaces path's content by rename, as editors and the user
-// command do, so the poller sees a new inode.
-func WriteFile(t testing.TB, path, text string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // Harness is one provider served through the program's real handler.
 type Harness struct {
@@ -201,31 +187,20 @@ func (b *Browser) PostJSON(path, token string, body []byte) Reply {
 // Field returns the value of the input named name in an HTML page.
 func Field(page, name string) (string, bool) { return formtest.Field(page, name) }
 
-// FormToken fetches the login page and returns its CSRF token. A browser
-// that is signed in is sent away from the page; it reuses the token of the
-// form it saw before, as a second tab would.
+// FormToken fetches the login page and returns its CSRF token
+// (formtest's FormToken: a signed-in browser reuses the last one).
 func (b *Browser) FormToken() string {
 	b.T.Helper()
-	r := b.Get(b.H.P.LoginPath(), true)
-	if r.Status == http.StatusSeeOther && b.Token != "" {
-		return b.Token
-	}
-	if r.Status != http.StatusOK {
-		b.T.Fatalf("GET login page: status %d", r.Status)
-	}
-	tok, ok := Field(r.Body, "csrf_token")
-	if !ok || tok == "" {
-		b.T.Fatalf("login page has no csrf_token field")
-	}
-	b.Token = tok
-	return tok
+	b.Token = b.Client.FormToken(b.H.P.LoginPath(), b.Token)
+	return b.Token
 }
 
 // Login fetches the form and posts it with user, pw and next.
 func (b *Browser) Login(user, pw, next string) Reply {
 	b.T.Helper()
-	tok := b.FormToken()
-	return b.Post(b.H.P.LoginPath(), url.Values{"username": {user}, "password": {pw}, "csrf_token": {tok}, "next": {next}})
+	r, tok := b.Client.SignIn(b.H.P.LoginPath(), b.Token, user, pw, next)
+	b.Token = tok
+	return r
 }
 
 // PasswordGiven is a new browser that posted user's right password with
@@ -259,15 +234,7 @@ func (b *Browser) SessionCookie() string {
 // CSRF returns the session's CSRF token from the catalog page.
 func (b *Browser) CSRF() string {
 	b.T.Helper()
-	r := b.Get("/", true)
-	if r.Status != http.StatusOK {
-		b.T.Fatalf("GET /: status %d", r.Status)
-	}
-	tok, ok := Field(r.Body, "csrf_token")
-	if !ok || tok == "" {
-		b.T.Fatalf("catalog page has no csrf_token field")
-	}
-	return tok
+	return b.Client.PageToken("/")
 }
 
 // APIStatus returns the status of GET /api/backups.
