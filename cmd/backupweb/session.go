@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -84,7 +86,7 @@ func parseSessionArgs(c *cli, args []string) (sessionArgs, int, bool) {
 	// A listed id is base64url and may start with '-': taken for a flag,
 	// revoke would refuse one id in 32. It is the id wherever it stands.
 	var ids []string
-	ids, args = sessionIDArgs(args)
+	ids, args = sessionIDArgs(flags, args)
 	rest = append(rest, ids...)
 	if code, ok := parseFlags(flags, args); !ok {
 		return sa, code, false
@@ -108,15 +110,16 @@ func parseSessionArgs(c *cli, args []string) (sessionArgs, int, bool) {
 }
 
 // sessionIDArgs takes out of args the session ids that start with '-'
-// (twelve base64url characters, not the value of -config or -user) and
+// (the form of a listed id, and not the value of one of flags) and
 // returns them and the rest. "--" ends the flags as usual.
-func sessionIDArgs(args []string) (ids, rest []string) {
+func sessionIDArgs(flags *flag.FlagSet, args []string) (ids, rest []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			return ids, append(rest, args[i:]...)
-		case slices.Contains([]string{"-config", "--config", "-user", "--user"}, a) && i+1 < len(args):
+		case flags.Lookup(strings.TrimLeft(a, "-")) != nil && i+1 < len(args):
+			// A flag given without '=' (all of them take a value).
 			rest = append(rest, a, args[i+1])
 			i++
 		case strings.HasPrefix(a, "-") && isSessionID(a):
@@ -128,11 +131,11 @@ func sessionIDArgs(args []string) (ids, rest []string) {
 	return ids, rest
 }
 
-// isSessionID reports whether s has the form of a listed session id.
+// isSessionID reports whether s has the form of a listed session id:
+// session.IDLen characters of unpadded base64url.
 func isSessionID(s string) bool {
-	return len(s) == session.IDLen && !strings.ContainsFunc(s, func(r rune) bool {
-		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_')
-	})
+	_, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	return len(s) == session.IDLen && err == nil
 }
 
 // sessionAction lists or ends sessions in the store the configuration
